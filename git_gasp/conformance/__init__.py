@@ -1,0 +1,1 @@
+"""The seven conformance checks of GASP Part VI and their report."""

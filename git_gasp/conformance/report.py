@@ -1,0 +1,98 @@
+"""Check results and their text / JSON rendering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Failure:
+    """One reason a check failed, with where it was found."""
+
+    message: str
+    line: int | None = None
+    commit: str | None = None
+    path: str | None = None
+
+    def location(self) -> str:
+        """Return 'path:line' / 'commit abc1234' style prefix, or ''."""
+        parts = []
+        if self.path is not None:
+            parts.append(self.path if self.line is None else f"{self.path}:{self.line}")
+        elif self.line is not None:
+            parts.append(f"line {self.line}")
+        if self.commit is not None:
+            parts.append(f"commit {self.commit[:12]}")
+        return " ".join(parts)
+
+    def to_json(self) -> dict:
+        out: dict = {"message": self.message}
+        for key in ("line", "commit", "path"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass
+class CheckResult:
+    """The outcome of one numbered check."""
+
+    number: int
+    name: str
+    failures: list[Failure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def fail(self, message: str, **where) -> None:
+        """Record a failure; `where` takes line=, commit=, path=."""
+        self.failures.append(Failure(message, **where))
+
+    def to_json(self) -> dict:
+        return {
+            "number": self.number,
+            "name": self.name,
+            "passed": self.passed,
+            "failures": [f.to_json() for f in self.failures],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class Report:
+    """All checks run against one agent repo."""
+
+    path: str
+    checks: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def conformant(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    def to_json(self) -> dict:
+        return {
+            "path": self.path,
+            "conformant": self.conformant,
+            "checks": [c.to_json() for c in self.checks],
+        }
+
+    def to_text(self, max_failures: int = 50) -> str:
+        """One line per check, then each failure (capped) with its location."""
+        lines = []
+        for c in self.checks:
+            mark = "ok  " if c.passed else "FAIL"
+            extra = "" if c.passed else f" ({len(c.failures)} failure{'s' * (len(c.failures) != 1)})"
+            lines.append(f"{mark} {c.number} {c.name}{extra}")
+            for f in c.failures[:max_failures]:
+                loc = f.location()
+                lines.append(f"       {loc + ': ' if loc else ''}{f.message}")
+            if len(c.failures) > max_failures:
+                lines.append(f"       … and {len(c.failures) - max_failures} more (use --json)")
+            for note in c.notes:
+                lines.append(f"       note: {note}")
+        verdict = "conformant" if self.conformant else "NOT conformant"
+        lines.append(f"{self.path}: {verdict}")
+        return "\n".join(lines)
