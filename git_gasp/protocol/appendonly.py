@@ -1,0 +1,111 @@
+"""Append-only rules for GASP check 4 (Part VI): pure functions, no I/O.
+
+The log, every ``facts.jsonl`` and every ``JOURNAL.md`` may only grow at the
+end. These helpers decide which paths are append-only and explain, in one short
+sentence, why a new version does not extend an old one.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+LOG_PATH = b"state/events.jsonl"
+APPEND_ONLY_BASENAMES = frozenset({b"facts.jsonl", b"JOURNAL.md"})
+
+_BLOCK = 1 << 16
+
+
+def is_append_only(relpath: bytes, declared: frozenset[bytes] = frozenset()) -> bool:
+    """True if `relpath` (relative to the agent root, ``/``-separated) is append-only."""
+    if relpath == LOG_PATH or relpath in declared:
+        return True
+    return posixpath.basename(relpath) in APPEND_ONLY_BASENAMES
+
+
+def common_prefix_len(a: bytes, b: bytes) -> int:
+    """Length of the longest common prefix of `a` and `b` (block-wise memcmp)."""
+    limit = min(len(a), len(b))
+    ma, mb = memoryview(a), memoryview(b)
+    i = 0
+    while i < limit:
+        j = min(i + _BLOCK, limit)
+        if ma[i:j] == mb[i:j]:
+            i = j
+            continue
+        lo, hi = i, j  # the first difference is in [lo, hi)
+        while hi - lo > 64:
+            mid = (lo + hi) // 2
+            if ma[lo:mid] == mb[lo:mid]:
+                lo = mid
+            else:
+                hi = mid
+        while lo < hi and a[lo] == b[lo]:
+            lo += 1
+        return lo
+    return limit
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    """1-based number of the line holding byte `offset` of `data`."""
+    return data.count(b"\n", 0, offset) + 1
+
+
+def extension_problem(old: bytes, new: bytes) -> tuple[int, str] | None:
+    """Like `extension_error`, but also return the 1-based line number."""
+    n = len(old)
+    if new.startswith(old):
+        if n and old[-1] != 0x0A and len(new) > n and new[n] != 0x0A:
+            line = _line_of(old, n)
+            return line, f"the unterminated last line {line} was extended"
+        return None
+    i = common_prefix_len(old, new)
+    line = _line_of(old, i)
+    if i == len(new):  # new is a strict prefix of old
+        at_line_start = i == 0 or old[i - 1] == 0x0A
+        what = "deleted" if at_line_start else "truncated"
+        return line, f"line {line} was {what} (file shrank)"
+    return line, f"line {line} was modified in place"
+
+
+def extension_error(old: bytes, new: bytes) -> str | None:
+    """Why `new` does not extend `old` (the one-parent rule), or None if it does.
+
+    `new` must start with `old`; when `old` is non-empty and its last line lacks
+    a terminator, the next byte of `new` must be ``\\n`` (else that line was
+    extended in place).
+    """
+    problem = extension_problem(old, new)
+    return None if problem is None else problem[1]
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """Lines of `data` without their ``\\n`` terminators."""
+    parts = data.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    return parts
+
+
+def merge_problem(parent: bytes, result: bytes) -> tuple[int, str] | None:
+    """Like `merge_error`, but also return the 1-based parent line number."""
+    if result.startswith(parent) and (not parent or parent[-1] == 0x0A):
+        return None
+    want = _lines(parent)
+    have = iter(_lines(result))
+    for number, line in enumerate(want, start=1):
+        for candidate in have:
+            if candidate == line:
+                break
+        else:
+            return number, f"line {number} of the parent is missing or out of order in the result"
+    return None
+
+
+def merge_error(parent: bytes, result: bytes) -> str | None:
+    """Why a merge `result` loses lines of a non-first `parent`, or None.
+
+    Every line of `parent` (compared without its terminator) must appear in
+    `result` in the same order; other lines may be interleaved.
+    """
+    problem = merge_problem(parent, result)
+    return None if problem is None else problem[1]

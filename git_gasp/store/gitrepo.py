@@ -1,0 +1,60 @@
+"""dulwich helpers: find the git work tree around an agent root."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+from dulwich.errors import NotGitRepository
+from dulwich.repo import Repo
+
+from git_gasp.errors import NotAGitRepo
+
+
+def _not_a_repo(agent_root: pathlib.Path) -> NotAGitRepo:
+    return NotAGitRepo(f"{agent_root} is not inside a git work tree")
+
+
+def _is_within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _repo_from_env(start: str) -> Repo | None:
+    """Honour ``GIT_DIR`` / ``GIT_WORK_TREE`` (as set in hooks) when they cover `start`."""
+    git_dir = os.environ.get("GIT_DIR")
+    if not git_dir:
+        return None
+    worktree = os.path.realpath(os.environ.get("GIT_WORK_TREE") or os.getcwd())
+    if not _is_within(start, worktree):
+        return None
+    try:
+        return Repo(worktree, controldir=os.path.realpath(git_dir), worktree=worktree)
+    except (NotGitRepository, OSError):
+        return None
+
+
+def open_repo(agent_root: pathlib.Path) -> tuple[Repo, bytes]:
+    """Open the git work tree enclosing `agent_root`.
+
+    Returns ``(repo, prefix)``: `prefix` is the agent root relative to the work
+    tree root, ``/``-separated bytes without a trailing slash (``b""`` at the
+    root). Works with linked worktrees and ``.git`` files. Raises NotAGitRepo for
+    a path outside any work tree (including bare repositories and ``.git`` dirs).
+    """
+    start = os.path.realpath(agent_root)
+    if not os.path.isdir(start):
+        raise _not_a_repo(agent_root)
+    repo = _repo_from_env(start)
+    if repo is None:
+        try:
+            repo = Repo.discover(start)
+        except (NotGitRepository, OSError) as exc:
+            raise _not_a_repo(agent_root) from exc
+    top = os.path.realpath(repo.path)
+    inside_git_dir = _is_within(start, os.path.realpath(repo.controldir()))
+    if repo.bare or inside_git_dir or not _is_within(start, top):
+        repo.close()
+        raise _not_a_repo(agent_root)
+    rel = os.path.relpath(start, top)
+    prefix = b"" if rel == os.curdir else os.fsencode(rel).replace(os.sep.encode(), b"/")
+    return repo, prefix
