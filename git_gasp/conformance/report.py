@@ -84,7 +84,8 @@ class Report:
         lines = []
         for c in self.checks:
             mark = "ok  " if c.passed else "FAIL"
-            extra = "" if c.passed else f" ({len(c.failures)} failure{'s' * (len(c.failures) != 1)})"
+            count = len(c.failures)
+            extra = "" if c.passed else f" ({count} failure{'s' * (count != 1)})"
             lines.append(f"{mark} {c.number} {c.name}{extra}")
             for f in c.failures[:max_failures]:
                 loc = f.location()

@@ -1,0 +1,28 @@
+"""`git gasp check`: the seven conformance checks of GASP Part VI."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command()
+@click.argument("path", required=False, type=click.Path(file_okay=True, dir_okay=True))
+@click.option("--fixture", is_flag=True, help="Also require the four Part VI fixture facts.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option("--no-cache", is_flag=True, help="Ignore the cache of verified commits.")
+def check(path: str | None, fixture: bool, as_json: bool, no_cache: bool) -> int:
+    """Check that the agent repo at PATH (default: here) conforms to GASP.
+
+    Exit status: 0 conformant, 1 not conformant, 2 usage error.
+    """
+    from git_gasp.conformance.runner import check_repo, resolve_agent_root
+
+    root = resolve_agent_root(path)
+    report = check_repo(root, fixture=fixture, use_cache=not no_cache, label=path or str(root))
+    if as_json:
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        click.echo(report.to_text())
+    return 0 if report.conformant else 1

@@ -1,0 +1,36 @@
+"""`git gasp snapshot`: write snapshots/<event-id>/graph.json with its integrity record."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.argument("path", required=False, type=click.Path())
+@click.option("--at", "at", metavar="EVENT_ID", help="Snapshot through this event (default: last).")
+def snapshot(path: str | None, at: str | None) -> int:
+    """Materialize the fold of the log (at PATH, default: here) as a snapshot."""
+    from git_gasp.conformance.runner import resolve_agent_root
+    from git_gasp.errors import GaspError
+    from git_gasp.protocol.snapshot import SnapshotError
+    from git_gasp.store.logview import fold_agent
+    from git_gasp.store.snapshots import write_snapshot
+
+    root = resolve_agent_root(path)
+    view = fold_agent(root, at=at, strict=False, use_snapshots=True)
+    if view.repo.parsed.errors and any(e.line <= view.upto_line for e in view.repo.parsed.errors):
+        first = view.repo.parsed.errors[0]
+        raise GaspError(f"{view.repo.log_rel}:{first.line}: {first.message}; "
+                        "a snapshot must cover only valid events")
+    if view.last_event_id is None:
+        raise GaspError(f"{view.repo.log_rel} has no events to snapshot")
+    for skip in view.result.skipped:
+        click.echo(f"warning: skipped {skip.describe()}", err=True)
+    try:
+        rel, created = write_snapshot(root, view.repo.log_bytes or b"", view.result.graph,
+                                      view.upto_line, view.last_event_id)
+    except SnapshotError as exc:
+        raise GaspError(str(exc)) from None
+    click.echo(f"{'wrote' if created else 'unchanged'} {rel} "
+               f"({len(view.result.graph.nodes)} nodes, line {view.upto_line})")
+    return 0

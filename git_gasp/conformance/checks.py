@@ -1,0 +1,459 @@
+"""The seven checks of GASP Part VI. Each takes an AgentRepo and returns a CheckResult.
+
+Every check fails closed: what it cannot examine is a failure, not a pass.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from git_gasp.conformance.report import CheckResult
+from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, parse_line, serialize
+from git_gasp.protocol.fold import fold
+from git_gasp.protocol.graph import Graph
+from git_gasp.protocol.jsonstrict import JsonError, json_equal, loads_slow
+from git_gasp.protocol.ops import OpError, parse_op
+from git_gasp.protocol.vocab import ENTITY_CREATING, PackError, Vocabulary, parse_pack
+from git_gasp.store.agent import MANIFEST, AgentRepo
+from git_gasp.store.agentfs import AgentFileError, list_files, read_regular
+
+NAMES = {
+    1: "envelope round-trip",
+    2: "replay",
+    3: "vocabulary",
+    4: "append-only in git",
+    5: "causation integrity",
+    6: "restore",
+    7: "domain/ops consistency",
+}
+
+
+def _result(number: int) -> CheckResult:
+    return CheckResult(number, NAMES[number])
+
+
+def _log_unusable(repo: AgentRepo, res: CheckResult) -> bool:
+    """Record why the log cannot be examined; True when the check must stop here."""
+    if repo.log_error is not None:
+        res.fail(repo.log_error, path=repo.log_rel)
+        return True
+    bad = len(repo.parsed.errors)
+    if bad:
+        res.fail(
+            f"{bad} line{'s' * (bad != 1)} of the log are not valid events (see check 1); "
+            "this check cannot be verified on the rest",
+            path=repo.log_rel,
+            line=repo.parsed.errors[0].line,
+        )
+    return False
+
+
+# --- 1 -----------------------------------------------------------------------
+def check_envelope(repo: AgentRepo) -> CheckResult:
+    """Every line parses to the envelope and re-serializes structurally equal."""
+    res = _result(1)
+    if repo.log_error is not None:
+        res.fail(repo.log_error, path=repo.log_rel)
+        return res
+    for err in repo.parsed.errors:
+        res.fail(err.message, path=repo.log_rel, line=err.line)
+    for event in repo.parsed.events:
+        try:
+            again = parse_line(serialize(event)[:-1], event.line)
+            same = json_equal(again.to_dict(), event.to_dict())
+        except (EnvelopeError, JsonError, RecursionError) as exc:
+            res.fail(f"event {event.id} does not re-serialize: {exc}", path=repo.log_rel,
+                     line=event.line)
+            continue
+        if not same:
+            res.fail(f"event {event.id} changes when re-serialized", path=repo.log_rel,
+                     line=event.line)
+    if not repo.parsed.line_count:
+        res.notes.append("the log is empty")
+    return res
+
+
+# --- 2 -----------------------------------------------------------------------
+def _snapshots(repo: AgentRepo, res: CheckResult) -> list[tuple[str, Graph, object]]:
+    """Load every snapshots/<id>/graph.json; malformed ones become failures."""
+    from git_gasp.protocol.snapshot import SnapshotError, parse_snapshot
+
+    base = repo.root / "snapshots"
+    if not base.exists():
+        return []
+    if base.is_symlink() or not base.is_dir():
+        res.fail("snapshots is not a directory", path="snapshots")
+        return []
+    found = []
+    for name in sorted(os.listdir(base)):
+        rel = f"snapshots/{name}/graph.json"
+        if not (base / name).is_dir():
+            continue
+        try:
+            doc = loads_slow(read_regular(repo.root, rel))
+            graph, integrity = parse_snapshot(doc)
+        except (AgentFileError, JsonError, SnapshotError) as exc:
+            res.fail(f"snapshot unreadable: {exc}", path=rel)
+            continue
+        if integrity.event_id != name:
+            res.fail(f"snapshot directory is {name!r} but its integrity names "
+                     f"{integrity.event_id!r}", path=rel)
+            continue
+        found.append((rel, graph, integrity))
+    return found
+
+
+def check_replay(repo: AgentRepo) -> CheckResult:
+    """The log folds without a skipped op, and every snapshot equals its prefix fold."""
+    from git_gasp.protocol.snapshot import verify_integrity
+
+    res = _result(2)
+    if _log_unusable(repo, res):
+        return res
+    for skip in repo.folded.skipped:
+        where = f"op #{skip.index}: " if skip.index else ""
+        res.fail(f"event {skip.event_id}: {where}{skip.reason}", path=repo.log_rel,
+                 line=skip.line)
+    snaps = _snapshots(repo, res)
+    if not snaps:
+        return res
+    by_line = {e.line: e for e in repo.parsed.events}
+    bad_lines = {err.line for err in repo.parsed.errors}
+    checkpoints = []
+    for rel, graph, rec in snaps:
+        last = by_line.get(rec.line_count)
+        reason = verify_integrity(repo.log_bytes or b"", rec, last.id if last else None)
+        if reason:
+            res.fail(f"snapshot integrity: {reason}", path=rel)
+        elif any(n <= rec.line_count for n in bad_lines):
+            res.fail("snapshot covers lines that do not parse (see check 1)", path=rel)
+        else:
+            checkpoints.append((rec.line_count, rel, graph))
+    checkpoints.sort(key=lambda c: c[0])
+    running = Graph()
+    events = repo.parsed.events
+    pos = 0
+    for line_count, rel, graph in checkpoints:
+        chunk = []
+        while pos < len(events) and events[pos].line <= line_count:
+            chunk.append(events[pos])
+            pos += 1
+        fold(chunk, graph=running)
+        if not running.same_as(graph):
+            res.fail(f"snapshot graph differs from the fold of the first {line_count} lines",
+                     path=rel)
+    res.notes.append(f"{len(snaps)} snapshot{'s' * (len(snaps) != 1)} examined")
+    return res
+
+
+# --- 3 -----------------------------------------------------------------------
+def load_vocabulary(root: Path, res: CheckResult | None = None) -> Vocabulary:
+    """The baseline plus .agent/packs/*.json; a pack that does not parse is a failure."""
+    packs = []
+    base = root / ".agent" / "packs"
+    if base.is_dir() and not base.is_symlink():
+        for name in sorted(os.listdir(base)):
+            if not name.endswith(".json"):
+                continue
+            rel = f".agent/packs/{name}"
+            try:
+                packs.append(parse_pack(loads_slow(read_regular(root, rel)), name[:-5]))
+            except (AgentFileError, JsonError, PackError) as exc:
+                if res is not None:
+                    res.fail(f"pack does not parse: {exc}", path=rel)
+    elif base.exists() and res is not None:
+        res.fail("must be a directory of *.json packs", path=".agent/packs")
+    return Vocabulary.with_packs(packs)
+
+
+def check_vocabulary(repo: AgentRepo) -> CheckResult:
+    """Every CreateNode.kind and CreateRelation.rel is baseline or declared by a pack."""
+    res = _result(3)
+    vocab = load_vocabulary(repo.root, res)
+    if _log_unusable(repo, res):
+        return res
+    for event in repo.parsed.events:
+        if event.kind != OPS_KIND or type(event.payload) is not list:
+            continue
+        for i, op in enumerate(event.payload, 1):
+            try:
+                tag, body = parse_op(op)
+            except OpError:
+                continue  # shape errors are check 2's
+            if tag == "CreateNode":
+                kind = body["kind"]
+                if kind not in vocab.node_kinds:
+                    res.fail(f"event {event.id} op #{i}: node kind {kind!r} is not in the "
+                             "baseline vocabulary or a pack in .agent/packs/",
+                             path=repo.log_rel, line=event.line)
+                missing = [p for p in vocab.required_props.get(kind, ()) if p not in body["props"]]
+                if missing:
+                    res.fail(f"event {event.id} op #{i}: {kind} node {body['id']!r} lacks "
+                             f"required prop{'s' * (len(missing) > 1)} {', '.join(missing)} "
+                             "(declared by a pack)", path=repo.log_rel, line=event.line)
+            elif tag == "CreateRelation" and body["rel"] not in vocab.relations:
+                res.fail(f"event {event.id} op #{i}: relation {body['rel']!r} is not in the "
+                         "baseline vocabulary or a pack in .agent/packs/",
+                         path=repo.log_rel, line=event.line)
+    return res
+
+
+# --- 4 -----------------------------------------------------------------------
+def check_append_only(repo: AgentRepo, *, use_cache: bool = True) -> CheckResult:
+    """Walk the git history: append-only paths only ever grow at the end."""
+    from git_gasp.errors import NotAGitRepo
+    from git_gasp.protocol.appendonly import LOG_PATH
+    from git_gasp.store.history import check_history
+
+    res = _result(4)
+    declared = []
+    if repo.log_rel.encode() != LOG_PATH:
+        declared.append(repo.log_rel.encode())
+    try:
+        hist = check_history(repo.root, declared=declared, use_cache=use_cache)
+    except NotAGitRepo as exc:
+        res.fail(f"{exc}: the log must be committed to git (conformance rule 1)")
+        return res
+    except Exception as exc:  # noqa: BLE001 - any error during the walk fails closed
+        res.fail(f"the history walk failed: {type(exc).__name__}: {exc}")
+        return res
+    res.failures.extend(hist.failures)
+    res.notes.extend(hist.notes)
+    res.notes.append(f"{hist.commits_walked} commit{'s' * (hist.commits_walked != 1)} walked"
+                     + (f", {hist.commits_cached} verified before (cache)"
+                        if hist.commits_cached else ""))
+    return res
+
+
+# --- 5 -----------------------------------------------------------------------
+def _is_root_kind(kind: str) -> bool:
+    return kind.endswith(".created") or kind.endswith(".started") or kind == OPS_KIND
+
+
+def check_causation(repo: AgentRepo) -> CheckResult:
+    """Unique ids; causation names an earlier event; roots are *.created / *.started / ops."""
+    res = _result(5)
+    if _log_unusable(repo, res):
+        return res
+    seen: dict[str, int] = {}
+    first_line: dict[str, int] = {}
+    for event in repo.parsed.events:
+        first_line.setdefault(event.id, event.line)
+    for event in repo.parsed.events:
+        cause = event.causation_id
+        if event.id in seen:
+            res.fail(f"event id {event.id} is used again (first on line {seen[event.id]})",
+                     path=repo.log_rel, line=event.line)
+        if cause is None:
+            if not _is_root_kind(event.kind):
+                res.fail(f"event {event.id} ({event.kind}) has no causation; only *.created, "
+                         "*.started and ops-only maintenance events may be roots",
+                         path=repo.log_rel, line=event.line)
+        elif cause == event.id:
+            res.fail(f"event {event.id} names itself as its cause", path=repo.log_rel,
+                     line=event.line)
+        elif cause not in seen:
+            later = first_line.get(cause)
+            why = f"a later event (line {later})" if later else "no event in the log"
+            res.fail(f"event {event.id}: causation_id {cause} names {why}",
+                     path=repo.log_rel, line=event.line)
+        seen.setdefault(event.id, event.line)
+    return res
+
+
+# --- 6 -----------------------------------------------------------------------
+FIXTURE_FACTS = (
+    "goal_retry exists and is the target of an advances edge from patch_9",
+    "patch_9 has status Promoted and references_commit abc1234",
+    "patch_9 --validated_by--> eval_5, and eval_5.status = Passed",
+    "patch_9 --approved_by--> decision_3, and decision_3.status = Approved",
+)
+
+
+def fixture_facts(graph: Graph) -> list[str]:
+    """The Part VI fixture facts that the graph does NOT reproduce."""
+    def status(node_id: str) -> object:
+        return graph.nodes.get(node_id, {}).get("props", {}).get("status")
+
+    patch = graph.nodes.get("patch_9", {}).get("props", {})
+    ok = (
+        "goal_retry" in graph.nodes and graph.has_relation("patch_9", "advances", "goal_retry"),
+        patch.get("status") == "Promoted" and patch.get("references_commit") == "abc1234",
+        graph.has_relation("patch_9", "validated_by", "eval_5") and status("eval_5") == "Passed",
+        graph.has_relation("patch_9", "approved_by", "decision_3")
+        and status("decision_3") == "Approved",
+    )
+    return [fact for fact, good in zip(FIXTURE_FACTS, ok, strict=True) if not good]
+
+
+def _check_identity(repo: AgentRepo, res: CheckResult) -> None:
+    from git_gasp.protocol.identity import identity_hash, normalize_declared
+
+    ident = repo.location("identity")
+    try:
+        files = list_files(repo.root, ident)
+    except (AgentFileError, OSError) as exc:
+        res.fail(f"identity cannot be loaded: {exc}", path=ident)
+        return
+    if not files:
+        res.fail("identity/ holds no files", path=ident)
+        return
+    if repo.manifest is None or repo.manifest.identity_hash is None:
+        res.notes.append("AGENT.md declares no identity_hash; identity not verified")
+        return
+    declared = normalize_declared(repo.manifest.identity_hash)
+    if declared is None:
+        res.fail("identity_hash is not a SHA-256 hex digest", path=MANIFEST)
+        return
+    # The hash is defined over paths as the spec recipe prints them: identity/<file>.
+    prefix = ident.encode()
+    entries = [(b"identity" + rel[len(prefix):], p.read_bytes()) for rel, p in files]
+    actual = identity_hash(entries)
+    if actual != declared:
+        res.fail(f"identity_hash in AGENT.md is {declared[:12]}… but identity/ hashes to "
+                 f"{actual[:12]}… (identity edited without the amend procedure?)",
+                 path=MANIFEST)
+
+
+def _check_skills(repo: AgentRepo, res: CheckResult) -> None:
+    from git_gasp.protocol.skill import SkillError, parse_skill
+
+    base = repo.root / "skills"
+    if not base.is_dir():
+        return
+    for name in sorted(os.listdir(base)):
+        if not (base / name).is_dir():
+            continue
+        rel = f"skills/{name}/SKILL.md"
+        try:
+            parse_skill(read_regular(repo.root, rel))
+        except (AgentFileError, SkillError) as exc:
+            res.fail(f"skill cannot be loaded: {exc}", path=rel)
+
+
+def _check_config(repo: AgentRepo, res: CheckResult) -> None:
+    rel = ".agent/config.toml"
+    if not (repo.root / rel).exists():
+        res.notes.append(".agent/config.toml is missing; restore binds no executor")
+        return
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        tomllib.loads(read_regular(repo.root, rel).decode("utf-8"))
+    except (AgentFileError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        res.fail(f"executor binding does not parse: {exc}", path=rel)
+
+
+def check_restore(repo: AgentRepo, *, fixture: bool = False) -> CheckResult:
+    """Manifest and identity present (hash verified), skills load, the log folds."""
+    res = _result(6)
+    if repo.manifest_error is not None:
+        res.fail(repo.manifest_error, path=MANIFEST)
+    _check_identity(repo, res)
+    _check_skills(repo, res)
+    _check_config(repo, res)
+    if _log_unusable(repo, res):
+        return res
+    if repo.folded.skipped:
+        res.notes.append(f"{len(repo.folded.skipped)} op(s) skipped by the fold (see check 2)")
+    if fixture:
+        for fact in fixture_facts(repo.folded.graph):
+            res.fail(f"fixture fact not reproduced: {fact}", path=repo.log_rel)
+    return res
+
+
+# --- 7 -----------------------------------------------------------------------
+def check_pairing(repo: AgentRepo) -> CheckResult:
+    """Each entity-creating event has exactly one matching ops pair; ops never chain to ops."""
+    res = _result(7)
+    if _log_unusable(repo, res):
+        return res
+    events = repo.parsed.events
+    by_id = {}
+    for e in events:
+        by_id.setdefault(e.id, e)
+    claimants: dict[str, list] = {}
+    entity_ids: dict[str, str] = {}
+    for e in events:
+        if e.kind in ENTITY_CREATING and type(e.payload) is dict and type(
+            e.payload.get("id")
+        ) is str:
+            entity_ids.setdefault(e.payload["id"], e.id)
+        if e.kind != OPS_KIND:
+            continue
+        cause = by_id.get(e.causation_id) if e.causation_id is not None else None
+        if cause is not None and cause.kind == OPS_KIND:
+            res.fail(f"ops event {e.id} is caused by another ops event ({cause.id}); "
+                     "ops must name their domain event", path=repo.log_rel, line=e.line)
+        if e.causation_id is not None:
+            claimants.setdefault(e.causation_id, []).append(e)
+    for e in events:
+        if e.kind == OPS_KIND and e.causation_id is None:
+            for op in e.payload if type(e.payload) is list else ():
+                body = op.get("CreateNode") if type(op) is dict else None
+                if type(body) is dict and body.get("id") in entity_ids:
+                    res.fail(f"ops-only event {e.id} restates entity {body['id']!r}, created by "
+                             f"domain event {entity_ids[body['id']]}",
+                             path=repo.log_rel, line=e.line)
+    for e in events:
+        node_kind = ENTITY_CREATING.get(e.kind)
+        if node_kind is None:
+            continue
+        payload = e.payload
+        if type(payload) is not dict or type(payload.get("id")) is not str:
+            res.fail(f"{e.kind} event {e.id} has no string payload.id", path=repo.log_rel,
+                     line=e.line)
+            continue
+        pairs = claimants.get(e.id, [])
+        if not pairs:
+            res.fail(f"{e.kind} event {e.id} has no state.ops_applied pair creating "
+                     f"{payload['id']!r}", path=repo.log_rel, line=e.line)
+            continue
+        if len(pairs) > 1:
+            lines = ", ".join(str(p.line) for p in pairs)
+            res.fail(f"{e.kind} event {e.id} is claimed by {len(pairs)} ops events "
+                     f"(lines {lines}); exactly one may pair with it",
+                     path=repo.log_rel, line=e.line)
+        for pair in pairs:
+            for problem in _pair_problems(payload, node_kind, pair.payload):
+                res.fail(f"ops event {pair.id} pairs {e.kind} {e.id}: {problem}",
+                         path=repo.log_rel, line=pair.line)
+    return res
+
+
+def _pair_problems(payload: dict, node_kind: str, ops: object) -> list[str]:
+    entity = payload["id"]
+    creates = []
+    for op in ops if type(ops) is list else ():
+        body = op.get("CreateNode") if type(op) is dict and len(op) == 1 else None
+        if type(body) is dict and body.get("id") == entity:
+            creates.append(body)
+    if not creates:
+        return [f"no CreateNode for {entity!r}"]
+    problems = []
+    for body in creates:
+        if body.get("kind") != node_kind:
+            problems.append(f"CreateNode {entity!r} has kind {body.get('kind')!r}, "
+                            f"expected {node_kind!r}")
+        if "status" in payload:
+            props = body.get("props") if type(body.get("props")) is dict else {}
+            if props.get("status") != payload["status"]:
+                problems.append(f"CreateNode {entity!r} has status {props.get('status')!r} but "
+                                f"the domain event says {payload['status']!r}")
+    return problems
+
+
+def run_all(repo: AgentRepo, *, fixture: bool = False, use_cache: bool = True) -> list[CheckResult]:
+    """Run the seven checks in order."""
+    return [
+        check_envelope(repo),
+        check_replay(repo),
+        check_vocabulary(repo),
+        check_append_only(repo, use_cache=use_cache),
+        check_causation(repo),
+        check_restore(repo, fixture=fixture),
+        check_pairing(repo),
+    ]

@@ -1,0 +1,134 @@
+"""The reducer: fold `state.ops_applied` events, in line order, into a Graph.
+
+Lenient fold skips an op that is malformed or needs a missing node and reports it
+with its event id and line; strict fold raises FoldError on the first such op.
+Folding never mutates the events it reads (nested props are copied on write).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_gasp.protocol.envelope import OPS_KIND, Event
+from git_gasp.protocol.graph import Graph
+from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_op
+
+
+@dataclass
+class SkippedOp:
+    """An op the lenient fold could not apply."""
+
+    event_id: str
+    line: int
+    index: int  # 1-based op position in the event's payload; 0 = the whole payload
+    reason: str
+
+    def describe(self) -> str:
+        where = f"op #{self.index} of " if self.index else ""
+        return f"{where}event {self.event_id} (line {self.line}): {self.reason}"
+
+
+class FoldError(ValueError):
+    """Raised by the strict fold; carries the SkippedOp that stopped it."""
+
+    def __init__(self, skipped: SkippedOp) -> None:
+        super().__init__(skipped.describe())
+        self.skipped = skipped
+
+
+@dataclass
+class FoldResult:
+    graph: Graph
+    skipped: list[SkippedOp] = field(default_factory=list)
+    last_event_id: str | None = None
+
+
+def _merge(dst: dict, src: dict) -> dict:
+    """Deep-merge src into a copy of dst: objects merge, anything else replaces."""
+    out = dict(dst)
+    for key, value in src.items():
+        old = out.get(key)
+        if type(value) is dict and type(old) is dict:
+            out[key] = _merge(old, value)
+        else:
+            out[key] = value
+    return out
+
+
+def apply_op(graph: Graph, tag: str, body: dict) -> str | None:
+    """Apply one validated op; return a reason instead when it needs a missing node."""
+    nodes = graph.nodes
+    if tag in NEEDS_NODE:
+        node = nodes.get(body["id"])
+        if node is None:
+            return f"{tag} targets node {body['id']!r}, which does not exist"
+        if tag == "UpdateNode":
+            node["props"] = _merge(node["props"], body["props"])
+        elif tag == "TombstoneNode":
+            node["tombstoned"] = True
+            node["props"] = {**node["props"], "tombstone_reason": body["reason"]}
+        elif tag == "MarkStale":
+            node["stale"] = True
+            node["props"] = {**node["props"], "stale_reason": body["reason"]}
+        else:  # AttachArtifact
+            node["artifacts"].append(body["artifact"])
+    elif tag == "CreateNode":
+        nodes[body["id"]] = {
+            "id": body["id"],
+            "kind": body["kind"],
+            "props": body["props"],
+            "stale": False,
+            "tombstoned": False,
+            "artifacts": [],
+        }
+    elif tag == "CreateRelation":
+        graph.relations.append(
+            {"from": body["from"], "rel": body["rel"], "to": body["to"], "props": body["props"]}
+        )
+    else:  # DeleteRelation
+        src, rel, dst = body["from"], body["rel"], body["to"]
+        graph.relations = [
+            r
+            for r in graph.relations
+            if not (r["from"] == src and r["rel"] == rel and r["to"] == dst)
+        ]
+    graph.version += 1
+    return None
+
+
+def fold(
+    events: Iterable[Event], *, strict: bool = False, graph: Graph | None = None
+) -> FoldResult:
+    """Fold events into `graph` (a fresh one by default) in order."""
+    result = FoldResult(graph if graph is not None else Graph())
+    g = result.graph
+    skipped = result.skipped
+    last = None
+    for event in events:
+        last = event
+        if event.kind != OPS_KIND:
+            continue
+        payload: Any = event.payload
+        if type(payload) is not list:
+            miss = SkippedOp(event.id, event.line, 0, "payload must be an array of ops")
+            if strict:
+                raise FoldError(miss)
+            skipped.append(miss)
+            continue
+        for index, op in enumerate(payload):
+            try:
+                tag, body = parse_op(op)
+            except OpError as exc:
+                reason: str | None = str(exc)
+            else:
+                reason = apply_op(g, tag, body)
+            if reason is not None:
+                miss = SkippedOp(event.id, event.line, index + 1, reason)
+                if strict:
+                    raise FoldError(miss)
+                skipped.append(miss)
+    if last is not None:
+        result.last_event_id = last.id
+    return result

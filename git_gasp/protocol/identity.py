@@ -1,0 +1,31 @@
+"""The identity hash: SHA-256 over each identity/ file's path, b"\\n", then its bytes.
+
+Files are taken in byte-order-sorted relative path order (paths like
+b"identity/IDENTITY.md"), matching the spec's shell recipe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+_HEX64 = re.compile(r"^(?:sha256:)?([0-9a-f]{64})$")
+
+
+def identity_hash(files: Iterable[tuple[bytes, bytes]]) -> str:
+    """Hex digest over (relative path, content) pairs, sorted by path bytes."""
+    h = hashlib.sha256()
+    for path, content in sorted(files):
+        h.update(path)
+        h.update(b"\n")
+        h.update(content)
+    return h.hexdigest()
+
+
+def normalize_declared(value: object) -> str | None:
+    """The 64-hex digest of a manifest's identity_hash ("sha256:" prefix allowed), else None."""
+    if not isinstance(value, str):
+        return None
+    match = _HEX64.match(value.strip().lower())
+    return match.group(1) if match else None

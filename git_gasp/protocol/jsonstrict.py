@@ -1,0 +1,142 @@
+"""Strict JSON for log lines: no duplicate keys, no NaN/Infinity, integers within 64 bits.
+
+`loads_strict` is the fast path: orjson parses, and a line whose compact re-encoding
+equals its raw bytes cannot hold a duplicate key or a non-canonical number. Lines that
+differ take the slow stdlib path with hooks that reject what orjson silently accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+try:  # orjson is a declared dependency; the stdlib path keeps us correct without it.
+    import orjson as _orjson
+except ImportError:  # pragma: no cover
+    _orjson = None
+
+INT_MIN = -(2**63)
+INT_MAX = 2**64 - 1  # serde_json reads u64 and i64; anything wider loses precision.
+
+
+class JsonError(ValueError):
+    """A line is not strict JSON; the message says why."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise JsonError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _constant(name: str) -> Any:
+    raise JsonError(f"{name} is not valid JSON")
+
+
+def _int(text: str) -> int:
+    value = int(text)
+    if not INT_MIN <= value <= INT_MAX:
+        raise JsonError(f"integer {text[:40]} does not fit in 64 bits")
+    return value
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise JsonError(f"number {text[:40]} is out of range")
+    return value
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int, parse_float=_float
+)
+
+
+def loads_slow(raw: bytes) -> Any:
+    """Parse with every strict rule checked explicitly (raises JsonError)."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise JsonError("starts with a UTF-8 byte order mark (BOM)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JsonError(f"invalid UTF-8 at byte {exc.start}") from None
+    try:
+        value, end = _DECODER.raw_decode(text, _skip_ws(text, 0))
+    except JsonError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise JsonError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise JsonError("JSON nested too deeply") from None
+    if _skip_ws(text, end) != len(text):
+        raise JsonError(f"unexpected data after the JSON value at column {end + 1}")
+    try:
+        dumps_canonical(value)
+    except UnicodeEncodeError:
+        raise JsonError("a string holds a lone UTF-16 surrogate escape") from None
+    return value
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\n\r":
+        pos += 1
+    return pos
+
+
+if _orjson is not None:
+    _oloads = _orjson.loads
+    _odumps = _orjson.dumps
+    _OJSONError = _orjson.JSONDecodeError
+
+    def loads_strict(raw: bytes) -> Any:
+        """Parse one line strictly; raises JsonError."""
+        try:
+            value = _oloads(raw)
+        except (_OJSONError, RecursionError):
+            return loads_slow(raw)
+        try:
+            if _odumps(value) == raw:
+                return value
+        except (TypeError, RecursionError):
+            pass
+        return loads_slow(raw)
+
+else:  # pragma: no cover
+
+    def loads_strict(raw: bytes) -> Any:
+        """Parse one line strictly; raises JsonError."""
+        return loads_slow(raw)
+
+
+def dumps_canonical(value: Any) -> bytes:
+    """Key-sorted, compact, raw UTF-8 (the reference runtime's payload encoding)."""
+    try:
+        return json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        ).encode("utf-8")
+    except RecursionError:
+        raise JsonError("JSON nested too deeply") from None
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Structural JSON equality that tells true from 1 and 1 from 1.0."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            if x.keys() != y.keys():
+                return False
+            stack.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y, strict=True))
+        elif x != y:
+            return False
+    return True

@@ -1,0 +1,43 @@
+"""SKILL.md: YAML front matter with required `name` and `description`, then a body."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FRONT = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*$", re.S | re.M)
+
+
+class SkillError(ValueError):
+    """A SKILL.md lacks valid front matter."""
+
+
+@dataclass
+class Skill:
+    name: str
+    description: str
+    meta: dict
+    body: str
+
+
+def parse_skill(data: bytes) -> Skill:
+    """Parse SKILL.md bytes (raises SkillError with a one-line reason)."""
+    import yaml
+
+    try:
+        text = data.decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n")
+    except UnicodeDecodeError as exc:
+        raise SkillError(f"not UTF-8 (byte {exc.start})") from None
+    match = _FRONT.match(text)
+    if match is None:
+        raise SkillError("no YAML front matter (--- … ---) at the top")
+    try:
+        meta = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as exc:
+        raise SkillError(f"front matter does not parse: {str(exc).splitlines()[0]}") from None
+    if not isinstance(meta, dict):
+        raise SkillError("front matter must be a mapping")
+    for key in ("name", "description"):
+        if not isinstance(meta.get(key), str) or not meta[key].strip():
+            raise SkillError(f"front matter lacks a `{key}`")
+    return Skill(meta["name"], meta["description"], meta, text[match.end() :].lstrip("\n"))

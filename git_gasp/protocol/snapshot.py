@@ -1,0 +1,81 @@
+"""Snapshot integrity: snapshots/<event-id>/graph.json = {"graph": G, "integrity": {...}}.
+
+`sha256` covers the raw bytes of the first `line_count` physical lines of the log,
+newlines included; `event_id` is the id of the last event of that prefix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from git_gasp.protocol.graph import Graph, GraphError
+
+
+class SnapshotError(ValueError):
+    """A snapshot document is malformed or does not match the log."""
+
+
+@dataclass
+class Integrity:
+    event_id: str
+    line_count: int
+    sha256: str
+
+    def to_json(self) -> dict:
+        return {"event_id": self.event_id, "line_count": self.line_count, "sha256": self.sha256}
+
+
+def prefix_bytes(log: bytes, line_count: int) -> bytes | None:
+    """The first `line_count` physical lines (with their newlines), or None if too few."""
+    if line_count == 0:
+        return b""
+    pos = -1
+    for _ in range(line_count):
+        pos = log.find(b"\n", pos + 1)
+        if pos < 0:
+            return None
+    return log[: pos + 1]
+
+
+def integrity_for(log: bytes, line_count: int, event_id: str) -> Integrity:
+    """Compute the integrity record of a log prefix."""
+    prefix = prefix_bytes(log, line_count)
+    if prefix is None:
+        raise SnapshotError(f"the log has fewer than {line_count} complete lines")
+    return Integrity(event_id, line_count, hashlib.sha256(prefix).hexdigest())
+
+
+def parse_snapshot(obj: Any) -> tuple[Graph, Integrity]:
+    """Validate a parsed graph.json document (raises SnapshotError)."""
+    if type(obj) is not dict or obj.keys() != {"graph", "integrity"}:
+        raise SnapshotError('a snapshot must be an object with exactly "graph" and "integrity"')
+    rec = obj["integrity"]
+    if type(rec) is not dict or rec.keys() != {"event_id", "line_count", "sha256"}:
+        raise SnapshotError('integrity must hold exactly "event_id", "line_count", "sha256"')
+    if type(rec["event_id"]) is not str or type(rec["sha256"]) is not str:
+        raise SnapshotError("integrity.event_id and integrity.sha256 must be strings")
+    if type(rec["line_count"]) is not int or rec["line_count"] < 1:
+        raise SnapshotError("integrity.line_count must be a positive integer")
+    try:
+        graph = Graph.from_json(obj["graph"])
+    except GraphError as exc:
+        raise SnapshotError(str(exc)) from None
+    return graph, Integrity(rec["event_id"], rec["line_count"], rec["sha256"])
+
+
+def verify_integrity(log: bytes, rec: Integrity, last_event_id: str | None) -> str | None:
+    """None when the record matches the log; else the reason it does not.
+
+    `last_event_id` is the id of the event on line `rec.line_count` (None if that
+    line does not parse).
+    """
+    prefix = prefix_bytes(log, rec.line_count)
+    if prefix is None:
+        return f"integrity names {rec.line_count} lines but the log is shorter"
+    if hashlib.sha256(prefix).hexdigest() != rec.sha256.lower():
+        return f"sha256 of the first {rec.line_count} lines does not match (log rewritten?)"
+    if last_event_id != rec.event_id:
+        return f"line {rec.line_count} is event {last_event_id!r}, not {rec.event_id!r}"
+    return None

@@ -1,0 +1,46 @@
+"""A readable summary of a folded graph: nodes by kind, relations, open goals."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from git_gasp.protocol.fold import FoldResult
+
+CLOSED_STATUSES = frozenset(
+    {"done", "completed", "closed", "achieved", "abandoned", "cancelled", "canceled", "failed"}
+)
+
+
+def open_goals(result: FoldResult) -> list[dict]:
+    """Goal nodes that are neither tombstoned nor in a closed status."""
+    out = []
+    for node in result.graph.nodes.values():
+        status = node["props"].get("status")
+        if node["kind"] != "goal" or node["tombstoned"]:
+            continue
+        if isinstance(status, str) and status.lower() in CLOSED_STATUSES:
+            continue
+        out.append(node)
+    return out
+
+
+def summarize(result: FoldResult) -> list[str]:
+    """Lines of text describing the fold."""
+    g = result.graph
+    kinds = Counter(n["kind"] for n in g.nodes.values())
+    rels = Counter(r["rel"] for r in g.relations)
+    lines = [f"{len(g.nodes)} nodes, {len(g.relations)} relations, version {g.version}"]
+    if kinds:
+        lines.append("nodes:     " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    if rels:
+        lines.append("relations: " + ", ".join(f"{k} {n}" for k, n in sorted(rels.items())))
+    goals = open_goals(result)
+    lines.append(f"open goals ({len(goals)}):" if goals else "open goals: none")
+    for node in goals:
+        title = node["props"].get("title", "")
+        status = node["props"].get("status", "?")
+        lines.append(f"  {node['id']}  [{status}]  {title}")
+    if result.skipped:
+        lines.append(f"skipped ops ({len(result.skipped)}):")
+        lines += [f"  {s.describe()}" for s in result.skipped]
+    return lines

@@ -1,0 +1,125 @@
+"""The baseline vocabulary of Part I and vocabulary packs (.agent/packs/*.json)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+BASE_NODE_KINDS = frozenset(
+    {
+        "goal",
+        "task",
+        "run",
+        "observation",
+        "failure",
+        "hypothesis",
+        "patch",
+        "eval",
+        "decision",
+        "model_call",
+        "tool_call",
+        "frame",
+        "project_snapshot",
+        "policy",
+        "behavior",
+    }
+)
+
+BASE_RELATIONS = frozenset(
+    {
+        "serves",
+        "blocks",
+        "advances",
+        "observes",
+        "explains",
+        "addresses",
+        "modifies",
+        "validated_by",
+        "approved_by",
+        "rejected_by",
+        "produced_by",
+        "derived_from",
+        "depends_on",
+        "supersedes",
+        "contained_in_frame",
+        "forked_from",
+        "references",
+    }
+)
+
+# Entity-creating domain event kind -> the node kind its paired CreateNode must use.
+ENTITY_CREATING: dict[str, str] = {
+    "goal.created": "goal",
+    "task.created": "task",
+    "observation.created": "observation",
+    "failure.observed": "failure",
+    "hypothesis.created": "hypothesis",
+    "patch.proposed": "patch",
+    "eval.finished": "eval",
+    "decision.created": "decision",
+    "frame.created": "frame",
+}
+
+
+class PackError(ValueError):
+    """A pack file does not have the reference shape."""
+
+
+@dataclass
+class Pack:
+    """A vocabulary pack: extra node kinds (with required props) and relation types."""
+
+    name: str
+    object_types: dict[str, list[str]] = field(default_factory=dict)  # kind -> required props
+    relation_types: frozenset[str] = frozenset()
+
+
+def parse_pack(obj: Any, name: str) -> Pack:
+    """Validate a parsed pack document (raises PackError naming the bad field)."""
+    if type(obj) is not dict:
+        raise PackError("a pack must be a JSON object")
+    object_types = obj.get("object_types", {})
+    relation_types = obj.get("relation_types", {})
+    if type(object_types) is not dict:
+        raise PackError("`object_types` must be an object keyed by node kind")
+    if type(relation_types) is not dict:
+        raise PackError("`relation_types` must be an object keyed by relation type")
+    kinds: dict[str, list[str]] = {}
+    for kind, spec in object_types.items():
+        if type(spec) is not dict:
+            raise PackError(f"object_types.{kind} must be an object")
+        if "kind" in spec and spec["kind"] != kind:
+            raise PackError(f"object_types.{kind}.kind is {spec['kind']!r}, not {kind!r}")
+        required = spec.get("required_props", [])
+        if type(required) is not list or any(type(p) is not str for p in required):
+            raise PackError(f"object_types.{kind}.required_props must be a list of strings")
+        kinds[kind] = required
+    for rel, spec in relation_types.items():
+        if type(spec) is not dict:
+            raise PackError(f"relation_types.{rel} must be an object")
+        if "rel" in spec and spec["rel"] != rel:
+            raise PackError(f"relation_types.{rel}.rel is {spec['rel']!r}, not {rel!r}")
+    label = obj.get("name") if type(obj.get("name")) is str else name
+    return Pack(label, kinds, frozenset(relation_types))
+
+
+@dataclass
+class Vocabulary:
+    """The kinds and relations a repo may use: the baseline plus its packs."""
+
+    node_kinds: frozenset[str] = BASE_NODE_KINDS
+    relations: frozenset[str] = BASE_RELATIONS
+    required_props: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def with_packs(cls, packs: list[Pack]) -> Vocabulary:
+        kinds = set(BASE_NODE_KINDS)
+        rels = set(BASE_RELATIONS)
+        required: dict[str, list[str]] = {}
+        for pack in packs:
+            kinds.update(pack.object_types)
+            rels.update(pack.relation_types)
+            for kind, props in pack.object_types.items():
+                required.setdefault(kind, [])
+                required[kind] += [p for p in props if p not in required[kind]]
+        return cls(frozenset(kinds), frozenset(rels), required)

@@ -1,0 +1,76 @@
+"""Reading an agent repo's files from the working tree, refusing unsafe shapes.
+
+A log that is a directory, a symlink, or not a regular file is refused with a
+reason: git would store a symlink's target path, not the events.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+MAX_FILE = 1 << 34  # refuse absurd files rather than exhausting memory (16 GiB)
+
+
+class AgentFileError(ValueError):
+    """A file of the agent repo cannot be read as what it should be."""
+
+
+def read_regular(root: Path, relpath: str) -> bytes:
+    """Read root/relpath, which must be a regular file inside root (not a symlink)."""
+    path = root / relpath
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise AgentFileError(f"{relpath} is missing") from None
+    except OSError as exc:
+        raise AgentFileError(f"{relpath} cannot be read: {exc.strerror}") from None
+    if stat.S_ISLNK(st.st_mode):
+        target = os.readlink(path)
+        inside = Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
+        where = "inside" if inside else "outside"
+        raise AgentFileError(
+            f"{relpath} is a symlink to {target!r} ({where} the repo); git would commit the "
+            "link, not the content — replace it with the real file"
+        )
+    if stat.S_ISDIR(st.st_mode):
+        raise AgentFileError(f"{relpath} is a directory, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise AgentFileError(f"{relpath} is not a regular file")
+    if st.st_size > MAX_FILE:
+        raise AgentFileError(f"{relpath} is larger than 16 GiB")
+    for parent in Path(relpath).parents:
+        if str(parent) != "." and (root / parent).is_symlink():
+            raise AgentFileError(f"{parent} (holding {relpath}) is a symlink")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise AgentFileError(f"{relpath} cannot be read: {exc.strerror}") from None
+
+
+def list_files(root: Path, reldir: str) -> list[tuple[bytes, Path]]:
+    """Regular files under root/reldir as (relative path bytes with '/', absolute path).
+
+    Symlinked files or directories are refused (AgentFileError); the walk is iterative.
+    """
+    base = root / reldir
+    if base.is_symlink():
+        raise AgentFileError(f"{reldir}/ is a symlink")
+    if not base.is_dir():
+        raise AgentFileError(f"{reldir}/ is missing")
+    out: list[tuple[bytes, Path]] = []
+    stack = [base]
+    while stack:
+        current = stack.pop()
+        with os.scandir(current) as entries:
+            for entry in entries:
+                rel = os.fsencode(os.path.relpath(entry.path, root)).replace(os.sep.encode(), b"/")
+                if entry.is_symlink():
+                    raise AgentFileError(f"{os.fsdecode(rel)} is a symlink")
+                if entry.is_dir():
+                    stack.append(Path(entry.path))
+                elif entry.is_file():
+                    out.append((rel, Path(entry.path)))
+    out.sort()
+    return out

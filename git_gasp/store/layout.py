@@ -1,0 +1,174 @@
+"""Create the Part I layout for a new agent repo and make its first commit."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from git_gasp.errors import GaspError, UsageError
+from git_gasp.protocol.identity import identity_hash
+
+GITIGNORE_LINES = (".agent/lease", ".agent/HEAD")
+_AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def default_agent_id(root: Path) -> str:
+    """A valid agent id derived from the directory name."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.resolve().name).strip("-._")
+    return name or "agent"
+
+
+def validate_agent_id(agent_id: str) -> str:
+    if not _AGENT_ID.match(agent_id):
+        raise UsageError(
+            f"agent id {agent_id!r} must be 1-128 letters, digits, '.', '_' or '-' "
+            "starting with a letter or digit"
+        )
+    return agent_id
+
+
+def identity_text(agent_id: str) -> bytes:
+    return (
+        f"# Identity\n\nI am {agent_id}. Describe who this agent is, what it is for, and the\n"
+        "hard rules it never breaks.\n\nIdentity is human-gated: change it in one commit that "
+        "also updates\n`identity_hash` in AGENT.md and records the approving decision in the log.\n"
+    ).encode()
+
+
+def manifest_text(agent_id: str, ident_hash: str) -> bytes:
+    return (
+        f"# {agent_id}\n\n"
+        "This repository is an agent's durable state under the Git Agent State Protocol\n"
+        "(GASP). Check it with `git gasp check`; fold its log with `git gasp fold`.\n\n"
+        "```yaml\n"
+        "spec_version: 1\n"
+        f"agent_id: {json.dumps(agent_id)}\n"
+        f"identity_hash: {ident_hash}\n"
+        "executor: .agent/config.toml\n"
+        "```\n"
+    ).encode()
+
+
+def layout_files(agent_id: str) -> dict[str, bytes]:
+    """Relative path -> content of every file `init` creates (except .gitignore)."""
+    ident = identity_text(agent_id)
+    return {
+        "AGENT.md": manifest_text(agent_id, identity_hash([(b"identity/IDENTITY.md", ident)])),
+        "identity/IDENTITY.md": ident,
+        "skills/.gitkeep": b"",
+        "state/events.jsonl": b"",
+        "memory/facts.jsonl": b"",
+        "memory/active_memory.md": b"# Active memory\n\nNo facts yet.\n",
+        "journal/JOURNAL.md": b"# Journal\n",
+        ".agent/config.toml": (
+            b"# Executor binding: swapping model or provider touches this file only.\n"
+            b"[executor]\nmodel = \"\"\nprovider = \"\"\n"
+        ),
+    }
+
+
+@dataclass
+class Created:
+    """What init wrote, so a failure can take it back."""
+
+    files: list[Path] = field(default_factory=list)
+    dirs: list[Path] = field(default_factory=list)
+    edited: dict[Path, bytes] = field(default_factory=dict)
+
+    def rollback(self) -> None:
+        for path in reversed(self.files):
+            path.unlink(missing_ok=True)
+        for path, old in self.edited.items():
+            path.write_bytes(old)
+        for path in reversed(self.dirs):
+            if path.exists():
+                shutil.rmtree(path, ignore_errors=True)
+
+
+def _write_new(path: Path, data: bytes, created: Created) -> None:
+    for parent in reversed(path.parents):
+        if not parent.exists():
+            parent.mkdir()
+            created.dirs.append(parent)
+    with open(path, "xb") as fh:
+        created.files.append(path)
+        fh.write(data)
+
+
+def _ensure_gitignore(root: Path, created: Created) -> None:
+    path = root / ".gitignore"
+    old = path.read_bytes() if path.exists() else None
+    have = set(old.decode("utf-8", "replace").splitlines()) if old is not None else set()
+    missing = [line for line in GITIGNORE_LINES if line not in have]
+    if not missing:
+        return
+    if old is None:
+        _write_new(path, ("\n".join(missing) + "\n").encode(), created)
+        return
+    created.edited[path] = old
+    sep = b"" if old.endswith(b"\n") or not old else b"\n"
+    path.write_bytes(old + sep + ("\n".join(missing) + "\n").encode())
+
+
+def init_agent(root: Path, agent_id: str | None = None) -> tuple[str, bytes]:
+    """Create the layout at `root` in a (new or enclosing) git repo and commit it.
+
+    Returns (agent id, commit id). Refuses to touch an existing agent repo and rolls
+    back every file it wrote when anything fails.
+    """
+    from dulwich import porcelain
+    from dulwich.errors import NotGitRepository
+    from dulwich.repo import Repo
+
+    agent_id = validate_agent_id(agent_id or default_agent_id(root))
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"{root}: not a directory")
+    for marker in ("AGENT.md", "state/events.jsonl"):
+        if (root / marker).exists() or (root / marker).is_symlink():
+            raise GaspError(f"{root / marker} exists: {root} is already an agent repo; "
+                            "nothing was changed")
+    created = Created()
+    if not root.exists():
+        root.mkdir(parents=True)
+        created.dirs.append(root)
+    try:
+        try:
+            repo = Repo.discover(str(root))
+        except NotGitRepository:
+            repo = Repo.init(str(root))
+        with repo:
+            _refuse_staged_changes(repo)
+            for rel, data in layout_files(agent_id).items():
+                _write_new(root / rel, data, created)
+            _ensure_gitignore(root, created)
+            top = Path(repo.path).resolve()
+            paths = [os.path.relpath(p, top) for p in created.files] + [
+                os.path.relpath(p, top) for p in created.edited
+            ]
+            porcelain.add(repo, paths=[str(top / p) for p in paths])
+            commit = porcelain.commit(
+                repo, message=f"gasp: initialise agent {agent_id}\n".encode(), no_verify=True
+            )
+    except BaseException:
+        created.rollback()
+        raise
+    return agent_id, commit
+
+
+def _refuse_staged_changes(repo) -> None:
+    """Init commits only its own files: refuse when the index already differs from HEAD."""
+    try:
+        head_tree = repo[repo.head()].tree
+    except KeyError:
+        head_tree = None
+    index = repo.open_index()
+    if head_tree is None:
+        if len(index):
+            raise GaspError("the index has staged files; commit or unstage them before init")
+        return
+    if index.commit(repo.object_store) != head_tree:
+        raise GaspError("the index has staged changes; commit or unstage them before init")

@@ -1,0 +1,60 @@
+"""Fold an agent's log up to an event, seeding from a verified snapshot when one fits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from git_gasp.errors import GaspError, UsageError
+from git_gasp.protocol.fold import FoldError, FoldResult, fold
+from git_gasp.store.agent import AgentRepo, load_agent
+
+
+@dataclass
+class FoldView:
+    """The fold of a log prefix and how it was obtained."""
+
+    repo: AgentRepo
+    result: FoldResult
+    upto_line: int
+    last_event_id: str | None
+    seeded_from: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def fold_agent(root: Path, *, at: str | None = None, strict: bool = False,
+               use_snapshots: bool = True) -> FoldView:
+    """Fold the log at `root` through event `at` (default: the whole log)."""
+    from git_gasp.store.snapshots import find_seed
+
+    repo = load_agent(root)
+    if repo.log_error is not None:
+        raise GaspError(repo.log_error)
+    parsed = repo.parsed
+    notes = []
+    if parsed.errors:
+        first = parsed.errors[0]
+        if strict:
+            raise GaspError(f"{repo.log_rel}:{first.line}: {first.message}")
+        notes.append(f"{len(parsed.errors)} line(s) are not valid events and were skipped "
+                     f"(first: line {first.line}: {first.message})")
+    events = parsed.events
+    if at is not None:
+        idx = next((i for i, e in enumerate(events) if e.id == at), None)
+        if idx is None:
+            raise UsageError(f"no event {at!r} in {repo.log_rel}")
+        events = events[: idx + 1]
+    upto = events[-1].line if events else 0
+    seed = None
+    if use_snapshots and upto:
+        seed, seed_notes = find_seed(root, repo.log_bytes or b"", parsed, upto)
+        notes += seed_notes
+    graph = seed.graph if seed else None
+    if seed is not None:
+        events = [e for e in events if e.line > seed.integrity.line_count]
+    try:
+        result = fold(events, strict=strict, graph=graph)
+    except FoldError as exc:
+        raise GaspError(f"{repo.log_rel}:{exc.skipped.line}: {exc}") from None
+    result.last_event_id = events[-1].id if events else (seed.integrity.event_id if seed else None)
+    return FoldView(repo, result, upto, result.last_event_id, seed.path if seed else None, notes)
