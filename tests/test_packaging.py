@@ -1,0 +1,362 @@
+"""Packaging: the wheel, the man pages, `git help gasp`, start-up cost, README promises.
+
+The wheel is built once per module from a copy of the source tree (so the build never
+writes into the shared checkout) and installed, non-editable, into a fresh venv: that
+is the only kind of install that places the man pages, and `git help gasp` runs
+`man git-gasp`, which man-db finds through PATH (`<venv>/bin` -> `<venv>/share/man`).
+"""
+
+from __future__ import annotations
+
+import email
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, _git_gasp_exe
+
+import git_gasp
+from git_gasp.cli.main import COMMANDS
+
+MAN_DIR = REPO_ROOT / "man"
+MAN_PAGES = sorted(["git-gasp.1", *(f"git-gasp-{name}.1" for name in COMMANDS)])
+# Modules that must not load when the CLI starts (`git gasp --version`, the hook).
+HEAVY = ("dulwich", "yaml", "orjson")
+LAYERS = tuple(
+    f"git_gasp.{layer}"
+    for layer in (
+        "protocol",
+        "store",
+        "conformance",
+        "runtime",
+        "merge",
+        "hooks",
+        "adapters",
+        "kg",
+    )
+)
+README_TEST_COMMAND = ".venv/bin/python -m pytest"
+README_MAIN_JOB = (
+    "python3 -m venv .venv && .venv/bin/pip install '.[test]' && "
+    ".venv/bin/git-gasp check --fixture fixture"
+)
+
+_SKIP_NAMES = {
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "__pycache__",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".mypy_cache",
+}
+
+
+def _ignore(directory: str, names: list[str]) -> set[str]:
+    skip = {n for n in names if n in _SKIP_NAMES or n.endswith(".egg-info")}
+    if Path(directory).resolve() == (REPO_ROOT / "bench").resolve():
+        skip.add("out")
+    return skip
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """Build the wheel once, from a copy of the tree, with an isolated build env."""
+    work = tmp_path_factory.mktemp("wheel")
+    src = work / "src"
+    shutil.copytree(REPO_ROOT, src, ignore=_ignore, symlinks=True)
+    out = work / "dist"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-q", "-w", str(out)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, f"pip wheel failed:\n{proc.stdout}{proc.stderr}"
+    wheels = list(out.glob("git_gasp-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> Path:
+    """A fresh venv with the wheel installed the regular (non-editable) way.
+
+    Only the wheel goes in (--no-deps, --no-index: no network); a .pth line lends
+    it this interpreter's site-packages for click and friends, behind its own.
+    """
+    env_dir = tmp_path_factory.mktemp("venv") / "v"
+    venv.create(env_dir, with_pip=False, symlinks=True)
+    py = env_dir / "bin" / "python"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(py),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, f"pip install failed:\n{proc.stdout}{proc.stderr}"
+    site = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    outer = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    Path(site, "_outer_site.pth").write_text("".join(f"{p}\n" for p in sorted(outer)))
+    return env_dir
+
+
+def _env_with(bin_dir: Path) -> dict[str, str]:
+    """The current (hermetic) env with `bin_dir` first on PATH and man reading PATH."""
+    env = dict(os.environ)
+    env["PATH"] = str(bin_dir) + os.pathsep + env.get("PATH", "")
+    env.pop("MANPATH", None)  # a set MANPATH stops man-db deriving paths from PATH
+    env.update(LC_ALL="C", LANG="C", MANWIDTH="80", MANPAGER="cat", PAGER="cat", GIT_PAGER="cat")
+    return env
+
+
+def _imported_modules(importtime_stderr: str) -> list[str]:
+    """Module names from `-X importtime` output."""
+    mods = []
+    for line in importtime_stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                mods.append(name)
+    return mods
+
+
+def _heavy(mods: list[str]) -> list[str]:
+    return [
+        m
+        for m in mods
+        if m.split(".")[0] in HEAVY or any(m == L or m.startswith(L + ".") for L in LAYERS)
+    ]
+
+
+# --- the wheel -------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_wheel_contains_package_man_pages_and_license(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "git_gasp/__init__.py" in names
+    assert "git_gasp/cli/main.py" in names
+    data = f"git_gasp-{git_gasp.__version__}.data/data/share/man/man1/"
+    shipped = sorted(n[len(data) :] for n in names if n.startswith(data))
+    assert shipped == sorted(p.name for p in MAN_DIR.glob("*.1"))
+    assert set(MAN_PAGES) <= set(shipped), "every command needs its man page"
+    assert f"git_gasp-{git_gasp.__version__}.dist-info/licenses/LICENSE" in names
+    assert not [n for n in names if n.startswith(("tests/", "fixture/", "bench/"))]
+
+
+@pytest.mark.slow
+def test_wheel_metadata(wheel):
+    zf = zipfile.ZipFile(wheel)
+    dist_info = f"git_gasp-{git_gasp.__version__}.dist-info"
+    meta = email.message_from_bytes(zf.read(f"{dist_info}/METADATA"))
+    assert meta["Name"] == "git-gasp"
+    assert meta["Version"] == git_gasp.__version__
+    assert meta["Requires-Python"] == ">=3.10"
+    assert meta["License-Expression"] == "MIT"
+    requires = " ".join(meta.get_all("Requires-Dist"))
+    for dep in ("dulwich>=1.2.13", "click", "pyyaml", "orjson", "tomli"):
+        assert dep in requires.lower(), dep
+    entry_points = zf.read(f"{dist_info}/entry_points.txt").decode()
+    assert "git-gasp = git_gasp.cli.main:main" in entry_points
+
+
+# --- a regular install: entry point, man pages, `git help gasp` --------------------
+
+
+@pytest.mark.slow
+def test_installed_console_script_runs(installed, tmp_path):
+    proc = subprocess.run(
+        [str(installed / "bin" / "git-gasp"), "--version"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env_with(installed / "bin"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert git_gasp.__version__ in proc.stdout
+    # the installed copy, not the checkout, answered
+    where = subprocess.run(
+        [str(installed / "bin" / "python"), "-c", "import git_gasp; print(git_gasp.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    ).stdout.strip()
+    assert Path(where).is_relative_to(installed), where
+
+
+@pytest.mark.slow
+def test_man_pages_installed_under_venv_share(installed):
+    man1 = installed / "share" / "man" / "man1"
+    assert sorted(p.name for p in man1.glob("*.1")) == sorted(p.name for p in MAN_DIR.glob("*.1"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("man") is None, reason="man (man-db) is not installed")
+def test_man_finds_pages_through_path(installed, tmp_path):
+    env = _env_with(installed / "bin")
+    for page in MAN_PAGES:
+        proc = subprocess.run(
+            ["man", "-w", page[:-2]], capture_output=True, text=True, cwd=tmp_path, env=env
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert Path(proc.stdout.strip()) == installed / "share" / "man" / "man1" / page
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("man") is None, reason="man (man-db) is not installed")
+@pytest.mark.parametrize(
+    "argv, title",
+    [
+        (["help", "gasp"], "GIT-GASP(1)"),
+        (["gasp", "--help"], "GIT-GASP(1)"),
+        # git maps `help gasp-check` to gitgasp-check(1); the full name works
+        (["help", "git-gasp-check"], "GIT-GASP-CHECK(1)"),
+        (["help", "git-gasp-fold"], "GIT-GASP-FOLD(1)"),
+        (["help", "git-gasp-snapshot"], "GIT-GASP-SNAPSHOT(1)"),
+        (["help", "git-gasp-init"], "GIT-GASP-INIT(1)"),
+    ],
+)
+def test_git_help_opens_man_page(installed, tmp_path, argv, title):
+    proc = subprocess.run(
+        ["git", *argv],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env_with(installed / "bin"),
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert title in proc.stdout
+    assert "SYNOPSIS" in proc.stdout
+
+
+# --- man page sources ---------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("groff") is None, reason="groff is not installed")
+@pytest.mark.parametrize("page", MAN_PAGES)
+def test_man_page_renders_without_warnings(page):
+    for device in ("utf8", "ascii"):
+        proc = subprocess.run(
+            ["groff", "-man", "-ww", "-z", f"-T{device}", str(MAN_DIR / page)],
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_man_page_documents_every_option(name):
+    """Each command's click options appear in its page (and the page names them right)."""
+    module_name, attr = COMMANDS[name].split(":")
+    command = getattr(importlib.import_module(module_name), attr)
+    text = (MAN_DIR / f"git-gasp-{name}.1").read_text()
+    missing = []
+    for param in command.params:
+        for opt in param.opts if param.param_type_name == "option" else ():
+            if opt.startswith("--") and opt != "--help" and opt.replace("-", r"\-") not in text:
+                missing.append(opt)
+    assert not missing, f"man/git-gasp-{name}.1 does not document {missing}"
+
+
+# --- the CLI as the checkout's venv has it ----------------------------------------------
+
+
+def test_version_prints_package_version(tmp_path):
+    from importlib.metadata import version
+
+    proc = subprocess.run(
+        [*_git_gasp_exe(), "--version"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"git-gasp, version {git_gasp.__version__}"
+    assert version("git-gasp") == git_gasp.__version__
+
+
+def test_git_gasp_h_lists_the_commands(tmp_path):
+    proc = subprocess.run(["git", "gasp", "-h"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Commands:" in proc.stdout
+    listed = proc.stdout.split("Commands:", 1)[1]
+    found = {m.group(1) for m in re.finditer(r"^\s{2}(\S+)", listed, re.MULTILINE)}
+    assert {"check", "fold", "snapshot", "init"} <= found, proc.stdout
+
+
+def test_import_of_cli_loads_no_heavy_modules(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import git_gasp.cli.main"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    mods = _imported_modules(proc.stderr)
+    assert "click" in mods
+    assert not _heavy(mods), _heavy(mods)
+
+
+def test_version_run_loads_no_heavy_modules(tmp_path):
+    """The real entry point, end to end: `git-gasp --version` under PYTHONPROFILEIMPORTTIME."""
+    env = dict(os.environ, PYTHONPROFILEIMPORTTIME="1")
+    proc = subprocess.run(
+        [*_git_gasp_exe(), "--version"], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    mods = _imported_modules(proc.stderr)
+    assert "git_gasp.cli.main" in mods
+    assert not _heavy(mods), _heavy(mods)
+
+
+# --- README and CI agree -----------------------------------------------------------
+
+
+def test_readme_newcomer_commands_and_ci_agree():
+    readme = (REPO_ROOT / "README.md").read_text()
+    ci = (REPO_ROOT / ".ci" / "run").read_text()
+    assert README_MAIN_JOB in readme
+    assert README_TEST_COMMAND in readme
+    assert f"\n{README_TEST_COMMAND} " in ci, ".ci/run must run exactly the README's test command"
+    assert re.search(r"^\.venv/bin/pip install (--quiet )?'\.\[test\]'$", ci, re.MULTILINE)
+    assert "-e '.[test]'" not in ci, "CI installs non-editable, so the man pages install"
+    assert "git-gasp check --fixture fixture" in ci
+    assert ci.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in ci
+    assert os.access(REPO_ROOT / ".ci" / "run", os.X_OK)
+
+
+def test_readme_library_example_runs(tmp_path):
+    readme = (REPO_ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+    assert blocks, "README has a Python example"
+    proc = subprocess.run(
+        [sys.executable, "-c", blocks[0]], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "Promoted"
