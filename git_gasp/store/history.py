@@ -1,0 +1,546 @@
+"""Check 4 (append-only-in-git) over the whole commit DAG, with a local cache.
+
+Every commit reachable from HEAD is compared with each of its parents, parents
+first, iteratively. Only trees whose ids differ are descended into and only blobs
+whose ids differ are read. A one-parent extension is proved without reading the
+parent blob when its length is known: git blob ids are ``sha1(b"blob <len>\\0" +
+content)``, so hashing the first ``len`` bytes of the new blob suffices.
+
+Verified commits are remembered under the git dir; a commit id pins its whole
+ancestry, so a later run stops at them and only walks new commits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from dulwich.objects import Commit, Tree
+from dulwich.repo import Repo
+
+from git_gasp.conformance.report import Failure
+from git_gasp.protocol.appendonly import (
+    LOG_PATH,
+    extension_problem,
+    is_append_only,
+    merge_problem,
+)
+from git_gasp.store.gitrepo import open_repo
+
+CHECKER_VERSION = 1
+_BLOB = 3
+_TREE_CACHE_SIZE = 512
+_CACHE_MAGIC = b"git-gasp check4 cache"
+_UNSHALLOW_HINT = "run `git fetch --unshallow` to check the full history"
+_APPEND_HINT = "append-only files may only grow at the end; revert it and append a correction"
+
+
+@dataclass
+class HistoryResult:
+    """What check 4 found in the git history and the working tree."""
+
+    failures: list[Failure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    commits_walked: int = 0
+    commits_cached: int = 0  # distinct cached (already verified) commits the walk stopped at
+
+
+class _ObjectError(Exception):
+    """An object that is missing, corrupt or of the wrong type."""
+
+
+class _Entry(NamedTuple):
+    mode: int
+    sha: bytes
+
+
+class _CommitInfo(NamedTuple):
+    tree: bytes
+    parents: tuple[bytes, ...]
+
+
+class _Change(NamedTuple):
+    path: bytes  # relative to the agent root
+    old: _Entry | None  # a file entry (blob or symlink), else None
+    new: _Entry | None
+
+
+def _is_tree(mode: int) -> bool:
+    return stat.S_ISDIR(mode)
+
+
+def _is_file(mode: int) -> bool:
+    """A blob or symlink entry (submodules and trees are not files)."""
+    return stat.S_ISREG(mode) or stat.S_ISLNK(mode)
+
+
+def _short(sha: bytes | str) -> str:
+    text = sha.decode() if isinstance(sha, bytes) else sha
+    return text[:12]
+
+
+class _Objects:
+    """Object access for the walk: typed reads, a small tree cache, blob lengths."""
+
+    def __init__(self, repo: Repo) -> None:
+        self._store = repo.object_store
+        self._trees: dict[bytes, dict[bytes, _Entry]] = {}
+        self.lengths: dict[bytes, int] = {}
+
+    def _get(self, sha: bytes, cls: type) -> object:
+        try:
+            obj = self._store[sha]
+        except KeyError:
+            raise _ObjectError(f"object {sha.decode()} is missing") from None
+        except Exception as exc:  # corrupt data surfaces as many exception types
+            raise _ObjectError(f"object {sha.decode()} is unreadable ({exc})") from exc
+        if not isinstance(obj, cls):
+            raise _ObjectError(f"object {sha.decode()} is a {obj.type_name.decode()}, "
+                               f"expected a {cls.type_name.decode()}")
+        return obj
+
+    def commit(self, sha: bytes) -> _CommitInfo:
+        obj = self._get(sha, Commit)
+        return _CommitInfo(obj.tree, tuple(obj.parents))
+
+    def tree(self, sha: bytes) -> dict[bytes, _Entry]:
+        cached = self._trees.get(sha)
+        if cached is not None:
+            return cached
+        obj = self._get(sha, Tree)
+        entries = {e.path: _Entry(e.mode, e.sha) for e in obj.iteritems()}
+        if len(self._trees) >= _TREE_CACHE_SIZE:
+            self._trees.pop(next(iter(self._trees)))
+        self._trees[sha] = entries
+        return entries
+
+    def blob(self, sha: bytes) -> bytes:
+        try:
+            type_num, data = self._store.get_raw(sha)
+        except KeyError:
+            raise _ObjectError(f"blob {sha.decode()} is missing") from None
+        except Exception as exc:
+            raise _ObjectError(f"blob {sha.decode()} is unreadable ({exc})") from exc
+        if type_num != _BLOB:
+            raise _ObjectError(f"object {sha.decode()} is not a blob")
+        self.lengths[sha] = len(data)
+        return data
+
+    def subtree(self, tree_sha: bytes, prefix: bytes) -> bytes | None:
+        """Id of the tree at `prefix` below `tree_sha`, or None if there is none."""
+        sha = tree_sha
+        for part in prefix.split(b"/") if prefix else ():
+            entry = self.tree(sha).get(part)
+            if entry is None or not _is_tree(entry.mode):
+                return None
+            sha = entry.sha
+        return sha
+
+    def changes(
+        self, old: bytes | None, new: bytes | None, declared: frozenset[bytes]
+    ) -> Iterator[_Change]:
+        """Append-only file entries that differ between two trees (pruned, iterative)."""
+        stack: list[tuple[bytes, bytes | None, bytes | None]] = [(b"", old, new)]
+        while stack:
+            base, old_sha, new_sha = stack.pop()
+            if old_sha == new_sha:
+                continue
+            a_entries = self.tree(old_sha) if old_sha else {}
+            b_entries = self.tree(new_sha) if new_sha else {}
+            for name in sorted(a_entries.keys() | b_entries.keys()):
+                a, b = a_entries.get(name), b_entries.get(name)
+                if a == b:
+                    continue
+                path = base + b"/" + name if base else name
+                a_tree = a is not None and _is_tree(a.mode)
+                b_tree = b is not None and _is_tree(b.mode)
+                if a_tree or b_tree:
+                    stack.append((path, a.sha if a_tree else None, b.sha if b_tree else None))
+                a_file = a if a is not None and _is_file(a.mode) else None
+                b_file = b if b is not None and _is_file(b.mode) else None
+                if (a_file or b_file) and is_append_only(path, declared):
+                    yield _Change(path, a_file, b_file)
+
+    def append_only_files(
+        self, tree_sha: bytes, declared: frozenset[bytes]
+    ) -> Iterator[tuple[bytes, _Entry]]:
+        """Every append-only file entry in a tree (iterative full walk of trees only)."""
+        for change in self.changes(None, tree_sha, declared):
+            if change.new is not None:
+                yield change.path, change.new
+
+
+def _extends_by_hash(old_sha: bytes, length: int, new: bytes) -> bool:
+    """True if `new` provably extends the blob `old_sha` of known `length`."""
+    if len(new) < length:
+        return False
+    digest = hashlib.sha1(b"blob %d\x00" % length)
+    digest.update(memoryview(new)[:length])
+    if digest.hexdigest().encode() != old_sha:
+        return False
+    # new[:length] is the old blob: check the "last line not extended" rule.
+    return length == 0 or new[length - 1] == 0x0A or len(new) == length or new[length] == 0x0A
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def _cache_key(prefix: bytes, declared: frozenset[bytes]) -> str:
+    material = b"\x00".join([b"%d" % CHECKER_VERSION, prefix, *sorted(declared)])
+    return hashlib.sha256(material).hexdigest()[:20]
+
+
+def _is_hex_id(word: bytes) -> bool:
+    return len(word) == 40 and all(c in b"0123456789abcdef" for c in word)
+
+
+class _Cache:
+    """Verified commit ids (+ blob lengths at the last verified tip), one file per key."""
+
+    def __init__(self, repo: Repo, prefix: bytes, declared: frozenset[bytes]) -> None:
+        self.key = _cache_key(prefix, declared)
+        self.path = os.path.join(repo.commondir(), "gasp", f"check4-{self.key}.cache")
+        self.commits: set[bytes] = set()
+        self.lengths: dict[bytes, int] = {}
+        self.problem: str | None = None
+
+    def load(self) -> None:
+        """Read the file; anything malformed makes the whole cache empty (never fatal)."""
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            self.problem = f"check-4 cache unreadable, ignored ({exc})"
+            return
+        commits: set[bytes] = set()
+        lengths: dict[bytes, int] = {}
+        lines = data.split(b"\n")
+        ok = lines[:2] == [_CACHE_MAGIC, b"key " + self.key.encode()] and lines[-1] == b""
+        for line in lines[2:-1] if ok else ():
+            kind, _, rest = line.partition(b" ")
+            if kind == b"C" and _is_hex_id(rest):
+                commits.add(rest)
+            elif kind == b"L" and _is_hex_id(rest[:40]) and rest[41:].isdigit():
+                lengths[rest[:40]] = int(rest[41:])
+            else:
+                ok = False
+                break
+        if not ok:
+            self.problem = "check-4 cache was corrupt and has been ignored"
+            return
+        self.commits, self.lengths = commits, lengths
+
+    def save(self, commits: set[bytes], lengths: dict[bytes, int]) -> str | None:
+        """Write atomically (tmp + rename); return a note if that failed."""
+        body = [_CACHE_MAGIC, b"key " + self.key.encode()]
+        body += [b"C " + c for c in sorted(commits)]
+        body += [b"L %s %d" % item for item in sorted(lengths.items())]
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with open(tmp, "wb") as f:
+                f.write(b"\n".join(body) + b"\n")
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            return f"could not write the check-4 cache ({exc})"
+        return None
+
+
+# --------------------------------------------------------------------------- walk
+
+
+class _Walker:
+    """One check-4 run over one repository."""
+
+    def __init__(
+        self, repo: Repo, prefix: bytes, declared: frozenset[bytes], agent_root: pathlib.Path
+    ) -> None:
+        self.repo = repo
+        self.prefix = prefix
+        self.declared = declared
+        self.agent_root = agent_root
+        self.objects = _Objects(repo)
+        self.result = HistoryResult()
+        self.cached: set[bytes] = set()
+        self.info: dict[bytes, _CommitInfo | str] = {}
+        self.bad: set[bytes] = set()
+
+    # ---- reporting helpers
+
+    def _full(self, relpath: bytes) -> str:
+        joined = self.prefix + b"/" + relpath if self.prefix else relpath
+        return os.fsdecode(joined)
+
+    def fail(self, message: str, *, commit: bytes | None = None,
+             path: bytes | None = None, line: int | None = None) -> None:
+        self.result.failures.append(Failure(
+            message,
+            line=line,
+            commit=commit.decode() if commit is not None else None,
+            path=self._full(path) if path is not None else None,
+        ))
+
+    # ---- the walk
+
+    def order(self, head: bytes, shallow: set[bytes]) -> list[bytes]:
+        """Commits reachable from `head`, not cached, parents before children."""
+        order: list[bytes] = []
+        if head in self.cached:
+            self.result.commits_cached = 1
+            return order
+        stack: list[tuple[bytes, bool]] = [(head, False)]
+        stopped_at: set[bytes] = set()
+        while stack:
+            sha, expanded = stack.pop()
+            if expanded:
+                order.append(sha)
+                continue
+            if sha in self.info:
+                continue
+            try:
+                info: _CommitInfo | str = self.objects.commit(sha)
+            except _ObjectError as exc:
+                info = str(exc)
+            self.info[sha] = info
+            stack.append((sha, True))
+            if isinstance(info, str) or sha in shallow:
+                continue
+            for parent in reversed(info.parents):
+                if parent in self.cached:
+                    stopped_at.add(parent)
+                elif parent not in self.info:
+                    stack.append((parent, False))
+        self.result.commits_cached = len(stopped_at)
+        return order
+
+    def tree_of(self, sha: bytes) -> bytes:
+        info = self.info.get(sha)
+        if info is None:  # a cached commit: read it now
+            info = self.objects.commit(sha)
+            self.info[sha] = info
+        if isinstance(info, str):
+            raise _ObjectError(info)
+        return info.tree
+
+    def check_commit(self, sha: bytes, info: _CommitInfo) -> bool:
+        """Compare `sha` with each parent; return True if nothing failed."""
+        before = len(self.result.failures)
+        new_root = self.objects.subtree(info.tree, self.prefix)
+        contents: dict[bytes, bytes] = {}
+        symlinks_seen: set[bytes] = set()
+        if not info.parents:
+            for path, entry in self.objects.append_only_files(new_root, self.declared):
+                self._symlink(sha, path, entry, symlinks_seen)
+            return len(self.result.failures) == before
+        for index, parent in enumerate(info.parents):
+            try:
+                old_root = self.objects.subtree(self.tree_of(parent), self.prefix)
+            except _ObjectError as exc:
+                if parent not in self.bad:
+                    self.fail(f"parent {_short(parent)} cannot be read: {exc}", commit=sha)
+                self.bad.add(parent)
+                continue
+            for change in self.objects.changes(old_root, new_root, self.declared):
+                self._check_change(sha, parent, index, len(info.parents) > 1, change,
+                                   contents, symlinks_seen)
+        return len(self.result.failures) == before
+
+    def _symlink(self, sha: bytes, path: bytes, entry: _Entry | None, seen: set[bytes]) -> bool:
+        """Report an append-only path committed as a symlink; True if it is one."""
+        if entry is None or not stat.S_ISLNK(entry.mode):
+            return False
+        if path not in seen:
+            seen.add(path)
+            self.fail("append-only path is committed as a symlink (git stores the link, not "
+                      "the content); commit the file itself", commit=sha, path=path)
+        return True
+
+    def _new_content(self, entry: _Entry, contents: dict[bytes, bytes]) -> bytes:
+        data = contents.get(entry.sha)
+        if data is None:
+            data = contents[entry.sha] = self.objects.blob(entry.sha)
+        return data
+
+    def _check_change(self, sha: bytes, parent: bytes, index: int, merge: bool,
+                      change: _Change, contents: dict[bytes, bytes],
+                      symlinks_seen: set[bytes]) -> None:
+        path, old, new = change
+        if self._symlink(sha, path, new, symlinks_seen):
+            return
+        if old is None or stat.S_ISLNK(old.mode):
+            return  # newly added (a symlink replaced by a file counts as added)
+        if new is None:
+            if not merge:
+                self.fail("append-only file was deleted (or replaced by a non-file); restore "
+                          "it and only append", commit=sha, path=path)
+            else:
+                self.fail(f"append-only file of parent {_short(parent)} is missing from the "
+                          "merge result", commit=sha, path=path)
+            return
+        if old.sha == new.sha:
+            return  # a mode-only change
+        try:
+            problem = self._compare(index, old, new, contents)
+        except _ObjectError as exc:
+            self.fail(f"cannot compare with parent {_short(parent)}: {exc}",
+                      commit=sha, path=path)
+            return
+        if problem is None:
+            return
+        line, reason = problem
+        if index == 0:
+            self.fail(f"{reason} ({_APPEND_HINT})", commit=sha, path=path, line=line)
+        else:
+            self.fail(f"merge loses lines of parent {_short(parent)}: {reason}",
+                      commit=sha, path=path, line=line)
+
+    def _compare(self, index: int, old: _Entry, new: _Entry,
+                 contents: dict[bytes, bytes]) -> tuple[int, str] | None:
+        data = self._new_content(new, contents)
+        if index == 0:
+            length = self.objects.lengths.get(old.sha)
+            if length is not None and _extends_by_hash(old.sha, length, data):
+                return None
+            return extension_problem(self.objects.blob(old.sha), data)
+        return merge_problem(self.objects.blob(old.sha), data)
+
+    def walk(self, head: bytes, shallow: set[bytes]) -> set[bytes]:
+        """Check every new commit; return the ids that may be cached as verified."""
+        verified: set[bytes] = set()
+        order = self.order(head, shallow)
+        self.result.commits_walked = len(order)
+        for sha in order:
+            info = self.info[sha]
+            if isinstance(info, str):
+                self.fail(f"commit cannot be read: {info}", commit=sha)
+                self.bad.add(sha)
+                continue
+            if sha in shallow:
+                self.fail(f"shallow clone: the history before this commit is missing, so "
+                          f"check 4 cannot verify it; {_UNSHALLOW_HINT}", commit=sha)
+                self.bad.add(sha)
+                continue
+            try:
+                ok = self.check_commit(sha, info)
+            except _ObjectError as exc:
+                self.fail(f"commit cannot be checked: {exc}", commit=sha)
+                ok = False
+            if ok and not any(p in self.bad for p in info.parents):
+                verified.add(sha)
+            else:
+                self.bad.add(sha)
+        return verified
+
+    # ---- HEAD and the working tree
+
+    def check_head(self, head: bytes) -> dict[bytes, int]:
+        """The log is committed and the working tree extends HEAD; return tip lengths."""
+        tip_lengths: dict[bytes, int] = {}
+        try:
+            root = self.objects.subtree(self.tree_of(head), self.prefix)
+            files = list(self.objects.append_only_files(root, self.declared)) if root else []
+        except _ObjectError as exc:
+            self.fail(f"HEAD cannot be read: {exc}", commit=head)
+            return tip_lengths
+        if not any(path == LOG_PATH and stat.S_ISREG(e.mode) for path, e in files):
+            self.fail(f"{LOG_PATH.decode()} is not committed in HEAD: the log is not committed",
+                      path=LOG_PATH)
+        for path, entry in files:
+            if stat.S_ISREG(entry.mode):
+                self._check_working_file(path, entry)
+                if entry.sha in self.objects.lengths:
+                    tip_lengths[entry.sha] = self.objects.lengths[entry.sha]
+        return tip_lengths
+
+    def _check_working_file(self, path: bytes, entry: _Entry) -> None:
+        where = self.agent_root / os.fsdecode(path)
+        try:
+            if stat.S_ISLNK(os.lstat(where).st_mode):
+                self.fail("working tree: append-only file is a symlink", path=path)
+                return
+            data = where.read_bytes()
+        except FileNotFoundError:
+            self.fail("working tree: committed append-only file is missing; restore it with "
+                      "`git checkout HEAD -- <path>`", path=path)
+            return
+        except OSError as exc:
+            self.fail(f"working tree: cannot read the file ({exc})", path=path)
+            return
+        length = self.objects.lengths.get(entry.sha)
+        if length is not None and _extends_by_hash(entry.sha, length, data):
+            return
+        try:
+            problem = extension_problem(self.objects.blob(entry.sha), data)
+        except _ObjectError as exc:
+            self.fail(f"working tree: cannot read the committed version: {exc}", path=path)
+            return
+        if problem is not None:
+            line, reason = problem
+            self.fail(f"working tree does not extend HEAD: {reason} ({_APPEND_HINT})",
+                      path=path, line=line)
+
+
+def _head(repo: Repo) -> bytes | None:
+    try:
+        return repo.refs[b"HEAD"]
+    except KeyError:
+        return None
+
+
+def check_history(
+    agent_root: pathlib.Path, *, declared: Iterable[bytes] = (), use_cache: bool = True
+) -> HistoryResult:
+    """Run check 4 on the repository around `agent_root`.
+
+    `declared` adds append-only paths relative to the agent root (from the
+    manifest). Raises NotAGitRepo when `agent_root` is not in a git work tree;
+    every other problem is reported as a failure.
+    """
+    agent_root = pathlib.Path(agent_root)
+    wanted = frozenset(os.fsencode(p).replace(b"\\", b"/").strip(b"/") for p in declared)
+    repo, prefix = open_repo(agent_root)
+    try:
+        walker = _Walker(repo, prefix, wanted, agent_root)
+        try:
+            _run(walker, use_cache)
+        except Exception as exc:  # fail closed, never crash
+            walker.fail(f"history walk failed: {type(exc).__name__}: {exc}")
+        return walker.result
+    finally:
+        repo.close()
+
+
+def _run(walker: _Walker, use_cache: bool) -> None:
+    repo = walker.repo
+    head = _head(repo)
+    if head is None:
+        walker.fail("no commits yet: the log is not committed")
+        return
+    cache = _Cache(repo, walker.prefix, walker.declared) if use_cache else None
+    if cache is not None:
+        cache.load()
+        if cache.problem:
+            walker.result.notes.append(cache.problem)
+        walker.cached = cache.commits
+        walker.objects.lengths.update(cache.lengths)
+    verified = walker.walk(head, repo.get_shallow())
+    tip_lengths = walker.check_head(head)
+    result = walker.result
+    result.notes.append(f"walked {result.commits_walked} commit(s); stopped at "
+                        f"{result.commits_cached} already verified (cached)")
+    if cache is not None and (verified or (tip_lengths and tip_lengths != cache.lengths)):
+        # Lengths are only hints: a wrong one fails the hash check and falls back.
+        problem = cache.save(cache.commits | verified, tip_lengths or cache.lengths)
+        if problem:
+            result.notes.append(problem)
