@@ -44,8 +44,8 @@ def hermetic(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@example.com")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Committer")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
-    monkeypatch.setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "1767225600 +0000")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "1767225600 +0000")
     # Make the venv's git-gasp reachable as `git gasp`.
     exe_dir = str(Path(_git_gasp_exe()[0]).parent)
     monkeypatch.setenv("PATH", exe_dir + os.pathsep + os.environ.get("PATH", ""))

@@ -17,5 +17,6 @@ def init(path: str | None, agent_id: str | None) -> int:
     root = Path(path or ".")
     agent, commit = init_agent(root, agent_id)
     click.echo(f"initialised agent {agent} in {root} (commit {commit.decode()[:12]})")
-    click.echo("next: edit identity/IDENTITY.md, then `git gasp check`")
+    click.echo("next: write identity/IDENTITY.md, set identity_hash in AGENT.md to the hash "
+               "`git gasp check` reports, and commit both together")
     return 0

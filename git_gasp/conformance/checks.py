@@ -312,8 +312,8 @@ def _check_identity(repo: AgentRepo, res: CheckResult) -> None:
     actual = identity_hash(entries)
     if actual != declared:
         res.fail(f"identity_hash in AGENT.md is {declared[:12]}… but identity/ hashes to "
-                 f"{actual[:12]}… (identity edited without the amend procedure?)",
-                 path=MANIFEST)
+                 f"{actual}; if the identity change was approved, record it in the same commit "
+                 "that sets this hash in AGENT.md", path=MANIFEST)
 
 
 def _check_skills(repo: AgentRepo, res: CheckResult) -> None:

@@ -78,8 +78,15 @@ class Created:
     files: list[Path] = field(default_factory=list)
     dirs: list[Path] = field(default_factory=list)
     edited: dict[Path, bytes] = field(default_factory=dict)
+    index: tuple[Path, bytes | None] | None = None
 
     def rollback(self) -> None:
+        if self.index is not None:
+            path, old = self.index
+            if old is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(old)
         for path in reversed(self.files):
             path.unlink(missing_ok=True)
         for path, old in self.edited.items():
@@ -149,10 +156,16 @@ def init_agent(root: Path, agent_id: str | None = None) -> tuple[str, bytes]:
             paths = [os.path.relpath(p, top) for p in created.files] + [
                 os.path.relpath(p, top) for p in created.edited
             ]
+            index_path = Path(repo.index_path())
+            created.index = (index_path, index_path.read_bytes() if index_path.exists() else None)
             porcelain.add(repo, paths=[str(top / p) for p in paths])
-            commit = porcelain.commit(
-                repo, message=f"gasp: initialise agent {agent_id}\n".encode(), no_verify=True
-            )
+            try:
+                commit = porcelain.commit(
+                    repo, message=f"gasp: initialise agent {agent_id}\n".encode(),
+                    no_verify=True,
+                )
+            except ValueError as exc:  # dulwich: unreadable GIT_*_DATE, bad identity, ...
+                raise GaspError(f"cannot commit: {exc}; nothing was changed") from None
     except BaseException:
         created.rollback()
         raise
