@@ -17,7 +17,7 @@ def snapshot(path: str | None, at: str | None) -> int:
     from git_gasp.store.snapshots import write_snapshot
 
     root = resolve_agent_root(path)
-    view = fold_agent(root, at=at, strict=False, use_snapshots=True)
+    view = fold_agent(root, at=at, strict=False, use_snapshots=False)  # from the log itself
     if view.repo.parsed.errors and any(e.line <= view.upto_line for e in view.repo.parsed.errors):
         first = view.repo.parsed.errors[0]
         raise GaspError(f"{view.repo.log_rel}:{first.line}: {first.message}; "
