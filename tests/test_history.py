@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from git_gasp.errors import NotAGitRepo
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
+    common_prefix_len,
     extension_error,
     is_append_only,
     merge_error,
@@ -528,3 +529,33 @@ def test_failing_commits_and_descendants_are_never_cached(repo):
         result = check_history(repo)
         assert failing_commits(result) == {bad}
         assert result.commits_walked == walked
+
+
+@given(st.binary(max_size=40), st.binary(max_size=40), st.binary(max_size=40))
+def test_common_prefix_len(shared, a, b):
+    expected = len(shared)
+    while expected < min(len(shared + a), len(shared + b)) and \
+            (shared + a)[expected] == (shared + b)[expected]:
+        expected += 1
+    assert common_prefix_len(shared + a, shared + b) == expected
+
+
+def _naive_lines(data: bytes) -> list[bytes]:
+    if not data:
+        return []
+    return data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n")
+
+
+def _naive_merge_ok(parent: bytes, result: bytes) -> bool:
+    have = iter(_naive_lines(result))
+    return all(any(line == got for got in have) for line in _naive_lines(parent))
+
+
+_lines_st = st.lists(st.sampled_from([b"a", b"b", b"ab", b""]), max_size=8)
+
+
+@given(_lines_st, _lines_st, st.booleans(), st.booleans())
+def test_merge_error_matches_a_naive_subsequence_check(p, r, p_nl, r_nl):
+    parent = b"\n".join(p) + (b"\n" if p and p_nl else b"")
+    result = b"\n".join(r) + (b"\n" if r and r_nl else b"")
+    assert (merge_error(parent, result) is None) == _naive_merge_ok(parent, result)

@@ -12,9 +12,6 @@ import posixpath
 LOG_PATH = b"state/events.jsonl"
 APPEND_ONLY_BASENAMES = frozenset({b"facts.jsonl", b"JOURNAL.md"})
 
-_BLOCK = 1 << 16
-
-
 def is_append_only(relpath: bytes, declared: frozenset[bytes] = frozenset()) -> bool:
     """True if `relpath` (relative to the agent root, ``/``-separated) is append-only."""
     if relpath == LOG_PATH or relpath in declared:
@@ -23,26 +20,19 @@ def is_append_only(relpath: bytes, declared: frozenset[bytes] = frozenset()) -> 
 
 
 def common_prefix_len(a: bytes, b: bytes) -> int:
-    """Length of the longest common prefix of `a` and `b` (block-wise memcmp)."""
+    """Length of the longest common prefix of `a` and `b` (memcmp bisection, no copies)."""
     limit = min(len(a), len(b))
-    ma, mb = memoryview(a), memoryview(b)
-    i = 0
-    while i < limit:
-        j = min(i + _BLOCK, limit)
-        if ma[i:j] == mb[i:j]:
-            i = j
-            continue
-        lo, hi = i, j  # the first difference is in [lo, hi)
-        while hi - lo > 64:
-            mid = (lo + hi) // 2
-            if ma[lo:mid] == mb[lo:mid]:
-                lo = mid
-            else:
-                hi = mid
-        while lo < hi and a[lo] == b[lo]:
-            lo += 1
-        return lo
-    return limit
+    view = memoryview(a)
+    if b.startswith(view[:limit]):
+        return limit
+    lo, hi = 0, limit  # a[:lo] == b[:lo]; the first difference is in [lo, hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if b.startswith(view[lo:mid], lo):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _line_of(data: bytes, offset: int) -> int:
@@ -90,13 +80,17 @@ def merge_problem(parent: bytes, result: bytes) -> tuple[int, str] | None:
     """Like `merge_error`, but also return the 1-based parent line number."""
     if result.startswith(parent) and (not parent or parent[-1] == 0x0A):
         return None
-    want = _lines(parent)
-    have = iter(_lines(result))
-    for number, line in enumerate(want, start=1):
+    # Whole lines shared as a byte prefix match one to one (greedy matching
+    # would pair them the same way), so only the tails need comparing.
+    skip = parent.rfind(b"\n", 0, common_prefix_len(parent, result)) + 1
+    want = _lines(parent[skip:])
+    have = iter(_lines(result[skip:]))
+    for index, line in enumerate(want):
         for candidate in have:
             if candidate == line:
                 break
         else:
+            number = parent.count(b"\n", 0, skip) + index + 1
             return number, f"line {number} of the parent is missing or out of order in the result"
     return None
 

@@ -35,6 +35,7 @@ from git_gasp.store.gitrepo import open_repo
 CHECKER_VERSION = 1
 _BLOB = 3
 _TREE_CACHE_SIZE = 512
+_RECENT_BLOB_BYTES = 32 << 20  # a bounded window of recently read blobs, not a content store
 _CACHE_MAGIC = b"git-gasp check4 cache"
 _UNSHALLOW_HINT = "run `git fetch --unshallow` to check the full history"
 _APPEND_HINT = "append-only files may only grow at the end; revert it and append a correction"
@@ -85,11 +86,13 @@ def _short(sha: bytes | str) -> str:
 
 
 class _Objects:
-    """Object access for the walk: typed reads, a small tree cache, blob lengths."""
+    """Object access for the walk: typed reads, small bounded caches, blob lengths."""
 
     def __init__(self, repo: Repo) -> None:
         self._store = repo.object_store
         self._trees: dict[bytes, dict[bytes, _Entry]] = {}
+        self._recent: dict[bytes, bytes] = {}
+        self._recent_bytes = 0
         self.lengths: dict[bytes, int] = {}
 
     def _get(self, sha: bytes, cls: type) -> object:
@@ -129,7 +132,20 @@ class _Objects:
         if type_num != _BLOB:
             raise _ObjectError(f"object {sha.decode()} is not a blob")
         self.lengths[sha] = len(data)
+        self._remember(sha, data)
         return data
+
+    def recent_blob(self, sha: bytes) -> bytes | None:
+        """The content of `sha` if it was read lately (a parent is usually the last child)."""
+        return self._recent.get(sha)
+
+    def _remember(self, sha: bytes, data: bytes) -> None:
+        if len(data) > _RECENT_BLOB_BYTES // 4 or sha in self._recent:
+            return
+        self._recent[sha] = data
+        self._recent_bytes += len(data)
+        while self._recent_bytes > _RECENT_BLOB_BYTES:
+            self._recent_bytes -= len(self._recent.pop(next(iter(self._recent))))
 
     def subtree(self, tree_sha: bytes, prefix: bytes) -> bytes | None:
         """Id of the tree at `prefix` below `tree_sha`, or None if there is none."""
@@ -408,12 +424,17 @@ class _Walker:
     def _compare(self, index: int, old: _Entry, new: _Entry,
                  contents: dict[bytes, bytes]) -> tuple[int, str] | None:
         data = self._new_content(new, contents)
+        old_data = self.objects.recent_blob(old.sha)
         if index == 0:
-            length = self.objects.lengths.get(old.sha)
-            if length is not None and _extends_by_hash(old.sha, length, data):
-                return None
-            return extension_problem(self.objects.blob(old.sha), data)
-        return merge_problem(self.objects.blob(old.sha), data)
+            if old_data is None:
+                length = self.objects.lengths.get(old.sha)
+                if length is not None and _extends_by_hash(old.sha, length, data):
+                    return None
+                old_data = self.objects.blob(old.sha)
+            return extension_problem(old_data, data)
+        if old_data is None:
+            old_data = self.objects.blob(old.sha)
+        return merge_problem(old_data, data)
 
     def walk(self, head: bytes, shallow: set[bytes]) -> set[bytes]:
         """Check every new commit; return the ids that may be cached as verified."""
