@@ -1,0 +1,15 @@
+"""Perstate-format knowledge graph (`git gasp kg`).
+
+A graph is a git tree: `entities/<id>/entity.md` holds an entity,
+`entities/<from>/<relation-type>/<to>.md` one relation, both Markdown with YAML
+front matter; `schema/ontology.md` documents the types. One repository holds a
+branch per identity; the state home (`~/.perstate`, or `$PERSTATE_HOME`) keeps a
+bare clone per repository and one worktree per branch, and `config.yml` binds
+sessions to branches. See `spec/PERSTATE.txt`.
+
+Modules, one job each: `ids` (id rules), `frontmatter` (parse/edit front matter
+without losing fields), `model` (entity/relation files), `gitcmd` (running git),
+`config` (config.yml), `workspace` (clone, worktrees, sync), `index` (the search
+index cache), `save`, `search`, `info`, `view`, `branches` (fork/switch), `prune`,
+`skill` (install-skill).
+"""

@@ -1,0 +1,369 @@
+"""A search index cache, so search/info/view do not re-read every file.
+
+The files stay the truth; the index is a disposable cache in the worktree's git
+dir (`<gitdir>/perstate-index/`), keyed by the HEAD commit and by the stat
+signature of every uncommitted change under `entities/` (one `git status`).
+When HEAD moved, only the paths `git diff-tree` names (plus dirty ones) are
+re-read; a missing or unreadable cache is rebuilt from the tree.
+
+`index.bin` is one file (replaced atomically) holding, in one order — entities
+then relations, each newest `updated_at` first —
+  body:  each file's whole text, lowercased, one line per file
+  ehead: `\\x1fid\\x1flabel\\x1falias…\\x1f` per entity, lowercased
+  rhead: `to\\x1ffrom\\x1ftype` per relation (reverse lookups)
+  docs:  `path\\tkind\\tlabel\\ttype\\tvalid\\tvalid_until\\tupdated_at\\tcreated_at`
+and their line-offset arrays. `records.bin` holds the parsed records for
+incremental updates. Searching is `str.find`/`re` over one lowercased string,
+which is what makes search fast at 100k entities.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+import tempfile
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from git_gasp.kg import gitcmd
+from git_gasp.kg.frontmatter import fast_fields, load_yaml, split
+from git_gasp.kg.ids import is_safe_component
+
+VERSION = 3
+MAGIC = b"PKGIDX3\n"
+SECTIONS = ("body", "ehead", "rhead", "docs", "body_off", "ehead_off", "rhead_off", "docs_off")
+
+# record: [path, kind, id_or_from, label, type, aliases, valid, valid_until,
+#          updated_at, created_at, size, text_lc, to]
+R_PATH, R_KIND, R_ID, R_LABEL, R_TYPE, R_ALIASES = 0, 1, 2, 3, 4, 5
+R_VALID, R_VUNTIL, R_UPD, R_CRE, R_SIZE, R_TEXT, R_TO = 6, 7, 8, 9, 10, 11, 12
+
+
+def _s(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (list, dict)):
+        return str(v)
+    return str(v).replace("\t", " ").replace("\n", " ").replace("\r", " ").replace("\x1f", " ")
+
+
+def parse_file(rel: str, raw: bytes) -> list[Any] | None:
+    """One record from a file's bytes; None when `rel` is not an entity/relation path."""
+    parts = rel.split("/")
+    if len(parts) == 3 and parts[2] == "entity.md":
+        kind, ident, to, ftype = "e", parts[1], "", ""
+    elif len(parts) == 4 and parts[3].endswith(".md") and parts[3] != "entity.md":
+        kind, ident, to, ftype = "r", parts[1], parts[3][:-3], parts[2]
+    else:
+        return None
+    if not all(is_safe_component(p) for p in parts[1:]):
+        return None
+    text = raw.decode("utf-8", "replace")
+    fm_text, _ = split(text)
+    fields: Any = {}
+    if fm_text:
+        fields = fast_fields(fm_text)
+        if fields is None:
+            try:
+                fields = load_yaml(fm_text)
+            except Exception:  # noqa: BLE001 - a broken file is indexed by its text only
+                fields = {}
+            if not isinstance(fields, dict):
+                fields = {}
+    if "valid_until" not in fields:
+        valid = "u"
+    elif fields.get("valid_until") in (None, "", "null"):
+        valid = "v"
+    else:
+        valid = "s"
+    if kind == "e":
+        label = _s(fields.get("label")) or ident
+        etype = _s(fields.get("type"))
+        al = fields.get("aliases")
+        aliases = [_s(a) for a in al] if isinstance(al, list) else ([_s(al)] if al else [])
+    else:
+        label, etype, aliases = "", ftype, []
+    lc = text.lower().replace("\r", " ").replace("\n", " ")
+    return [
+        rel, kind, ident, label, etype, aliases, valid, _s(fields.get("valid_until")),
+        _s(fields.get("updated_at")), _s(fields.get("created_at")), len(raw), lc, to,
+    ]
+
+
+def scan_paths(root: Path) -> list[str]:
+    """Every entity/relation path under root/entities (hidden names skipped)."""
+    out: list[str] = []
+    ent = root / "entities"
+    try:
+        top = os.scandir(ent)
+    except OSError:
+        return out
+    with top:
+        for e in top:
+            if e.name.startswith(".") or not e.is_dir(follow_symlinks=False):
+                continue
+            with os.scandir(e.path) as inner:
+                for f in inner:
+                    if f.name.startswith("."):
+                        continue
+                    if f.name == "entity.md":
+                        out.append(f"entities/{e.name}/entity.md")
+                    elif f.is_dir(follow_symlinks=False):
+                        with os.scandir(f.path) as rels:
+                            for r in rels:
+                                if r.name.endswith(".md") and not r.name.startswith("."):
+                                    out.append(f"entities/{e.name}/{f.name}/{r.name}")
+    return out
+
+
+def read_record(root: Path, rel: str) -> list[Any] | None:
+    try:
+        raw = (root / rel).read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    return parse_file(rel, raw)
+
+
+@dataclass
+class State:
+    head: str
+    dirty: list[list[Any]]  # [path, mtime_ns, size] of changed files under entities/
+
+
+def worktree_state(root: Path) -> State:
+    """HEAD and the uncommitted changes under entities/, from one `git status`."""
+    proc = gitcmd.run(
+        root, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
+        "--no-renames", "--ignore-submodules", "--", "entities",
+    )
+    head = ""
+    dirty: list[list[Any]] = []
+    for entry in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if entry.startswith("# branch.oid "):
+            head = entry.split()[-1]
+            if head == "(initial)":
+                head = ""
+        elif entry[:2] in ("1 ", "u "):
+            path = entry.split(" ", 8 if entry[0] == "1" else 10)[-1]
+            dirty.append([path])
+        elif entry.startswith("? "):
+            dirty.append([entry[2:]])
+    for d in dirty:
+        try:
+            st = os.stat(root / d[0])
+            d.extend([st.st_mtime_ns, st.st_size])
+        except OSError:
+            d.extend([0, -1])
+    dirty.sort()
+    return State(head, dirty)
+
+
+class Index:
+    """A loaded index: blobs for matching, docs for metadata."""
+
+    def __init__(self, meta: dict[str, Any], sections: dict[str, bytes]) -> None:
+        self.meta = meta
+        self.n_entities: int = meta["n_entities"]
+        self.n_docs: int = meta["n_docs"]
+        self._raw = sections
+        self._cache: dict[str, Any] = {}
+
+    def text(self, name: str) -> str:
+        if name not in self._cache:
+            self._cache[name] = self._raw[name].decode("utf-8")
+        return self._cache[name]
+
+    def offsets(self, name: str) -> array:
+        key = name + "_off"
+        if key not in self._cache:
+            arr = array("q")
+            arr.frombytes(self._raw[key])
+            self._cache[key] = arr
+        return self._cache[key]
+
+    def line_of(self, name: str, pos: int) -> int:
+        return bisect_right(self.offsets(name), pos) - 1
+
+    def doc(self, i: int) -> list[str]:
+        off = self.offsets("docs")
+        raw = self._raw["docs"][off[i] : off[i + 1] - 1]
+        return raw.decode("utf-8").split("\t")
+
+    def body_line(self, i: int) -> str:
+        off = self.offsets("body")
+        return self.text("body")[off[i] : off[i + 1] - 1]
+
+
+def _index_dir(root: Path) -> Path:
+    from git_gasp.kg.workspace import git_dir_of
+
+    return git_dir_of(root) / "perstate-index"
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _sort_key(r: list[Any]) -> tuple:
+    return (r[R_KIND] != "e", _neg(r[R_UPD] or r[R_CRE]), r[R_PATH])
+
+
+def _neg(s: str) -> str:
+    # descending order on ISO-like date strings via a complemented code point map
+    return "".join(chr(0x10FFFF - ord(c)) for c in s[:32])
+
+
+def _pack(records: list[list[Any]], meta: dict[str, Any]) -> bytes:
+    records.sort(key=_sort_key)
+    bodies, docs, eheads, rheads = [], [], [], []
+    counts = {"v": 0, "s": 0, "u": 0}
+    n_ent = 0
+    size = 0
+    for r in records:
+        bodies.append(r[R_TEXT])
+        size += r[R_SIZE]
+        if r[R_KIND] == "e":
+            n_ent += 1
+            names = [r[R_ID], r[R_LABEL], *r[R_ALIASES]]
+            eheads.append("\x1f" + "\x1f".join(n.lower() for n in names) + "\x1f")
+        else:
+            counts[r[R_VALID]] += 1
+            rheads.append(f"{r[R_TO]}\x1f{r[R_ID]}\x1f{r[R_TYPE]}")
+        docs.append(
+            "\t".join(
+                _s(x) for x in (r[R_PATH], r[R_KIND], r[R_LABEL], r[R_TYPE], r[R_VALID],
+                                r[R_VUNTIL], r[R_UPD], r[R_CRE])
+            )
+        )
+
+    def blob(lines: list[str]) -> tuple[bytes, bytes]:
+        offs = array("q", [0])
+        total = 0
+        for ln in lines:
+            total += len(ln) + 1
+            offs.append(total)
+        return ("\n".join(lines) + "\n" if lines else "").encode("utf-8"), offs.tobytes()
+
+    def bblob(lines: list[str]) -> tuple[bytes, bytes]:
+        enc = [ln.encode("utf-8") for ln in lines]
+        offs = array("q", [0])
+        total = 0
+        for b in enc:
+            total += len(b) + 1
+            offs.append(total)
+        return (b"\n".join(enc) + b"\n" if enc else b""), offs.tobytes()
+
+    sec: dict[str, bytes] = {}
+    sec["body"], sec["body_off"] = blob(bodies)
+    sec["ehead"], sec["ehead_off"] = blob(eheads)
+    sec["rhead"], sec["rhead_off"] = blob(rheads)
+    sec["docs"], sec["docs_off"] = bblob(docs)
+    meta = dict(meta, n_entities=n_ent, n_docs=len(records), n_relations=len(records) - n_ent,
+                valid=counts["v"], superseded=counts["s"], undeclared=counts["u"], size=size)
+    import orjson
+
+    table = []
+    pos = 0
+    for name in SECTIONS:
+        table.append([name, pos, len(sec[name])])
+        pos += len(sec[name])
+    header = orjson.dumps({"meta": meta, "sections": table})
+    return MAGIC + struct.pack("<Q", len(header)) + header + b"".join(sec[n] for n in SECTIONS)
+
+
+def _unpack(data: bytes) -> Index | None:
+    import orjson
+
+    if not data.startswith(MAGIC):
+        return None
+    (hlen,) = struct.unpack_from("<Q", data, len(MAGIC))
+    start = len(MAGIC) + 8
+    header = orjson.loads(data[start : start + hlen])
+    base = start + hlen
+    mv = memoryview(data)
+    sections = {name: mv[base + off : base + off + ln].tobytes() for name, off, ln in
+                header["sections"]}
+    return Index(header["meta"], sections)
+
+
+def _load_file(path: Path) -> Index | None:
+    try:
+        return _unpack(path.read_bytes())
+    except (OSError, ValueError, KeyError, struct.error):
+        return None
+
+
+def _diff_paths(root: Path, old: str, new: str) -> list[str] | None:
+    if not old or not new:
+        return None
+    proc = gitcmd.run(
+        root, "diff-tree", "-r", "--name-only", "-z", "--no-renames", old, new, "--",
+        "entities", check=False,
+    )
+    if proc.returncode != 0:
+        return None
+    return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def load(root: Path, *, state: State | None = None) -> Index:
+    """The index for the worktree at `root`, updated to match the files first."""
+    import orjson
+
+    st = state or worktree_state(root)
+    key = {"version": VERSION, "head": st.head, "dirty": st.dirty}
+    idir = _index_dir(root)
+    ipath, rpath = idir / "index.bin", idir / "records.bin"
+    idx = _load_file(ipath)
+    if idx is not None and all(idx.meta.get(k) == v for k, v in key.items()):
+        return idx
+
+    records: dict[str, list[Any]] | None = None
+    if idx is not None and idx.meta.get("version") == VERSION:
+        changed = _diff_paths(root, idx.meta.get("head", ""), st.head)
+        if changed is not None:
+            changed = set(changed) | {d[0] for d in idx.meta.get("dirty", [])}
+            changed |= {d[0] for d in st.dirty}
+            try:
+                stored = orjson.loads(rpath.read_bytes())
+                if stored.get("token") == idx.meta.get("token"):
+                    records = {r[R_PATH]: r for r in stored["records"]}
+            except (OSError, ValueError, KeyError):
+                records = None
+            if records is not None:
+                for rel in changed:
+                    rec = read_record(root, rel)
+                    if rec is None:
+                        records.pop(rel, None)
+                    else:
+                        records[rel] = rec
+    if records is None:
+        records = {}
+        for rel in scan_paths(root):
+            rec = read_record(root, rel)
+            if rec is not None:
+                records[rel] = rec
+    token = os.urandom(8).hex()
+    meta = dict(key, token=token)
+    recs = list(records.values())
+    data = _pack(recs, meta)
+    try:
+        _write_atomic(rpath, orjson.dumps({"token": token, "records": recs}))
+        _write_atomic(ipath, data)
+    except OSError:
+        pass  # a read-only git dir: still answer from memory
+    out = _unpack(data)
+    assert out is not None
+    return out

@@ -1,0 +1,35 @@
+"""`kg install-skill`: copy the packaged SKILL.md into an agent's skills directory."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from git_gasp.errors import GaspError
+
+
+def skill_text() -> str:
+    from importlib import resources
+
+    try:
+        return resources.files("git_gasp.kg").joinpath("skill/SKILL.md").read_text("utf-8")
+    except (FileNotFoundError, ModuleNotFoundError, OSError):
+        raise GaspError("the packaged SKILL.md is missing from this installation") from None
+
+
+def install(target: str | None, *, force: bool = False) -> Path:
+    """Write `<dir>/perstate/SKILL.md` (default dir: ~/.claude/skills)."""
+    base = Path(target).expanduser() if target else Path.home() / ".claude" / "skills"
+    dest = base / "perstate" / "SKILL.md"
+    text = skill_text()
+    if dest.exists():
+        current = dest.read_text(encoding="utf-8", errors="replace")
+        if current == text:
+            return dest
+        if not force:
+            raise GaspError(f"{dest} exists and differs; pass --force to overwrite it")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".SKILL.md.{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, dest)
+    return dest
