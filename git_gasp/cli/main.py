@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "fold": "git_gasp.cli.fold_cmd:fold",
     "snapshot": "git_gasp.cli.snapshot_cmd:snapshot",
     "init": "git_gasp.cli.init_cmd:init",
+    "kg": "git_gasp.cli.kg_cmd:kg",
 }
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
