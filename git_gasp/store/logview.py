@@ -24,14 +24,33 @@ class FoldView:
 
 def fold_agent(root: Path, *, at: str | None = None, strict: bool = False,
                use_snapshots: bool = True) -> FoldView:
-    """Fold the log at `root` through event `at` (default: the whole log)."""
+    """Fold the log at `root` through event `at` (default: the whole log).
+
+    With a verified snapshot at or before the target, only the lines after it are
+    parsed (their line numbers stay those of the whole log).
+    """
+    from git_gasp.protocol.envelope import parse_log
+    from git_gasp.protocol.snapshot import prefix_bytes
     from git_gasp.store.snapshots import find_seed
 
     repo = load_agent(root)
     if repo.log_error is not None:
         raise GaspError(repo.log_error)
-    parsed = repo.parsed
-    notes = []
+    log = repo.log_bytes or b""
+    notes: list[str] = []
+    seed = None
+    if use_snapshots and at is None:
+        seed, notes = find_seed(root, log)
+    if seed is not None:
+        offset = seed.integrity.line_count
+        parsed = parse_log(log[len(prefix_bytes(log, offset) or b""):])
+        for event in parsed.events:
+            event.line += offset
+        for err in parsed.errors:
+            err.line += offset
+        parsed.line_count += offset
+    else:
+        parsed = repo.parsed
     if parsed.errors:
         first = parsed.errors[0]
         if strict:
@@ -44,16 +63,16 @@ def fold_agent(root: Path, *, at: str | None = None, strict: bool = False,
         if idx is None:
             raise UsageError(f"no event {at!r} in {repo.log_rel}")
         events = events[: idx + 1]
-    upto = events[-1].line if events else 0
-    seed = None
-    if use_snapshots and upto:
-        seed, seed_notes = find_seed(root, repo.log_bytes or b"", parsed, upto)
-        notes += seed_notes
-    graph = seed.graph if seed else None
-    if seed is not None:
-        events = [e for e in events if e.line > seed.integrity.line_count]
+        upto = events[-1].line
+        if use_snapshots:
+            seed, notes_at = find_seed(root, log, upto)
+            notes += notes_at
+            if seed is not None:
+                events = [e for e in events if e.line > seed.integrity.line_count]
+    else:
+        upto = events[-1].line if events else (seed.integrity.line_count if seed else 0)
     try:
-        result = fold(events, strict=strict, graph=graph)
+        result = fold(events, strict=strict, graph=seed.graph if seed else None)
     except FoldError as exc:
         raise GaspError(f"{repo.log_rel}:{exc.skipped.line}: {exc}") from None
     result.last_event_id = events[-1].id if events else (seed.integrity.event_id if seed else None)

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_gasp.protocol.envelope import ParsedLog
+from git_gasp.protocol.envelope import EnvelopeError, parse_line
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
 from git_gasp.protocol.snapshot import (
@@ -16,6 +16,7 @@ from git_gasp.protocol.snapshot import (
     SnapshotError,
     integrity_for,
     parse_snapshot,
+    prefix_bytes,
     verify_integrity,
 )
 from git_gasp.store.agentfs import AgentFileError, read_regular
@@ -33,17 +34,26 @@ class Seed:
     integrity: Integrity
 
 
-def find_seed(root: Path, log: bytes, parsed: ParsedLog, upto_line: int) -> tuple[Seed | None,
-                                                                                 list[str]]:
-    """The newest snapshot at or before `upto_line` whose integrity matches the log.
+def _event_id_of_line(log: bytes, prefix_len: int) -> str | None:
+    """The id of the event on the last line of log[:prefix_len], or None if it is invalid."""
+    start = log.rfind(b"\n", 0, prefix_len - 1) + 1
+    try:
+        return parse_line(log[start : prefix_len - 1]).id
+    except EnvelopeError:
+        return None
 
-    Returns (seed or None, notes about snapshots that were passed over).
+
+def find_seed(root: Path, log: bytes, upto_line: int | None = None) -> tuple[Seed | None,
+                                                                             list[str]]:
+    """The newest snapshot at or before `upto_line` whose integrity matches the raw log.
+
+    Only the snapshot's prefix bytes are hashed and its last line parsed, so a caller can
+    fold just the tail. Returns (seed or None, notes about snapshots passed over).
     """
     notes: list[str] = []
     base = root / SNAPSHOT_DIR
     if not base.is_dir() or base.is_symlink():
         return None, notes
-    by_line = {e.line: e.id for e in parsed.events}
     best: Seed | None = None
     for name in sorted(os.listdir(base)):
         rel = f"{SNAPSHOT_DIR}/{name}/graph.json"
@@ -54,9 +64,13 @@ def find_seed(root: Path, log: bytes, parsed: ParsedLog, upto_line: int) -> tupl
         except (AgentFileError, JsonError, SnapshotError) as exc:
             notes.append(f"{rel} ignored: {exc}")
             continue
-        if rec.line_count > upto_line or (best and best.integrity.line_count >= rec.line_count):
+        if upto_line is not None and rec.line_count > upto_line:
             continue
-        reason = verify_integrity(log, rec, by_line.get(rec.line_count))
+        if best and best.integrity.line_count >= rec.line_count:
+            continue
+        prefix = prefix_bytes(log, rec.line_count)
+        last_id = _event_id_of_line(log, len(prefix)) if prefix else None
+        reason = verify_integrity(log, rec, last_id)
         if reason:
             notes.append(f"{rel} ignored (integrity does not match: {reason}); full fold used")
             continue
