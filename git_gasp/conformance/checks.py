@@ -9,10 +9,18 @@ import os
 from pathlib import Path
 
 from git_gasp.conformance.report import CheckResult
-from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, parse_line, serialize
+from git_gasp.conformance.rules import (
+    causation_problems,
+    entity_id,
+    ops_cause_problem,
+    pairing_problems,
+    restatement_problems,
+    roundtrip_problem,
+)
+from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.fold import fold
 from git_gasp.protocol.graph import Graph
-from git_gasp.protocol.jsonstrict import JsonError, json_equal, loads_slow
+from git_gasp.protocol.jsonstrict import JsonError, loads_slow
 from git_gasp.protocol.ops import OpError, parse_op
 from git_gasp.protocol.vocab import ENTITY_CREATING, PackError, Vocabulary, parse_pack
 from git_gasp.store.agent import MANIFEST, AgentRepo
@@ -59,16 +67,9 @@ def check_envelope(repo: AgentRepo) -> CheckResult:
     for err in repo.parsed.errors:
         res.fail(err.message, path=repo.log_rel, line=err.line)
     for event in repo.parsed.events:
-        try:
-            again = parse_line(serialize(event)[:-1], event.line)
-            same = json_equal(again.to_dict(), event.to_dict())
-        except (EnvelopeError, JsonError, RecursionError) as exc:
-            res.fail(f"event {event.id} does not re-serialize: {exc}", path=repo.log_rel,
-                     line=event.line)
-            continue
-        if not same:
-            res.fail(f"event {event.id} changes when re-serialized", path=repo.log_rel,
-                     line=event.line)
+        problem = roundtrip_problem(event)
+        if problem:
+            res.fail(problem, path=repo.log_rel, line=event.line)
     if not repo.parsed.line_count:
         res.notes.append("the log is empty")
     return res
@@ -227,10 +228,6 @@ def check_append_only(repo: AgentRepo, *, use_cache: bool = True) -> CheckResult
 
 
 # --- 5 -----------------------------------------------------------------------
-def _is_root_kind(kind: str) -> bool:
-    return kind.endswith(".created") or kind.endswith(".started") or kind == OPS_KIND
-
-
 def check_causation(repo: AgentRepo) -> CheckResult:
     """Unique ids; causation names an earlier event; roots are *.created / *.started / ops."""
     res = _result(5)
@@ -241,23 +238,8 @@ def check_causation(repo: AgentRepo) -> CheckResult:
     for event in repo.parsed.events:
         first_line.setdefault(event.id, event.line)
     for event in repo.parsed.events:
-        cause = event.causation_id
-        if event.id in seen:
-            res.fail(f"event id {event.id} is used again (first on line {seen[event.id]})",
-                     path=repo.log_rel, line=event.line)
-        if cause is None:
-            if not _is_root_kind(event.kind):
-                res.fail(f"event {event.id} ({event.kind}) has no causation; only *.created, "
-                         "*.started and ops-only maintenance events may be roots",
-                         path=repo.log_rel, line=event.line)
-        elif cause == event.id:
-            res.fail(f"event {event.id} names itself as its cause", path=repo.log_rel,
-                     line=event.line)
-        elif cause not in seen:
-            later = first_line.get(cause)
-            why = f"a later event (line {later})" if later else "no event in the log"
-            res.fail(f"event {event.id}: causation_id {cause} names {why}",
-                     path=repo.log_rel, line=event.line)
+        for problem in causation_problems(event, seen, first_line.get):
+            res.fail(problem, path=repo.log_rel, line=event.line)
         seen.setdefault(event.id, event.line)
     return res
 
@@ -372,78 +354,32 @@ def check_pairing(repo: AgentRepo) -> CheckResult:
     if _log_unusable(repo, res):
         return res
     events = repo.parsed.events
-    by_id = {}
+    by_id: dict[str, Event] = {}
     for e in events:
         by_id.setdefault(e.id, e)
-    claimants: dict[str, list] = {}
+    claimants: dict[str, list[Event]] = {}
     entity_ids: dict[str, str] = {}
     for e in events:
-        if e.kind in ENTITY_CREATING and type(e.payload) is dict and type(
-            e.payload.get("id")
-        ) is str:
-            entity_ids.setdefault(e.payload["id"], e.id)
+        entity = entity_id(e.kind, e.payload)
+        if entity is not None:
+            entity_ids.setdefault(entity, e.id)
         if e.kind != OPS_KIND:
             continue
         cause = by_id.get(e.causation_id) if e.causation_id is not None else None
-        if cause is not None and cause.kind == OPS_KIND:
-            res.fail(f"ops event {e.id} is caused by another ops event ({cause.id}); "
-                     "ops must name their domain event", path=repo.log_rel, line=e.line)
+        problem = ops_cause_problem(e, cause)
+        if problem:
+            res.fail(problem, path=repo.log_rel, line=e.line)
         if e.causation_id is not None:
             claimants.setdefault(e.causation_id, []).append(e)
     for e in events:
         if e.kind == OPS_KIND and e.causation_id is None:
-            for op in e.payload if type(e.payload) is list else ():
-                body = op.get("CreateNode") if type(op) is dict else None
-                if type(body) is dict and body.get("id") in entity_ids:
-                    res.fail(f"ops-only event {e.id} restates entity {body['id']!r}, created by "
-                             f"domain event {entity_ids[body['id']]}",
-                             path=repo.log_rel, line=e.line)
+            for problem in restatement_problems(e, entity_ids):
+                res.fail(problem, path=repo.log_rel, line=e.line)
     for e in events:
-        node_kind = ENTITY_CREATING.get(e.kind)
-        if node_kind is None:
-            continue
-        payload = e.payload
-        if type(payload) is not dict or type(payload.get("id")) is not str:
-            res.fail(f"{e.kind} event {e.id} has no string payload.id", path=repo.log_rel,
-                     line=e.line)
-            continue
-        pairs = claimants.get(e.id, [])
-        if not pairs:
-            res.fail(f"{e.kind} event {e.id} has no state.ops_applied pair creating "
-                     f"{payload['id']!r}", path=repo.log_rel, line=e.line)
-            continue
-        if len(pairs) > 1:
-            lines = ", ".join(str(p.line) for p in pairs)
-            res.fail(f"{e.kind} event {e.id} is claimed by {len(pairs)} ops events "
-                     f"(lines {lines}); exactly one may pair with it",
-                     path=repo.log_rel, line=e.line)
-        for pair in pairs:
-            for problem in _pair_problems(payload, node_kind, pair.payload):
-                res.fail(f"ops event {pair.id} pairs {e.kind} {e.id}: {problem}",
-                         path=repo.log_rel, line=pair.line)
+        if e.kind in ENTITY_CREATING:
+            for line, problem in pairing_problems(e, claimants.get(e.id, ())):
+                res.fail(problem, path=repo.log_rel, line=line)
     return res
-
-
-def _pair_problems(payload: dict, node_kind: str, ops: object) -> list[str]:
-    entity = payload["id"]
-    creates = []
-    for op in ops if type(ops) is list else ():
-        body = op.get("CreateNode") if type(op) is dict and len(op) == 1 else None
-        if type(body) is dict and body.get("id") == entity:
-            creates.append(body)
-    if not creates:
-        return [f"no CreateNode for {entity!r}"]
-    problems = []
-    for body in creates:
-        if body.get("kind") != node_kind:
-            problems.append(f"CreateNode {entity!r} has kind {body.get('kind')!r}, "
-                            f"expected {node_kind!r}")
-        if "status" in payload:
-            props = body.get("props") if type(body.get("props")) is dict else {}
-            if props.get("status") != payload["status"]:
-                problems.append(f"CreateNode {entity!r} has status {props.get('status')!r} but "
-                                f"the domain event says {payload['status']!r}")
-    return problems
 
 
 def run_all(repo: AgentRepo, *, fixture: bool = False, use_cache: bool = True) -> list[CheckResult]:
