@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "snapshot": "git_gasp.cli.snapshot_cmd:snapshot",
     "init": "git_gasp.cli.init_cmd:init",
     "kg": "git_gasp.cli.kg_cmd:kg",
+    "merge-driver": "git_gasp.cli.merge_cmd:merge_driver",
 }
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
