@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.jsonstrict import JsonError, dumps_canonical, loads_strict
 
 ENVELOPE_KEYS = (
@@ -225,7 +226,16 @@ def split_lines(data: bytes) -> tuple[list[bytes], bool]:
 
 
 def parse_log(data: bytes) -> ParsedLog:
-    """Parse every line of a log; never raises on bad content."""
+    """Parse every line of a log; never raises on bad content.
+
+    The cyclic garbage collector is paused while parsing: the parsed events are
+    acyclic, and rescanning the growing heap was most of the cost on large logs.
+    """
+    with gc_paused():
+        return _parse_lines(data)
+
+
+def _parse_lines(data: bytes) -> ParsedLog:
     lines, terminated = split_lines(data)
     out = ParsedLog(line_count=len(lines), terminated=terminated)
     append = out.events.append

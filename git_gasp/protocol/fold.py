@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_gasp.protocol.envelope import OPS_KIND, Event
+from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_op
 
@@ -102,6 +103,11 @@ def fold(
     events: Iterable[Event], *, strict: bool = False, graph: Graph | None = None
 ) -> FoldResult:
     """Fold events into `graph` (a fresh one by default) in order."""
+    with gc_paused():
+        return _fold(events, strict, graph)
+
+
+def _fold(events: Iterable[Event], strict: bool, graph: Graph | None) -> FoldResult:
     result = FoldResult(graph if graph is not None else Graph())
     g = result.graph
     skipped = result.skipped
