@@ -1,0 +1,48 @@
+"""The runtime an agent embeds: AgentState, the durable store and lease, commit_run,
+queries, memory, journal, identity, restore and fork.
+
+Names are loaded lazily so `import git_gasp.runtime` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "AgentState": "state",
+    "StateError": "state",
+    "OpenRun": "state",
+    "EventStore": "store",
+    "LogError": "store",
+    "TornLogError": "store",
+    "Lease": "lease",
+    "LeaseError": "lease",
+    "LeaseHeld": "lease",
+    "LeaseCorrupt": "lease",
+    "commit_run": "commit",
+    "CommitError": "commit",
+    "lineage": "queries",
+    "Lineage": "queries",
+    "track_record": "queries",
+    "diff_graphs": "queries",
+    "fold_at": "queries",
+    "PolicySet": "policy",
+    "Verdict": "policy",
+    "Facts": "memory",
+    "append_journal": "journal",
+    "amend_identity": "identity",
+    "restore": "restore",
+    "fork": "fork",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'git_gasp.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"git_gasp.runtime.{module}"), name)
+    globals()[name] = value
+    return value

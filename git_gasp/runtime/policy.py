@@ -1,0 +1,139 @@
+"""Policy gates: Allow / RequireApproval / Deny on node and relation creation and on
+patch promotion. Thresholds are configuration (`[policy.*]` in .agent/config.toml),
+never part of the log format (spec Part I: the promotion policy is the executor's).
+
+    [policy.nodes]            # node kind -> "allow" | "require_approval" | "deny"
+    frame = "require_approval"
+    [policy.relations]        # relation -> verdict
+    supersedes = "deny"
+    [policy.promotion]
+    min_evals = 1             # evals validating the patch
+    min_pass_rate = 1.0       # fraction of them Passed
+    min_score = 0.5           # optional: every scored eval at least this
+    require_approval = false  # a named approver must sign off every promotion
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from git_gasp.errors import GaspError
+from git_gasp.protocol.graph import Graph
+
+
+class Verdict(enum.Enum):
+    ALLOW = "allow"
+    REQUIRE_APPROVAL = "require_approval"
+    DENY = "deny"
+
+
+@dataclass(frozen=True)
+class Gate:
+    verdict: Verdict
+    reason: str = ""
+
+
+ALLOW = Gate(Verdict.ALLOW)
+
+
+class PolicyDenied(GaspError):
+    """A policy gate refused the change."""
+
+
+class ApprovalRequired(GaspError):
+    """A policy gate needs a named approver for the change."""
+
+
+def _verdict(value: Any, where: str) -> Verdict:
+    try:
+        return Verdict(str(value).lower().replace("-", "_"))
+    except ValueError:
+        raise GaspError(f"{where} must be allow, require_approval or deny, not {value!r}") from None
+
+
+@dataclass
+class Promotion:
+    min_evals: int = 0
+    min_pass_rate: float = 0.0
+    min_score: float | None = None
+    require_approval: bool = False
+
+
+@dataclass
+class PolicySet:
+    nodes: dict[str, Verdict] = field(default_factory=dict)
+    relations: dict[str, Verdict] = field(default_factory=dict)
+    promotion: Promotion = field(default_factory=Promotion)
+
+    @classmethod
+    def from_config(cls, config: dict) -> PolicySet:
+        section = config.get("policy", {})
+        if not isinstance(section, dict):
+            raise GaspError(".agent/config.toml: [policy] must be a table")
+        nodes = {k: _verdict(v, f"policy.nodes.{k}") for k, v in section.get("nodes", {}).items()}
+        rels = {k: _verdict(v, f"policy.relations.{k}")
+                for k, v in section.get("relations", {}).items()}
+        promo = section.get("promotion", {})
+        try:
+            promotion = Promotion(
+                min_evals=int(promo.get("min_evals", 0)),
+                min_pass_rate=float(promo.get("min_pass_rate", 0.0)),
+                min_score=None if promo.get("min_score") is None else float(promo["min_score"]),
+                require_approval=bool(promo.get("require_approval", False)),
+            )
+        except (TypeError, ValueError) as exc:
+            raise GaspError(f".agent/config.toml: [policy.promotion] {exc}") from None
+        return cls(nodes, rels, promotion)
+
+    @classmethod
+    def load(cls, root: Path) -> PolicySet:
+        return cls.from_config(load_config(root))
+
+    def check_node(self, kind: str) -> Gate:
+        verdict = self.nodes.get(kind, Verdict.ALLOW)
+        return Gate(verdict, f"policy.nodes.{kind} = {verdict.value}")
+
+    def check_relation(self, rel: str) -> Gate:
+        verdict = self.relations.get(rel, Verdict.ALLOW)
+        return Gate(verdict, f"policy.relations.{rel} = {verdict.value}")
+
+    def check_promotion(self, graph: Graph, patch_id: str) -> Gate:
+        """Gate promoting `patch_id` on the evals that validate it."""
+        p = self.promotion
+        evals = [graph.nodes[r["to"]] for r in graph.outgoing(patch_id, "validated_by")
+                 if r["to"] in graph.nodes]
+        passed = [e for e in evals if str(e["props"].get("status", "")).lower() == "passed"]
+        if len(evals) < p.min_evals:
+            return Gate(Verdict.DENY, f"promotion needs at least {p.min_evals} eval(s) validating "
+                                      f"{patch_id}; it has {len(evals)}")
+        rate = len(passed) / len(evals) if evals else 1.0
+        if evals and rate < p.min_pass_rate:
+            return Gate(Verdict.DENY, f"promotion needs a pass rate of {p.min_pass_rate:.0%}; "
+                                      f"{patch_id} has {rate:.0%} ({len(passed)}/{len(evals)})")
+        if p.min_score is not None:
+            low = [e["id"] for e in evals if isinstance(e["props"].get("score"), (int, float))
+                   and e["props"]["score"] < p.min_score]
+            if low:
+                return Gate(Verdict.DENY, f"promotion needs every score >= {p.min_score}; "
+                                          f"{', '.join(low)} scored lower")
+        if p.require_approval:
+            return Gate(Verdict.REQUIRE_APPROVAL, "policy.promotion.require_approval = true")
+        return ALLOW
+
+
+def load_config(root: Path) -> dict:
+    """.agent/config.toml as a dict ({} when missing)."""
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    path = Path(root) / ".agent" / "config.toml"
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise GaspError(f".agent/config.toml does not parse: {exc}") from None

@@ -1,0 +1,181 @@
+"""The log on disk: torn-line-aware reading and durable, lease-checked append.
+
+Durable append = one write of the whole batch to an O_APPEND descriptor, then
+fsync (and an fsync of the directory when the log was created). The lease is
+checked inside `append`, and so is the log's size: bytes we did not write (another
+writer, a torn tail) stop the append instead of being built upon.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from git_gasp.errors import GaspError
+from git_gasp.protocol.envelope import EnvelopeError, Event, parse_line, serialize
+from git_gasp.runtime.lease import Lease
+
+
+class LogError(GaspError):
+    """The log cannot be read or extended as it stands."""
+
+
+class TornLogError(LogError):
+    """The last line of the log is incomplete (a write was interrupted)."""
+
+    def __init__(self, rel: str, line: int, offset: int, partial: bytes) -> None:
+        self.line, self.offset = line, offset
+        tail = partial[:60].decode("utf-8", "replace")
+        super().__init__(
+            f"{rel}:{line}: torn final line ({len(partial)} bytes without a newline: "
+            f"{tail!r}…); nothing was written — if it is a complete event append a newline, "
+            f"otherwise remove it with `truncate -s {offset} {rel}` (the last complete event "
+            f"is on line {line - 1})")
+
+
+def line_offset(data: bytes, line_count: int) -> int | None:
+    """Byte offset just past the first `line_count` lines, or None if there are fewer.
+
+    Scans from whichever end is nearer, so a tail near the end of a huge log is cheap.
+    """
+    if line_count <= 0:
+        return 0
+    total = data.count(b"\n")
+    if line_count > total:
+        return None
+    if line_count * 2 <= total:
+        pos = -1
+        for _ in range(line_count):
+            pos = data.find(b"\n", pos + 1)
+        return pos + 1
+    pos = len(data)
+    for _ in range(total - line_count + 1):
+        pos = data.rfind(b"\n", 0, pos)
+    return pos + 1
+
+
+def parse_tail(data: bytes, start: int, first_line: int, rel: str) -> list[Event]:
+    """Parse every line of data[start:]; raise LogError / TornLogError on the first bad one."""
+    events: list[Event] = []
+    number = first_line
+    pos = start
+    end = len(data)
+    while pos < end:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            raise TornLogError(rel, number, pos, data[pos:])
+        try:
+            events.append(parse_line(data[pos:nl], number))
+        except (EnvelopeError, RecursionError) as exc:
+            raise LogError(f"{rel}:{number}: not a valid event: {exc}; the log must be repaired "
+                           "before anything is appended (see `git gasp check`)") from None
+        pos = nl + 1
+        number += 1
+    return events
+
+
+class EventStore:
+    """Append-only access to one log file, guarded by a lease."""
+
+    def __init__(self, root: Path, rel: str, lease: Lease, *, fsync: bool = True) -> None:
+        self.root = Path(root)
+        self.rel = rel
+        self.path = self.root / rel
+        self.lease = lease
+        self.fsync = fsync
+        self.size = 0  # bytes of the log we have read or written
+        self.line_count = 0
+
+    def read_bytes(self) -> bytes:
+        try:
+            if self.path.is_symlink():
+                raise LogError(f"{self.rel} is a symlink; git would commit the link, not the log")
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            return b""
+        except IsADirectoryError:
+            raise LogError(f"{self.rel} is a directory, not a log") from None
+        except OSError as exc:
+            raise LogError(f"{self.rel} cannot be read: {exc.strerror}") from None
+
+    def mark_read(self, data: bytes) -> None:
+        """Record that `data` (the whole log) has been read and accounted for."""
+        self.size = len(data)
+        self.line_count = data.count(b"\n")
+
+    def new_events(self) -> list[Event]:
+        """Events appended by someone else since we last read or wrote (usually none)."""
+        try:
+            size = os.stat(self.path).st_size
+        except FileNotFoundError:
+            size = 0
+        if size == self.size:
+            return []
+        if size < self.size:
+            raise LogError(f"{self.rel} shrank from {self.size} to {size} bytes under us "
+                           "(truncated or rewritten?); refusing to append")
+        with open(self.path, "rb") as fh:
+            fh.seek(self.size)
+            tail = fh.read()
+        events = parse_tail(tail, 0, self.line_count + 1, self.rel)
+        self.size += len(tail)
+        self.line_count += len(events)
+        return events
+
+    def append(self, events: Iterable[Event]) -> int:
+        """Durably append a batch (one write, one fsync); return the new line count.
+
+        Checks the lease and that the file is still exactly as long as we left it.
+        """
+        data = b"".join(serialize(e) for e in events)
+        if not data:
+            return self.line_count
+        self.lease.ensure()
+        created = not self.path.exists()
+        if created:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size != self.size:
+                raise LogError(f"{self.rel} is {size} bytes but this worker last saw {self.size}; "
+                               "another writer appended without the lease — reopen the state")
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created and self.fsync:
+            dfd = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        self.size += len(data)
+        self.line_count += data.count(b"\n")
+        return self.line_count
+
+
+def append_line_file(path: Path, data: bytes, *, fsync: bool = True) -> None:
+    """Durably append bytes to a plain append-only file (facts, journal)."""
+    created = not path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created and fsync:
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
