@@ -81,10 +81,23 @@ def render_scalar(value: Any, *, flow: bool = False, quote: bool = False) -> str
     if isinstance(value, str):
         if not quote and _plain_roundtrips(value, flow):
             return value
-        return json.dumps(value, ensure_ascii=False)
+        return _dq(value)
     if isinstance(value, (list, tuple)):
         return render_list(list(value), quote=quote)
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _dq(value: str) -> str:
+    """A YAML double-quoted scalar: JSON escapes, plus \\u escapes for anything unprintable."""
+    text = json.dumps(value, ensure_ascii=False)
+    if all(ch.isprintable() for ch in text):
+        return text
+    return "".join(
+        ch if ch.isprintable() else (
+            f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}"
+        )
+        for ch in text
+    )
 
 
 def render_list(items: list[Any], *, quote: bool = False) -> str:
@@ -111,28 +124,39 @@ class FrontMatter:
     """Front matter as ordered key blocks; edits touch only the keys they set."""
 
     def __init__(self, text: str = "") -> None:
-        self.preamble: list[str] = []  # comment/blank lines before the first key
-        self.blocks: list[tuple[str, list[str]]] = []
+        self.preamble: list[str] = []  # lines before the first key
+        self.trailer: list[str] = []  # comment/blank lines after the last key
+        # [key, prefix lines (comments/blanks above it), the key's own lines]
+        self.blocks: list[tuple[str, list[str], list[str]]] = []
+        pending: list[str] = []
         for line in text.splitlines():
             m = _KEY_LINE.match(line)
             if m:
-                self.blocks.append((m.group(1).strip(), [line]))
+                self.blocks.append((m.group(1).strip(), pending, [line]))
+                pending = []
+            elif not line.strip() or line.startswith("#"):
+                pending.append(line)
             elif self.blocks:
-                self.blocks[-1][1].append(line)
+                self.blocks[-1][2].extend(pending)
+                self.blocks[-1][2].append(line)
+                pending = []
             else:
+                self.preamble.extend(pending)
                 self.preamble.append(line)
+                pending = []
+        self.trailer = pending
         data = load_yaml(text) if text.strip() else {}
         if data is None:
             data = {}
         if not isinstance(data, dict):
             raise GaspError("front matter is not a YAML mapping")
         self.data: dict[str, Any] = {str(k): v for k, v in data.items()}
-        keys = [k for k, _ in self.blocks]
+        keys = [k for k, _, _ in self.blocks]
         if sorted(keys) != sorted(self.data) or len(set(keys)) != len(keys):
             # Line grouping disagrees with YAML (exotic syntax): re-render everything
             # from the parsed data, which still keeps every field and its value.
-            self.preamble = []
-            self.blocks = [(k, [f"{k}: {render_scalar(v)}"]) for k, v in self.data.items()]
+            self.preamble, self.trailer = [], []
+            self.blocks = [(k, [], [f"{k}: {render_scalar(v)}"]) for k, v in self.data.items()]
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
@@ -144,22 +168,24 @@ class FrontMatter:
         """Set `key`, replacing its block in place, or adding it (after `after` if present)."""
         line = f"{key}: {render_scalar(value, quote=quote)}"
         self.data[key] = value
-        for i, (k, _) in enumerate(self.blocks):
+        for i, (k, prefix, _) in enumerate(self.blocks):
             if k == key:
-                self.blocks[i] = (key, [line])
+                self.blocks[i] = (key, prefix, [line])
                 return
         pos = len(self.blocks)
         if after is not None:
-            for i, (k, _) in enumerate(self.blocks):
+            for i, (k, _, _) in enumerate(self.blocks):
                 if k == after:
                     pos = i + 1
-        self.blocks.insert(pos, (key, [line]))
+        self.blocks.insert(pos, (key, [], [line]))
 
     def text(self) -> str:
         lines = list(self.preamble)
-        for _, block in self.blocks:
+        for _, prefix, block in self.blocks:
+            lines.extend(prefix)
             lines.extend(block)
-        return "\n".join(lines) + "\n"
+        lines.extend(self.trailer)
+        return "\n".join(lines) + "\n" if lines else ""
 
 
 def parse_document(text: str) -> tuple[FrontMatter, str]:

@@ -351,8 +351,9 @@ def _plan_entity(plan: Plan, item: dict, n: int) -> None:
     if label and label.casefold() != old_label.casefold():
         new_aliases.insert(0, label)
     old_aliases = model.as_list(fm.get("aliases"))
-    merged = [a for a in model.union(old_aliases, new_aliases, fold_case=True)
-              if a.casefold() != old_label.casefold()]
+    # never drop an existing alias (Perstate's own example repeats the label's words)
+    merged = model.union(old_aliases, [a for a in new_aliases
+                                       if a.casefold() != old_label.casefold()], fold_case=True)
     if merged != old_aliases:
         fm.set("aliases", merged, after="type")
     old_sources = model.as_list(fm.get("sources"))
