@@ -1,0 +1,131 @@
+"""Hook payloads of Claude Code and Codex (JSON on stdin) → one neutral :class:`HookEvent`.
+
+Both agents send ``session_id``, ``transcript_path``, ``cwd`` and ``hook_event_name``;
+tool hooks add ``tool_name``, ``tool_input``, ``tool_use_id`` and, after the call,
+``tool_response`` (PostToolUse) or ``error`` (Claude's PostToolUseFailure). Measured
+differences (Claude Code 2.1.328, Codex 0.171.0):
+
+- Claude's ``tool_response`` is an object (Bash: ``stdout``/``stderr``/``interrupted``;
+  Write/Edit: the file change); a failing command fires ``PostToolUseFailure`` with
+  ``error`` = ``"Exit code N\\n…"``.
+- Codex's ``tool_response`` is the command output as a string and a failing command
+  still fires ``PostToolUse``: the exit code is not in the payload (the hook handler
+  looks it up in the rollout, see ``codex.exit_code_for``). Codex names its shell tool
+  ``Bash`` in hooks (``exec_command`` in the rollout) and adds ``model``/``turn_id``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_gasp.adapters.records import output_text
+from git_gasp.errors import GaspError
+
+HOOK_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "SessionEnd",
+)
+AGENTS = ("claude-code", "codex")
+_EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)")
+
+
+@dataclass
+class HookEvent:
+    """One hook invocation, agent-neutral."""
+
+    agent: str
+    event: str
+    session_id: str
+    cwd: str | None = None
+    transcript_path: str | None = None
+    prompt: str | None = None
+    tool_name: str | None = None
+    tool_input: Any = None
+    tool_use_id: str | None = None
+    output: str | None = None  # tool output (PostToolUse) or error text (failure)
+    is_error: bool | None = None
+    exit_code: int | None = None
+    last_message: str | None = None
+    reason: str | None = None  # SessionStart source / SessionEnd reason
+    model: str | None = None
+    raw: dict = field(default_factory=dict)
+
+
+def detect_agent(payload: dict) -> str:
+    """Which agent sent `payload` (its transcript path says it; Codex adds `turn_id`)."""
+    path = str(payload.get("transcript_path") or "")
+    if "/.codex/" in path or "/rollout-" in path or "codex" in path.rsplit("/", 1)[0]:
+        return "codex"
+    if "/.claude/" in path:
+        return "claude-code"
+    if "turn_id" in payload or payload.get("permission_mode") == "bypassPermissions":
+        return "codex"
+    return "claude-code"
+
+
+def parse_hook_payload(data: bytes | str | dict, agent: str | None = None) -> HookEvent:
+    """Parse one hook payload; raises GaspError (one line) when it is not one."""
+    if isinstance(data, dict):
+        payload = data
+    else:
+        try:
+            payload = json.loads(data)
+        except (ValueError, RecursionError) as exc:
+            raise GaspError(f"hook payload is not JSON: {exc}") from None
+    if not isinstance(payload, dict):
+        raise GaspError("hook payload is not a JSON object")
+    event = payload.get("hook_event_name")
+    if not isinstance(event, str) or not event:
+        raise GaspError("hook payload has no hook_event_name")
+    sid = payload.get("session_id")
+    if not isinstance(sid, str) or not sid:
+        raise GaspError("hook payload has no session_id")
+    if agent is not None and agent not in AGENTS:
+        raise GaspError(f"unknown agent {agent!r} (expected one of {', '.join(AGENTS)})")
+    h = HookEvent(agent or detect_agent(payload), event, sid, raw=payload)
+    h.cwd = _str(payload.get("cwd"))
+    h.transcript_path = _str(payload.get("transcript_path"))
+    h.model = _str(payload.get("model"))
+    if event == "UserPromptSubmit":
+        h.prompt = _str(payload.get("prompt")) or ""
+    if event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
+        h.tool_name = _str(payload.get("tool_name")) or "unknown"
+        h.tool_input = payload.get("tool_input")
+        h.tool_use_id = _str(payload.get("tool_use_id"))
+    if event == "PostToolUse":
+        resp = payload.get("tool_response")
+        h.output = output_text(resp)
+        h.is_error = False
+        if isinstance(resp, dict):
+            if resp.get("interrupted") is True or resp.get("is_error") is True:
+                h.is_error = True
+            code = resp.get("exit_code", resp.get("exitCode"))
+            if isinstance(code, int) and not isinstance(code, bool):
+                h.exit_code = code
+                h.is_error = code != 0
+        if h.agent == "codex":
+            h.is_error = None  # unknown from the payload alone; the handler resolves it
+    elif event == "PostToolUseFailure":
+        h.output = output_text(payload.get("error"))
+        h.is_error = True
+        m = _EXIT.match(h.output)
+        h.exit_code = int(m.group(1)) if m else None
+    elif event == "Stop":
+        h.last_message = _str(payload.get("last_assistant_message"))
+    elif event == "SessionStart":
+        h.reason = _str(payload.get("source"))
+    elif event == "SessionEnd":
+        h.reason = _str(payload.get("reason"))
+    return h
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

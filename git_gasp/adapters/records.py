@@ -1,0 +1,193 @@
+"""The neutral intermediate form every agent reader produces, and transcript file I/O.
+
+A reader (``claude_code.read_transcript``, ``codex.read_rollout``) turns one agent's
+native session file into a :class:`Transcript`: session facts plus an ordered list of
+:class:`Record` objects. Projectors and the lifting heuristics work on records only,
+never on an agent's own line format, so a new agent version means a new reader and
+nothing else.
+
+Record kinds (``Record.kind``) and their ``data``:
+
+- ``user_prompt``: ``text``
+- ``assistant_text``: ``text``, ``message_id``
+- ``model_response``: ``message_id``, ``model``, ``usage`` (dict or None),
+  ``stop_reason``
+- ``tool_use``: ``tool_use_id``, ``name``, ``input`` (JSON), ``message_id``
+- ``tool_result``: ``tool_use_id``, ``output`` (str), ``is_error`` (bool),
+  ``exit_code`` (int or None)
+
+Every record has a ``key`` unique within its session (message id, tool use id,
+``result:<tool use id>``, or the agent's line uuid), the ``parent`` key that caused
+it (or None at a root) and ``ts_ms`` when the agent recorded a time.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from git_gasp.errors import GaspError
+
+USER_PROMPT = "user_prompt"
+ASSISTANT_TEXT = "assistant_text"
+MODEL_RESPONSE = "model_response"
+TOOL_USE = "tool_use"
+TOOL_RESULT = "tool_result"
+RECORD_KINDS = (USER_PROMPT, ASSISTANT_TEXT, MODEL_RESPONSE, TOOL_USE, TOOL_RESULT)
+
+
+@dataclass
+class Record:
+    """One step of a session in agent-neutral form."""
+
+    kind: str
+    key: str
+    parent: str | None
+    ts_ms: int | None
+    data: dict[str, Any]
+    line: int = 0  # 1-based physical line of the source it came from (first line)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.data.get(name, default)
+
+
+@dataclass
+class SessionInfo:
+    """What a session file says about the session as a whole."""
+
+    agent: str  # "claude-code" | "codex"
+    session_id: str | None = None
+    agent_version: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    git_commit: str | None = None
+    model: str | None = None
+    started_ms: int | None = None
+    ended_ms: int | None = None
+
+
+@dataclass
+class Transcript:
+    """A parsed session: facts, records in causal-compatible order, what was skipped."""
+
+    session: SessionInfo
+    records: list[Record] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
+    line_count: int = 0
+
+    def by_kind(self, kind: str) -> list[Record]:
+        return [r for r in self.records if r.kind == kind]
+
+    def index(self) -> dict[str, Record]:
+        return {r.key: r for r in self.records}
+
+
+def parse_ts(value: Any) -> int | None:
+    """Milliseconds since the epoch from an ISO-8601 string or a number, else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        v = float(value)
+        return int(v if v > 1e11 else v * 1000)
+    if isinstance(value, str) and value:
+        text = value.strip()
+        if text.endswith("Z"):
+            text = text[:-1] + "+00:00"
+        try:
+            return int(datetime.fromisoformat(text).timestamp() * 1000)
+        except ValueError:
+            return None
+    return None
+
+
+def _zstd_stream(path: Path) -> io.BufferedIOBase:
+    """A readable decompressed stream of a .zst file, by whatever zstd is available."""
+    raw = path.read_bytes()
+    try:
+        import zstandard  # type: ignore[import-not-found]
+
+        return io.BytesIO(zstandard.ZstdDecompressor().decompressobj().decompress(raw))
+    except ImportError:
+        pass
+    try:
+        from compression import zstd  # type: ignore[import-not-found]  # Python 3.14+
+
+        return io.BytesIO(zstd.decompress(raw))
+    except ImportError:
+        pass
+    exe = shutil.which("zstd")
+    if exe is None:
+        raise GaspError(
+            f"{path}: reading .jsonl.zst needs the `zstandard` package "
+            "(pip install zstandard) or the `zstd` program"
+        )
+    proc = subprocess.run([exe, "-dc"], input=raw, capture_output=True, check=False)
+    if proc.returncode != 0:
+        msg = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise GaspError(f"{path}: not a valid zstd file ({msg[-1] if msg else 'zstd failed'})")
+    return io.BytesIO(proc.stdout)
+
+
+def read_raw(path: Path) -> bytes:
+    """The decompressed bytes of a session file (.jsonl, .jsonl.zst or .jsonl.gz)."""
+    path = Path(path)
+    try:
+        if path.name.endswith(".zst"):
+            return _zstd_stream(path).read()
+        if path.name.endswith(".gz"):
+            import gzip
+
+            return gzip.decompress(path.read_bytes())
+        return path.read_bytes()
+    except OSError as exc:
+        raise GaspError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except EOFError:
+        raise GaspError(f"{path}: truncated compressed file") from None
+
+
+def iter_json_lines(data: bytes) -> Iterator[tuple[int, Any | None]]:
+    """(1-based line number, parsed JSON or None when the line is not JSON), skipping blanks."""
+    for n, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            yield n, json.loads(raw)
+        except (ValueError, RecursionError):
+            yield n, None
+
+
+def output_text(content: Any) -> str:
+    """Tool output content (a string or a list of content blocks) as one string."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict):
+                if block.get("type") in ("text", "input_text", "output_text"):
+                    parts.append(str(block.get("text", "")))
+                elif block.get("type") == "image" or "image" in str(block.get("type", "")):
+                    parts.append("[image]")
+                else:
+                    parts.append(json.dumps(block, sort_keys=True))
+            else:
+                parts.append(str(block))
+        return "\n".join(parts)
+    if isinstance(content, dict):
+        if "stdout" in content or "stderr" in content:
+            out = str(content.get("stdout") or "")
+            err = str(content.get("stderr") or "")
+            return out + ("\n" + err if out and err else err)
+        return json.dumps(content, sort_keys=True)
+    return str(content)
