@@ -1,0 +1,114 @@
+"""Fork: a real git branch whose log is the current log through an event.
+
+The branch starts from the newest first-parent commit whose committed log is a
+prefix of that log, and its first commit appends the missing events plus a fork
+marker (frame.created + its ops pair), so the branch extends its parent
+append-only and passes check. The working tree and HEAD are not touched.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from git_gasp.errors import GaspError, UsageError
+from git_gasp.protocol.envelope import OPS_KIND, Event, serialize, split_lines
+from git_gasp.runtime.ids import new_id, now_ms
+from git_gasp.runtime.state import create_node
+
+
+def _git(root: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=root, capture_output=True,
+                          stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        msg = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise GaspError(f"git {args[0]} failed: {msg[-1] if msg else proc.returncode}")
+    return proc.stdout.decode()
+
+
+def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp")) -> bytes:
+    """Create branch `name` forked at event `at` (default: the last committed event)."""
+    from dulwich.index import commit_tree
+    from dulwich.objects import Blob, Commit
+
+    from git_gasp.protocol.manifest import parse_manifest
+    from git_gasp.runtime.queries import read_at_revision
+    from git_gasp.store.gitrepo import open_repo
+
+    root = Path(root)
+    if subprocess.run(["git", "check-ref-format", "--branch", name], cwd=root,
+                      capture_output=True).returncode != 0 or name.startswith("-"):
+        raise UsageError(f"{name!r} is not a valid branch name")
+    if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{name}"],
+                      cwd=root, capture_output=True).returncode == 0:
+        raise GaspError(f"branch {name} already exists")
+    manifest = parse_manifest(read_at_revision(root, "HEAD", "AGENT.md"))
+    rel = manifest.locations["log"]
+    log = read_at_revision(root, "HEAD", rel)
+    lines, terminated = split_lines(log)
+    if not terminated:
+        raise GaspError(f"{rel} at HEAD ends in a torn line; repair it first")
+    from git_gasp.protocol.envelope import parse_line
+
+    end = len(log)
+    at_id = None
+    if at is not None:
+        pos = 0
+        for n, raw in enumerate(lines, 1):
+            pos += len(raw) + 1
+            if raw.startswith(b'{"id":"') and parse_line(raw, n).id == at:
+                end, at_id = pos, at
+                break
+        else:
+            raise UsageError(f"no event {at!r} in the committed {rel} (commit it first)")
+    elif lines:
+        at_id = parse_line(lines[-1], len(lines)).id
+    prefix = log[:end]
+    # newest first-parent commit whose log is a prefix of `prefix`
+    base = None
+    for sha in _git(root, "rev-list", "--first-parent", "HEAD").split():
+        try:
+            old = read_at_revision(root, sha, rel)
+        except GaspError:
+            old = b""
+        if len(old) <= len(prefix) and prefix.startswith(old):
+            base = sha
+            break
+    if base is None:
+        raise GaspError(f"no commit has a log that {at or 'HEAD'} extends")
+    ts = now_ms()
+    frame = new_id("frame")
+    payload = {"id": frame, "title": f"fork {name}", "summary": f"forked at {at_id}",
+               "status": "Open", "metadata": {"fork": name, "at": at_id}}
+    domain = Event(new_id("event"), 1, ts, actor[0], actor[1], "frame.created", payload,
+                   None, frame)
+    ops = Event(new_id("event"), 1, ts, actor[0], actor[1], OPS_KIND,
+                [create_node(frame, "frame", {"title": f"fork {name}", "status": "Open",
+                                              "forked_at": at_id, "fork": name})],
+                domain.id, frame)
+    new_log = prefix + serialize(domain) + serialize(ops)
+    repo, pfx = open_repo(root)
+    with repo:
+        blob = Blob.from_string(new_log)
+        repo.object_store.add_object(blob)
+        base_commit = repo[base.encode()]
+        entries = {e.path: (e.sha, e.mode)
+                   for e in repo.object_store.iter_tree_contents(base_commit.tree)}
+        path = (pfx + b"/" if pfx else b"") + rel.encode()
+        entries[path] = (blob.id, 0o100644)
+        tree = commit_tree(repo.object_store, [(p, s, m) for p, (s, m) in entries.items()])
+        template = repo[repo.head()]
+        commit = Commit()
+        commit.tree = tree
+        commit.parents = [base_commit.id]
+        commit.author = commit.committer = template.committer
+        ident = _git(root, "var", "GIT_COMMITTER_IDENT").strip().rsplit(" ", 2)
+        commit.author = commit.committer = ident[0].encode()
+        commit.commit_time = commit.author_time = int(ident[1])
+        tz = ident[2]
+        offset = (int(tz[1:3]) * 3600 + int(tz[3:5]) * 60) * (-1 if tz[0] == "-" else 1)
+        commit.commit_timezone = commit.author_timezone = offset
+        commit.message = (f"fork {name} at {at_id}\n\nForked-From: {base}\n").encode()
+        repo.object_store.add_object(commit)
+        repo.refs[b"refs/heads/" + name.encode()] = commit.id
+        return commit.id

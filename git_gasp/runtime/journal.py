@@ -1,0 +1,71 @@
+"""journal/JOURNAL.md: a human-readable projection of finished runs, appended only.
+
+Existing bytes are never rewritten (check 4); a run already in the journal (its
+`## run_…` heading) is not added again.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+from git_gasp.runtime.queries import label
+from git_gasp.runtime.store import append_line_file
+
+JOURNAL_REL = "journal/JOURNAL.md"
+_HEADING = re.compile(r"^## (\S+)", re.M)
+
+
+def _when(ms: object) -> str:
+    if not isinstance(ms, int):
+        return "?"
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def run_entry(graph, run_id: str) -> str:
+    """The journal entry for one finished run."""
+    run = graph.nodes[run_id]
+    props = run["props"]
+    lines = [f"## {run_id}", "",
+             f"- task: {props.get('task', '')}",
+             f"- outcome: {props.get('outcome', '')}",
+             f"- when: {_when(props.get('started_ts_ms'))} to {_when(props.get('finished_ts_ms'))}"]
+    if props.get("goal_id"):
+        goal = graph.nodes.get(props["goal_id"])
+        lines.append(f"- goal: {props['goal_id']}" + (f" — {label(goal)}" if goal else ""))
+    for r in graph.incoming(run_id, "produced_by"):
+        node = graph.nodes.get(r["from"])
+        if node is None or node["kind"] in ("model_call", "tool_call"):
+            continue
+        status = node["props"].get("status")
+        lines.append(f"- {node['kind']} {node['id']}" + (f" [{status}]" if status else "")
+                     + (f": {label(node)}" if label(node) else ""))
+    calls = [r["from"] for r in graph.incoming(run_id, "produced_by")
+             if graph.nodes.get(r["from"], {}).get("kind") in ("model_call", "tool_call")]
+    if calls:
+        lines.append(f"- calls: {len(calls)} model/tool call(s)")
+    return "\n".join(lines) + "\n"
+
+
+def append_journal(state) -> list[str]:
+    """Append an entry for every finished run not yet in the journal; return their ids."""
+    path: Path = state.root / JOURNAL_REL
+    try:
+        old = path.read_bytes()
+    except FileNotFoundError:
+        old = b""
+    present = set(_HEADING.findall(old.decode("utf-8", "replace")))
+    runs = [n["id"] for n in state.graph.nodes.values()
+            if n["kind"] == "run" and n["props"].get("status") == "finished"
+            and n["id"] not in present]
+    if not runs:
+        return []
+    text = "".join("\n" + run_entry(state.graph, rid) for rid in runs)
+    if old and not old.endswith(b"\n"):
+        text = "\n" + text
+    if not old:
+        text = "# Journal\n" + text
+    state.store.lease.ensure()
+    append_line_file(path, text.encode(), fsync=state.store.fsync)
+    return runs

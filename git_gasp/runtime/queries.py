@@ -1,0 +1,338 @@
+"""Read-side queries over a folded Graph: lineage, skill track record, diff, fold at."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from git_gasp.errors import GaspError
+from git_gasp.protocol.graph import Graph
+from git_gasp.protocol.jsonstrict import json_equal
+
+_LABEL_KEYS = ("title", "summary", "statement", "command", "reason", "task", "tool", "model")
+
+
+def label(node: dict) -> str:
+    props = node["props"]
+    for key in _LABEL_KEYS:
+        value = props.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+@dataclass
+class Edge:
+    src: str
+    rel: str
+    dst: str
+    props: dict
+
+
+@dataclass
+class Lineage:
+    """The why-chain around a node: every node within `depth` hops, either direction."""
+
+    root: str
+    depth: int
+    nodes: dict[str, dict] = field(default_factory=dict)  # id -> node, in discovery order
+    hops: dict[str, int] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "root": self.root,
+            "depth": self.depth,
+            "nodes": [{"id": n["id"], "kind": n["kind"], "status": n["props"].get("status"),
+                       "label": label(n), "hops": self.hops[n["id"]]}
+                      for n in self.nodes.values()],
+            "edges": [{"from": e.src, "rel": e.rel, "to": e.dst, "props": e.props}
+                      for e in self.edges],
+        }
+
+    def _line(self, node_id: str) -> str:
+        node = self.nodes[node_id]
+        status = node["props"].get("status")
+        bits = [node["kind"]] + ([str(status)] if status is not None else [])
+        text = label(node)
+        return f"`{node_id}` ({', '.join(bits)})" + (f" — {text}" if text else "")
+
+    def to_markdown(self) -> str:
+        """The root, then a nested list of edges: `—rel→ x` (outgoing), `←rel— x` (incoming)."""
+        by_node: dict[str, list[tuple[str, str, int]]] = {}
+        for i, e in enumerate(self.edges):
+            by_node.setdefault(e.src, []).append((f"—{e.rel}→", e.dst, i))
+            by_node.setdefault(e.dst, []).append((f"←{e.rel}—", e.src, i))
+        lines = [f"# Lineage of {self._line(self.root)}", ""]
+        shown, used = {self.root}, set()
+        iters = [(iter(by_node.get(self.root, [])), 0)]
+        while iters:
+            it, level = iters[-1]
+            step = next(it, None)
+            if step is None:
+                iters.pop()
+                continue
+            arrow, other, idx = step
+            if idx in used:
+                continue
+            used.add(idx)
+            seen = other in shown
+            lines.append("  " * level + f"- {arrow} {self._line(other)}"
+                         + (" (see above)" if seen else ""))
+            if not seen:
+                shown.add(other)
+                iters.append((iter(by_node.get(other, [])), level + 1))
+        if len(lines) == 2:
+            lines.append("(no relations)")
+        return "\n".join(lines) + "\n"
+
+
+def lineage(graph: Graph, node_id: str, depth: int = 3) -> Lineage:
+    """Breadth-first over relations in both directions, up to `depth` hops."""
+    if node_id not in graph.nodes:
+        raise GaspError(f"no node {node_id!r} in the graph")
+    if depth < 0:
+        raise GaspError("depth must be 0 or more")
+    out_by: dict[str, list[dict]] = {}
+    in_by: dict[str, list[dict]] = {}
+    for r in graph.relations:
+        out_by.setdefault(r["from"], []).append(r)
+        in_by.setdefault(r["to"], []).append(r)
+    result = Lineage(node_id, depth)
+    result.nodes[node_id] = graph.nodes[node_id]
+    result.hops[node_id] = 0
+    seen_edges: set[int] = set()
+    queue = deque([node_id])
+    while queue:
+        current = queue.popleft()
+        hop = result.hops[current]
+        if hop >= depth:
+            continue
+        for r in out_by.get(current, []) + in_by.get(current, []):
+            if id(r) in seen_edges:
+                continue
+            other = r["to"] if r["from"] == current else r["from"]
+            if other not in graph.nodes:
+                continue
+            seen_edges.add(id(r))
+            result.edges.append(Edge(r["from"], r["rel"], r["to"], r.get("props", {})))
+            if other not in result.nodes:
+                result.nodes[other] = graph.nodes[other]
+                result.hops[other] = hop + 1
+                queue.append(other)
+    return result
+
+
+@dataclass
+class TrackRecord:
+    """A skill's record folded from its patches + evals + decisions."""
+
+    skill: str
+    patches: int = 0
+    promoted: int = 0
+    rejected: int = 0
+    evals: int = 0
+    passed: int = 0
+    outcomes: list[bool] = field(default_factory=list)  # eval pass/fail in log order
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.evals if self.evals else None
+
+    @property
+    def trend(self) -> str:
+        """Pass rate of the recent half against the earlier half (needs 4+ evals)."""
+        n = len(self.outcomes)
+        if n < 4:
+            return "insufficient data"
+        half = n // 2
+        early = sum(self.outcomes[:half]) / half
+        late = sum(self.outcomes[n - half:]) / half
+        if late - early > 0.1:
+            return "improving"
+        if early - late > 0.1:
+            return "declining"
+        return "steady"
+
+    def to_json(self) -> dict:
+        return {"skill": self.skill, "patches": self.patches, "promoted": self.promoted,
+                "rejected": self.rejected, "sample_size": self.evals, "passed": self.passed,
+                "pass_rate": self.pass_rate, "trend": self.trend}
+
+
+def _patch_skill(graph: Graph, node: dict) -> str | None:
+    skill = node["props"].get("skill")
+    if isinstance(skill, str):
+        return skill
+    for r in graph.outgoing(node["id"], "modifies"):
+        target = graph.nodes.get(r["to"])
+        if target is not None and isinstance(target["props"].get("name"), str):
+            return target["props"]["name"]
+    return None
+
+
+def track_record(graph: Graph, skill: str) -> TrackRecord:
+    """Patches pinned to `skill` (prop `skill`), the evals validating them, the decisions."""
+    rec = TrackRecord(skill)
+    for node in graph.nodes.values():
+        if node["kind"] != "patch" or node["tombstoned"] or _patch_skill(graph, node) != skill:
+            continue
+        rec.patches += 1
+        status = str(node["props"].get("status", ""))
+        rec.promoted += status == "Promoted"
+        rec.rejected += status == "Rejected"
+        for r in graph.outgoing(node["id"], "validated_by"):
+            ev = graph.nodes.get(r["to"])
+            if ev is None:
+                continue
+            ok = str(ev["props"].get("status", "")).lower() == "passed"
+            rec.evals += 1
+            rec.passed += ok
+            rec.outcomes.append(ok)
+    return rec
+
+
+@dataclass
+class GraphDiff:
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> field -> (a, b)
+    relations_added: list[dict] = field(default_factory=list)
+    relations_removed: list[dict] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed or self.relations_added
+                    or self.relations_removed)
+
+    def to_json(self) -> dict:
+        return {"nodes_added": self.added, "nodes_removed": self.removed,
+                "nodes_changed": {k: {f: {"a": a, "b": b} for f, (a, b) in v.items()}
+                                  for k, v in self.changed.items()},
+                "relations_added": self.relations_added,
+                "relations_removed": self.relations_removed}
+
+    def lines(self) -> list[str]:
+        out = []
+        out += [f"+ node {n}" for n in self.added]
+        out += [f"- node {n}" for n in self.removed]
+        for nid, fields in self.changed.items():
+            for name, (a, b) in fields.items():
+                out.append(f"~ node {nid} {name}: {_short(a)} -> {_short(b)}")
+        for r in self.relations_added:
+            out.append(f"+ {r['from']} -{r['rel']}-> {r['to']}" + _props(r))
+        for r in self.relations_removed:
+            out.append(f"- {r['from']} -{r['rel']}-> {r['to']}" + _props(r))
+        return out or ["no differences"]
+
+
+def _short(value: Any) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _props(r: dict) -> str:
+    return f" {_short(r['props'])}" if r.get("props") else ""
+
+
+def _rel_key(r: dict) -> str:
+    import json
+
+    return json.dumps([r["from"], r["rel"], r["to"], r.get("props", {})], sort_keys=True)
+
+
+def diff_graphs(a: Graph, b: Graph) -> GraphDiff:
+    """Nodes added/removed/changed (props key by key, flags, artifacts) and relations
+    added/removed, a relation's props being part of its identity."""
+    out = GraphDiff()
+    out.added = [n for n in b.nodes if n not in a.nodes]
+    out.removed = [n for n in a.nodes if n not in b.nodes]
+    for nid in a.nodes.keys() & b.nodes.keys():
+        na, nb = a.nodes[nid], b.nodes[nid]
+        fields: dict[str, Any] = {}
+        for key in ("kind", "stale", "tombstoned", "artifacts"):
+            if not json_equal(na.get(key), nb.get(key)):
+                fields[key] = (na.get(key), nb.get(key))
+        pa, pb = na["props"], nb["props"]
+        for key in sorted(pa.keys() | pb.keys()):
+            if key not in pa or key not in pb or not json_equal(pa[key], pb[key]):
+                fields[f"props.{key}"] = (pa.get(key), pb.get(key))
+        if fields:
+            out.changed[nid] = fields
+    out.changed = dict(sorted(out.changed.items()))
+    count_a: dict[str, int] = {}
+    for r in a.relations:
+        count_a[_rel_key(r)] = count_a.get(_rel_key(r), 0) + 1
+    for r in b.relations:
+        key = _rel_key(r)
+        if count_a.get(key, 0):
+            count_a[key] -= 1
+        else:
+            out.relations_added.append(r)
+    remaining = dict(count_a)
+    for r in a.relations:
+        key = _rel_key(r)
+        if remaining.get(key, 0):
+            remaining[key] -= 1
+            out.relations_removed.append(r)
+    return out
+
+
+def fold_at(root: Path, ref: str | None = None) -> Graph:
+    """The graph at an event id of the current log, or at a git revision (branch,
+    tag, commit) whose committed log is folded; None/"" means the working tree."""
+    from git_gasp.store.logview import fold_agent
+
+    if not ref:
+        return fold_agent(Path(root)).result.graph
+    from git_gasp.store.agent import load_agent
+
+    repo = load_agent(Path(root))
+    data = repo.log_bytes or b""
+    if f'{{"id":"{ref}",'.encode() in data or any(e.id == ref for e in repo.parsed.events):
+        return fold_agent(Path(root), at=ref).result.graph
+    return fold_revision(Path(root), ref, repo.log_rel)
+
+
+def read_at_revision(root: Path, rev: str, rel: str) -> bytes:
+    """The bytes of `rel` (relative to the agent root) at git revision `rev`."""
+    from dulwich.object_store import tree_lookup_path
+
+    from git_gasp.store.gitrepo import open_repo
+
+    sha = resolve_rev(Path(root), rev)
+    repo, prefix = open_repo(Path(root))
+    with repo:
+        path = (prefix + b"/" if prefix else b"") + rel.encode()
+        try:
+            _mode, blob = tree_lookup_path(repo.object_store.__getitem__, repo[sha].tree, path)
+        except KeyError:
+            raise GaspError(f"{rel} does not exist at {rev}") from None
+        return repo[blob].data
+
+
+def resolve_rev(root: Path, rev: str) -> bytes:
+    """The commit id of any git revision (`main`, `HEAD~2`, a tag, an abbreviated id)."""
+    import subprocess
+
+    if rev.startswith("-"):
+        raise GaspError(f"{rev!r} is not a revision")
+    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+                          cwd=root, capture_output=True, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise GaspError(f"{rev!r} is neither an event id in the log nor a git revision")
+    return proc.stdout.strip()
+
+
+def fold_revision(root: Path, rev: str, rel: str) -> Graph:
+    from git_gasp.protocol.envelope import parse_log
+    from git_gasp.protocol.fold import fold
+
+    parsed = parse_log(read_at_revision(root, rev, rel))
+    if parsed.errors:
+        first = parsed.errors[0]
+        raise GaspError(f"{rel}:{first.line} at {rev}: {first.message}")
+    return fold(parsed.events).graph

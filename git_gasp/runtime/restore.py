@@ -1,0 +1,173 @@
+"""Restore (spec Part I): clone, verify, load identity + skills, fold, bind the model.
+
+Shells out to `git clone`: it asks for a partial clone (`--filter=blob:none`) with a
+sparse checkout that leaves out the cold `transcripts/` archive; a server that does
+not support filters (or a local path) simply gives a full clone.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from git_gasp.errors import GaspError, UsageError
+
+SUPPORTED_SPEC = {1, "1", "1.0"}
+
+
+@dataclass
+class RestoreReport:
+    root: Path
+    agent_id: str
+    identity_hash: str
+    identity_files: list[str]
+    skills: list[str]
+    open_goals: list[dict]
+    run: dict | None
+    decisions: list[dict]
+    last_event_id: str | None
+    seeded_from: str | None = None
+    model: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _run_git(args: list[str], cwd: Path | None = None) -> None:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True,
+                          stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        lines = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise GaspError(f"git {args[0]} failed: {lines[-1] if lines else proc.returncode}")
+
+
+def clone(url: str, dest: Path, *, partial: bool = True) -> None:
+    """Clone `url` into `dest`, partially (no transcripts/) where the server allows."""
+    if dest.exists() and any(dest.iterdir()):
+        raise UsageError(f"{dest} exists and is not empty")
+    if not partial:
+        _run_git(["clone", "-q", "--", url, str(dest)])
+        return
+    _run_git(["clone", "-q", "--filter=blob:none", "--no-checkout", "--", url, str(dest)])
+    _run_git(["sparse-checkout", "set", "--no-cone", "/*", "!/transcripts/"], cwd=dest)
+    _run_git(["checkout", "-q"], cwd=dest)
+
+
+def bind_model(root: Path, model: str) -> None:
+    """Set `model` under [executor] in .agent/config.toml, touching nothing else."""
+    import json
+
+    if "\n" in model or not model.strip():
+        raise UsageError("a model name is one non-empty line")
+    path = root / ".agent" / "config.toml"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    value = json.dumps(model.strip())
+    section = re.search(r"^\[executor\][ \t]*$", text, re.M)
+    if section is None:
+        text += ("" if not text or text.endswith("\n") else "\n") + f"[executor]\nmodel = {value}\n"
+    else:
+        nxt = re.search(r"^\[", text[section.end():], re.M)
+        stop = section.end() + (nxt.start() if nxt else len(text) - section.end())
+        body = text[section.end():stop]
+        line = re.compile(r"^model[ \t]*=.*$", re.M)
+        if line.search(body):
+            body = line.sub(f"model = {value}", body, count=1)
+        else:
+            body = f"\nmodel = {value}" + body
+        text = text[:section.end()] + body + text[stop:]
+    from git_gasp.runtime.policy import load_config
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if load_config(root).get("executor", {}).get("model") != model.strip():
+        raise GaspError(".agent/config.toml: could not bind the model")
+
+
+def load_skills(root: Path) -> list[str]:
+    """Parse every skills/*/SKILL.md (front matter validated); return the skill names."""
+    from git_gasp.protocol.skill import SkillError, parse_skill
+    from git_gasp.store.agentfs import AgentFileError, read_regular
+
+    names = []
+    base = root / "skills"
+    if not base.is_dir():
+        return names
+    for entry in sorted(p.name for p in base.iterdir() if p.is_dir()):
+        rel = f"skills/{entry}/SKILL.md"
+        if not (root / rel).exists():
+            continue
+        try:
+            names.append(parse_skill(read_regular(root, rel)).name)
+        except (AgentFileError, SkillError) as exc:
+            raise GaspError(f"{rel}: {exc}") from None
+    return names
+
+
+def where_it_stands(root: Path, *, at: str | None = None) -> RestoreReport:
+    """Verify and load an agent checkout; report open goals, an unfinished run, decisions."""
+    from git_gasp.protocol.summary import open_goals
+    from git_gasp.runtime.identity import verify_identity
+    from git_gasp.runtime.state import AgentState
+    from git_gasp.store.agentfs import list_files
+
+    _declared, actual = verify_identity(root)
+    from git_gasp.runtime.identity import declared_identity_hash
+
+    manifest, _ = declared_identity_hash(root)
+    if manifest.spec_version not in SUPPORTED_SPEC:
+        raise GaspError(f"AGENT.md declares spec_version {manifest.spec_version!r}; this "
+                        "runtime speaks GASP 1")
+    ident = manifest.locations["identity"]
+    identity_files = [p.decode() for p, _path in list_files(root, ident)]
+    for _rel, path in list_files(root, ident):
+        path.read_bytes()  # identity is loaded at runtime, never compiled in
+    skills = load_skills(root)
+    notes: list[str] = []
+    if at is None:
+        state = AgentState.open(root, use_snapshots=True)
+        graph, last, seeded = state.graph, state.last_event_id, state.seeded_from
+        notes += state.notes
+        run = state.run
+        run_info = None if run is None else {"run_id": run.run_id, "goal_id": run.goal_id,
+                                             "task": graph.nodes[run.run_id]["props"].get("task")}
+    else:
+        from git_gasp.store.logview import fold_agent
+
+        view = fold_agent(root, at=at)
+        graph, last, seeded = view.result.graph, view.last_event_id, view.seeded_from
+        notes += view.notes
+        running = [n for n in graph.nodes.values() if n["kind"] == "run"
+                   and n["props"].get("status") == "running"]
+        run_info = None if not running else {"run_id": running[-1]["id"],
+                                             "goal_id": running[-1]["props"].get("goal_id"),
+                                             "task": running[-1]["props"].get("task")}
+    from git_gasp.protocol.fold import FoldResult
+
+    goals = open_goals(FoldResult(graph))
+    decisions = [n for n in graph.nodes.values() if n["kind"] == "decision"][-3:]
+    from git_gasp.runtime.policy import load_config
+
+    model = load_config(root).get("executor", {}).get("model") or None
+    return RestoreReport(root, manifest.agent_id, actual, identity_files, skills, goals,
+                         run_info, decisions, last, seeded, model, notes)
+
+
+def restore(url: str, dest: str | Path | None = None, *, at: str | None = None,
+            model: str | None = None, partial: bool = True) -> RestoreReport:
+    """Clone `url` and bring the agent up: the restore contract of spec Part I."""
+    if dest is None:
+        name = re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
+        dest = name or "agent"
+    dest = Path(dest)
+    clone(url, dest, partial=partial)
+    report = where_it_stands(dest, at=at)
+    if model is not None:
+        bind_model(dest, model)
+        report.model = model.strip()
+    try:
+        from git_gasp.hooks.attributes import register_driver
+    except ImportError:
+        report.notes.append("merge driver not registered (git_gasp.hooks is not available)")
+    else:
+        register_driver(dest)
+    return report
