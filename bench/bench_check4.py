@@ -12,7 +12,7 @@ Builds two repos with real git (``git fast-import``) in a temp dir:
 Baseline = the reference checker's method, run for real: ``git rev-list --reverse
 --full-history HEAD -- state/events.jsonl`` then one ``git show <commit> --
 state/events.jsonl`` per listed commit. Ours = ``check_history(use_cache=False)``
-cold, and a re-check with the cache after one more commit. Prints seconds and
+cold, and a re-check with the cache after one more commit (median of --repeat). Prints seconds and
 ratios; asserts nothing about time (it does assert both checks pass).
 """
 
@@ -23,6 +23,7 @@ import cProfile
 import os
 import pathlib
 import pstats
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -146,23 +147,30 @@ def add_one_commit(root: pathlib.Path, start: int) -> None:
     git(root, "commit", "-q", "-am", "one more run")
 
 
-def bench(name: str, root: pathlib.Path, profile: bool) -> Iterator[str]:
+def bench(name: str, root: pathlib.Path, profile: bool, repeat: int) -> Iterator[str]:
     n_commits = int(git(root, "rev-list", "--count", "HEAD"))
     size = (root / LOG).stat().st_size
     t_base, listed = timed(lambda: baseline(root))
-    t_cold, cold = timed(lambda: check_history(root, use_cache=False))
-    assert not cold.failures, cold.failures
+    colds = []
+    for _ in range(repeat):
+        t_cold, cold = timed(lambda: check_history(root, use_cache=False))
+        assert not cold.failures, cold.failures
+        colds.append(t_cold)
     check_history(root)  # fill the cache
-    add_one_commit(root, 10**7)
-    t_warm, warm = timed(lambda: check_history(root))
-    assert not warm.failures and warm.commits_walked == 1, warm
+    warms = []
+    for i in range(repeat):
+        add_one_commit(root, 10**7 + i * LINES_PER_COMMIT)
+        t_warm, warm = timed(lambda: check_history(root))
+        assert not warm.failures and warm.commits_walked == 1, warm
+        warms.append(t_warm)
+    t_cold, t_warm = statistics.median(colds), statistics.median(warms)
     yield (f"{name}: {n_commits} commits ({listed} listed by rev-list), "
            f"final log {size / 1e6:.1f} MB")
     yield f"  baseline (rev-list + git show per commit): {t_base:8.3f} s"
     yield (f"  check_history cold (no cache):             {t_cold:8.3f} s"
-           f"   walked {cold.commits_walked}")
+           f"   walked {cold.commits_walked}  (median of {repeat})")
     yield (f"  check_history warm (cache, +1 commit):     {t_warm:8.3f} s"
-           f"   walked {warm.commits_walked}")
+           f"   walked {warm.commits_walked}  (median of {repeat})")
     yield f"  baseline / cold = {t_base / t_cold:6.1f}x    cold / warm = {t_cold / t_warm:6.1f}x"
     if profile:
         prof = cProfile.Profile()
@@ -184,6 +192,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commits", type=int, default=1000, help="linear repo size")
     parser.add_argument("--merges", type=int, default=200, help="merge commits in repo (b)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each timed check")
     parser.add_argument("--profile", action="store_true", help="cProfile the cold checks")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-check4-") as tmp:
@@ -192,11 +201,11 @@ def main() -> None:
         hermetic_env(base / "home")
         t_build, _ = timed(lambda: build_linear(base / "linear", args.commits))
         print(f"built linear repo in {t_build:.1f} s", flush=True)
-        for line in bench("(a) linear", base / "linear", args.profile):
+        for line in bench("(a) linear", base / "linear", args.profile, args.repeat):
             print(line, flush=True)
         t_build, _ = timed(lambda: build_merges(base / "merges", args.merges))
         print(f"built merge repo in {t_build:.1f} s", flush=True)
-        for line in bench("(b) merges", base / "merges", args.profile):
+        for line in bench("(b) merges", base / "merges", args.profile, args.repeat):
             print(line, flush=True)
 
 

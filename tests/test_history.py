@@ -559,3 +559,17 @@ def test_merge_error_matches_a_naive_subsequence_check(p, r, p_nl, r_nl):
     parent = b"\n".join(p) + (b"\n" if p and p_nl else b"")
     result = b"\n".join(r) + (b"\n" if r and r_nl else b"")
     assert (merge_error(parent, result) is None) == _naive_merge_ok(parent, result)
+
+
+def test_working_tree_edit_hidden_from_mtime_and_size_still_fails(repo):
+    """The index stat shortcut (used for big files) must not trust mtime + size alone."""
+    write(repo, LOG, b"".join(ev(n) for n in range(1, 400)))
+    commit_all(repo, "a log big enough for the index shortcut")
+    assert check(repo).failures == []
+    path = repo / LOG
+    before = path.stat()
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b'"n":1}', b'"n":9}', 1))  # same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    [failure] = check(repo).failures
+    assert (failure.commit, failure.line) == (None, 1)

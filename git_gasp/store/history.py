@@ -15,11 +15,13 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from dulwich.index import FLAG_VALID, Index, IndexEntry
 from dulwich.objects import Commit, Tree
 from dulwich.repo import Repo
 
@@ -35,6 +37,7 @@ from git_gasp.store.gitrepo import open_repo
 CHECKER_VERSION = 1
 _BLOB = 3
 _TREE_CACHE_SIZE = 512
+_INDEX_COST_RATIO = 64  # parsing an index byte costs about as much as reading 64 file bytes
 _RECENT_BLOB_BYTES = 32 << 20  # a bounded window of recently read blobs, not a content store
 _CACHE_MAGIC = b"git-gasp check4 cache"
 _UNSHALLOW_HINT = "run `git fetch --unshallow` to check the full history"
@@ -211,8 +214,7 @@ def _cache_key(prefix: bytes, declared: frozenset[bytes]) -> str:
     return hashlib.sha256(material).hexdigest()[:20]
 
 
-def _is_hex_id(word: bytes) -> bool:
-    return len(word) == 40 and all(c in b"0123456789abcdef" for c in word)
+_CACHE_BODY = re.compile(rb"(?:C [0-9a-f]{40}\n)*(?:L [0-9a-f]{40} [0-9]{1,15}\n)*")
 
 
 class _Cache:
@@ -235,23 +237,15 @@ class _Cache:
         except OSError as exc:
             self.problem = f"check-4 cache unreadable, ignored ({exc})"
             return
-        commits: set[bytes] = set()
-        lengths: dict[bytes, int] = {}
-        lines = data.split(b"\n")
-        ok = lines[:2] == [_CACHE_MAGIC, b"key " + self.key.encode()] and lines[-1] == b""
-        for line in lines[2:-1] if ok else ():
-            kind, _, rest = line.partition(b" ")
-            if kind == b"C" and _is_hex_id(rest):
-                commits.add(rest)
-            elif kind == b"L" and _is_hex_id(rest[:40]) and rest[41:].isdigit():
-                lengths[rest[:40]] = int(rest[41:])
-            else:
-                ok = False
-                break
-        if not ok:
+        header = _CACHE_MAGIC + b"\nkey " + self.key.encode() + b"\n"
+        if not (data.startswith(header) and _CACHE_BODY.fullmatch(data, len(header))):
             self.problem = "check-4 cache was corrupt and has been ignored"
             return
-        self.commits, self.lengths = commits, lengths
+        for line in data[len(header):].splitlines():
+            if line.startswith(b"C "):
+                self.commits.add(line[2:])
+            else:
+                self.lengths[line[2:42]] = int(line[43:])
 
     def save(self, commits: set[bytes], lengths: dict[bytes, int]) -> str | None:
         """Write atomically (tmp + rename); return a note if that failed."""
@@ -477,32 +471,50 @@ class _Walker:
         if not any(path == LOG_PATH and stat.S_ISREG(e.mode) for path, e in files):
             self.fail(f"{LOG_PATH.decode()} is not committed in HEAD: the log is not committed",
                       path=LOG_PATH)
+        files = [(path, entry) for path, entry in files if stat.S_ISREG(entry.mode)]
+        stats = {path: self._lstat(path) for path, _ in files}
+        index = _StatIndex(self.repo, sum(st.st_size for st in stats.values()
+                                          if isinstance(st, os.stat_result)))
         for path, entry in files:
-            if stat.S_ISREG(entry.mode):
-                self._check_working_file(path, entry)
-                if entry.sha in self.objects.lengths:
-                    tip_lengths[entry.sha] = self.objects.lengths[entry.sha]
+            self._check_working_file(path, entry, stats[path], index)
+            if entry.sha in self.objects.lengths:
+                tip_lengths[entry.sha] = self.objects.lengths[entry.sha]
         return tip_lengths
 
-    def _check_working_file(self, path: bytes, entry: _Entry) -> None:
-        where = self.agent_root / os.fsdecode(path)
+    def _lstat(self, path: bytes) -> os.stat_result | OSError:
         try:
-            if stat.S_ISLNK(os.lstat(where).st_mode):
-                self.fail("working tree: append-only file is a symlink", path=path)
-                return
-            data = where.read_bytes()
-        except FileNotFoundError:
+            return os.lstat(self.agent_root / os.fsdecode(path))
+        except OSError as exc:
+            return exc
+
+    def _check_working_file(self, path: bytes, entry: _Entry,
+                            st: os.stat_result | OSError, index: _StatIndex) -> None:
+        if isinstance(st, FileNotFoundError):
             self.fail("working tree: committed append-only file is missing; restore it with "
                       "`git checkout HEAD -- <path>`", path=path)
             return
+        if isinstance(st, os.stat_result) and stat.S_ISLNK(st.st_mode):
+            self.fail("working tree: append-only file is a symlink", path=path)
+            return
+        full = self.prefix + b"/" + path if self.prefix else path
+        if isinstance(st, os.stat_result) and index.unchanged(full, entry.sha, st):
+            return  # git's own stat test says the file holds the committed blob
+        try:
+            if isinstance(st, OSError):
+                raise st
+            data = (self.agent_root / os.fsdecode(path)).read_bytes()
         except OSError as exc:
             self.fail(f"working tree: cannot read the file ({exc})", path=path)
             return
-        length = self.objects.lengths.get(entry.sha)
-        if length is not None and _extends_by_hash(entry.sha, length, data):
-            return
+        committed = self.objects.recent_blob(entry.sha)
+        if committed is None:
+            length = self.objects.lengths.get(entry.sha)
+            if length is not None and _extends_by_hash(entry.sha, length, data):
+                return
         try:
-            problem = extension_problem(self.objects.blob(entry.sha), data)
+            if committed is None:
+                committed = self.objects.blob(entry.sha)
+            problem = extension_problem(committed, data)
         except _ObjectError as exc:
             self.fail(f"working tree: cannot read the committed version: {exc}", path=path)
             return
@@ -510,6 +522,55 @@ class _Walker:
             line, reason = problem
             self.fail(f"working tree does not extend HEAD: {reason} ({_APPEND_HINT})",
                       path=path, line=line)
+
+
+def _ns(stamp: object) -> int | None:
+    """A (sec, nsec) index time stamp in nanoseconds; None if its precision is unknown."""
+    if isinstance(stamp, tuple) and len(stamp) == 2:
+        return stamp[0] * 1_000_000_000 + stamp[1]
+    return None
+
+
+class _StatIndex:
+    """git's stat test: a file whose lstat matches its non-racy index entry holds that blob.
+
+    Used only when parsing the index is much cheaper than reading the files; any
+    doubt (racy entry, flags, missing nanoseconds, unreadable index) means "read it".
+    """
+
+    def __init__(self, repo: Repo, file_bytes: int) -> None:
+        self.index: Index | None = None
+        try:
+            st = os.stat(repo.index_path())
+            if st.st_size * _INDEX_COST_RATIO >= file_bytes:
+                return
+            self.index_mtime_ns = st.st_mtime_ns
+            self.index = repo.open_index()
+        except Exception:  # no index, or one we cannot parse: read the files instead
+            self.index = None
+
+    def unchanged(self, path: bytes, sha: bytes, st: os.stat_result) -> bool:
+        if self.index is None:
+            return False
+        try:
+            e = self.index[path]
+        except KeyError:
+            return False
+        if not isinstance(e, IndexEntry) or e.sha != sha or e.flags & FLAG_VALID:
+            return False
+        mtime, ctime = _ns(e.mtime), _ns(e.ctime)
+        if e.extended_flags or mtime is None or ctime is None:
+            return False
+        mask = 0xFFFFFFFF
+        return (
+            mtime < self.index_mtime_ns  # not racily clean
+            and e.size == st.st_size & mask
+            and e.ino == st.st_ino & mask
+            and mtime == (st.st_mtime_ns // 1_000_000_000 & mask) * 1_000_000_000
+            + st.st_mtime_ns % 1_000_000_000
+            and ctime == (st.st_ctime_ns // 1_000_000_000 & mask) * 1_000_000_000
+            + st.st_ctime_ns % 1_000_000_000
+        )
 
 
 def _head(repo: Repo) -> bytes | None:
