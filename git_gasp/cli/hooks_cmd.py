@@ -1,0 +1,57 @@
+"""`git gasp install-hooks`, `git gasp hook pre-commit` and `git gasp doctor`."""
+
+from __future__ import annotations
+
+import click
+
+
+def _root(path: str | None):
+    from git_gasp.conformance.runner import resolve_agent_root
+
+    return resolve_agent_root(path)
+
+
+@click.command("install-hooks")
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option("--uninstall", is_flag=True,
+              help="Remove the hook (restoring the one it replaced) and the driver config.")
+@click.option("--force", is_flag=True,
+              help="Install even when a hook manager (husky, lefthook, pre-commit) owns "
+                   "the hooks; its hook is kept as pre-commit.legacy and still runs.")
+def install_hooks(path: str | None, uninstall: bool, force: bool) -> int:
+    """Install the pre-commit guard and the merge driver for the agent at PATH."""
+    from git_gasp.hooks.install import install
+    from git_gasp.hooks.install import uninstall as remove
+
+    root = _root(path)
+    outcome = remove(root) if uninstall else install(root, force=force)
+    for message in outcome.messages:
+        click.echo(message)
+    return 0
+
+
+@click.command("hook")
+@click.argument("name", type=click.Choice(["pre-commit"]))
+def hook(name: str) -> int:
+    """Run a git hook (git runs this; so may you, to test what is staged)."""
+    from pathlib import Path
+
+    from git_gasp.hooks.guard import report, run_guard
+
+    rejections = run_guard(Path.cwd())
+    if rejections:
+        click.echo(report(rejections), err=True)
+        return 1
+    return 0
+
+
+@click.command("doctor")
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+def doctor(path: str | None) -> int:
+    """Check that hooks, merge driver, lease and ignores are set up in this clone."""
+    from git_gasp.hooks.doctor import diagnose, report
+
+    root = _root(path)
+    text, status = report(diagnose(root), path or str(root))
+    click.echo(text)
+    return status

@@ -1,0 +1,142 @@
+"""The merge driver's registration (per clone) and the `.gitattributes` lines (shared).
+
+`.gitattributes` is written in the agent root, next to the `.gitignore` that `init`
+writes: git reads patterns relative to the directory of the file that holds them, so
+the lines need no prefix when the agent root is a subdirectory, need no escaping of
+odd directory names, and keep working when the directory is moved. A pattern with a
+slash (``state/events.jsonl``) is anchored to that directory; ``**/facts.jsonl``
+matches at every depth below it, including the directory itself.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+from git_gasp.errors import GaspError
+from git_gasp.hooks.gitcmd import check_attr, config_get, config_set_local, run_git
+
+DRIVER = "gasp"
+DRIVER_NAME = "GASP union merge for append-only agent state"
+DRIVER_ARGS = "merge-driver --ancestor %O --current %A --other %B --marker-size %L --path %P"
+ATTR_COMMENT = "# GASP append-only files: union merge driver (git gasp install-hooks)"
+DEFAULT_LOG = "state/events.jsonl"
+OTHER_PATTERNS = ("**/facts.jsonl", "**/JOURNAL.md")
+SAMPLE_PATHS = ("memory/facts.jsonl", "journal/JOURNAL.md")
+
+
+def gasp_command() -> list[str]:
+    """How to run this installation of git-gasp: its console script, else `python -m`."""
+    beside = Path(sys.executable).with_name("git-gasp")
+    if beside.is_file():
+        return [str(beside)]
+    found = shutil.which("git-gasp")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "git_gasp.cli.main"]
+
+
+def driver_command() -> str:
+    """The `merge.gasp.driver` value: shell words git runs, with git's placeholders."""
+    return " ".join(shlex.quote(w) for w in gasp_command()) + " " + DRIVER_ARGS
+
+
+def log_location(root: Path) -> str:
+    """The log path relative to the agent root (the manifest may move it)."""
+    manifest = root / "AGENT.md"
+    try:
+        data = manifest.read_bytes()
+    except OSError:
+        return DEFAULT_LOG
+    if b"ocations" not in data:
+        return DEFAULT_LOG
+    from git_gasp.protocol.manifest import ManifestError, parse_manifest
+
+    try:
+        return parse_manifest(data).locations["log"]
+    except (ManifestError, UnicodeError):
+        return DEFAULT_LOG
+
+
+def _pattern(path: str) -> str:
+    """A gitattributes pattern matching exactly `path` (relative, ``/``-separated)."""
+    escaped = "".join("\\" + c if c in "*?[\\" else c for c in path)
+    if "/" not in path.strip("/"):
+        escaped = "/" + escaped  # anchor a bare name to this directory
+    if any(c in escaped for c in ' \t"') or not escaped.isprintable():
+        return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return escaped
+
+
+def attribute_lines(root: Path) -> list[str]:
+    """The `.gitattributes` lines for the append-only files of the agent at `root`."""
+    return [f"{_pattern(log_location(root))} merge={DRIVER}",
+            *(f"{p} merge={DRIVER}" for p in OTHER_PATTERNS)]
+
+
+def updated_gitattributes(old: bytes | None, lines: list[str]) -> bytes | None:
+    """`old` plus the missing `lines` (None when nothing is missing)."""
+    text = (old or b"").decode("utf-8", "replace")
+    have = {tuple(line.split()) for line in text.splitlines()}
+    missing = [line for line in lines if tuple(line.split()) not in have]
+    if not missing:
+        return None
+    add = ([ATTR_COMMENT] if ATTR_COMMENT not in text else []) + missing
+    sep = b"" if not old or old.endswith(b"\n") else b"\n"
+    return (old or b"") + sep + ("\n".join(add) + "\n").encode()
+
+
+def register_driver(cwd: Path) -> list[tuple[str, str | None]]:
+    """Set merge.gasp.{name,driver} in this clone's config; return the previous values."""
+    before = []
+    for key, value in (("merge.gasp.name", DRIVER_NAME), ("merge.gasp.driver", driver_command())):
+        previous = _local_get(cwd, key)
+        before.append((key, previous))
+        if previous != value:
+            config_set_local(cwd, key, value)
+    return before
+
+
+def restore_config(cwd: Path, before: list[tuple[str, str | None]]) -> None:
+    """Put config keys back as `register_driver` found them (best effort)."""
+    for key, value in before:
+        if value is None:
+            run_git(cwd, "config", "--local", "--unset-all", key, check=False)
+        else:
+            run_git(cwd, "config", "--local", key, value, check=False)
+
+
+def _local_get(cwd: Path, key: str) -> str | None:
+    proc = run_git(cwd, "config", "--local", "--get", key, check=False)
+    return proc.stdout.decode(errors="replace").rstrip("\n") if proc.returncode == 0 else None
+
+
+def unregister_driver(cwd: Path) -> bool:
+    """Remove merge.gasp.* from this clone's config; True if it was there."""
+    proc = run_git(cwd, "config", "--local", "--remove-section", f"merge.{DRIVER}", check=False)
+    return proc.returncode == 0
+
+
+def uses_gasp_merge(root: Path) -> list[str]:
+    """Append-only paths of the agent at `root` whose attributes say merge=gasp."""
+    paths = [log_location(root), *SAMPLE_PATHS]
+    try:
+        attrs = check_attr(root, "merge", paths)
+    except GaspError:
+        return []
+    return [p for p in paths if attrs.get(p) == DRIVER]
+
+
+def missing_driver_note(root: Path) -> str | None:
+    """A note when `.gitattributes` says merge=gasp but this clone lacks the driver."""
+    try:
+        using = uses_gasp_merge(root)
+        if not using or config_get(root, f"merge.{DRIVER}.driver") is not None:
+            return None
+    except GaspError:
+        return None
+    return ("note: .gitattributes says merge=gasp for "
+            f"{', '.join(using)}, but this clone has no merge.gasp.driver, so git silently "
+            "falls back to a text merge of the append-only files; fix: git gasp install-hooks")

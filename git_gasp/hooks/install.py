@@ -1,0 +1,236 @@
+"""`git gasp install-hooks`: the pre-commit hook, the merge driver, `.gitattributes`.
+
+The hook directory is whatever ``git rev-parse --git-path hooks`` says (it honours
+``core.hooksPath`` and linked worktrees). A hook that is not ours is never lost: it
+moves to ``pre-commit.legacy``, our hook runs it first, and uninstall puts it back.
+When a hook manager owns the hooks we print the line to add and write no hook.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import stat
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import git_gasp
+from git_gasp.errors import GaspError
+from git_gasp.hooks import attributes, managers
+from git_gasp.hooks.gitcmd import config_get, git_path, is_tracked, work_tree_top
+
+HOOK = "pre-commit"
+LEGACY = HOOK + ".legacy"
+MARKER = b"# git-gasp pre-commit hook"
+VERSION_TAG = b"# git-gasp-hook-version: "
+
+
+def template() -> bytes:
+    """The hook template shipped in the package."""
+    return resources.files("git_gasp.hooks").joinpath("templates").joinpath(HOOK).read_bytes()
+
+
+def template_version() -> str:
+    """The version marker: a hash of the template, so any change to it is an upgrade."""
+    return hashlib.sha256(template()).hexdigest()[:16]
+
+
+def _run_words() -> str:
+    # -P (3.11+) keeps the work tree, the hook's cwd, off sys.path: a repo's own
+    # `git_gasp/` or `click.py` must not shadow the installed package.
+    if sys.version_info >= (3, 11):
+        return "-P -m git_gasp.cli.main"
+    code = "import sys; del sys.path[0]; from git_gasp.cli.main import main; main()"
+    return "-c " + shlex.quote(code)
+
+
+def render(python: str | None = None) -> bytes:
+    """The hook script for this interpreter and this installation of git_gasp."""
+    text = template().decode()
+    values = {
+        "@VERSION@": template_version(),
+        "@PYTHON@": shlex.quote(python or sys.executable),
+        "@PACKAGE@": shlex.quote(os.path.abspath(git_gasp.__file__)),
+        "@RUN@": _run_words(),
+    }
+    for key, value in values.items():
+        text = text.replace(key, value)
+    return text.encode()
+
+
+def hook_version(data: bytes) -> str | None:
+    """Our version marker in a hook's bytes; None when the hook is not ours."""
+    if MARKER not in data:
+        return None
+    for line in data.splitlines():
+        if line.startswith(VERSION_TAG):
+            return line[len(VERSION_TAG):].strip().decode(errors="replace")
+    return ""
+
+
+@dataclass
+class Outcome:
+    """What an install or uninstall did, for the user and for a rollback."""
+
+    messages: list[str] = field(default_factory=list)
+    manager: managers.Manager | None = None
+    undo: list[Callable[[], None]] = field(default_factory=list)
+
+    def rollback(self) -> None:
+        for step in reversed(self.undo):
+            try:
+                step()
+            except (OSError, GaspError):
+                pass
+        self.undo.clear()
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None if not path.is_symlink() else b""
+    except IsADirectoryError:
+        raise GaspError(f"{path} is a directory, not a hook") from None
+    except OSError as exc:
+        raise GaspError(f"cannot read {path}: {exc}") from None
+
+
+def _write_hook(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.gasp-{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise GaspError(f"cannot write {path}: {exc}") from None
+
+
+def _restore(path: Path, data: bytes | None, mode: int | None) -> Callable[[], None]:
+    def undo() -> None:
+        if data is None:
+            path.unlink(missing_ok=True)
+        else:
+            _write_hook(path, data)
+            if mode is not None:
+                os.chmod(path, mode)
+    return undo
+
+
+def install_hook(top: Path, hooks_dir: Path, *, force: bool, out: Outcome) -> None:
+    """Write our pre-commit hook into `hooks_dir`, keeping any foreign hook as legacy."""
+    hook, legacy = hooks_dir / HOOK, hooks_dir / LEGACY
+    existing = _read(hook)
+    wanted = render()
+    version = hook_version(existing) if existing is not None else None
+    if version is None:  # no hook, or a foreign one
+        manager = managers.detect(top, hooks_dir, config_get(top, "core.hooksPath"), existing)
+        if manager is None and existing is not None and is_tracked(top, str(hook)):
+            manager = managers.Manager(
+                "this repository", os.path.relpath(hook, top), f"  {managers.GUARD_COMMAND}",
+                False)
+        if manager is not None and not force:
+            out.manager = manager
+            out.messages.append(manager.message()
+                                + "\n(or run `git gasp install-hooks --force` to install our "
+                                "hook anyway, chaining the current one as pre-commit.legacy)")
+            return
+    if version is not None:
+        mode = os.stat(hook).st_mode
+        if existing == wanted and mode & 0o111 == 0o111:
+            out.messages.append(f"pre-commit hook already installed in {hooks_dir}")
+            return
+        _write_hook(hook, wanted)
+        out.undo.append(_restore(hook, existing, stat.S_IMODE(mode)))
+        what = "upgraded" if version != template_version() else "rewritten"
+        out.messages.append(f"pre-commit hook {what} in {hooks_dir}")
+        return
+    if not hooks_dir.is_dir():
+        try:
+            hooks_dir.mkdir(parents=True)
+        except OSError as exc:
+            raise GaspError(f"cannot create the hooks directory {hooks_dir}: {exc}") from None
+    if existing is not None:
+        if legacy.exists() or legacy.is_symlink():
+            raise GaspError(f"{hook} is not ours and {legacy} exists too; nothing was changed "
+                            f"(move one of them away, then run install-hooks again)")
+        os.rename(hook, legacy)
+        out.undo.append(lambda: os.rename(legacy, hook))
+        if not os.access(legacy, os.X_OK):
+            out.messages.append(f"note: your existing hook {legacy} is not executable, so git "
+                                "was not running it, and neither will ours")
+        out.messages.append(f"kept your existing pre-commit hook as {legacy}; it runs first")
+    _write_hook(hook, wanted)
+    out.undo.append(_restore(hook, None, None))
+    out.messages.append(f"installed the pre-commit hook in {hooks_dir}")
+
+
+def install(root: Path, *, force: bool = False, gitattributes: bool = True) -> Outcome:
+    """Install the hook, register the merge driver and add the `.gitattributes` lines."""
+    root = Path(root)
+    top = work_tree_top(root)
+    out = Outcome()
+    try:
+        install_hook(top, git_path(root, "hooks"), force=force, out=out)
+        before = attributes.register_driver(root)
+        if any(value != now for (_, value), now in zip(
+                before, (attributes.DRIVER_NAME, attributes.driver_command()), strict=True)):
+            out.undo.append(lambda: attributes.restore_config(root, before))
+            out.messages.append("registered the merge driver (merge.gasp.driver) in this "
+                                "clone's git config")
+        if gitattributes:
+            _update_gitattributes(root, out)
+    except BaseException:
+        out.rollback()
+        raise
+    return out
+
+
+def _update_gitattributes(root: Path, out: Outcome) -> None:
+    path = root / ".gitattributes"
+    old = _read(path)
+    new = attributes.updated_gitattributes(old, attributes.attribute_lines(root))
+    if new is None:
+        return
+    try:
+        path.write_bytes(new)
+    except OSError as exc:
+        raise GaspError(f"cannot write {path}: {exc}") from None
+    out.undo.append(lambda: path.write_bytes(old) if old is not None else path.unlink())
+    out.messages.append(f"added merge=gasp lines to {path}; commit it so every clone merges "
+                        "the append-only files with the driver")
+
+
+def uninstall(root: Path) -> Outcome:
+    """Remove our hook (restoring the one it replaced) and the driver registration."""
+    root = Path(root)
+    work_tree_top(root)
+    hooks_dir = git_path(root, "hooks")
+    hook, legacy = hooks_dir / HOOK, hooks_dir / LEGACY
+    out = Outcome()
+    existing = _read(hook)
+    if existing is not None and hook_version(existing) is not None:
+        hook.unlink()
+        if legacy.exists() or legacy.is_symlink():
+            os.rename(legacy, hook)
+            out.messages.append(f"removed the GASP pre-commit hook; restored {hook} from "
+                                f"{LEGACY}")
+        else:
+            out.messages.append(f"removed the GASP pre-commit hook from {hooks_dir}")
+    elif existing is not None:
+        out.messages.append(f"{hook} is not the GASP hook; left alone")
+    else:
+        out.messages.append(f"no pre-commit hook in {hooks_dir}")
+    if attributes.unregister_driver(root):
+        out.messages.append("removed merge.gasp from this clone's git config")
+    using = attributes.uses_gasp_merge(root)
+    if using:
+        out.messages.append("note: .gitattributes still says merge=gasp; git now merges those "
+                            "files as text. Remove the lines (and commit) to stop for everyone.")
+    return out
