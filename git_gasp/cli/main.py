@@ -21,6 +21,9 @@ COMMANDS: dict[str, str] = {
     "snapshot": "git_gasp.cli.snapshot_cmd:snapshot",
     "init": "git_gasp.cli.init_cmd:init",
     "kg": "git_gasp.cli.kg_cmd:kg",
+    "install-hooks": "git_gasp.cli.hooks_cmd:install_hooks",
+    "hook": "git_gasp.cli.hooks_cmd:hook",
+    "doctor": "git_gasp.cli.hooks_cmd:doctor",
     "merge-driver": "git_gasp.cli.merge_cmd:merge_driver",
 }
 
