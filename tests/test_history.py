@@ -438,6 +438,10 @@ def test_shallow_clone_reports_the_boundary(repo, tmp_path):
     assert "git fetch --unshallow" in failure.message
     again = check_history(clone)  # a boundary commit is never cached
     assert again.commits_walked == 1 and len(again.failures) == 1
+    linked = tmp_path / "linked"
+    git(clone, "worktree", "add", "-q", "-b", "wt", str(linked))
+    from_worktree = check_history(linked)
+    assert [f.commit for f in from_worktree.failures] == [rev(repo)]
 
 
 def _loose_path(root: pathlib.Path, sha: str) -> pathlib.Path:

@@ -58,3 +58,15 @@ def open_repo(agent_root: pathlib.Path) -> tuple[Repo, bytes]:
     rel = os.path.relpath(start, top)
     prefix = b"" if rel == os.curdir else os.fsencode(rel).replace(os.sep.encode(), b"/")
     return repo, prefix
+
+
+def shallow_commits(repo: Repo) -> set[bytes]:
+    """Shallow-boundary commit ids, read from the common dir (so linked worktrees see them)."""
+    found: set[bytes] = set()
+    for basedir in {repo.controldir(), repo.commondir()}:
+        f = repo.get_named_file("shallow", basedir=basedir)
+        if f is None:
+            continue
+        with f:
+            found.update(line.strip() for line in f if line.strip())
+    return found

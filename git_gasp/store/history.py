@@ -32,7 +32,7 @@ from git_gasp.protocol.appendonly import (
     is_append_only,
     merge_problem,
 )
-from git_gasp.store.gitrepo import open_repo
+from git_gasp.store.gitrepo import open_repo, shallow_commits
 
 CHECKER_VERSION = 1
 _BLOB = 3
@@ -616,7 +616,7 @@ def _run(walker: _Walker, use_cache: bool) -> None:
             walker.result.notes.append(cache.problem)
         walker.cached = cache.commits
         walker.objects.lengths.update(cache.lengths)
-    verified = walker.walk(head, repo.get_shallow())
+    verified = walker.walk(head, shallow_commits(repo))
     tip_lengths = walker.check_head(head)
     result = walker.result
     result.notes.append(f"walked {result.commits_walked} commit(s); stopped at "
