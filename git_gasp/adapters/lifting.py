@@ -1,0 +1,333 @@
+"""Lifting: infer the semantic spine (goal, eval, failure, patch, decision) from raw records.
+
+A closed agent's transcript holds messages and tool calls, not goals or decisions
+(spec, "the lifting ceiling"). These rules infer what they can, as pure functions over
+the neutral records of ``records.py``; every lifted item carries the name of the rule
+that produced it (``metadata.lifted_by``), so a reader can tell inferred from recorded.
+
+Rules (``RULES``):
+
+``first-prompt-goal``
+    The session's first user prompt becomes a goal (title: its first line).
+``later-prompt-task``
+    Every later prompt becomes a task serving that goal.
+``test-command-eval``
+    A shell command that runs tests or a build (pytest, unittest, tox, npm/yarn/pnpm
+    test|build, cargo test|build|check, go test|build|vet, make, mvn, gradle, jest,
+    vitest, rspec, ctest, dotnet test|build, tsc, mypy, …; never a ``git`` command)
+    becomes an eval when its result arrives: Passed (score 1.0) when the tool reported
+    no error and the output shows no failing-test summary, else Failed (score 0.0).
+``failed-eval-failure``
+    A Failed eval also records a failure (summary: the output's last lines).
+``edit-commit-patch``
+    File edits (Write/Edit/MultiEdit/NotebookEdit/apply_patch, or shell commands that
+    write files: redirection, ``sed -i``, ``tee``, ``git apply``…) followed by a
+    successful ``git commit`` become one patch referencing that commit
+    (``references_commit``: the id git printed; title: the commit message). The
+    patch advances the goal and addresses the failures observed since the previous
+    patch.
+``eval-validates-patch``
+    The last eval run after the patch's final edit validates it (``validated_by``):
+    one run before the commit is attached when the patch is recorded, one run after
+    the commit (and before the next edit) when the eval is recorded.
+``passing-eval-decision``
+    When the eval that validates a patch Passed, a decision (Approved) promotes the
+    patch, recorded right after whichever of the two came later.
+
+``lift(records)`` returns :class:`Lifted` items, each to be recorded right after the
+record named by ``after``; ``ref`` fields name other lifted items by ``key``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
+
+RULES = (
+    "first-prompt-goal",
+    "later-prompt-task",
+    "test-command-eval",
+    "failed-eval-failure",
+    "edit-commit-patch",
+    "eval-validates-patch",
+    "passing-eval-decision",
+)
+
+SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_command",
+                         "container.exec", "run_shell_command"})
+EDIT_TOOLS = frozenset({"write", "edit", "multiedit", "notebookedit", "apply_patch",
+                        "str_replace_based_edit_tool", "create_file", "write_file"})
+
+_TEST = re.compile(
+    r"""(?x)^(?:
+        (?:python[0-9.]*\s+-m\s+)?(?:pytest|py\.test|unittest|nose2|tox|nox|hatch\s+(?:test|run)) |
+        (?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:test|build|check|typecheck|ci)\b |
+        (?:npx\s+)?(?:jest|vitest|mocha|ava|tsc|playwright\s+test)\b |
+        cargo\s+(?:test|build|check|clippy|nextest)\b |
+        go\s+(?:test|build|vet)\b |
+        make(?:\s+-\S+)*(?:\s+(?:test|tests|check|build|all|ci)\b|\s*(?:$|[;&|])) |
+        (?:mvn|\./mvnw|gradle|\./gradlew)\b[^;&|]*\b(?:test|verify|build|check|package)\b |
+        ctest\b | (?:bundle\s+exec\s+)?rspec\b | rake\s+test\b | phpunit\b |
+        dotnet\s+(?:test|build)\b | mypy\b | pyright\b | swift\s+(?:test|build)\b |
+        bazel\s+(?:test|build)\b | meson\s+test\b | ninja\b
+    )""")
+_FAIL_SUMMARY = re.compile(
+    r"(?im)^(?:=+\s*)?(?:.*\b\d+\s+(?:failed|errors?)\b|FAILED\b|FAIL\b|error(?:\[E\d+\])?:|"
+    r"test result: FAILED|Tests?:\s+\d+\s+failed)")
+_GIT_COMMIT = re.compile(r"(?:^|[\s;&|(])git(?:\s+-[cC]\s+\S+|\s+--\S+)*\s+commit\b")
+_SHA_BRACKET = re.compile(r"\[[^\]\n]*?\s([0-9a-f]{7,40})\]\s*(.*)")
+_SHA_LINE = re.compile(r"(?m)^([0-9a-f]{7,40})\s+(.*)$")
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "\n"})
+
+
+def shell_writes(cmd: str) -> list[str]:
+    """Files a shell command writes: redirections, `sed -i`, `tee`, `git apply`/`patch`."""
+    files: list[str] = []
+    for seg in _segments(cmd):
+        for i, tok in enumerate(seg[:-1]):
+            if tok in (">", ">>", ">|") and not seg[i + 1].startswith(("/dev/", "&")):
+                files.append(seg[i + 1])
+        if not seg:
+            continue
+        prog = seg[0].rsplit("/", 1)[-1]
+        args = [a for a in seg[1:] if a not in (">", ">>", "<", "<<")]
+        if prog == "sed" and any(a.startswith("-i") or a == "--in-place" for a in args):
+            operands = [a for a in args if not a.startswith("-")]
+            files.extend(operands[1:])  # the first operand is the script
+        elif prog == "tee":
+            files.extend(a for a in args if not a.startswith("-"))
+        elif prog == "patch" or (prog == "git" and args[:1] == ["apply"]):
+            files.append("(patch)")
+        elif prog in ("perl", "ruby") and any(a.startswith("-pi") or a == "-i" for a in args):
+            files.extend(a for a in args[2:] if not a.startswith("-"))
+    return files
+
+
+@dataclass
+class Lifted:
+    """One inferred semantic item, to be recorded right after record `after`."""
+
+    rule: str
+    kind: str  # goal | task | eval | failure | patch | decision
+    key: str  # unique among the items of one session
+    after: str  # record key
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {"lifted_by": self.rule}
+
+
+def command_of(tool_input: Any) -> str | None:
+    """The shell command text of a tool call's input, if it is one."""
+    if not isinstance(tool_input, dict):
+        return None
+    for key in ("command", "cmd", "script"):
+        value = tool_input.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            if len(value) >= 3 and value[-2] in ("-c", "-lc", "-ic"):
+                return value[-1]
+            return shlex.join(value)
+    return None
+
+
+def is_shell(name: str) -> bool:
+    return name.lower() in SHELL_TOOLS
+
+
+_WRAPPERS = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", "rye", "npx", "bunx", "time",
+                       "nice", "sudo", "env", "timeout", "xvfb-run", "coverage", "dotenv"})
+
+
+def _segments(cmd: str) -> list[list[str]]:
+    try:
+        lex = shlex.shlex(cmd, posix=True, punctuation_chars=True)
+        lex.whitespace_split = True
+        tokens = list(lex)
+    except ValueError:
+        tokens = cmd.split()
+    segments: list[list[str]] = [[]]
+    for tok in tokens:
+        if tok in _SEPARATORS:
+            segments.append([])
+        else:
+            segments[-1].append(tok)
+    return [seg for seg in segments if seg]
+
+
+def is_test_command(cmd: str) -> bool:
+    """True when a segment of `cmd` starts a test or build run (git commands never do)."""
+    if _GIT_COMMIT.search(cmd):
+        return False
+    for seg in _segments(cmd):
+        words = list(seg)
+        while words and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0])
+                         or words[0].rsplit("/", 1)[-1] in _WRAPPERS
+                         or words[0] in ("run", "exec") or words[0].isdigit()
+                         or (words[0].startswith("-") and len(words) > 1)):
+            words.pop(0)
+        if words:
+            words[0] = words[0].rsplit("/", 1)[-1] if not words[0].startswith("./") else words[0]
+            if _TEST.search(" ".join(words)):
+                return True
+    return False
+
+
+def is_commit_command(cmd: str) -> bool:
+    return _GIT_COMMIT.search(cmd) is not None
+
+
+def edited_files(name: str, tool_input: Any) -> list[str] | None:
+    """Files a tool call edits (None when it is not an edit)."""
+    low = name.lower()
+    if low in EDIT_TOOLS:
+        if isinstance(tool_input, dict):
+            for key in ("file_path", "notebook_path", "path", "filename"):
+                if isinstance(tool_input.get(key), str):
+                    return [tool_input[key]]
+            patch = tool_input.get("input") or tool_input.get("patch")
+            if isinstance(patch, str):
+                found = re.findall(r"(?m)^\*\*\* (?:Add|Update|Delete) File: (.+)$", patch)
+                if found:
+                    return found
+        return []
+    if is_shell(name):
+        cmd = command_of(tool_input)
+        if cmd and not is_commit_command(cmd):
+            return shell_writes(cmd) or None
+    return None
+
+
+def commit_of(output: str) -> tuple[str | None, str | None]:
+    """(commit id, subject) printed by `git commit` / `git log --oneline`, if any."""
+    m = _SHA_BRACKET.search(output)
+    if m:
+        return m.group(1), m.group(2).strip() or None
+    m = _SHA_LINE.search(output)
+    if m:
+        return m.group(1), m.group(2).strip() or None
+    return None, None
+
+
+def commit_message(cmd: str) -> str | None:
+    m = re.search(r"""(?:^|\s)(?:-[a-zA-Z]*m|--message(?:=|\s))\s*(?:'([^']*)'|"([^"]*)"|(\S+))""",
+                  cmd)
+    if not m:
+        return None
+    msg = next(g for g in m.groups() if g is not None)
+    return msg.strip().splitlines()[0] if msg.strip() else None
+
+
+def eval_status(result: Record) -> str:
+    """Passed or Failed for a finished test/build command."""
+    if result.get("is_error") or result.get("exit_code") not in (None, 0):
+        return "Failed"
+    tail = "\n".join(str(result.get("output") or "").splitlines()[-20:])
+    return "Failed" if _FAIL_SUMMARY.search(tail) else "Passed"
+
+
+def tail_lines(text: str, n: int = 5, limit: int = 400) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    out = "\n".join(lines[-n:])
+    return out[-limit:]
+
+
+def first_line(text: str, limit: int = 120) -> str:
+    for ln in text.strip().splitlines():
+        if ln.strip():
+            ln = ln.strip()
+            return ln if len(ln) <= limit else ln[: limit - 1] + "…"
+    return "(empty prompt)"
+
+
+def lift(records: list[Record]) -> list[Lifted]:
+    """Apply every rule to one session's records, in order."""
+    out: list[Lifted] = []
+    uses: dict[str, Record] = {}
+    goal: str | None = None
+    edits: list[str] = []  # files edited since the last commit
+    edit_keys: list[str] = []
+    failures: list[str] = []  # failures since the last patch
+    evals_since_edit: list[Lifted] = []  # evals after the latest edit, before a commit
+    last_patch: Lifted | None = None  # the patch later evals still validate
+    decided: set[str] = set()
+    prompts = 0
+
+    def decide(patch: Lifted, ev: Lifted, after: str) -> None:
+        if ev.data["status"] != "Passed" or patch.key in decided:
+            return
+        decided.add(patch.key)
+        out.append(Lifted("passing-eval-decision", "decision", f"decision:{patch.key}", after, {
+            "status": "Approved", "patch": patch.key, "eval": ev.key,
+            "reason": f"{ev.data['command'][:200]} passed after the change",
+        }))
+
+    for rec in records:
+        if rec.kind == USER_PROMPT:
+            text = str(rec.get("text") or "")
+            if prompts == 0:
+                goal = f"goal:{rec.key}"
+                out.append(Lifted("first-prompt-goal", "goal", goal, rec.key, {
+                    "title": first_line(text), "summary": text[:2000]}))
+            else:
+                out.append(Lifted("later-prompt-task", "task", f"task:{rec.key}", rec.key, {
+                    "title": first_line(text), "summary": text[:2000], "goal": goal}))
+            prompts += 1
+        elif rec.kind == TOOL_USE:
+            uses[rec.key] = rec
+        elif rec.kind == TOOL_RESULT:
+            use = uses.get(rec.get("tool_use_id"))
+            if use is None:
+                continue
+            name = str(use.get("name") or "")
+            ok = not rec.get("is_error") and rec.get("exit_code") in (None, 0)
+            cmd = command_of(use.get("input")) if is_shell(name) else None
+            files = edited_files(name, use.get("input"))
+            if files is not None and ok:
+                edits.extend(f for f in files if f not in edits)
+                edit_keys.append(use.key)
+                evals_since_edit = []
+                last_patch = None  # a new edit: older patches are no longer what runs
+            if cmd and is_test_command(cmd):
+                status = eval_status(rec)
+                ev = Lifted("test-command-eval", "eval", f"eval:{use.key}", rec.key, {
+                    "command": cmd, "status": status, "score": 1.0 if status == "Passed" else 0.0,
+                    "tool_use_id": use.key, "output_tail": tail_lines(str(rec.get("output") or "")),
+                })
+                if last_patch is not None:
+                    ev.data["validates"] = last_patch.key
+                    ev.data["validated_by_rule"] = "eval-validates-patch"
+                out.append(ev)
+                if status == "Failed":
+                    fkey = f"failure:{use.key}"
+                    summary = f"`{first_line(cmd, 80)}` failed"
+                    tail = ev.data["output_tail"]
+                    out.append(Lifted("failed-eval-failure", "failure", fkey, rec.key, {
+                        "summary": summary + (f": {tail_lines(tail, 2, 200)}" if tail else ""),
+                        "eval": ev.key}))
+                    failures.append(fkey)
+                if last_patch is not None:
+                    decide(last_patch, ev, rec.key)
+                else:
+                    evals_since_edit.append(ev)
+            elif cmd and ok and is_commit_command(cmd) and edits:
+                sha, subject = commit_of(str(rec.get("output") or ""))
+                title = commit_message(cmd) or subject or (f"commit {sha}" if sha else "commit")
+                validator = evals_since_edit[-1] if evals_since_edit else None
+                patch = Lifted("edit-commit-patch", "patch", f"patch:{use.key}", rec.key, {
+                    "title": title, "commit": sha, "files": list(edits),
+                    "edits": list(edit_keys), "goal": goal, "addresses": list(failures),
+                    "validated_by": validator.key if validator else None,
+                })
+                out.append(patch)
+                if validator is not None:
+                    decide(patch, validator, rec.key)
+                edits, edit_keys, failures, evals_since_edit = [], [], [], []
+                last_patch = patch
+    return out
