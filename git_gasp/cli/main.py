@@ -25,6 +25,18 @@ COMMANDS: dict[str, str] = {
     "hook": "git_gasp.cli.hooks_cmd:hook",
     "doctor": "git_gasp.cli.hooks_cmd:doctor",
     "merge-driver": "git_gasp.cli.merge_cmd:merge_driver",
+    "run": "git_gasp.cli.runtime_cmds:run",
+    "record": "git_gasp.cli.runtime_cmds:record",
+    "commit-run": "git_gasp.cli.runtime_cmds:commit_run",
+    "log": "git_gasp.cli.runtime_cmds:log",
+    "lineage": "git_gasp.cli.runtime_cmds:lineage",
+    "diff": "git_gasp.cli.runtime_cmds:diff",
+    "fork": "git_gasp.cli.runtime_cmds:fork",
+    "restore": "git_gasp.cli.runtime_cmds:restore",
+    "memory": "git_gasp.cli.runtime_cmds:memory",
+    "journal": "git_gasp.cli.runtime_cmds:journal",
+    "identity": "git_gasp.cli.runtime_cmds:identity",
+    "lease": "git_gasp.cli.runtime_cmds:lease",
 }
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
