@@ -1,0 +1,151 @@
+"""Install the real agent CLIs from npm and run one scripted session of each.
+
+Versions are pinned to the ones the readers are tested with. Installs go to a cache
+directory (``$GASP_E2E_CACHE``, default ``~/.cache/git-gasp-e2e`` of the real user) so
+they happen once per machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.e2e.servers import (
+    PROMPT,
+    ClaudeHandler,
+    CodexHandler,
+    ModelServer,
+    claude_script,
+    codex_script,
+)
+
+CLAUDE_PKG = "@anthropic-ai/claude-code@2.1.328"
+CODEX_PKG = "@openai/codex@0.171.0"
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+               "PostToolUseFailure", "Stop", "SessionEnd")
+TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("GASP_E2E_CACHE")
+    if env:
+        return Path(env)
+    return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "git-gasp-e2e"
+
+
+def npm_install(package: str) -> tuple[Path | None, str]:
+    """Install `package` into the cache; (prefix dir, "") or (None, why it failed)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        return None, "npm is not installed"
+    prefix = cache_dir() / package.replace("/", "_").replace("@", "")
+    marker = prefix / ".installed"
+    if marker.exists():
+        return prefix, ""
+    prefix.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), package],
+        capture_output=True, text=True, timeout=900, check=False)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return None, f"npm install {package} failed: {' / '.join(tail)}"
+    marker.write_text(package + "\n")
+    return prefix, ""
+
+
+def claude_binary(prefix: Path) -> Path | None:
+    for rel in ("node_modules/@anthropic-ai/claude-code-linux-x64/claude",
+                "node_modules/@anthropic-ai/claude-code-linux-arm64/claude",
+                "node_modules/.bin/claude"):
+        if (prefix / rel).exists():
+            return prefix / rel
+    return None
+
+
+def codex_binary(prefix: Path) -> Path | None:
+    vendor = prefix / "node_modules/@openai"
+    for path in sorted(vendor.glob("codex-linux-*/vendor/*/codex/codex")) + sorted(
+            vendor.glob("codex-linux-*/vendor/*/codex")):
+        if path.is_file():
+            return path
+    js = prefix / "node_modules/.bin/codex"
+    return js if js.exists() else None
+
+
+@dataclass
+class Session:
+    agent: str
+    proc: subprocess.CompletedProcess
+    transcript: Path | None
+    requests: list
+
+    def describe(self) -> str:
+        return (f"{self.agent} exited {self.proc.returncode}\nstdout: {self.proc.stdout[-2000:]}"
+                f"\nstderr: {self.proc.stderr[-3000:]}")
+
+
+def hook_entries(command: str, events: tuple[str, ...] = HOOK_EVENTS) -> dict:
+    """The `hooks` object both agents read, running `command` for every event."""
+    out = {}
+    for event in events:
+        entry: dict = {"hooks": [{"type": "command", "command": command, "timeout": 30}]}
+        if event in TOOL_EVENTS:
+            entry["matcher"] = "*"
+        out[event] = [entry]
+    return out
+
+
+def agent_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_"))}
+    env.update(HOME=str(home), DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+               DISABLE_AUTOUPDATER="1", NO_COLOR="1", CI="1")
+    return env
+
+
+def run_claude(binary: Path, repo: Path, home: Path, *, timeout: int = 240) -> Session:
+    """One `claude -p` session in `repo` against the scripted model."""
+    with ModelServer(ClaudeHandler, claude_script(sys.executable), str(repo)) as server:
+        env = agent_env(home)
+        env.update(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.port}",
+                   ANTHROPIC_API_KEY="sk-ant-test-not-a-real-key")
+        proc = subprocess.run(
+            [str(binary), "-p", PROMPT, "--allowedTools", "Bash,Write,Edit,Read"],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
+            stdin=subprocess.DEVNULL, check=False)
+        requests = list(server.requests)
+    found = sorted((home / ".claude" / "projects").glob("*/*.jsonl"))
+    return Session("claude-code", proc, found[-1] if found else None, requests)
+
+
+def codex_config(home: Path, repo: Path, port: int) -> Path:
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        'model = "mock-model"\nmodel_provider = "mock"\napproval_policy = "never"\n'
+        'sandbox_mode = "danger-full-access"\n\n[model_providers.mock]\nname = "mock"\n'
+        f'base_url = "http://127.0.0.1:{port}/v1"\nenv_key = "MOCK_API_KEY"\n'
+        'wire_api = "responses"\n\n'
+        f"[projects.{json.dumps(str(repo))}]\ntrust_level = \"trusted\"\n")
+    return codex_home
+
+
+def run_codex(binary: Path, repo: Path, home: Path, *, timeout: int = 240) -> Session:
+    """One `codex exec` session in `repo` against the scripted model."""
+    with ModelServer(CodexHandler, codex_script(sys.executable), str(repo)) as server:
+        codex_home = codex_config(home, repo, server.port)
+        env = agent_env(home)
+        env.update(CODEX_HOME=str(codex_home), MOCK_API_KEY="test-key")
+        proc = subprocess.run(
+            [str(binary), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
+             PROMPT], cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
+            stdin=subprocess.DEVNULL, check=False)
+        requests = list(server.requests)
+    found = sorted((codex_home / "sessions").glob("**/rollout-*.jsonl*"))
+    return Session("codex", proc, found[-1] if found else None, requests)

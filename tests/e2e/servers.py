@@ -1,0 +1,251 @@
+"""Scripted local model servers for Claude Code and Codex (stdlib http.server in a thread).
+
+Each server plays the model with a fixed script — write ``calc.py`` with a bug, write
+a test, run it and fail, fix the bug, run it and pass, commit — choosing the next step
+by counting the tool results in the request (so a retried request gets the same
+answer). The wire formats are the ones ``samples/README.md`` measured:
+
+- Claude Code: ``POST /v1/messages?beta=true`` (``stream: true``) answered with
+  server-sent events ``message_start``, ``content_block_start``/``_delta``/``_stop``
+  (``text_delta`` or ``input_json_delta``), ``message_delta`` (``stop_reason``),
+  ``message_stop``.
+- Codex: ``POST /v1/responses`` answered with ``response.created``,
+  ``response.output_item.added``, ``response.output_text.delta``,
+  ``response.output_item.done`` (a ``function_call`` named ``exec_command`` or an
+  assistant ``message``) and ``response.completed``.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+PROMPT = "Fix the add function so the test passes, then commit"
+FINAL = "Fixed add() and committed; the test passes."
+COMMIT = ("git add calc.py test_calc.py && git -c user.name=dev -c user.email=dev@example.com "
+          "commit -qm 'Fix add' && git log --oneline -1")
+
+
+def claude_script(python: str) -> list[tuple[str, dict] | str]:
+    """(tool name, input) steps, then the final text."""
+    test = f"{shlex.quote(python)} -m pytest -q -p no:cacheprovider test_calc.py"
+    return [
+        ("Write", {"file_path": "{cwd}/calc.py", "content": BUGGY}),
+        ("Write", {"file_path": "{cwd}/test_calc.py", "content": TEST}),
+        ("Bash", {"command": test, "description": "Run the tests"}),
+        ("Edit", {"file_path": "{cwd}/calc.py", "old_string": "return a - b",
+                  "new_string": "return a + b", "replace_all": False}),
+        ("Bash", {"command": test, "description": "Run the tests again"}),
+        ("Bash", {"command": COMMIT, "description": "Commit the fix"}),
+        FINAL,
+    ]
+
+
+def codex_script(python: str) -> list[str]:
+    """Shell commands for exec_command, then the final text."""
+    test = f"{shlex.quote(python)} -m pytest -q -p no:cacheprovider test_calc.py"
+    return [
+        "printf 'def add(a, b):\\n    return a - b\\n' > calc.py",
+        "printf 'from calc import add\\n\\n\\ndef test_add():\\n    assert add(2, 3) == 5\\n'"
+        " > test_calc.py",
+        test,
+        "sed -i 's/a - b/a + b/' calc.py",
+        test,
+        COMMIT,
+        FINAL,
+    ]
+
+
+def _sse(event: str, data: dict) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+class _Base(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+        pass
+
+    def _body(self) -> dict:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw or b"{}")
+        except ValueError:
+            return {}
+
+    def _json(self, code: int, obj: Any) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, chunks: list[bytes]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for chunk in chunks:
+            self.wfile.write(chunk)
+        self.wfile.flush()
+        self.close_connection = True
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server API
+        self.server.requests.append(("GET", self.path, None))
+        if self.path.startswith("/v1/models"):
+            self._json(200, {"data": [], "object": "list", "models": []})
+        else:
+            self._json(404, {"error": {"type": "not_found", "message": self.path}})
+
+
+class ClaudeHandler(_Base):
+    def do_POST(self) -> None:  # noqa: N802
+        body = self._body()
+        self.server.requests.append(("POST", self.path, body))
+        if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
+            self._json(200, {"input_tokens": 10})
+            return
+        results = sum(
+            1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
+            for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+        if not body.get("tools"):  # a side request (titles, summaries): answer, don't advance
+            step: Any = "ok"
+        else:
+            script = self.server.script
+            step = script[min(results, len(script) - 1)]
+        mid = f"msg_{uuid.uuid4().hex[:20]}"
+        model = body.get("model", "claude-test")
+        usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": 0}
+        if not body.get("stream"):
+            content = [{"type": "text", "text": step if isinstance(step, str) else "ok"}]
+            self._json(200, {"id": mid, "type": "message", "role": "assistant", "model": model,
+                             "content": content, "stop_reason": "end_turn",
+                             "stop_sequence": None, "usage": usage})
+            return
+        start = {"id": mid, "type": "message", "role": "assistant", "model": model,
+                 "content": [], "stop_reason": None, "stop_sequence": None,
+                 "usage": dict(usage, output_tokens=1)}
+        chunks = [_sse("message_start", {"type": "message_start", "message": start})]
+        if isinstance(step, str):
+            text, tool = step, None
+        else:
+            text, tool = f"Step {results + 1}: using {step[0]}.", step
+        chunks += [
+            _sse("content_block_start", {"type": "content_block_start", "index": 0,
+                                         "content_block": {"type": "text", "text": ""}}),
+            _sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                         "delta": {"type": "text_delta", "text": text}}),
+            _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ]
+        if tool is not None:
+            name, inp = tool
+            inp = json.loads(json.dumps(inp).replace("{cwd}", self.server.cwd))
+            chunks += [
+                _sse("content_block_start", {
+                    "type": "content_block_start", "index": 1,
+                    "content_block": {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}",
+                                      "name": name, "input": {}}}),
+                _sse("content_block_delta", {
+                    "type": "content_block_delta", "index": 1,
+                    "delta": {"type": "input_json_delta", "partial_json": json.dumps(inp)}}),
+                _sse("content_block_stop", {"type": "content_block_stop", "index": 1}),
+            ]
+        chunks += [
+            _sse("message_delta", {"type": "message_delta",
+                                   "delta": {"stop_reason": "tool_use" if tool else "end_turn",
+                                             "stop_sequence": None},
+                                   "usage": {"output_tokens": 5}}),
+            _sse("message_stop", {"type": "message_stop"}),
+        ]
+        self._stream(chunks)
+
+
+class CodexHandler(_Base):
+    def do_POST(self) -> None:  # noqa: N802
+        body = self._body()
+        self.server.requests.append(("POST", self.path, body))
+        if not self.path.rstrip("/").endswith("/responses"):
+            self._json(404, {"error": {"message": f"unexpected {self.path}"}})
+            return
+        outputs = sum(1 for item in body.get("input", []) if isinstance(item, dict)
+                      and item.get("type") == "function_call_output")
+        script = self.server.script
+        step = script[min(outputs, len(script) - 1)]
+        rid = f"resp_{uuid.uuid4().hex[:12]}"
+        chunks = [_sse("response.created", {"type": "response.created",
+                                            "response": {"id": rid, "status": "in_progress"}})]
+        last = step is script[-1]
+        if last:
+            item = {"type": "message", "role": "assistant", "id": f"msg_{uuid.uuid4().hex[:12]}",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": step, "annotations": []}]}
+            added = dict(item, content=[], status="in_progress")
+            chunks += [
+                _sse("response.output_item.added", {"type": "response.output_item.added",
+                                                    "output_index": 0, "item": added}),
+                _sse("response.output_text.delta", {
+                    "type": "response.output_text.delta", "item_id": item["id"],
+                    "output_index": 0, "content_index": 0, "delta": step}),
+            ]
+        else:
+            item = {"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:12]}",
+                    "call_id": f"call_{uuid.uuid4().hex[:12]}", "name": "exec_command",
+                    "arguments": json.dumps({"cmd": step}), "status": "completed"}
+            chunks.append(_sse("response.output_item.added", {
+                "type": "response.output_item.added", "output_index": 0,
+                "item": dict(item, arguments="", status="in_progress")}))
+        chunks += [
+            _sse("response.output_item.done", {"type": "response.output_item.done",
+                                               "output_index": 0, "item": item}),
+            _sse("response.completed", {"type": "response.completed", "response": {
+                "id": rid, "status": "completed", "output": [item],
+                "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+                          "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+                          "total_tokens": 15}}}),
+        ]
+        self._stream(chunks)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    script: list
+    cwd: str
+    requests: list
+
+
+class ModelServer:
+    """A scripted model on 127.0.0.1:<port>, served from a daemon thread."""
+
+    def __init__(self, handler: type[_Base], script: list, cwd: str = "") -> None:
+        self.httpd = _Server(("127.0.0.1", 0), handler)
+        self.httpd.script = script
+        self.httpd.cwd = cwd
+        self.httpd.requests = []
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self.httpd.server_address[1]
+
+    @property
+    def requests(self) -> list:
+        return self.httpd.requests
+
+    def __enter__(self) -> ModelServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
