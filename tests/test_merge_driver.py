@@ -63,7 +63,11 @@ def test_shared_lines_in_another_order_merge_once_with_a_note():
     base = ev("e1")
     res = merge_jsonl(base, base + ev("b"), base + ev("a") + ev("b"))
     assert res.clean and ids(res.data) == ["e1", "b", "a"]
-    assert len(res.notes) == 1 and "different order" in res.notes[0]
+    assert res.notes == [
+        "theirs line 3 comes before a line it follows in theirs: lines both sides hold are "
+        "written once, in ours' order; if this is a merge commit, `git gasp check` (check 4, "
+        "merge rule) will report it"
+    ]
 
 
 def test_one_side_unchanged_and_empty_files():
@@ -89,9 +93,9 @@ def test_unterminated_last_line_is_terminated_never_glued(cut):
 
 
 def test_unterminated_base_line_that_a_side_extended_is_a_rewrite():
-    res = merge_jsonl(b"[1]", b"[1][2]\n", b"[1]\n[3]\n")
+    res = merge_jsonl(b"[1]", b"[1]\n[3]\n", b"[1][2]\n")
     assert not res.clean
-    assert res.conflicts == ["ours rewrote the common base: base line 1 (line '[1]') is missing"]
+    assert res.conflicts == ["theirs rewrote the common base: base line 1 (line '[1]') is missing"]
 
 
 def test_lines_without_an_id_are_identified_by_their_bytes():
@@ -134,7 +138,7 @@ def test_side_reordering_base_without_losing_a_line_is_clean():
     theirs = ev("r") + ev("b") + ev("a") + ev("t")
     res = merge_jsonl(base, ours, theirs)
     assert res.clean and ids(res.data) == ["r", "a", "b", "o", "t"]
-    assert res.notes  # B's lines are in another order: check 4's merge rule will see it
+    assert res.notes  # theirs' lines are in another order: check 4's merge rule will see it
 
 
 # --- JSONL: conflicts ----------------------------------------------------------------------
@@ -180,19 +184,32 @@ def test_side_that_rewrote_a_base_line_is_a_conflict(side):
     assert res.data.startswith(ev("e1") + b"<<<<<<< ours\n")
 
 
-def test_side_that_deleted_a_base_line_is_a_conflict():
+def test_theirs_deleting_a_base_line_is_a_conflict():
     base = ev("e1") + ev("e2") + ev("e3")
-    res = merge_jsonl(base, ev("e1") + ev("e3") + ev("o"), base + ev("t"))
-    assert res.conflicts == ["ours rewrote the common base: base line 2 (id e2) is missing"]
+    res = merge_jsonl(base, base + ev("o"), ev("e1") + ev("e3") + ev("t"))
+    assert res.conflicts == ["theirs rewrote the common base: base line 2 (id e2) is missing"]
     res = merge_jsonl(base, base + ev("o"), b"")
     assert res.conflicts == ["theirs rewrote the common base: base line 1 (id e1) is missing"]
     _all_lines_kept(res.data, base + ev("o"))
+    res = merge_jsonl(b"alpha\nbeta\n", b"alpha\nbeta\ngamma\n", b"alpha\n")
+    assert res.conflicts == ["theirs rewrote the common base: base line 2 (line 'beta') is missing"]
 
 
-def test_deleted_line_without_id_is_named_by_its_bytes():
-    base = b"alpha\nbeta\n"
-    res = merge_jsonl(base, b"alpha\n", base + b"gamma\n")
-    assert res.conflicts == ["ours rewrote the common base: base line 2 (line 'beta') is missing"]
+def test_ours_lacking_base_lines_is_a_cherry_pick_not_a_conflict():
+    """Cherry-picking B's second commit: its base (B's first commit) was never in ours."""
+    base = ev("r") + ev("b1")
+    res = merge_jsonl(base, ev("r") + ev("o"), base + ev("b2"))
+    assert res.clean and res.data == ev("r") + ev("o") + ev("b2")  # b1 is not picked too
+    assert not res.notes
+
+
+def test_ours_and_theirs_rewriting_together_name_both():
+    base = ev("e1")
+    res = merge_jsonl(base, ev("e1", "o"), ev("e1", "t"))
+    assert res.conflicts == [
+        "ours rewrote the common base: base line 1 (id e1) was changed",
+        "theirs rewrote the common base: base line 1 (id e1) was changed",
+    ]
 
 
 # --- JOURNAL.md ----------------------------------------------------------------------------
@@ -223,16 +240,22 @@ def test_journal_unterminated_sides_are_terminated():
     assert res.clean and res.data == b"# Journal\no\nt\n"
 
 
-def test_journal_rewrite_is_a_conflict():
+def test_journal_rewrite_by_theirs_is_a_conflict():
     base = J + b"line one\n"
-    res = merge_journal(base, J + b"line 1\n", base + b"t\n")
+    res = merge_journal(base, base + b"o\n", J + b"line 1\n")
     assert not res.clean
-    assert res.conflicts == ["ours rewrote the common base: base line 3 was changed or deleted"]
-    _all_lines_kept(res.data, J + b"line 1\n", base + b"t\n")
+    assert res.conflicts == ["theirs rewrote the common base: base line 3 was changed or deleted"]
+    _all_lines_kept(res.data, J + b"line 1\n", base + b"o\n")
     res = merge_journal(base, base + b"o\n", J)
     assert res.conflicts == [
         "theirs rewrote the common base: base line 3 and every line after it are missing"
     ]
+
+
+def test_journal_cherry_pick_keeps_ours_and_adds_only_theirs_block():
+    base = J + b"## one\n"
+    res = merge_journal(base, J + b"## mine\n", base + b"## two\n")
+    assert res.clean and res.data == J + b"## mine\n## two\n"
 
 
 # --- rules by path, the off switch --------------------------------------------------------
@@ -399,14 +422,21 @@ def test_property_union_loses_nothing_duplicates_nothing_keeps_orders(
 @given(three_versions(), st.data())
 def test_property_id_clash_or_rewrite_conflicts_and_keeps_every_line(versions, data):
     base, o_new, t_new = versions
-    mode = data.draw(st.sampled_from(["clash", "rewrite"] if base else ["clash"]))
+    with_ids = [i for i, raw in enumerate(base) if raw.startswith(b"{")]
+    modes = ["clash"] + ["theirs"] * bool(base) + ["ours"] * bool(with_ids)
+    mode = data.draw(st.sampled_from(modes))
     ours, theirs = base + o_new, base + t_new
     if mode == "clash":
         theirs = theirs + [ev("clash", "theirs")[:-1]]
         ours = ours + [ev("clash", "ours")[:-1]]
         expected = "id clash has two different bodies"
-    else:
+    elif mode == "theirs":  # any edit or removal of a base line
         victim = data.draw(st.integers(0, len(base) - 1))
+        edit = data.draw(st.sampled_from([[theirs[victim] + b" "], []]))
+        theirs = theirs[:victim] + edit + theirs[victim + 1:]
+        expected = f"theirs rewrote the common base: base line {victim + 1} "
+    else:  # ours may lack base lines (a cherry-pick), but not change a base id's body
+        victim = data.draw(st.sampled_from(with_ids))
         ours = ours[:victim] + [ours[victim] + b" "] + ours[victim + 1:]
         expected = f"ours rewrote the common base: base line {victim + 1} "
     o, t = _bytes(ours, False), _bytes(theirs, False)

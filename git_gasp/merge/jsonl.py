@@ -1,9 +1,12 @@
 """Union merge of JSONL files (`state/events.jsonl`, `facts.jsonl`) by line identity.
 
 A line's identity is its JSON `id` string, else its exact bytes. The result is
-ours, then theirs' lines that ours does not already hold, in theirs' order. A
-side that lost or changed a base line, or a theirs line whose id ours carries
-with another body, is a conflict. One pass over each side with hash maps.
+ours, then theirs' new lines (those not in base) that ours does not already
+hold, in theirs' order. Theirs losing or changing a base line, ours changing
+the body of a base id, or a new theirs line whose id ours carries with another
+body is a conflict. Ours may lack base lines: a cherry-pick's or `rebase
+--onto`'s base need not be in ours (check 4 and the guard police ours' own
+history). One pass over each version with hash maps: linear time.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from git_gasp.merge.lines import (
     split,
     terminated,
 )
-from git_gasp.protocol.appendonly import merge_problem
 
 Key = str | bytes  # an `id` string, or the line's bytes when it has none
 MAX_NAMED = 10  # conflicts named one by one before "and N more"
@@ -38,21 +40,20 @@ def line_key(line: bytes) -> Key:
 
 
 class LineIndex:
-    """The lines of one side by identity; an id may carry several bodies (a bad log)."""
+    """The lines of one version by identity; an id may carry several bodies (a bad log)."""
 
-    __slots__ = ("first", "extra")
+    __slots__ = ("lines", "keys", "first", "extra")
 
     def __init__(self, lines: list[bytes]) -> None:
+        keys = [line_key(line) for line in lines]
         first: dict[Key, bytes] = {}
         extra: set[tuple[Key, bytes]] = set()
         setdefault = first.setdefault
-        for line in lines:
-            key = line_key(line)
+        for key, line in zip(keys, lines, strict=True):
             had = setdefault(key, line)
             if had is not line and had != line:
                 extra.add((key, line))
-        self.first = first
-        self.extra = extra
+        self.lines, self.keys, self.first, self.extra = lines, keys, first, extra
 
     def has(self, key: Key, line: bytes) -> bool | None:
         """True: this exact line is here; False: its id is, with another body; None: absent."""
@@ -68,56 +69,62 @@ def _describe(key: Key) -> str:
     return f"line {key[:60].decode(errors='replace')!r}"
 
 
-def _missing_base_line(base_lines: list[bytes], side: LineIndex) -> str | None:
-    """Why `side` does not hold every base line (in any order), or None if it does."""
-    for number, line in enumerate(base_lines, 1):
-        key = line_key(line)
+def _base_problem(base: LineIndex, side: LineIndex, *, missing_too: bool) -> str | None:
+    """The first base line `side` changed (or, with `missing_too`, lacks), or None."""
+    for number, (key, line) in enumerate(zip(base.keys, base.lines, strict=True), 1):
         found = side.has(key, line)
-        if found is None:
-            return f"base line {number} ({_describe(key)}) is missing"
         if found is False:
             return f"base line {number} ({_describe(key)}) was changed"
+        if found is None and missing_too:
+            return f"base line {number} ({_describe(key)}) is missing"
     return None
 
 
-def _locate(lines: list[bytes], key: Key) -> int:
-    """1-based number of the first line of `lines` with identity `key` (0 if none)."""
-    for number, line in enumerate(lines, 1):
-        if line_key(line) == key:
+def _locate(index: LineIndex, key: Key) -> int:
+    """1-based number of the first line of `index` with identity `key` (0 if none)."""
+    for number, had in enumerate(index.keys, 1):
+        if had == key:
             return number
     return 0
 
 
 def merge_jsonl(base: bytes, ours: bytes, theirs: bytes, marker_size: int = 7) -> MergeResult:
     """Merge three versions of a JSONL file; see the module docstring for the rules."""
-    ours_lines = split(ours)
+    ours_index = LineIndex(split(ours))
     theirs_lines = split(theirs)
-    ours_index = LineIndex(ours_lines)
-    base_lines: list[bytes] | None = None
     rewrites: list[str] = []
-
-    # Which theirs lines can be new: after base when theirs extends it line-wise,
-    # else all of them (a side that reorders base, as a criss-cross virtual base does).
     t_add = appended(base, theirs)
-    start = len(theirs_lines) - len(split(t_add)) if t_add is not None else 0
-    for name, add, index in (
-        ("ours", appended(base, ours), ours_index),
-        ("theirs", t_add, None),
-    ):
-        if add is not None:
-            continue
-        if base_lines is None:
-            base_lines = split(base)
-        problem = _missing_base_line(base_lines, index or LineIndex(theirs_lines))
+    if t_add is not None:  # the usual case: theirs' new lines follow base
+        first = len(theirs_lines) - len(split(t_add))
+        candidates = list(enumerate(theirs_lines[first:], first + 1))
+        keys = [line_key(line) for _, line in candidates]
+        base_index = None
+    else:  # theirs reorders base (a criss-cross virtual base) or rewrote it
+        base_index = LineIndex(split(base))
+        theirs_index = LineIndex(theirs_lines)
+        problem = _base_problem(base_index, theirs_index, missing_too=True)
         if problem is not None:
-            rewrites.append(f"{name} rewrote the common base: {problem}")
+            rewrites.append(f"theirs rewrote the common base: {problem}")
+        pairs = zip(theirs_index.keys, theirs_lines, strict=True)
+        new = [
+            (number, key, line)
+            for number, (key, line) in enumerate(pairs, 1)
+            if base_index.has(key, line) is not True
+        ]
+        candidates = [(number, line) for number, _, line in new]
+        keys = [key for _, key, _ in new]
+    ours_extends = appended(base, ours) is not None
+    if not ours_extends:
+        base_index = base_index or LineIndex(split(base))
+        problem = _base_problem(base_index, ours_index, missing_too=False)
+        if problem is not None:
+            rewrites.insert(0, f"ours rewrote the common base: {problem}")
     if rewrites:
         return MergeResult(conflict_of_sides(ours, theirs, marker_size), False, rewrites)
 
     kept: list[bytes] = []
     clashes: list[tuple[Key, int]] = []
-    for number, line in enumerate(theirs_lines[start:], start + 1):
-        key = line_key(line)
+    for key, (number, line) in zip(keys, candidates, strict=True):
         found = ours_index.has(key, line)
         if found is None:
             kept.append(line)
@@ -126,7 +133,7 @@ def merge_jsonl(base: bytes, ours: bytes, theirs: bytes, marker_size: int = 7) -
     if clashes:
         named = [
             f"{_describe(key)} has two different bodies "
-            f"(ours line {_locate(ours_lines, key)}, theirs line {number})"
+            f"(ours line {_locate(ours_index, key)}, theirs line {number})"
             for key, number in clashes[:MAX_NAMED]
         ]
         if len(clashes) > MAX_NAMED:
@@ -135,12 +142,30 @@ def merge_jsonl(base: bytes, ours: bytes, theirs: bytes, marker_size: int = 7) -
 
     data = terminated(ours) + join(kept)
     notes = []
-    if len(kept) < len(theirs_lines) - start:
-        problem = merge_problem(theirs, data)
-        if problem is not None:
+    if t_add is None or not ours_extends or len(kept) < len(candidates):
+        number = _out_of_order(theirs_lines, ours_index.lines + kept)
+        if number is not None:
             notes.append(
-                f"theirs line {problem[0]} is already in ours, but in a different order; each "
-                "line is kept once, in ours' order, so if this is a merge commit, "
+                f"theirs line {number} comes before a line it follows in theirs: lines both "
+                "sides hold are written once, in ours' order; if this is a merge commit, "
                 "`git gasp check` (check 4, merge rule) will report it"
             )
     return MergeResult(data, True, notes=notes)
+
+
+def _out_of_order(theirs: list[bytes], result: list[bytes]) -> int | None:
+    """First theirs line (1-based) that `result` holds but not in theirs' order, or None.
+
+    Theirs lines absent from `result` are skipped: a cherry-pick's base need not be there.
+    """
+    present = set(result)
+    rest = iter(result)
+    for number, line in enumerate(theirs, 1):
+        if line not in present:
+            continue
+        for candidate in rest:
+            if candidate == line:
+                break
+        else:
+            return number
+    return None
