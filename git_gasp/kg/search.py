@@ -38,12 +38,10 @@ class Filters:
         if self.since and (upd or cre or "") < self.since:
             return False
         if kind == "e":
-            if self.etype is not None and dtype != self.etype:
-                return False
-            return not (self.rel is not None and self.etype is None)
-        if self.rel is not None and dtype != self.rel:
-            return False
-        return not (self.etype is not None and self.rel is None)
+            return self.etype is None or dtype == self.etype
+        if self.rel is not None:
+            return dtype == self.rel
+        return self.etype is None  # --type alone asks for entities only
 
 
 @dataclass
