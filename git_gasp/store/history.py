@@ -51,7 +51,9 @@ class HistoryResult:
     failures: list[Failure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     commits_walked: int = 0
-    commits_cached: int = 0  # distinct cached (already verified) commits the walk stopped at
+    # Verified commits known from the cache when the walk stopped at one (0 otherwise):
+    # the ancestors skipped, give or take cached commits of other branches.
+    commits_cached: int = 0
 
 
 class _ObjectError(Exception):
@@ -307,10 +309,10 @@ class _Walker:
         """Commits reachable from `head`, not cached, parents before children."""
         order: list[bytes] = []
         if head in self.cached:
-            self.result.commits_cached = 1
+            self.result.commits_cached = len(self.cached)
             return order
         stack: list[tuple[bytes, bool]] = [(head, False)]
-        stopped_at: set[bytes] = set()
+        hit_cache = False
         while stack:
             sha, expanded = stack.pop()
             if expanded:
@@ -328,10 +330,10 @@ class _Walker:
                 continue
             for parent in reversed(info.parents):
                 if parent in self.cached:
-                    stopped_at.add(parent)
+                    hit_cache = True
                 elif parent not in self.info:
                     stack.append((parent, False))
-        self.result.commits_cached = len(stopped_at)
+        self.result.commits_cached = len(self.cached) if hit_cache else 0
         return order
 
     def tree_of(self, sha: bytes) -> bytes:
@@ -619,8 +621,6 @@ def _run(walker: _Walker, use_cache: bool) -> None:
     verified = walker.walk(head, shallow_commits(repo))
     tip_lengths = walker.check_head(head)
     result = walker.result
-    result.notes.append(f"walked {result.commits_walked} commit(s); stopped at "
-                        f"{result.commits_cached} already verified (cached)")
     if cache is not None and (verified or (tip_lengths and tip_lengths != cache.lengths)):
         # Lengths are only hints: a wrong one fails the hash check and falls back.
         problem = cache.save(cache.commits | verified, tip_lengths or cache.lengths)
