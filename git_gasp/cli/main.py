@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "snapshot": "git_gasp.cli.snapshot_cmd:snapshot",
     "init": "git_gasp.cli.init_cmd:init",
     "kg": "git_gasp.cli.kg_cmd:kg",
+    "import": "git_gasp.cli.import_cmd:import_",
     "install-hooks": "git_gasp.cli.hooks_cmd:install_hooks",
     "hook": "git_gasp.cli.hooks_cmd:hook",
     "doctor": "git_gasp.cli.hooks_cmd:doctor",

@@ -1,0 +1,295 @@
+"""Transcript projector (rung 2): a parsed session → GASP events through AgentState.
+
+One session is one run, id ``run_<agent>.<session id>``; importing a session whose run
+is already in the log adds nothing (idempotent re-import). Order written:
+
+1. the first prompt's goal (``first-prompt-goal``), then ``run.started`` serving it,
+   whose metadata references the archived transcript by path and SHA-256, and an
+   ``artifact.attached`` of that archive on the run;
+2. the raw layer, causation following the records' parents (Claude ``parentUuid``,
+   Codex position): each model response → ``model.called`` + ``model.finished``
+   (model, usage), each tool use → ``tool.called``, each tool result →
+   ``tool.finished`` + an observation of the tool call;
+3. each lifted item right after the record it follows (see ``lifting.py``), every one
+   with ``metadata.lifted_by``;
+4. ``run.finished`` (outcome ``promoted`` / ``patched`` / ``completed``).
+
+Every string taken from the session is redacted first (``redact.py``), and so is the
+archived copy ``transcripts/<run-id>.jsonl.gz``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from git_gasp.adapters.lifting import Lifted, lift
+from git_gasp.adapters.records import (
+    ASSISTANT_TEXT,
+    MODEL_RESPONSE,
+    TOOL_RESULT,
+    TOOL_USE,
+    USER_PROMPT,
+    Transcript,
+)
+from git_gasp.adapters.redact import Redactor
+from git_gasp.errors import GaspError
+
+SUMMARY_LIMIT = 500
+
+
+@dataclass
+class ImportResult:
+    run_id: str
+    added: int = 0  # events appended
+    already: bool = False
+    archive: str | None = None
+    lifted: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    outcome: str | None = None
+    goal: str | None = None
+
+
+def run_id_for(agent: str, session_id: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-." else "-" for c in session_id)[:150]
+    return f"run_{agent}.{safe}"
+
+
+def summarize(value: Any, limit: int = SUMMARY_LIMIT) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True,
+                                                           ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def redacted_archive(raw: bytes, redactor: Redactor) -> bytes:
+    """The transcript with every line redacted, gzip-compressed reproducibly (mtime 0)."""
+    out = []
+    for line in raw.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.dumps(redactor.value(json.loads(line)), ensure_ascii=False))
+        except (ValueError, RecursionError):
+            out.append(redactor.text(line.decode("utf-8", "replace")))
+    return gzip.compress(("\n".join(out) + "\n").encode(), mtime=0)
+
+
+def _full_commit(cwd: Path, short: str | None) -> str | None:
+    if not short:
+        return short
+    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{short}^{{commit}}"],
+                          cwd=cwd, capture_output=True, text=True, check=False)
+    return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else short
+
+
+class Projector:
+    """Writes one transcript into an open AgentState."""
+
+    def __init__(self, state: Any, transcript: Transcript, raw: bytes) -> None:
+        self.state = state
+        self.t = transcript
+        self.raw = raw
+        self.r = Redactor()
+        sid = transcript.session.session_id or hashlib.sha256(raw).hexdigest()[:32]
+        self.run_id = run_id_for(transcript.session.agent, sid)
+        self.event_of: dict[str, str] = {}  # record key -> event id that recorded it
+        self.node_of: dict[str, str] = {}  # record or lifted key -> node id
+        self.result = ImportResult(self.run_id, skipped=dict(transcript.skipped),
+                                   warnings=list(transcript.warnings))
+
+    def _src(self, key: str | None = None, **extra: Any) -> dict:
+        src = {"agent": self.t.session.agent, "session_id": self.t.session.session_id}
+        if key:
+            src["key"] = key
+        return {"source": src, **extra}
+
+    def _emit(self, kind: str, payload: dict, ops: list, cause: str | None) -> str:
+        from git_gasp.runtime.state import _AUTO
+
+        return self.state.emit(kind, payload, ops, cause=cause if cause else _AUTO).id
+
+    def run(self) -> ImportResult:
+        from git_gasp.runtime.state import create_node, relate, update_node
+
+        st = self.state
+        if self.run_id in st.graph.nodes:
+            self.result.already = True
+            return self.result
+        if st.run is not None:
+            raise GaspError(f"run {st.run.run_id} is still open in this repo; finish it "
+                            "(`git gasp run finish`) before importing")
+        before = len(st.events())
+        lifted = lift(self.t.records)
+        after: dict[str, list[Lifted]] = {}
+        for item in lifted:
+            after.setdefault(item.after, []).append(item)
+            self.result.lifted[item.kind] = self.result.lifted.get(item.kind, 0) + 1
+        # 1. goal, run, archive
+        goal_item = next((i for i in lifted if i.kind == "goal"), None)
+        goal = None
+        if goal_item is not None:
+            goal = st.record_goal(self.r.text(goal_item.data["title"]),
+                                  self.r.text(goal_item.data["summary"]),
+                                  metadata=self._src(goal_item.after, **goal_item.metadata))
+            self.node_of[goal_item.key] = goal
+            self.event_of[goal_item.after] = st.creator_of(goal)
+        archive = redacted_archive(self.raw, self.r)
+        rel = f"transcripts/{self.run_id}.jsonl.gz"
+        path = Path(st.root) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(archive)
+        digest = "sha256:" + hashlib.sha256(archive).hexdigest()
+        s = self.t.session
+        task = goal_item.data["title"] if goal_item else f"{s.agent} session {s.session_id}"
+        st.start_run(self.r.text(task), goal=goal, run_id=self.run_id, metadata=self._src(
+            None, agent_version=s.agent_version, model=s.model, cwd=s.cwd,
+            git_branch=s.git_branch, transcript={"uri": rel, "hash": digest},
+            skipped_lines=dict(self.t.skipped)))
+        st.attach_artifact(self.run_id, kind="transcript", uri=rel, hash=digest,
+                           summary=f"{s.agent} {s.agent_version or ''} session transcript "
+                                   "(redacted)".replace("  ", " "))
+        self.result.archive = rel
+        run_event = st.run.event_id
+        texts: dict[str, list[str]] = {}
+        for rec in self.t.records:
+            if rec.kind == ASSISTANT_TEXT and rec.parent:
+                texts.setdefault(rec.parent, []).append(str(rec.get("text") or ""))
+        # 2. raw layer, 3. lifted items
+        for rec in self.t.records:
+            cause = self.event_of.get(rec.parent or "", None) or run_event
+            meta = self._src(rec.key)
+            if rec.kind == MODEL_RESPONSE:
+                mid = "model_call_" + hashlib.sha256(
+                    f"{self.run_id}:{rec.key}".encode()).hexdigest()[:24]
+                model = str(rec.get("model") or s.model or "unknown")
+                payload = {"id": mid, "run_id": self.run_id, "model": model,
+                           "provider": s.agent, "input_summary": "", "metadata": meta}
+                props = {"model": model, "provider": s.agent, "run_id": self.run_id,
+                         "status": "running", "metadata": meta}
+                called = self._emit("model.called", payload, [
+                    create_node(mid, "model_call", props),
+                    relate(mid, "produced_by", self.run_id)], cause)
+                out = self.r.text(summarize("\n".join(texts.get(rec.key, []))))
+                fmeta = {"usage": rec.get("usage"), "stop_reason": rec.get("stop_reason"),
+                         "message_id": rec.key}
+                self._emit("model.finished", {
+                    "id": mid, "run_id": self.run_id, "output_summary": out, "success": True,
+                    "metadata": fmeta}, [update_node(mid, {
+                        "status": "succeeded", "success": True, "output_summary": out or None,
+                        "outcome_metadata": fmeta})], called)
+                self.event_of[rec.key] = called
+                self.node_of[rec.key] = mid
+            elif rec.kind == TOOL_USE:
+                tid = "tool_call_" + hashlib.sha256(
+                    f"{self.run_id}:{rec.key}".encode()).hexdigest()[:24]
+                name = str(rec.get("name"))
+                inp = self.r.text(summarize(rec.get("input")))
+                payload = {"id": tid, "run_id": self.run_id, "tool": name,
+                           "input_summary": inp, "metadata": meta}
+                props = {"tool": name, "input_summary": inp or None, "run_id": self.run_id,
+                         "status": "running", "metadata": meta}
+                self.event_of[rec.key] = self._emit("tool.called", payload, [
+                    create_node(tid, "tool_call", props),
+                    relate(tid, "produced_by", self.run_id)], cause)
+                self.node_of[rec.key] = tid
+            elif rec.kind == TOOL_RESULT:
+                tid = self.node_of.get(rec.parent or "")
+                if tid is None:
+                    continue  # a result whose call is not in this transcript
+                ok = not rec.get("is_error")
+                out = self.r.text(summarize(str(rec.get("output") or "")))
+                fmeta = {"exit_code": rec.get("exit_code"), "is_error": bool(rec.get("is_error"))}
+                finished = self._emit("tool.finished", {
+                    "id": tid, "run_id": self.run_id, "output_summary": out, "success": ok,
+                    "metadata": fmeta}, [update_node(tid, {
+                        "status": "succeeded" if ok else "failed", "success": ok,
+                        "output_summary": out or None, "outcome_metadata": fmeta})], cause)
+                obs = st.record_observation(out or "(no output)", about=tid, source=s.agent,
+                                            metadata=meta, cause=finished)
+                self.event_of[rec.key] = finished
+                self.node_of[rec.key] = obs
+            elif rec.kind == USER_PROMPT and rec.key not in self.event_of:
+                self.event_of[rec.key] = run_event
+            for item in after.get(rec.key, []):
+                self._lifted(item, rec.key, goal)
+        outcome = ("promoted" if self.result.lifted.get("decision") else
+                   "patched" if self.result.lifted.get("patch") else "completed")
+        st.finish_run(outcome, metadata=self._src(None))
+        self.result.outcome = outcome
+        self.result.goal = goal
+        self.result.added = len(st.events()) - before
+        return self.result
+
+    def _lifted(self, item: Lifted, rec_key: str, goal: str | None) -> None:
+        from git_gasp.runtime.state import create_node, relate
+
+        st = self.state
+        d = item.data
+        meta = self._src(rec_key, **item.metadata)
+        cause = self.event_of.get(rec_key)
+        if item.kind == "goal":
+            return  # recorded before the run
+        if item.kind == "task":
+            node = st.record_task(self.r.text(d["title"]), goal=goal, metadata=meta)
+        elif item.kind == "eval":
+            validates = self.node_of.get(d.get("validates") or "")
+            if validates:
+                meta["validated_by_rule"] = "eval-validates-patch"
+            meta.update(tool_use_id=d["tool_use_id"], output_tail=self.r.text(d["output_tail"]))
+            node = st.record_eval(self.r.text(d["command"]), d["status"], score=d["score"],
+                                  validates=validates, metadata=meta, cause=cause)
+        elif item.kind == "failure":
+            obs = self.node_of.get(rec_key)
+            node = st.record_failure(self.r.text(d["summary"]), observation=obs,
+                                     metadata=dict(meta, eval=self.node_of.get(d["eval"])),
+                                     cause=st.creator_of(self.node_of[d["eval"]]))
+        elif item.kind == "patch":
+            pid = "patch_" + hashlib.sha256(f"{self.run_id}:{item.key}".encode()).hexdigest()[:24]
+            commit = _full_commit(Path(self.t.session.cwd or st.root), d.get("commit")) if (
+                self.t.session.cwd and Path(self.t.session.cwd).is_dir()) else d.get("commit")
+            title = self.r.text(d["title"])
+            files = [self.r.text(f) for f in d["files"]]
+            meta.update(files=files)
+            payload = {"id": pid, "title": title, "status": "Proposed",
+                       "created_by": {"kind": st.actor[0], "id": st.actor[1]},
+                       "references_commit": commit, "metadata": meta}
+            props = {"title": title, "status": "Proposed", "references_commit": commit,
+                     "metadata": meta}
+            ops = [create_node(pid, "patch", {k: v for k, v in props.items() if v is not None})]
+            ops += [relate(pid, "advances", goal)] if goal else []
+            ops += [relate(pid, "addresses", self.node_of[f]) for f in d["addresses"]
+                    if f in self.node_of]
+            validator = self.node_of.get(d.get("validated_by") or "")
+            if validator:
+                ops.append(relate(pid, "validated_by", validator, {
+                    "lifted_by": "eval-validates-patch"}))
+            ops.append(relate(pid, "produced_by", self.run_id))
+            self._emit("patch.proposed", payload, ops, cause)
+            if commit:
+                st.attach_artifact(pid, kind="git_commit", uri=f"git:{commit}", hash=commit,
+                                   summary=title)
+            node = pid
+        elif item.kind == "decision":
+            patch = self.node_of[d["patch"]]
+            ev = self.node_of.get(d["eval"])
+            node = st.record_decision("Approved", self.r.text(d["reason"]), patch=patch,
+                                      metadata=dict(meta, eval=ev),
+                                      cause=st.creator_of(ev) if ev else cause)
+        else:  # pragma: no cover - lift() makes only the kinds above
+            return
+        self.node_of[item.key] = node
+
+
+def import_session(root: Path, transcript: Transcript, raw: bytes, *,
+                   worker_id: str | None = None) -> ImportResult:
+    """Open the agent repo at `root` and project one parsed session into it."""
+    from git_gasp.runtime import AgentState
+
+    with AgentState.open(root, worker_id or "git-gasp-import") as state:
+        return Projector(state, transcript, raw).run()

@@ -1,0 +1,81 @@
+"""`git gasp import claude-code|codex FILE… [--all]`: project agent sessions into the log."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+
+def _find_sessions(agent: str, repo: Path) -> list[Path]:
+    """Every session file of `agent` whose working directory is `repo` (or inside it)."""
+    home = Path(os.environ.get("HOME", "~")).expanduser()
+    top = str(repo.resolve())
+    if agent == "claude-code":
+        # ~/.claude/projects/<cwd with / and . as ->/<session>.jsonl
+        base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects"
+        name = "".join(c if c.isalnum() else "-" for c in top)
+        return sorted(p for d in base.glob(f"{name}*") for p in d.glob("*.jsonl"))
+    from git_gasp.adapters.codex import read_rollout
+
+    base = Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"
+    found = []
+    for path in sorted(base.glob("**/rollout-*.jsonl*")):
+        cwd = read_rollout(path).session.cwd or ""
+        if cwd == top or cwd.startswith(top + os.sep):
+            found.append(path)
+    return found
+
+
+@click.command("import")
+@click.argument("agent", type=click.Choice(["claude-code", "codex"]))
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--all", "all_", is_flag=True,
+              help="Import every session of AGENT whose working directory is this repo.")
+@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
+              show_default=True, help="The agent repo to record into.")
+@click.option("--no-commit", is_flag=True, help="Append the events but make no commit.")
+def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_commit: bool) -> None:
+    """Project Claude Code transcripts or Codex rollouts (.jsonl / .jsonl.zst) into runs.
+
+    Each session becomes one run (re-importing it adds nothing); the redacted raw
+    session is archived to transcripts/<run-id>.jsonl.gz and each run gets its
+    boundary commit unless --no-commit.
+    """
+    from git_gasp.adapters.project import import_session
+    from git_gasp.adapters.records import read_raw
+    from git_gasp.errors import UsageError
+
+    paths = list(files)
+    if all_:
+        paths += [p for p in _find_sessions(agent, repo) if p not in paths]
+    if not paths:
+        raise UsageError("name session files to import, or use --all")
+    if agent == "claude-code":
+        from git_gasp.adapters.claude_code import parse_transcript as parse
+    else:
+        from git_gasp.adapters.codex import parse_rollout as parse
+    for path in paths:
+        raw = read_raw(path)
+        transcript = parse(raw)
+        if not transcript.records:
+            click.echo(f"{path}: no session records (is it a {agent} file?); skipped", err=True)
+            continue
+        result = import_session(repo, transcript, raw)
+        if result.already:
+            click.echo(f"{path}: {result.run_id} already imported; nothing added")
+            continue
+        for warning in result.warnings:
+            click.echo(f"{path}: warning: {warning}", err=True)
+        lifted = ", ".join(f"{n} {k}" for k, n in sorted(result.lifted.items())) or "nothing"
+        skipped = sum(result.skipped.values())
+        click.echo(f"{path}: {result.run_id}: {result.added} events ({result.outcome}); "
+                   f"lifted {lifted}; {skipped} line(s) of other types skipped")
+        if not no_commit:
+            from git_gasp.runtime import commit_run
+
+            commit = commit_run(repo, result.run_id, result.goal, result.outcome or "completed",
+                                [result.archive] if result.archive else [])
+            sha = commit.decode() if isinstance(commit, bytes) else str(commit)
+            click.echo(f"  committed {sha[:12]}")

@@ -1,0 +1,93 @@
+"""`git gasp import`: the real sessions become conformant, idempotent, redacted runs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from tests.adapters.conftest import CLAUDE_TRANSCRIPT, CODEX_ROLLOUT, read_jsonl, write_jsonl
+from tests.conftest import gasp, git, out
+
+SECRET = "sk-ant-api03-" + "Qx7Lm2Vb9Nc4Zr8Tp1Ws6Yd3Kf5Hg0Jj-AA"
+
+
+@pytest.fixture
+def agent_repo(tmp_path):
+    proc = gasp(tmp_path, "init", "bot")
+    assert proc.returncode == 0, out(proc)
+    return tmp_path / "bot"
+
+
+def _fold(repo):
+    proc = gasp(repo, "fold", "--json")
+    assert proc.returncode == 0, out(proc)
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize(("agent", "path", "evals", "outcome"), [
+    ("claude-code", CLAUDE_TRANSCRIPT, ["Failed", "Passed"], "promoted"),
+    ("codex", CODEX_ROLLOUT, ["Failed", "Failed"], "patched"),
+])
+def test_import_is_conformant_committed_and_idempotent(agent_repo, agent, path, evals, outcome):
+    proc = gasp(agent_repo, "import", agent, str(path))
+    assert proc.returncode == 0, out(proc)
+    assert outcome in out(proc) and "committed" in out(proc)
+    check = gasp(agent_repo, "check")
+    assert check.returncode == 0, out(check)
+    assert git(agent_repo, "status", "--porcelain") == ""
+    msg = git(agent_repo, "log", "-1", "--format=%B")
+    assert f"Outcome: {outcome}" in msg and "Run-Id: run_" + agent in msg
+    graph = _fold(agent_repo)
+    nodes = graph["nodes"].values()
+    kinds = sorted(n["kind"] for n in nodes)
+    assert kinds.count("model_call") == 7 and kinds.count("tool_call") == 6
+    assert [n["props"]["status"] for n in nodes if n["kind"] == "eval"] == evals
+    lifted = [n for n in nodes if n["kind"] in ("goal", "eval", "failure", "patch", "decision")]
+    assert all(n["props"]["metadata"]["lifted_by"] for n in lifted)
+    run = next(n for n in nodes if n["kind"] == "run")
+    archive = run["props"]["metadata"]["transcript"]
+    assert run["artifacts"][0]["hash"] == archive["hash"]
+    assert (agent_repo / archive["uri"]).exists()
+    log = (agent_repo / "state/events.jsonl").read_bytes()
+    again = gasp(agent_repo, "import", agent, str(path))
+    assert again.returncode == 0 and "already imported" in out(again)
+    assert (agent_repo / "state/events.jsonl").read_bytes() == log
+
+
+def test_claude_import_builds_the_promoted_patch_lineage(agent_repo):
+    assert gasp(agent_repo, "import", "claude-code", str(CLAUDE_TRANSCRIPT)).returncode == 0
+    graph = _fold(agent_repo)
+    nodes = graph["nodes"]
+    rels = {(r["from"], r["rel"], r["to"]) for r in graph["relations"]}
+    patch = next(n for n in nodes.values() if n["kind"] == "patch")
+    assert patch["props"]["status"] == "Promoted"
+    assert patch["props"]["references_commit"] == "25b87ee"
+    by = {rel: nodes[dst] for src, rel, dst in rels if src == patch["id"] and dst in nodes}
+    assert by["validated_by"]["props"]["status"] == "Passed"
+    assert by["approved_by"]["kind"] == "decision" and by["advances"]["kind"] == "goal"
+    assert by["addresses"]["kind"] == "failure"
+
+
+def test_import_redacts_planted_secrets_everywhere(agent_repo, tmp_path):
+    rows = read_jsonl(CODEX_ROLLOUT)
+    for row in rows:
+        p = row["payload"]
+        if p.get("type") == "function_call_output":
+            p["output"] = f"OPENAI_API_KEY leaked: {SECRET}\n" + p["output"]
+    planted = write_jsonl(tmp_path / "rollout-planted.jsonl", rows)
+    proc = gasp(agent_repo, "import", "codex", str(planted))
+    assert proc.returncode == 0, out(proc)
+    assert SECRET.encode() not in (agent_repo / "state/events.jsonl").read_bytes()
+    assert b"[REDACTED:anthropic_key:" in (agent_repo / "state/events.jsonl").read_bytes()
+    archive = next((agent_repo / "transcripts").glob("*.jsonl.gz"))
+    assert SECRET.encode() not in gzip.decompress(archive.read_bytes())
+
+
+def test_import_usage_errors_are_one_line(agent_repo, tmp_path):
+    proc = gasp(agent_repo, "import", "codex")
+    assert proc.returncode == 2 and "--all" in out(proc)
+    proc = gasp(agent_repo, "import", "codex", str(tmp_path / "missing.jsonl"))
+    assert proc.returncode != 0 and "Traceback" not in out(proc)
+    assert len(out(proc).strip().splitlines()) == 1
