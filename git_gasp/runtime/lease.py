@@ -134,17 +134,23 @@ class Lease:
         return rec
 
     def _create(self) -> bool:
+        """Exclusive create with full content: write a private file, then link(2) it into
+        place (fails if a lease exists), so no reader ever sees a half-written lease."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         rec = self._record()
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            return False
+        tmp = self.path.with_name(f".lease.{os.getpid()}.{new_uuid()}.new")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             os.write(fd, rec.to_bytes())
             os.fsync(fd)
         finally:
             os.close(fd)
+        try:
+            os.link(tmp, self.path)
+        except FileExistsError:
+            return False
+        finally:
+            tmp.unlink(missing_ok=True)
         self._held_until = rec.expires_at_ms
         return True
 

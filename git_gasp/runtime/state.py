@@ -26,7 +26,7 @@ from git_gasp.protocol.vocab import BASE_NODE_KINDS, ENTITY_CREATING, Vocabulary
 from git_gasp.runtime.ids import new_id, now_ms, valid_id
 from git_gasp.runtime.lease import DEFAULT_TTL_MS, Lease
 from git_gasp.runtime.policy import ApprovalRequired, Gate, PolicyDenied, PolicySet, Verdict
-from git_gasp.runtime.store import EventStore, TornLogError, parse_tail
+from git_gasp.runtime.store import EventStore, parse_tail, torn_error
 from git_gasp.runtime.transitions import (
     DECISION_STATUSES,
     EVAL_STATUSES,
@@ -130,8 +130,7 @@ class AgentState:
         store = EventStore(root, rel, lease, fsync=fsync)
         data = store.read_bytes()
         if data and not data.endswith(b"\n"):
-            start = data.rfind(b"\n") + 1
-            raise TornLogError(rel, data.count(b"\n") + 1, start, data[start:])
+            raise torn_error(rel, data)
         notes: list[str] = []
         seed = find_fast_seed(root, data, notes) if use_snapshots and data else None
         graph = seed.graph if seed else Graph()
@@ -217,6 +216,11 @@ class AgentState:
             self.last_event_id = events[-1].id
             self._recover_run()
         return len(events)
+
+    def _begin(self) -> None:
+        """Before a write: hold the lease, then fold whatever was appended before we got it."""
+        self.store.lease.ensure()
+        self.refresh()
 
     def events(self) -> list[Event]:
         """Every event of the log, parsed (reads the whole file)."""
@@ -322,7 +326,7 @@ class AgentState:
              correlation: Any = _AUTO, actor: tuple[str, str] | None = None,
              links: tuple[str | None, ...] = ()) -> Event:
         """Append a domain event (+ its paired ops event) atomically; return the domain event."""
-        self.refresh()  # fold what another holder of the lease appended since we read
+        self._begin()
         if ops:
             self._validate(ops)
         cause_id = self._resolve_cause(kind, cause, links)
@@ -352,7 +356,7 @@ class AgentState:
         With no cause it is a maintenance mutation, which must not restate an entity
         that a domain event created (pairing rule).
         """
-        self.refresh()
+        self._begin()
         self._validate(ops)
         if cause is not None and not self.has_event(cause):
             raise StateError(f"cause {cause} is not an event in the log")
@@ -576,6 +580,7 @@ class AgentState:
     def start_run(self, task: str, *, goal: str | None = None, task_id: str | None = None,
                   metadata: dict | None = None, run_id: str | None = None) -> str:
         """run.started + CreateNode run (running); later events chain to it."""
+        self._begin()
         if self.run is not None:
             raise StateError(f"run {self.run.run_id} is still open; finish it first "
                              "(`git gasp run finish --outcome …`)")
@@ -587,7 +592,7 @@ class AgentState:
         payload = _clean({"run_id": rid, "task": task, "goal_id": goal, "task_id": task_id})
         payload["metadata"] = metadata or {}
         # the ops need the domain event id (started_event): build by hand
-        self.refresh()
+        self._begin()
         cause = self.creator_of(task_id) if task_id else (self.creator_of(goal) if goal else None)
         props = _clean({"task": task, "status": "running", "goal_id": goal, "task_id": task_id,
                         "started_ts_ms": now_ms(), "metadata": metadata or {}})
@@ -608,7 +613,7 @@ class AgentState:
     def finish_run(self, outcome: str, *, run_id: str | None = None,
                    metadata: dict | None = None) -> str:
         """run.finished + UpdateNode run (finished, outcome); closes the open run."""
-        self.refresh()
+        self._begin()
         if "\n" in outcome:
             raise StateError("an outcome is one line (it becomes a commit trailer)")
         if self.run is None:

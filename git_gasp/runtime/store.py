@@ -24,14 +24,43 @@ class LogError(GaspError):
 class TornLogError(LogError):
     """The last line of the log is incomplete (a write was interrupted)."""
 
-    def __init__(self, rel: str, line: int, offset: int, partial: bytes) -> None:
+    def __init__(self, rel: str, line: int, offset: int, partial: bytes,
+                 batch: tuple[int, int, str] | None = None) -> None:
         self.line, self.offset = line, offset
         tail = partial[:60].decode("utf-8", "replace")
+        cut, keep = offset, line - 1
+        extra = ""
+        if batch is not None:  # (line, offset, kind) of a domain event left without its pair
+            cut, keep = batch[1], batch[0] - 1
+            extra = (f"; line {batch[0]} ({batch[2]}) lost its ops pair in the same "
+                     "interrupted batch")
         super().__init__(
             f"{rel}:{line}: torn final line ({len(partial)} bytes without a newline: "
-            f"{tail!r}…); nothing was written — if it is a complete event append a newline, "
-            f"otherwise remove it with `truncate -s {offset} {rel}` (the last complete event "
-            f"is on line {line - 1})")
+            f"{tail!r}…){extra}; nothing was written — remove the interrupted batch with "
+            f"`truncate -s {cut} {rel}` (keeps lines 1-{keep})")
+
+
+def torn_error(rel: str, data: bytes) -> TornLogError:
+    """Describe the torn tail of `data`, including a domain event whose pair was cut off."""
+    from git_gasp.protocol.envelope import OPS_KIND
+    from git_gasp.protocol.vocab import ENTITY_CREATING
+
+    start = data.rfind(b"\n") + 1
+    partial = data[start:]
+    line = data.count(b"\n") + 1
+    batch = None
+    if start:
+        prev = data.rfind(b"\n", 0, start - 1) + 1
+        try:
+            event = parse_line(data[prev:start - 1], line - 1)
+        except (EnvelopeError, RecursionError):
+            event = None
+        if event is not None and event.kind != OPS_KIND and (
+                event.kind in ENTITY_CREATING or b'"kind":' not in partial
+                or b'"kind":"state.ops_applied"' in partial) and (
+                event.id.encode() in partial or b'"causation_id"' not in partial):
+            batch = (line - 1, prev, event.kind)
+    return TornLogError(rel, line, start, partial, batch)
 
 
 def line_offset(data: bytes, line_count: int) -> int | None:
@@ -64,7 +93,7 @@ def parse_tail(data: bytes, start: int, first_line: int, rel: str) -> list[Event
     while pos < end:
         nl = data.find(b"\n", pos)
         if nl < 0:
-            raise TornLogError(rel, number, pos, data[pos:])
+            raise torn_error(rel, data)
         try:
             events.append(parse_line(data[pos:nl], number))
         except (EnvelopeError, RecursionError) as exc:
