@@ -16,7 +16,7 @@ from git_gasp.adapters.lifting import (
     shell_writes,
 )
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
-from tests.adapters.conftest import CLAUDE_TRANSCRIPT, CODEX_ROLLOUT
+from tests.adapters.samples import CLAUDE_TRANSCRIPT, CODEX_ROLLOUT
 
 
 def by_kind(items, kind):

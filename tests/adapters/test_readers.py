@@ -20,7 +20,7 @@ from git_gasp.adapters.records import (
     read_raw,
 )
 from git_gasp.errors import GaspError
-from tests.adapters.conftest import (
+from tests.adapters.samples import (
     CLAUDE_HOOKS,
     CLAUDE_TRANSCRIPT,
     CODEX_HOOKS,

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_gasp.adapters.redact import Redactor, is_redacted, redact, redact_text, token_for
-from tests.adapters.conftest import (
+from tests.adapters.samples import (
     CLAUDE_HOOKS,
     CLAUDE_TRANSCRIPT,
     CODEX_HOOKS,

@@ -9,6 +9,10 @@ git made, decision promoting it.
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
+
+import pytest
 
 from git_gasp.adapters import claude_code, codex
 from git_gasp.adapters.hooks import parse_hook_payload
@@ -16,6 +20,47 @@ from git_gasp.adapters.lifting import lift
 from git_gasp.adapters.records import MODEL_RESPONSE, TOOL_USE
 from tests.conftest import git
 from tests.e2e import agents
+
+# Fixtures live here, not in a conftest.py (a second conftest module would shadow
+# tests/conftest.py for suites that `from conftest import` it).
+
+
+def _binary(package: str, find) -> Path:
+    prefix, why = agents.npm_install(package)
+    if prefix is None:
+        pytest.skip(f"end-to-end test needs {package}: {why}")
+    binary = find(prefix)
+    if binary is None:
+        pytest.skip(f"{package} installed but its native binary was not found under {prefix}")
+    return binary
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    return _binary(agents.CLAUDE_PKG, agents.claude_binary)
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    return _binary(agents.CODEX_PKG, agents.codex_binary)
+
+
+@pytest.fixture
+def app_repo(tmp_path) -> Path:
+    """A git repo with one commit, where the agent works."""
+    repo = tmp_path / "app"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "init"], cwd=repo, check=True)
+    return repo
+
+
+@pytest.fixture
+def agent_home(tmp_path) -> Path:
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    return home
+
 
 SPINE = ["goal", "eval", "failure", "eval", "patch", "decision"]
 

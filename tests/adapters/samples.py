@@ -1,4 +1,8 @@
-"""Fixtures for adapter tests: the real agent sessions copied from ../shared/samples."""
+"""The real agent sessions copied from ../shared/samples, and helpers to read them.
+
+Not a conftest.py: a second conftest module shadows tests/conftest.py for the suites
+that `from conftest import` it.
+"""
 
 from __future__ import annotations
 
