@@ -27,7 +27,19 @@ MAX_NAMED = 10  # conflicts named one by one before "and N more"
 
 
 def line_key(line: bytes) -> Key:
-    """A line's identity: its JSON `id` when that is a string, else its exact bytes."""
+    """A line's identity: its JSON `id` when that is a string, else its exact bytes.
+
+    Canonical events and facts start with `{"id":"…",`; such an id without escapes
+    is read straight from the bytes (the identity only, not a validation: checks 1
+    and 7 judge the line). Anything else is parsed leniently.
+    """
+    if line.startswith(b'{"id":"'):
+        end = line.find(b'"', 7)
+        if end > 7 and line[end + 1 : end + 2] == b"," and line.find(b"\\", 7, end) < 0:
+            try:
+                return line[7:end].decode()
+            except UnicodeDecodeError:
+                pass
     try:
         obj = orjson.loads(line)
     except orjson.JSONDecodeError:
