@@ -21,7 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, _git_gasp_exe
+from tests.conftest import REPO_ROOT, _git_gasp_exe
 
 import git_gasp
 from git_gasp.cli.main import COMMANDS
