@@ -40,6 +40,7 @@ class Lineage:
     nodes: dict[str, dict] = field(default_factory=dict)  # id -> node, in discovery order
     hops: dict[str, int] = field(default_factory=dict)
     edges: list[Edge] = field(default_factory=list)
+    via: dict[str, int] = field(default_factory=dict)  # node -> edge that discovered it
 
     def to_json(self) -> dict:
         return {
@@ -60,30 +61,31 @@ class Lineage:
         return f"`{node_id}` ({', '.join(bits)})" + (f" — {text}" if text else "")
 
     def to_markdown(self) -> str:
-        """The root, then a nested list of edges: `—rel→ x` (outgoing), `←rel— x` (incoming)."""
-        by_node: dict[str, list[tuple[str, str, int]]] = {}
-        for i, e in enumerate(self.edges):
-            by_node.setdefault(e.src, []).append((f"—{e.rel}→", e.dst, i))
-            by_node.setdefault(e.dst, []).append((f"←{e.rel}—", e.src, i))
+        """The root, then a nested list following the breadth-first discovery tree:
+        `—rel→ x` is an outgoing relation, `←rel— x` an incoming one; relations between
+        nodes already shown are listed at the end."""
+        children: dict[str, list[tuple[int, str]]] = {}
+        for node_id, idx in self.via.items():
+            e = self.edges[idx]
+            parent = e.src if e.dst == node_id else e.dst
+            children.setdefault(parent, []).append((idx, node_id))
         lines = [f"# Lineage of {self._line(self.root)}", ""]
-        shown, used = {self.root}, set()
-        iters = [(iter(by_node.get(self.root, [])), 0)]
-        while iters:
-            it, level = iters[-1]
-            step = next(it, None)
-            if step is None:
-                iters.pop()
-                continue
-            arrow, other, idx = step
-            if idx in used:
-                continue
-            used.add(idx)
-            seen = other in shown
-            lines.append("  " * level + f"- {arrow} {self._line(other)}"
-                         + (" (see above)" if seen else ""))
-            if not seen:
-                shown.add(other)
-                iters.append((iter(by_node.get(other, [])), level + 1))
+        stack = [(self.root, 0)]
+        order: list[tuple[str, int]] = []
+        while stack:
+            node_id, level = stack.pop()
+            order.append((node_id, level))
+            for _idx, child in sorted(children.get(node_id, []), reverse=True):
+                stack.append((child, level + 1))
+        for node_id, level in order[1:]:
+            e = self.edges[self.via[node_id]]
+            arrow = f"—{e.rel}→" if e.dst == node_id else f"←{e.rel}—"
+            lines.append("  " * (level - 1) + f"- {arrow} {self._line(node_id)}")
+        tree = set(self.via.values())
+        others = [e for i, e in enumerate(self.edges) if i not in tree]
+        if others:
+            lines += ["", "Also:"]
+            lines += [f"- `{e.src}` —{e.rel}→ `{e.dst}`" for e in others]
         if len(lines) == 2:
             lines.append("(no relations)")
         return "\n".join(lines) + "\n"
@@ -119,6 +121,7 @@ def lineage(graph: Graph, node_id: str, depth: int = 3) -> Lineage:
             seen_edges.add(id(r))
             result.edges.append(Edge(r["from"], r["rel"], r["to"], r.get("props", {})))
             if other not in result.nodes:
+                result.via[other] = len(result.edges) - 1
                 result.nodes[other] = graph.nodes[other]
                 result.hops[other] = hop + 1
                 queue.append(other)

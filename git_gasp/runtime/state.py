@@ -77,6 +77,22 @@ def _clean(d: dict) -> dict:
     return {k: v for k, v in d.items() if v is not None and not (k == "metadata" and v == {})}
 
 
+def _refuse_missing_tracked_log(root: Path, rel: str) -> None:
+    """A log that git tracks but the working tree lost is an error, not an empty log."""
+    from git_gasp.errors import NotAGitRepo
+    from git_gasp.store.gitrepo import open_repo
+
+    try:
+        repo, prefix = open_repo(root)
+    except NotAGitRepo:
+        return
+    with repo:
+        path = (prefix + b"/" if prefix else b"") + rel.encode()
+        if path in repo.open_index():
+            raise GaspError(f"{rel} is tracked but missing from the working tree; restore it "
+                            f"with `git checkout -- {rel}`")
+
+
 class AgentState:
     """The agent's state: fold of state/events.jsonl, appended to through a lease."""
 
@@ -128,6 +144,8 @@ class AgentState:
         rel = manifest.locations["log"]
         lease = Lease(root, worker_id, lease_ttl_ms)
         store = EventStore(root, rel, lease, fsync=fsync)
+        if not store.path.exists():
+            _refuse_missing_tracked_log(root, rel)
         data = store.read_bytes()
         if data and not data.endswith(b"\n"):
             raise torn_error(rel, data)
