@@ -11,7 +11,6 @@ import pathlib
 import stat
 
 import pytest
-from conftest import commit_all, git
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,6 +24,7 @@ from git_gasp.protocol.appendonly import (
 )
 from git_gasp.store.gitrepo import open_repo
 from git_gasp.store.history import HistoryResult, _extends_by_hash, check_history
+from tests.conftest import commit_all, git
 
 LOG = LOG_PATH.decode()
 
