@@ -21,6 +21,10 @@ _worktree = click.option(
     "--worktree", metavar="PATH", help="Act on this checkout directly (no session, no sync).",
 )
 _json = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+_uncommitted = click.option(
+    "--uncommitted", is_flag=True,
+    help="Include uncommitted edits in the worktree (runs `git status`; slower on big graphs).",
+)
 
 
 def _dump(obj: Any) -> None:
@@ -157,14 +161,16 @@ def save_cmd(source: str, no_push: bool, dry_run: bool, session_id: str | None,
 @click.option("--type", "etype", metavar="T", help="Only entities of type T.")
 @click.option("--limit", type=int, default=20, show_default=True)
 @click.option("--fixed-strings", "-F", "literal", is_flag=True, help="QUERY is plain text.")
+@_uncommitted
 @_session
 @_worktree
 @_json
 def search_cmd(query: str | None, hop: int, rel: str | None, reverse_id: str | None,
                valid_only: bool, since: str | None, etype: str | None, limit: int,
-               literal: bool, session_id: str | None, worktree: str | None,
+               literal: bool, uncommitted: bool, session_id: str | None, worktree: str | None,
                as_json: bool) -> None:
     """Ranked keyword/regex search over ids, labels, aliases and bodies."""
+    from git_gasp.kg import index
     from git_gasp.kg import search as s
     from git_gasp.kg.workspace import resolve
 
@@ -175,8 +181,9 @@ def search_cmd(query: str | None, hop: int, rel: str | None, reverse_id: str | N
             raise UsageError("--since takes a date: YYYY-MM-DD")
     ws = resolve(session_id, worktree)
     flt = s.Filters(valid_only=valid_only, since=since, etype=etype, rel=rel)
+    idx = index.load(ws.path, uncommitted=uncommitted)
     res = s.run(ws.path, query, limit=limit, hop=hop, reverse_id=reverse_id, flt=flt,
-                literal=literal)
+                literal=literal, idx=idx)
     if as_json:
         _dump({"query": query, "results": res.hits, "more": res.more, "hops": res.hops,
                "reverse": res.reverse})
@@ -209,16 +216,18 @@ def search_cmd(query: str | None, hop: int, rel: str | None, reverse_id: str | N
 
 
 @kg.command("info")
+@_uncommitted
 @_session
 @_worktree
 @_json
-def info_cmd(session_id: str | None, worktree: str | None, as_json: bool) -> None:
+def info_cmd(uncommitted: bool, session_id: str | None, worktree: str | None,
+             as_json: bool) -> None:
     """Repo, branch, path, size, entity and relation counts, recent commits."""
     from git_gasp.kg.info import info
     from git_gasp.kg.workspace import resolve
 
     ws = resolve(session_id, worktree)
-    data = info(ws)
+    data = info(ws, uncommitted=uncommitted)
     if as_json:
         _dump(data)
         return
@@ -235,9 +244,10 @@ def info_cmd(session_id: str | None, worktree: str | None, as_json: bool) -> Non
 @kg.command("view")
 @click.option("--output", "-o", metavar="FILE", help="Write the HTML here.")
 @click.option("--no-open", is_flag=True, help="Do not open a browser.")
+@_uncommitted
 @_session
 @_worktree
-def view_cmd(output: str | None, no_open: bool, session_id: str | None,
+def view_cmd(output: str | None, no_open: bool, uncommitted: bool, session_id: str | None,
              worktree: str | None) -> None:
     """Write the graph as one self-contained, offline HTML page (and open it)."""
     from pathlib import Path
@@ -252,7 +262,7 @@ def view_cmd(output: str | None, no_open: bool, session_id: str | None,
     else:
         safe = ws.branch.replace("/", "_")
         out = state_home() / "views" / f"{ws.path.parent.name}-{safe}.html"
-    n_nodes, n_edges = view.write(ws, out)
+    n_nodes, n_edges = view.write(ws, out, uncommitted=uncommitted)
     click.echo(f"wrote {out} ({n_nodes} entities, {n_edges} relations)")
     if not no_open:
         import webbrowser

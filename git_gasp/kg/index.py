@@ -1,10 +1,14 @@
 """A search index cache, so search/info/view do not re-read every file.
 
-The files stay the truth; the index is a disposable cache in the worktree's git
-dir (`<gitdir>/perstate-index/`), keyed by the HEAD commit and by the stat
-signature of every uncommitted change under `entities/` (one `git status`).
-When HEAD moved, only the paths `git diff-tree` names (plus dirty ones) are
-re-read; a missing or unreadable cache is rebuilt from the tree.
+The index holds the graph as committed at HEAD. It is a disposable cache in the
+worktree's git dir (`<gitdir>/perstate-index/`), keyed by the HEAD commit, which
+is read from the ref files without running git: checking freshness costs
+microseconds, not a scan of 400,000 files. When HEAD moved, only the blobs that
+`git diff-tree` names are read (one `git cat-file --batch`); a missing or
+unreadable cache is rebuilt from the tree the same way. Uncommitted hand edits
+are not part of the graph until committed (`kg save` commits everything it
+writes); `uncommitted=True` (`--uncommitted` on the CLI) overlays them, at the
+cost of one `git status`.
 
 `index.bin` is one file (replaced atomically) holding, in one order — entities
 then relations, each newest `updated_at` first —
@@ -134,30 +138,74 @@ class State:
     dirty: list[list[Any]]  # [path, mtime_ns, size] of changed files under entities/
 
 
+def _hexsha(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def head_commit(root: Path) -> str:
+    """HEAD's commit id ("" when unborn), read from the ref files; git as a fallback."""
+    from git_gasp.kg.workspace import git_dir_of
+
+    try:
+        gd = git_dir_of(root)
+        head = (gd / "HEAD").read_text(encoding="utf-8").strip()
+        if _hexsha(head):
+            return head
+        if head.startswith("ref: refs/"):
+            ref = head[5:]
+            common = gd
+            if (gd / "commondir").is_file():
+                common = (gd / (gd / "commondir").read_text(encoding="utf-8").strip()).resolve()
+            for base in (gd, common):
+                p = base / ref
+                if p.is_file():
+                    val = p.read_text(encoding="utf-8").strip()
+                    if _hexsha(val):
+                        return val
+                    raise ValueError(val)
+            packed = common / "packed-refs"
+            if packed.is_file():
+                for line in packed.read_text(encoding="utf-8").splitlines():
+                    parts = line.split(" ", 1)
+                    if len(parts) == 2 and parts[1] == ref and _hexsha(parts[0]):
+                        return parts[0]
+            return ""
+    except (OSError, ValueError, Exception):  # noqa: BLE001 - anything odd: ask git
+        pass
+    return gitcmd.out(root, "rev-parse", "-q", "--verify", "HEAD", check=False)
+
+
 def worktree_state(root: Path) -> State:
     """HEAD and the uncommitted changes under entities/, from one `git status`."""
     proc = gitcmd.run(
-        root, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
+        root, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal",
         "--no-renames", "--ignore-submodules", "--", "entities",
     )
     head = ""
-    dirty: list[list[Any]] = []
+    paths: list[str] = []
     for entry in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
         if entry.startswith("# branch.oid "):
             head = entry.split()[-1]
             if head == "(initial)":
                 head = ""
         elif entry[:2] in ("1 ", "u "):
-            path = entry.split(" ", 8 if entry[0] == "1" else 10)[-1]
-            dirty.append([path])
+            paths.append(entry.split(" ", 8 if entry[0] == "1" else 10)[-1])
         elif entry.startswith("? "):
-            dirty.append([entry[2:]])
-    for d in dirty:
+            rel = entry[2:]
+            if rel.endswith("/"):  # an untracked directory: list what is in it
+                for dirpath, _dirs, files in os.walk(root / rel):
+                    for f in files:
+                        full = os.path.join(dirpath, f)
+                        paths.append(os.path.relpath(full, root).replace(os.sep, "/"))
+            else:
+                paths.append(rel)
+    dirty: list[list[Any]] = []
+    for path in paths:
         try:
-            st = os.stat(root / d[0])
-            d.extend([st.st_mtime_ns, st.st_size])
+            st = os.stat(root / path)
+            dirty.append([path, st.st_mtime_ns, st.st_size])
         except OSError:
-            d.extend([0, -1])
+            dirty.append([path, 0, -1])
     dirty.sort()
     return State(head, dirty)
 
@@ -306,36 +354,86 @@ def _load_file(path: Path) -> Index | None:
         return None
 
 
-def _diff_paths(root: Path, old: str, new: str) -> list[str] | None:
-    if not old or not new:
-        return None
-    proc = gitcmd.run(
-        root, "diff-tree", "-r", "--name-only", "-z", "--no-renames", old, new, "--",
-        "entities", check=False,
-    )
+def _cat_blobs(root: Path, shas: list[str]) -> list[bytes]:
+    """The contents of `shas`, in order, from one `git cat-file --batch`."""
+    if not shas:
+        return []
+    proc = gitcmd.run(root, "cat-file", "--batch", input=("\n".join(shas) + "\n").encode())
+    data = proc.stdout
+    out: list[bytes] = []
+    pos = 0
+    for _ in shas:
+        nl = data.index(b"\n", pos)
+        header = data[pos:nl].split()
+        if len(header) != 3 or header[1] != b"blob":
+            out.append(b"")
+            pos = nl + 1
+            continue
+        size = int(header[2])
+        out.append(data[nl + 1 : nl + 1 + size])
+        pos = nl + 1 + size + 1
+    return out
+
+
+def _tree_blobs(root: Path, head: str) -> list[tuple[str, str]]:
+    """(sha, path) of every blob under entities/ at `head`."""
+    proc = gitcmd.run(root, "ls-tree", "-r", "-z", "--full-tree", head, "--", "entities")
+    out = []
+    for entry in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == "blob":
+            out.append((parts[2], path))
+    return out
+
+
+def _tree_changes(root: Path, old: str, new: str) -> list[tuple[str, str]] | None:
+    """(new sha or "" for deleted, path) between two commits; None if git cannot tell."""
+    proc = gitcmd.run(root, "diff-tree", "-r", "-z", "--no-renames", old, new, "--", "entities",
+                      check=False)
     if proc.returncode != 0:
         return None
-    return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+    items = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    out = []
+    for meta, path in zip(items[0::2], items[1::2], strict=False):
+        parts = meta.split()
+        if len(parts) < 5:
+            continue
+        new_sha = "" if parts[4].startswith("D") or set(parts[3]) == {"0"} else parts[3]
+        if parts[1] == "160000" or (new_sha and parts[1] not in ("100644", "100755")):
+            new_sha = ""
+        out.append((new_sha, path))
+    return out
 
 
-def load(root: Path, *, state: State | None = None) -> Index:
-    """The index for the worktree at `root`, updated to match the files first."""
+def _read_blobs(root: Path, todo: list[tuple[str, str]], records: dict[str, list[Any]]) -> None:
+    shas = [sha for sha, _ in todo if sha]
+    contents = iter(_cat_blobs(root, shas))
+    for sha, rel in todo:
+        if not sha:
+            records.pop(rel, None)
+            continue
+        rec = parse_file(rel, next(contents))
+        if rec is None:
+            records.pop(rel, None)
+        else:
+            records[rel] = rec
+
+
+def _committed(root: Path, head: str) -> tuple[Index, Path]:
     import orjson
 
-    st = state or worktree_state(root)
-    key = {"version": VERSION, "head": st.head, "dirty": st.dirty}
     idir = _index_dir(root)
     ipath, rpath = idir / "index.bin", idir / "records.bin"
     idx = _load_file(ipath)
-    if idx is not None and all(idx.meta.get(k) == v for k, v in key.items()):
-        return idx
-
+    if idx is not None and idx.meta.get("version") == VERSION and idx.meta.get("head") == head:
+        return idx, rpath
     records: dict[str, list[Any]] | None = None
-    if idx is not None and idx.meta.get("version") == VERSION:
-        changed = _diff_paths(root, idx.meta.get("head", ""), st.head)
-        if changed is not None:
-            changed = set(changed) | {d[0] for d in idx.meta.get("dirty", [])}
-            changed |= {d[0] for d in st.dirty}
+    if idx is not None and idx.meta.get("version") == VERSION and idx.meta.get("head") and head:
+        changes = _tree_changes(root, idx.meta["head"], head)
+        if changes is not None:
             try:
                 stored = orjson.loads(rpath.read_bytes())
                 if stored.get("token") == idx.meta.get("token"):
@@ -343,27 +441,43 @@ def load(root: Path, *, state: State | None = None) -> Index:
             except (OSError, ValueError, KeyError):
                 records = None
             if records is not None:
-                for rel in changed:
-                    rec = read_record(root, rel)
-                    if rec is None:
-                        records.pop(rel, None)
-                    else:
-                        records[rel] = rec
+                _read_blobs(root, changes, records)
     if records is None:
         records = {}
-        for rel in scan_paths(root):
-            rec = read_record(root, rel)
-            if rec is not None:
-                records[rel] = rec
+        if head:
+            _read_blobs(root, _tree_blobs(root, head), records)
     token = os.urandom(8).hex()
-    meta = dict(key, token=token)
     recs = list(records.values())
-    data = _pack(recs, meta)
+    data = _pack(recs, {"version": VERSION, "head": head, "token": token})
     try:
         _write_atomic(rpath, orjson.dumps({"token": token, "records": recs}))
         _write_atomic(ipath, data)
     except OSError:
         pass  # a read-only git dir: still answer from memory
     out = _unpack(data)
+    assert out is not None
+    return out, rpath
+
+
+def load(root: Path, *, uncommitted: bool = False) -> Index:
+    """The index of the graph committed at HEAD; with `uncommitted`, plus worktree edits."""
+    import orjson
+
+    head = head_commit(root)
+    idx, rpath = _committed(root, head)
+    if not uncommitted:
+        return idx
+    st = worktree_state(root)
+    if not st.dirty:
+        return idx
+    stored = orjson.loads(rpath.read_bytes()) if rpath.exists() else {"records": []}
+    records = {r[R_PATH]: r for r in stored.get("records", [])}
+    for d in st.dirty:
+        rec = read_record(root, d[0])
+        if rec is None:
+            records.pop(d[0], None)
+        else:
+            records[d[0]] = rec
+    out = _unpack(_pack(list(records.values()), dict(idx.meta, dirty=len(st.dirty))))
     assert out is not None
     return out

@@ -53,8 +53,8 @@ def status(session_id: str | None) -> dict[str, Any]:
     return st
 
 
-def info(ws: Workspace, *, commits: int = 5) -> dict[str, Any]:
-    idx = index.load(ws.path)
+def info(ws: Workspace, *, commits: int = 5, uncommitted: bool = False) -> dict[str, Any]:
+    idx = index.load(ws.path, uncommitted=uncommitted)
     meta = idx.meta
     extra = 0
     for p in Path(ws.path).iterdir():

@@ -53,8 +53,8 @@ def _str(v: Any) -> str:
     return str(v)
 
 
-def graph_data(ws: Workspace) -> dict[str, Any]:
-    idx = index.load(ws.path)
+def graph_data(ws: Workspace, *, uncommitted: bool = False) -> dict[str, Any]:
+    idx = index.load(ws.path, uncommitted=uncommitted)
     nodes: list[dict[str, Any]] = []
     pos: dict[str, int] = {}
     edges: list[list[Any]] = []
@@ -101,8 +101,8 @@ def render(data: dict[str, Any]) -> str:
             .replace("__DATA__", script_json(data)))
 
 
-def write(ws: Workspace, out: Path) -> tuple[int, int]:
-    data = graph_data(ws)
+def write(ws: Workspace, out: Path, *, uncommitted: bool = False) -> tuple[int, int]:
+    data = graph_data(ws, uncommitted=uncommitted)
     page = render(data)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".view-", suffix=".html", dir=out.parent)

@@ -98,21 +98,24 @@ def test_hops_and_reverse(rust):
     assert "ownership --enables--> borrow-checker" in text
 
 
-def test_index_follows_hand_edits_and_foreign_commits(rust):
+def test_index_follows_commits_and_uncommitted_edits_on_request(rust):
     cwd, wt = rust
     assert search(cwd, "zebra")["results"] == []
-    # an uncommitted hand edit is searchable at once
+    # an uncommitted hand edit is not part of the graph yet, unless asked for
     f = wt / "entities/gc/entity.md"
     f.write_text(f.read_text() + "\nZebra stripes.\n")
-    assert [r["id"] for r in search(cwd, "zebra")["results"]] == ["gc"]
-    # a new file by hand, then reverted
+    assert search(cwd, "zebra")["results"] == []
+    assert [r["id"] for r in search(cwd, "zebra", "--uncommitted")["results"]] == ["gc"]
+    # a new entity directory by hand (untracked), then reverted
     (wt / "entities/new-one").mkdir()
     (wt / "entities/new-one/entity.md").write_text("---\nid: new-one\nlabel: Zebra Two\n---\n")
-    assert {r["id"] for r in search(cwd, "zebra")["results"]} == {"gc", "new-one"}
+    got = {r["id"] for r in search(cwd, "zebra", "--uncommitted")["results"]}
+    assert got == {"gc", "new-one"}
+    assert kg_json(cwd, "info", "--uncommitted", "--session-id", "s1")["entities"] == 5
     git(wt, "checkout", "--", ".")
     git(wt, "clean", "-fdq")
-    assert search(cwd, "zebra")["results"] == []
-    # a commit made by someone else (plain git) is picked up via the diff
+    assert search(cwd, "zebra", "--uncommitted")["results"] == []
+    # a commit made by someone else (plain git) is picked up through the tree diff
     (wt / "entities/rust/entity.md").write_text(
         (wt / "entities/rust/entity.md").read_text().replace("Memory safety", "Fearless zebra"))
     git(wt, "commit", "-qam", "hand commit")
@@ -120,6 +123,10 @@ def test_index_follows_hand_edits_and_foreign_commits(rust):
     git(wt, "rm", "-rq", "entities/gc")
     git(wt, "commit", "-qm", "remove gc")
     assert kg_json(cwd, "info", "--session-id", "s1")["entities"] == 3
+    assert search(cwd, "garbage")["results"] == []
+    # packed refs (after gc) still resolve without running git
+    git(wt, "pack-refs", "--all")
+    assert [r["id"] for r in search(cwd, "zebra")["results"]] == ["rust"]
 
 
 def test_a_broken_cache_is_rebuilt(rust):

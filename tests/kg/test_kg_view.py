@@ -134,6 +134,8 @@ def test_view_handles_5000_entities(tmp_path, home):
     repo.mkdir()
     git(repo, "init", "-q")
     _big_graph(repo, 5000)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "big graph")
     page = tmp_path / "big.html"
     proc = kg(tmp_path, "view", "--worktree", str(repo), "--output", str(page), "--no-open")
     assert "5000 entities, 15000 relations" in proc.stdout.decode()
