@@ -29,6 +29,13 @@ def failed_checks(report: dict) -> set[int]:
     return {c["number"] for c in report["checks"] if not c["passed"]}
 
 
+def commit_unguarded(repo: Path, message: str) -> str:
+    """Commit past the pre-commit guard, as a careless writer (or another tool) would."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
 def append(repo: Path, data: bytes, rel: str = LOG) -> None:
     with open(repo / rel, "ab") as fh:
         fh.write(data)
@@ -191,7 +198,7 @@ def test_check4_in_place_edit_in_history_fails_naming_commit(agent):
     commit_all(agent, "run 1")
     log = agent / LOG
     log.write_bytes(log.read_bytes().replace(b"goal 1", b"goal X"))
-    bad = commit_all(agent, "rewrite")
+    bad = commit_unguarded(agent, "rewrite")
     append(agent, goal_pair(2))
     commit_all(agent, "run 2")
     code, report = run_check(agent)
@@ -206,9 +213,9 @@ def test_check4_branch_edit_hidden_behind_a_merge_fails(agent):
     log = agent / LOG
     original = log.read_bytes()
     log.write_bytes(original.replace(b"goal 1", b"goal Y"))
-    hidden = commit_all(agent, "edit on side")
+    hidden = commit_unguarded(agent, "edit on side")
     log.write_bytes(original)
-    commit_all(agent, "restore on side")
+    commit_unguarded(agent, "restore on side")
     git(agent, "checkout", "-q", "main")
     append(agent, goal_pair(2))
     commit_all(agent, "main work")
@@ -354,3 +361,25 @@ def test_check7_richer_pair_passes(agent):
     append(agent, ops("po", "p", create("p1", "patch", status="Proposed", extra=1),
                       relate("p1", "advances", "goal_1")))
     assert run_check(agent)[0] == 0
+
+
+def test_manifest_moved_log_is_read_checked_and_must_stay_append_only(tmp_path):
+    repo = tmp_path / "moved"
+    shutil.copytree(FIXTURE, repo)
+    (repo / "logs").mkdir()
+    (repo / LOG).rename(repo / "logs" / "events.jsonl")
+    (repo / "state").rmdir()
+    manifest = (repo / "AGENT.md").read_text()
+    (repo / "AGENT.md").write_text(manifest.replace(
+        "executor: .agent/config.toml", "executor: .agent/config.toml\n"
+        "locations:\n  log: logs/events.jsonl"))
+    git(repo, "init", "-q")
+    commit_all(repo, "moved log")
+    code, report = run_check(repo, "--fixture")
+    assert code == 0, report
+    log = repo / "logs" / "events.jsonl"
+    log.write_bytes(log.read_bytes().replace(b"persist retry", b"persist Retry"))
+    commit_all(repo, "edit moved log")
+    code, report = run_check(repo)
+    assert failed_checks(report) == {4}
+    assert failures(report, 4)[0]["path"] == "logs/events.jsonl"

@@ -204,15 +204,11 @@ def check_vocabulary(repo: AgentRepo) -> CheckResult:
 def check_append_only(repo: AgentRepo, *, use_cache: bool = True) -> CheckResult:
     """Walk the git history: append-only paths only ever grow at the end."""
     from git_gasp.errors import NotAGitRepo
-    from git_gasp.protocol.appendonly import LOG_PATH
     from git_gasp.store.history import check_history
 
     res = _result(4)
-    declared = []
-    if repo.log_rel.encode() != LOG_PATH:
-        declared.append(repo.log_rel.encode())
     try:
-        hist = check_history(repo.root, declared=declared, use_cache=use_cache)
+        hist = check_history(repo.root, use_cache=use_cache, log_path=repo.log_rel.encode())
     except NotAGitRepo as exc:
         res.fail(f"{exc}: the log must be committed to git (conformance rule 1)")
         return res

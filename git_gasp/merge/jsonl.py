@@ -152,32 +152,5 @@ def merge_jsonl(base: bytes, ours: bytes, theirs: bytes, marker_size: int = 7) -
             named.append(f"and {len(clashes) - MAX_NAMED} more ids like these")
         return MergeResult(conflict_of_sides(ours, theirs, marker_size), False, named)
 
-    data = terminated(ours) + join(kept)
-    notes = []
-    if t_add is None or not ours_extends or len(kept) < len(candidates):
-        number = _out_of_order(theirs_lines, ours_index.lines + kept)
-        if number is not None:
-            notes.append(
-                f"theirs line {number} comes before a line it follows in theirs: lines both "
-                "sides hold are written once, in ours' order; if this is a merge commit, "
-                "`git gasp check` (check 4, merge rule) will report it"
-            )
-    return MergeResult(data, True, notes=notes)
+    return MergeResult(terminated(ours) + join(kept), True)
 
-
-def _out_of_order(theirs: list[bytes], result: list[bytes]) -> int | None:
-    """First theirs line (1-based) that `result` holds but not in theirs' order, or None.
-
-    Theirs lines absent from `result` are skipped: a cherry-pick's base need not be there.
-    """
-    present = set(result)
-    rest = iter(result)
-    for number, line in enumerate(theirs, 1):
-        if line not in present:
-            continue
-        for candidate in rest:
-            if candidate == line:
-                break
-        else:
-            return number
-    return None

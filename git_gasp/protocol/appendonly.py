@@ -8,6 +8,7 @@ sentence, why a new version does not extend an old one.
 from __future__ import annotations
 
 import posixpath
+from collections import Counter
 
 LOG_PATH = b"state/events.jsonl"
 APPEND_ONLY_BASENAMES = frozenset({b"facts.jsonl", b"JOURNAL.md"})
@@ -80,18 +81,16 @@ def merge_problem(parent: bytes, result: bytes) -> tuple[int, str] | None:
     """Like `merge_error`, but also return the 1-based parent line number."""
     if result.startswith(parent) and (not parent or parent[-1] == 0x0A):
         return None
-    # Whole lines shared as a byte prefix match one to one (greedy matching
-    # would pair them the same way), so only the tails need comparing.
+    # Whole lines shared as a byte prefix match one to one, so only the tails need
+    # comparing: each parent line must occur in the result tail at least as often.
     skip = parent.rfind(b"\n", 0, common_prefix_len(parent, result)) + 1
     want = _lines(parent[skip:])
-    have = iter(_lines(result[skip:]))
+    have = Counter(_lines(result[skip:]))
     for index, line in enumerate(want):
-        for candidate in have:
-            if candidate == line:
-                break
-        else:
+        if have[line] <= 0:
             number = parent.count(b"\n", 0, skip) + index + 1
-            return number, f"line {number} of the parent is missing or out of order in the result"
+            return number, f"line {number} of the parent is missing from the result"
+        have[line] -= 1
     return None
 
 
@@ -99,7 +98,10 @@ def merge_error(parent: bytes, result: bytes) -> str | None:
     """Why a merge `result` loses lines of a non-first `parent`, or None.
 
     Every line of `parent` (compared without its terminator) must appear in
-    `result` in the same order; other lines may be interleaved.
+    `result`, as often as in `parent`. Order is not required: after a criss-cross
+    merge, or a cherry-pick whose branch is merged later, two parents can hold the
+    same appended lines in different orders, and no single result keeps both orders
+    without duplicating events. A line edited or dropped by the merge still fails.
     """
     problem = merge_problem(parent, result)
     return None if problem is None else problem[1]

@@ -276,11 +276,13 @@ class _Walker:
     """One check-4 run over one repository."""
 
     def __init__(
-        self, repo: Repo, prefix: bytes, declared: frozenset[bytes], agent_root: pathlib.Path
+        self, repo: Repo, prefix: bytes, declared: frozenset[bytes], agent_root: pathlib.Path,
+        log_path: bytes = LOG_PATH,
     ) -> None:
         self.repo = repo
         self.prefix = prefix
         self.declared = declared
+        self.log_path = log_path
         self.agent_root = agent_root
         self.objects = _Objects(repo)
         self.result = HistoryResult()
@@ -470,9 +472,9 @@ class _Walker:
         except _ObjectError as exc:
             self.fail(f"HEAD cannot be read: {exc}", commit=head)
             return tip_lengths
-        if not any(path == LOG_PATH and stat.S_ISREG(e.mode) for path, e in files):
-            self.fail(f"{LOG_PATH.decode()} is not committed in HEAD: the log is not committed",
-                      path=LOG_PATH)
+        if not any(path == self.log_path and stat.S_ISREG(e.mode) for path, e in files):
+            self.fail(f"{os.fsdecode(self.log_path)} is not committed in HEAD: the log is not "
+                      "committed", path=self.log_path)
         files = [(path, entry) for path, entry in files if stat.S_ISREG(entry.mode)]
         stats = {path: self._lstat(path) for path, _ in files}
         index = _StatIndex(self.repo, sum(st.st_size for st in stats.values()
@@ -583,19 +585,23 @@ def _head(repo: Repo) -> bytes | None:
 
 
 def check_history(
-    agent_root: pathlib.Path, *, declared: Iterable[bytes] = (), use_cache: bool = True
+    agent_root: pathlib.Path, *, declared: Iterable[bytes] = (), use_cache: bool = True,
+    log_path: bytes = LOG_PATH,
 ) -> HistoryResult:
     """Run check 4 on the repository around `agent_root`.
 
     `declared` adds append-only paths relative to the agent root (from the
-    manifest). Raises NotAGitRepo when `agent_root` is not in a git work tree;
-    every other problem is reported as a failure.
+    manifest); `log_path` is where the manifest puts the event log (it is
+    append-only and must be committed). Raises NotAGitRepo when `agent_root` is
+    not in a git work tree; every other problem is reported as a failure.
     """
     agent_root = pathlib.Path(agent_root)
     wanted = frozenset(os.fsencode(p).replace(b"\\", b"/").strip(b"/") for p in declared)
+    if log_path != LOG_PATH:
+        wanted |= {log_path}
     repo, prefix = open_repo(agent_root)
     try:
-        walker = _Walker(repo, prefix, wanted, agent_root)
+        walker = _Walker(repo, prefix, wanted, agent_root, log_path)
         try:
             _run(walker, use_cache)
         except Exception as exc:  # fail closed, never crash
