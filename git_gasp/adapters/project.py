@@ -35,6 +35,7 @@ from git_gasp.adapters.records import (
     TOOL_RESULT,
     TOOL_USE,
     USER_PROMPT,
+    Record,
     Transcript,
 )
 from git_gasp.adapters.redact import Redactor
@@ -88,23 +89,28 @@ def _full_commit(cwd: Path, short: str | None) -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else short
 
 
-class Projector:
-    """Writes one transcript into an open AgentState."""
+class SessionWriter:
+    """Records one agent session's steps into an open AgentState, one record at a time.
 
-    def __init__(self, state: Any, transcript: Transcript, raw: bytes) -> None:
+    Shared by the transcript projector (:class:`Projector`) and the live hook handler
+    (``live.py``), so both write the same events with the same ids for the same step:
+    tool call nodes are ``tool_call_<sha256(run id:tool use id)>``, patches
+    ``patch_<sha256(run id:item key)>``.
+    """
+
+    def __init__(self, state: Any, agent: str, session_id: str | None, run_id: str, *,
+                 cwd: str | None = None) -> None:
         self.state = state
-        self.t = transcript
-        self.raw = raw
+        self.agent = agent
+        self.session_id = session_id
+        self.run_id = run_id
+        self.cwd = cwd
         self.r = Redactor()
-        sid = transcript.session.session_id or hashlib.sha256(raw).hexdigest()[:32]
-        self.run_id = run_id_for(transcript.session.agent, sid)
         self.event_of: dict[str, str] = {}  # record key -> event id that recorded it
         self.node_of: dict[str, str] = {}  # record or lifted key -> node id
-        self.result = ImportResult(self.run_id, skipped=dict(transcript.skipped),
-                                   warnings=list(transcript.warnings))
 
     def _src(self, key: str | None = None, **extra: Any) -> dict:
-        src = {"agent": self.t.session.agent, "session_id": self.t.session.session_id}
+        src = {"agent": self.agent, "session_id": self.session_id}
         if key:
             src["key"] = key
         return {"source": src, **extra}
@@ -113,6 +119,128 @@ class Projector:
         from git_gasp.runtime.state import _AUTO
 
         return self.state.emit(kind, payload, ops, cause=cause if cause else _AUTO).id
+
+    def tool_call_id(self, key: str) -> str:
+        return "tool_call_" + hashlib.sha256(f"{self.run_id}:{key}".encode()).hexdigest()[:24]
+
+    def tool_called(self, rec: Record, cause: str | None) -> str:
+        """tool.called + the tool_call node for a ``tool_use`` record; return the event id."""
+        from git_gasp.runtime.state import create_node, relate
+
+        tid = self.tool_call_id(rec.key)
+        name = str(rec.get("name"))
+        inp = self.r.text(summarize(rec.get("input")))
+        meta = self._src(rec.key)
+        payload = {"id": tid, "run_id": self.run_id, "tool": name,
+                   "input_summary": inp, "metadata": meta}
+        props = {"tool": name, "input_summary": inp or None, "run_id": self.run_id,
+                 "status": "running", "metadata": meta}
+        self.event_of[rec.key] = self._emit("tool.called", payload, [
+            create_node(tid, "tool_call", props),
+            relate(tid, "produced_by", self.run_id)], cause)
+        self.node_of[rec.key] = tid
+        return self.event_of[rec.key]
+
+    def tool_finished(self, rec: Record, cause: str | None) -> str | None:
+        """tool.finished + an observation of the call for a ``tool_result`` record (None
+        when its call is unknown)."""
+        from git_gasp.runtime.state import update_node
+
+        tid = self.node_of.get(rec.parent or "")
+        if tid is None:
+            return None  # a result whose call is not in this session
+        ok = not rec.get("is_error")
+        out = self.r.text(summarize(str(rec.get("output") or "")))
+        fmeta = {"exit_code": rec.get("exit_code"), "is_error": bool(rec.get("is_error"))}
+        finished = self._emit("tool.finished", {
+            "id": tid, "run_id": self.run_id, "output_summary": out, "success": ok,
+            "metadata": fmeta}, [update_node(tid, {
+                "status": "succeeded" if ok else "failed", "success": ok,
+                "output_summary": out or None, "outcome_metadata": fmeta})], cause)
+        obs = self.state.record_observation(out or "(no output)", about=tid, source=self.agent,
+                                            metadata=self._src(rec.key), cause=finished)
+        self.event_of[rec.key] = finished
+        self.node_of[rec.key] = obs
+        return finished
+
+    def lifted(self, item: Lifted, rec_key: str, goal: str | None) -> None:
+        """Record one lifted item (not goals: the caller records those)."""
+        from git_gasp.runtime.state import create_node, relate
+
+        st = self.state
+        d = item.data
+        meta = self._src(rec_key, **item.metadata)
+        cause = self.event_of.get(rec_key)
+        if item.kind == "goal":
+            return  # recorded by the caller, before or with the run
+        if item.kind == "task":
+            node = st.record_task(self.r.text(d["title"]), goal=goal, metadata=meta)
+        elif item.kind == "eval":
+            validates = self.node_of.get(d.get("validates") or "")
+            if validates:
+                meta["validated_by_rule"] = "eval-validates-patch"
+            meta.update(tool_use_id=d["tool_use_id"], output_tail=self.r.text(d["output_tail"]))
+            node = st.record_eval(self.r.text(d["command"]), d["status"], score=d["score"],
+                                  validates=validates, metadata=meta, cause=cause)
+        elif item.kind == "failure":
+            obs = self.node_of.get(rec_key)
+            node = st.record_failure(self.r.text(d["summary"]), observation=obs,
+                                     metadata=dict(meta, eval=self.node_of.get(d["eval"])),
+                                     cause=st.creator_of(self.node_of[d["eval"]]))
+        elif item.kind == "patch":
+            pid = "patch_" + hashlib.sha256(f"{self.run_id}:{item.key}".encode()).hexdigest()[:24]
+            commit = _full_commit(Path(self.cwd), d.get("commit")) if (
+                self.cwd and Path(self.cwd).is_dir()) else d.get("commit")
+            title = self.r.text(d["title"])
+            files = [self.r.text(f) for f in d["files"]]
+            meta.update(files=files)
+            payload = {"id": pid, "title": title, "status": "Proposed",
+                       "created_by": {"kind": st.actor[0], "id": st.actor[1]},
+                       "references_commit": commit, "metadata": meta}
+            props = {"title": title, "status": "Proposed", "references_commit": commit,
+                     "metadata": meta}
+            ops = [create_node(pid, "patch", {k: v for k, v in props.items() if v is not None})]
+            ops += [relate(pid, "advances", goal)] if goal else []
+            ops += [relate(pid, "addresses", self.node_of[f]) for f in d["addresses"]
+                    if f in self.node_of]
+            validator = self.node_of.get(d.get("validated_by") or "")
+            if validator:
+                ops.append(relate(pid, "validated_by", validator, {
+                    "lifted_by": "eval-validates-patch"}))
+            ops.append(relate(pid, "produced_by", self.run_id))
+            self._emit("patch.proposed", payload, ops, cause)
+            if commit:
+                st.attach_artifact(pid, kind="git_commit", uri=f"git:{commit}", hash=commit,
+                                   summary=title)
+            node = pid
+        elif item.kind == "decision":
+            patch = self.node_of[d["patch"]]
+            ev = self.node_of.get(d["eval"])
+            node = st.record_decision("Approved", self.r.text(d["reason"]), patch=patch,
+                                      metadata=dict(meta, eval=ev),
+                                      cause=st.creator_of(ev) if ev else cause)
+        else:  # pragma: no cover - lift() makes only the kinds above
+            return
+        self.node_of[item.key] = node
+
+
+def outcome_of(lifted_kinds: Any) -> str:
+    """A run's outcome from the kinds lifted in it: promoted, patched or completed."""
+    kinds = set(lifted_kinds)
+    return "promoted" if "decision" in kinds else "patched" if "patch" in kinds else "completed"
+
+
+class Projector(SessionWriter):
+    """Writes one transcript into an open AgentState."""
+
+    def __init__(self, state: Any, transcript: Transcript, raw: bytes) -> None:
+        sid = transcript.session.session_id or hashlib.sha256(raw).hexdigest()[:32]
+        super().__init__(state, transcript.session.agent, transcript.session.session_id,
+                         run_id_for(transcript.session.agent, sid), cwd=transcript.session.cwd)
+        self.t = transcript
+        self.raw = raw
+        self.result = ImportResult(self.run_id, skipped=dict(transcript.skipped),
+                                   warnings=list(transcript.warnings))
 
     def run(self) -> ImportResult:
         from git_gasp.runtime.state import create_node, relate, update_node
@@ -186,104 +314,20 @@ class Projector:
                 self.event_of[rec.key] = called
                 self.node_of[rec.key] = mid
             elif rec.kind == TOOL_USE:
-                tid = "tool_call_" + hashlib.sha256(
-                    f"{self.run_id}:{rec.key}".encode()).hexdigest()[:24]
-                name = str(rec.get("name"))
-                inp = self.r.text(summarize(rec.get("input")))
-                payload = {"id": tid, "run_id": self.run_id, "tool": name,
-                           "input_summary": inp, "metadata": meta}
-                props = {"tool": name, "input_summary": inp or None, "run_id": self.run_id,
-                         "status": "running", "metadata": meta}
-                self.event_of[rec.key] = self._emit("tool.called", payload, [
-                    create_node(tid, "tool_call", props),
-                    relate(tid, "produced_by", self.run_id)], cause)
-                self.node_of[rec.key] = tid
+                self.tool_called(rec, cause)
             elif rec.kind == TOOL_RESULT:
-                tid = self.node_of.get(rec.parent or "")
-                if tid is None:
-                    continue  # a result whose call is not in this transcript
-                ok = not rec.get("is_error")
-                out = self.r.text(summarize(str(rec.get("output") or "")))
-                fmeta = {"exit_code": rec.get("exit_code"), "is_error": bool(rec.get("is_error"))}
-                finished = self._emit("tool.finished", {
-                    "id": tid, "run_id": self.run_id, "output_summary": out, "success": ok,
-                    "metadata": fmeta}, [update_node(tid, {
-                        "status": "succeeded" if ok else "failed", "success": ok,
-                        "output_summary": out or None, "outcome_metadata": fmeta})], cause)
-                obs = st.record_observation(out or "(no output)", about=tid, source=s.agent,
-                                            metadata=meta, cause=finished)
-                self.event_of[rec.key] = finished
-                self.node_of[rec.key] = obs
+                if self.tool_finished(rec, cause) is None:
+                    continue
             elif rec.kind == USER_PROMPT and rec.key not in self.event_of:
                 self.event_of[rec.key] = run_event
             for item in after.get(rec.key, []):
-                self._lifted(item, rec.key, goal)
-        outcome = ("promoted" if self.result.lifted.get("decision") else
-                   "patched" if self.result.lifted.get("patch") else "completed")
+                self.lifted(item, rec.key, goal)
+        outcome = outcome_of(self.result.lifted)
         st.finish_run(outcome, metadata=self._src(None))
         self.result.outcome = outcome
         self.result.goal = goal
         self.result.added = len(st.events()) - before
         return self.result
-
-    def _lifted(self, item: Lifted, rec_key: str, goal: str | None) -> None:
-        from git_gasp.runtime.state import create_node, relate
-
-        st = self.state
-        d = item.data
-        meta = self._src(rec_key, **item.metadata)
-        cause = self.event_of.get(rec_key)
-        if item.kind == "goal":
-            return  # recorded before the run
-        if item.kind == "task":
-            node = st.record_task(self.r.text(d["title"]), goal=goal, metadata=meta)
-        elif item.kind == "eval":
-            validates = self.node_of.get(d.get("validates") or "")
-            if validates:
-                meta["validated_by_rule"] = "eval-validates-patch"
-            meta.update(tool_use_id=d["tool_use_id"], output_tail=self.r.text(d["output_tail"]))
-            node = st.record_eval(self.r.text(d["command"]), d["status"], score=d["score"],
-                                  validates=validates, metadata=meta, cause=cause)
-        elif item.kind == "failure":
-            obs = self.node_of.get(rec_key)
-            node = st.record_failure(self.r.text(d["summary"]), observation=obs,
-                                     metadata=dict(meta, eval=self.node_of.get(d["eval"])),
-                                     cause=st.creator_of(self.node_of[d["eval"]]))
-        elif item.kind == "patch":
-            pid = "patch_" + hashlib.sha256(f"{self.run_id}:{item.key}".encode()).hexdigest()[:24]
-            commit = _full_commit(Path(self.t.session.cwd or st.root), d.get("commit")) if (
-                self.t.session.cwd and Path(self.t.session.cwd).is_dir()) else d.get("commit")
-            title = self.r.text(d["title"])
-            files = [self.r.text(f) for f in d["files"]]
-            meta.update(files=files)
-            payload = {"id": pid, "title": title, "status": "Proposed",
-                       "created_by": {"kind": st.actor[0], "id": st.actor[1]},
-                       "references_commit": commit, "metadata": meta}
-            props = {"title": title, "status": "Proposed", "references_commit": commit,
-                     "metadata": meta}
-            ops = [create_node(pid, "patch", {k: v for k, v in props.items() if v is not None})]
-            ops += [relate(pid, "advances", goal)] if goal else []
-            ops += [relate(pid, "addresses", self.node_of[f]) for f in d["addresses"]
-                    if f in self.node_of]
-            validator = self.node_of.get(d.get("validated_by") or "")
-            if validator:
-                ops.append(relate(pid, "validated_by", validator, {
-                    "lifted_by": "eval-validates-patch"}))
-            ops.append(relate(pid, "produced_by", self.run_id))
-            self._emit("patch.proposed", payload, ops, cause)
-            if commit:
-                st.attach_artifact(pid, kind="git_commit", uri=f"git:{commit}", hash=commit,
-                                   summary=title)
-            node = pid
-        elif item.kind == "decision":
-            patch = self.node_of[d["patch"]]
-            ev = self.node_of.get(d["eval"])
-            node = st.record_decision("Approved", self.r.text(d["reason"]), patch=patch,
-                                      metadata=dict(meta, eval=ev),
-                                      cause=st.creator_of(ev) if ev else cause)
-        else:  # pragma: no cover - lift() makes only the kinds above
-            return
-        self.node_of[item.key] = node
 
 
 def import_session(root: Path, transcript: Transcript, raw: bytes, *,

@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "init": "git_gasp.cli.init_cmd:init",
     "kg": "git_gasp.cli.kg_cmd:kg",
     "import": "git_gasp.cli.import_cmd:import_",
+    "adapt": "git_gasp.cli.adapt_cmd:adapt",
     "install-hooks": "git_gasp.cli.hooks_cmd:install_hooks",
     "hook": "git_gasp.cli.hooks_cmd:hook",
     "doctor": "git_gasp.cli.hooks_cmd:doctor",

@@ -1,0 +1,139 @@
+"""`git gasp adapt`: live hooks for Claude Code and Codex, their install, and priming."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+_REPO = click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
+                     default=".", show_default=True,
+                     help="The project (agent repo) the agent works in.")
+_UNINSTALL = click.option("--uninstall", is_flag=True,
+                          help="Remove only git-gasp's hook entries, keep everything else.")
+
+
+@click.group()
+def adapt() -> None:
+    """Record Claude Code and Codex sessions live through their hooks, and prime them.
+
+    `adapt claude-code install` / `adapt codex install` register `adapt hook` with the
+    agent; `adapt … prime` writes the identity and a context primer onto CLAUDE.md /
+    AGENTS.md.
+    """
+
+
+@adapt.command("hook")
+@click.option("--agent", "agent", default=None, metavar="AGENT",
+              help="claude-code or codex (default: detected from the payload).")
+@click.option("--repo", "repo", default=None, metavar="PATH",
+              help="The agent repo to record into (default: the nearest directory with "
+                   "AGENT.md at or above the session's cwd).")
+def hook(agent: str | None, repo: str | None) -> int:
+    """Record one hook payload (JSON on stdin). Always exits 0; problems go to
+    <gitdir>/gasp/adapter.log."""
+    if sys.stdin is None or sys.stdin.isatty():
+        click.echo("git gasp adapt hook: reads one hook payload (JSON) on stdin; it is run by "
+                   "the agent (install it with `git gasp adapt claude-code install`)", err=True)
+        return 0
+    try:
+        data = sys.stdin.buffer.read()
+    except (OSError, ValueError):
+        return 0
+    from git_gasp.adapters.live import run_hook
+
+    if agent not in (None, "claude-code", "codex"):
+        agent = None
+    run_hook(data, agent=agent, repo=repo)
+    return 0
+
+
+def _install(agent: str, path: Path, uninstall: bool) -> None:
+    from git_gasp.adapters.install import hook_command, merge_hooks
+
+    command = None if uninstall else hook_command(agent)
+    result = merge_hooks(path, command, uninstall=uninstall)
+    if uninstall:
+        verb = f"removed {result.removed} git-gasp hook(s) from" if result.removed else \
+            "no git-gasp hooks in"
+        click.echo(f"{verb} {path}")
+    elif result.changed:
+        from git_gasp.adapters.hooks import HOOK_EVENTS
+
+        click.echo(f"installed git-gasp hooks for {len(HOOK_EVENTS)} events in {path}")
+    else:
+        click.echo(f"git-gasp hooks already installed in {path}; nothing changed")
+
+
+def _agent_root_note(repo: Path) -> None:
+    from git_gasp.adapters.live import find_agent_root
+
+    if find_agent_root(repo) is None:
+        click.echo(f"note: {repo} is not inside an agent repo (no AGENT.md); the hooks record "
+                   "nothing until you run `git gasp init` there", err=True)
+
+
+def _prime(agent: str, repo: Path) -> None:
+    from git_gasp.adapters.live import find_agent_root
+    from git_gasp.adapters.prime import prime
+    from git_gasp.errors import GaspError
+
+    root = find_agent_root(repo)
+    if root is None:
+        raise GaspError(f"{repo} is not inside an agent repo (no AGENT.md); create one with "
+                        "`git gasp init`")
+    path, changed = prime(root, agent)
+    click.echo(f"{'wrote' if changed else 'up to date:'} the gasp section of {path}")
+
+
+@adapt.group("claude-code")
+def claude_code() -> None:
+    """Claude Code: install hooks into .claude/settings.json, prime CLAUDE.md."""
+
+
+@claude_code.command("install")
+@_REPO
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project",
+              show_default=True,
+              help="project: <repo>/.claude/settings.json; user: ~/.claude/settings.json.")
+@_UNINSTALL
+def claude_install(repo: Path, scope: str, uninstall: bool) -> None:
+    """Merge git-gasp's hook entries into Claude Code's settings (idempotent)."""
+    from git_gasp.adapters.install import claude_settings_path
+
+    _install("claude-code", claude_settings_path(repo, scope), uninstall)
+    if not uninstall and scope == "project":
+        _agent_root_note(repo)
+
+
+@claude_code.command("prime")
+@_REPO
+def claude_prime(repo: Path) -> None:
+    """Write the identity and a context primer onto CLAUDE.md (marked section)."""
+    _prime("claude-code", repo)
+
+
+@adapt.group("codex")
+def codex() -> None:
+    """Codex: install hooks into .codex/hooks.json, prime AGENTS.md."""
+
+
+@codex.command("install")
+@_REPO
+@_UNINSTALL
+def codex_install(repo: Path, uninstall: bool) -> None:
+    """Merge git-gasp's hook entries into .codex/hooks.json and say how Codex trusts them."""
+    from git_gasp.adapters.install import codex_hooks_path, codex_trust_note
+
+    _install("codex", codex_hooks_path(repo), uninstall)
+    if not uninstall:
+        _agent_root_note(repo)
+        click.echo(codex_trust_note(repo))
+
+
+@codex.command("prime")
+@_REPO
+def codex_prime(repo: Path) -> None:
+    """Write the identity and a context primer onto AGENTS.md (marked section)."""
+    _prime("codex", repo)
