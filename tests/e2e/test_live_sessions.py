@@ -1,9 +1,12 @@
 """The harness itself: live Claude Code and Codex sessions against the scripted model.
 
-Each session writes a bug, fails a test, fixes it and commits; hooks are recorded by a
-tiny shell command. The transcript/rollout the agent wrote must read back and lift to
-the whole spine: goal, eval Failed, failure, eval Passed, patch pinned to the commit
-git made, decision promoting it.
+Each session writes a bug, fails a test, fixes it and commits. First with hooks
+recorded by a tiny shell command: the transcript/rollout the agent wrote must read back
+and lift to the whole spine (goal, eval Failed, failure, eval Passed, patch pinned to
+the commit git made, decision promoting it). Then with our own hooks, installed by
+`git gasp adapt … install` in a fresh `git gasp init` repo: the hooks alone must leave
+a conformant, committed run holding that spine, and importing the session's transcript
+afterwards must add nothing. Without npm (or the registry) these tests skip, saying why.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ import pytest
 from git_gasp.adapters import claude_code, codex
 from git_gasp.adapters.hooks import parse_hook_payload
 from git_gasp.adapters.lifting import lift
+from git_gasp.adapters.project import run_id_for
 from git_gasp.adapters.records import MODEL_RESPONSE, TOOL_USE
-from tests.conftest import git
+from tests.conftest import gasp, git, out
 from tests.e2e import agents
+from tests.e2e.servers import PROMPT
 
 # Fixtures live here, not in a conftest.py (a second conftest module would shadow
 # tests/conftest.py for suites that `from conftest import` it).
@@ -119,3 +124,82 @@ def test_live_codex_session(codex_bin, app_repo, agent_home, tmp_path):
     failed_call = [h for h in hooks if h.event == "PostToolUse"][2]
     assert codex.exit_code_for(session.transcript, failed_call.tool_use_id) == 1
     assert all(r[1] == "/v1/responses" for r in session.requests if r[0] == "POST")
+
+
+# --- our hooks, installed with `git gasp adapt … install`, in a fresh agent repo -------
+
+
+@pytest.fixture
+def gasp_repo(tmp_path) -> Path:
+    """A fresh `git gasp init` repo: the agent works in it and its hooks record into it."""
+    proc = gasp(tmp_path, "init", "bot")
+    assert proc.returncode == 0, out(proc)
+    return tmp_path / "bot"
+
+
+def _fold(repo: Path) -> dict:
+    proc = gasp(repo, "fold", "--json")
+    assert proc.returncode == 0, out(proc)
+    return json.loads(proc.stdout)
+
+
+def _check_recorded(repo: Path, session, agent: str) -> None:
+    """The hooks alone made a conformant, committed run with the whole spine."""
+    assert session.proc.returncode == 0, session.describe()
+    adapter_log = Path(git(repo, "rev-parse", "--absolute-git-dir").strip()) / "gasp/adapter.log"
+    log_text = adapter_log.read_text() if adapter_log.exists() else "(no adapter.log)"
+    assert "error" not in log_text.lower() and "failed" not in log_text, log_text
+    check = gasp(repo, "check")
+    assert check.returncode == 0, out(check) + log_text
+    fix = git(repo, "log", "--format=%H", "--grep=^Fix add$").strip()
+    assert fix, git(repo, "log", "--oneline")
+    message = git(repo, "log", "-1", "--format=%B")
+    reader = claude_code.read_transcript if agent == "claude-code" else codex.read_rollout
+    sid = reader(session.transcript).session.session_id
+    graph = _fold(repo)
+    nodes = list(graph["nodes"].values())
+    runs = [n for n in nodes if n["kind"] == "run"]
+    assert [n["id"] for n in runs] == [run_id_for(agent, sid)]
+    run = runs[0]
+    assert run["props"]["status"] == "finished" and run["props"]["outcome"] == "promoted"
+    assert f"Run-Id: {run['id']}" in message and "Outcome: promoted" in message, log_text
+    assert git(repo, "status", "--porcelain", "--", "state") == ""
+    calls = [n for n in nodes if n["kind"] == "tool_call"]
+    assert len(calls) == 6 and all(n["props"]["status"] != "running" for n in calls)
+    assert [n["props"]["status"] for n in nodes if n["kind"] == "eval"] == ["Failed", "Passed"]
+    goals = [n for n in nodes if n["kind"] == "goal"]
+    assert [g["props"]["title"] for g in goals] == [PROMPT]
+    (patch,) = [n for n in nodes if n["kind"] == "patch"]
+    assert patch["props"]["references_commit"] == fix and patch["props"]["status"] == "Promoted"
+    assert any(a["uri"] == f"git:{fix}" for a in patch["artifacts"])
+    assert [n["kind"] for n in nodes].count("decision") == 1
+    assert all(n["props"]["metadata"]["lifted_by"] for n in nodes
+               if n["kind"] in ("goal", "eval", "failure", "patch", "decision"))
+    rels = {(r["from"], r["rel"], r["to"]) for r in graph["relations"]}
+    assert (run["id"], "serves", goals[0]["id"]) in rels
+
+
+def _import_adds_nothing(repo: Path, agent: str, transcript: Path) -> None:
+    log = (repo / "state/events.jsonl").read_bytes()
+    again = gasp(repo, "import", agent, str(transcript))
+    assert again.returncode == 0 and "already imported" in out(again), out(again)
+    assert (repo / "state/events.jsonl").read_bytes() == log
+
+
+def test_claude_code_hooks_record_the_session(claude_bin, gasp_repo, agent_home):
+    proc = gasp(gasp_repo, "adapt", "claude-code", "install")
+    assert proc.returncode == 0, out(proc)
+    session = agents.run_claude(claude_bin, gasp_repo, agent_home)
+    assert session.transcript is not None, session.describe()
+    _check_recorded(gasp_repo, session, "claude-code")
+    _import_adds_nothing(gasp_repo, "claude-code", session.transcript)
+
+
+def test_codex_hooks_record_the_session(codex_bin, gasp_repo, agent_home):
+    proc = gasp(gasp_repo, "adapt", "codex", "install")
+    assert proc.returncode == 0, out(proc)
+    assert "trust_level" in out(proc)
+    session = agents.run_codex(codex_bin, gasp_repo, agent_home)
+    assert session.transcript is not None, session.describe()
+    _check_recorded(gasp_repo, session, "codex")
+    _import_adds_nothing(gasp_repo, "codex", session.transcript)
