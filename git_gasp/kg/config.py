@@ -19,7 +19,6 @@ import contextlib
 import fcntl
 import os
 import re
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -134,6 +133,8 @@ def render(cfg: Config) -> str:
 
 def save(cfg: Config) -> None:
     """Write config.yml atomically."""
+    import tempfile
+
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".config.", dir=path.parent)

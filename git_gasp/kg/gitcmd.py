@@ -10,7 +10,6 @@ caller (a git hook, say), and never prompts for credentials.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -27,6 +26,8 @@ def _env() -> dict[str, str]:
 
 
 def have_git() -> None:
+    import shutil
+
     if shutil.which("git") is None:
         raise GaspError("git is not installed or not on PATH")
 

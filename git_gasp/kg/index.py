@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
-import tempfile
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -222,7 +221,7 @@ class Index:
 
     def text(self, name: str) -> str:
         if name not in self._cache:
-            self._cache[name] = self._raw[name].decode("utf-8")
+            self._cache[name] = str(self._raw[name], "utf-8")
         return self._cache[name]
 
     def offsets(self, name: str) -> array:
@@ -238,8 +237,7 @@ class Index:
 
     def doc(self, i: int) -> list[str]:
         off = self.offsets("docs")
-        raw = self._raw["docs"][off[i] : off[i + 1] - 1]
-        return raw.decode("utf-8").split("\t")
+        return str(self._raw["docs"][off[i] : off[i + 1] - 1], "utf-8").split("\t")
 
     def body_line(self, i: int) -> str:
         off = self.offsets("body")
@@ -253,6 +251,8 @@ def _index_dir(root: Path) -> Path:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -332,25 +332,33 @@ def _pack(records: list[list[Any]], meta: dict[str, Any]) -> bytes:
     return MAGIC + struct.pack("<Q", len(header)) + header + b"".join(sec[n] for n in SECTIONS)
 
 
-def _unpack(data: bytes) -> Index | None:
+def _unpack(data: Any) -> Index | None:
+    """An Index over `data` (bytes or an mmap); sections are zero-copy views."""
     import orjson
 
-    if not data.startswith(MAGIC):
+    if bytes(data[: len(MAGIC)]) != MAGIC:
         return None
     (hlen,) = struct.unpack_from("<Q", data, len(MAGIC))
     start = len(MAGIC) + 8
-    header = orjson.loads(data[start : start + hlen])
+    header = orjson.loads(bytes(data[start : start + hlen]))
     base = start + hlen
     mv = memoryview(data)
-    sections = {name: mv[base + off : base + off + ln].tobytes() for name, off, ln in
+    sections = {name: mv[base + off : base + off + ln] for name, off, ln in
                 header["sections"]}
     return Index(header["meta"], sections)
 
 
 def _load_file(path: Path) -> Index | None:
+    import mmap
+
     try:
-        return _unpack(path.read_bytes())
-    except (OSError, ValueError, KeyError, struct.error):
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size < len(MAGIC) + 8:
+                return None
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        return _unpack(data)
+    except (OSError, ValueError, KeyError, TypeError, struct.error):
         return None
 
 
