@@ -317,9 +317,9 @@ def prune_cmd(age: str, execute: bool, session_id: str | None) -> None:
 @click.option("--force", is_flag=True, help="Overwrite a SKILL.md that differs.")
 def install_skill_cmd(target: str | None, force: bool) -> None:
     """Install the /perstate Agent Skill (SKILL.md) for Claude Code and other agents."""
-    from git_gasp.kg import skill
+    from git_gasp.kg import skills
 
-    path = skill.install(target, force=force)
+    path = skills.install(target, force=force)
     click.echo(f"installed {path}")
 
 

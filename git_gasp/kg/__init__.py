@@ -11,5 +11,5 @@ Modules, one job each: `ids` (id rules), `frontmatter` (parse/edit front matter
 without losing fields), `model` (entity/relation files), `gitcmd` (running git),
 `config` (config.yml), `workspace` (clone, worktrees, sync), `index` (the search
 index cache), `save`, `search`, `info`, `view`, `branches` (fork/switch), `prune`,
-`skill` (install-skill).
+`skills` (install-skill; the file itself is skill/SKILL.md).
 """

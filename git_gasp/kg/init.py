@@ -89,11 +89,7 @@ def _init_local(path: Path, branch: str) -> None:
         gitcmd.run(path, "init", "--quiet", "-b", branch)
         (path / "README.md").write_text("# Perstate Knowledge Graph\n", encoding="utf-8")
         gitcmd.run(path, "add", "README.md")
-        args = []
-        if not (os.environ.get("GIT_AUTHOR_EMAIL")
-                or gitcmd.out(path, "config", "user.email", check=False)):
-            args = ["-c", "user.name=perstate", "-c", "user.email=perstate@localhost"]
-        gitcmd.run(path, *args, "commit", "--quiet", "-m", "init")
+        gitcmd.run(path, *_identity(path), "commit", "--quiet", "-m", "init")
     if (path / ".git").exists():
         # a non-bare repo refuses pushes to its checked-out branch unless told otherwise
         gitcmd.run(path, "config", "receive.denyCurrentBranch", "updateInstead", check=False)
@@ -109,13 +105,16 @@ def _create_branch(bare: Path, branch: str) -> str | None:
     return None
 
 
+def _identity(cwd: Path) -> list[str]:
+    """`-c user.*` fallbacks when git has no identity configured (it would refuse to commit)."""
+    if os.environ.get("GIT_AUTHOR_EMAIL") or gitcmd.out(cwd, "config", "user.email", check=False):
+        return []
+    return ["-c", "user.name=perstate", "-c", "user.email=perstate@localhost"]
+
+
 def _root_commit(bare: Path, branch: str) -> None:
     empty = gitcmd.run(bare, "mktree", input=b"").stdout.decode().strip()
-    args = []
-    if not (os.environ.get("GIT_AUTHOR_EMAIL")
-            or gitcmd.out(bare, "config", "user.email", check=False)):
-        args = ["-c", "user.name=perstate", "-c", "user.email=perstate@localhost"]
-    sha = gitcmd.out(bare, *args, "commit-tree", empty, "-m",
+    sha = gitcmd.out(bare, *_identity(bare), "commit-tree", empty, "-m",
                      "perstate: initialize knowledge graph")
     gitcmd.run(bare, "update-ref", f"refs/heads/{branch}", sha)
 
@@ -124,6 +123,7 @@ def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace,
     gitcmd.have_git()
     check_branch(branch)
     notes: list[str] = []
+    fresh = False  # True: the branch starts at an empty commit we just made (amend it)
     if not is_ssh(repo):
         warn(f"{repo} is not an SSH remote; the graph holds private knowledge, "
              "an SSH URL (git@host:user/repo.git) is strongly recommended")
@@ -149,6 +149,7 @@ def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace,
                 gitcmd.run(bare, "branch", "--no-track", branch, start)
             else:
                 _root_commit(bare, branch)
+                fresh = True
     ws = ensure_worktree(repo, branch)
     if on_remote:
         gitcmd.run(ws.path, "merge", "--ff-only", "--quiet", f"refs/remotes/origin/{branch}",
@@ -164,7 +165,12 @@ def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace,
     if created:
         from git_gasp.kg.save import commit
 
-        commit(ws.path, created, "perstate: initialize knowledge graph")
+        if fresh:
+            gitcmd.run(ws.path, "add", "--", *created)
+            gitcmd.run(ws.path, *_identity(ws.path), "commit", "--quiet", "--amend",
+                       "--no-edit", "--no-verify")
+        else:
+            commit(ws.path, created, "perstate: initialize knowledge graph")
         notes.append(f"created {', '.join(created)}")
     ahead = not on_remote or not gitcmd.ok(
         ws.path, "merge-base", "--is-ancestor", "HEAD", f"refs/remotes/origin/{branch}")

@@ -49,7 +49,7 @@ def test_init_clones_creates_structure_commits_and_pushes(tmp_path, home, remote
     wt = home / "worktrees" / "memory" / "main"
     assert (wt / ".git").is_file() and (wt / "entities").is_dir()
     assert "## Relation Types" in remote_file(remote, "schema/ontology.md")
-    assert remote_log(remote)[0] == "perstate: initialize knowledge graph"
+    assert remote_log(remote) == ["perstate: initialize knowledge graph"]  # one commit
     cfg = (home / "config.yml").read_text()
     assert f"default_repo: {remote}\n" in cfg and "  s1:\n    branch: main\n" in cfg
     st = kg_json(tmp_path, "status", "--session-id", "s1")
@@ -58,6 +58,15 @@ def test_init_clones_creates_structure_commits_and_pushes(tmp_path, home, remote
     before = remote_log(remote)
     kg(tmp_path, "init", "--yes")
     assert remote_log(remote) == before
+
+
+def test_init_of_a_second_branch_starts_from_the_default_branch(graph, remote, home):
+    cwd, _ = graph
+    kg(cwd, "save", "-", "--session-id", "s1", input=FIRST)
+    kg(cwd, "init", "--branch", "agent-a", "--yes", "--session-id", "s2")
+    assert git(remote, "rev-parse", "agent-a") == git(remote, "rev-parse", "main")
+    assert (home / "worktrees/memory/agent-a/entities/harness/entity.md").is_file()
+    assert "default_branch: agent-a\n" in (home / "config.yml").read_text()
 
 
 def test_init_on_a_local_path_that_is_not_a_repo_initialises_it(tmp_path, home):
