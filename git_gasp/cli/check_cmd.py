@@ -20,9 +20,19 @@ def check(path: str | None, fixture: bool, as_json: bool, no_cache: bool) -> int
     from git_gasp.conformance.runner import check_repo, resolve_agent_root
 
     root = resolve_agent_root(path)
+    _driver_note(root)
     report = check_repo(root, fixture=fixture, use_cache=not no_cache, label=path or str(root))
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
         click.echo(report.to_text())
     return 0 if report.conformant else 1
+
+
+def _driver_note(root) -> None:
+    """Warn (stderr) when .gitattributes names the gasp merge driver but this clone lacks it."""
+    from git_gasp.hooks.attributes import missing_driver_note
+
+    note = missing_driver_note(root)
+    if note:
+        click.echo(f"git gasp: {note}", err=True)

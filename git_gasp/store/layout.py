@@ -79,8 +79,11 @@ class Created:
     dirs: list[Path] = field(default_factory=list)
     edited: dict[Path, bytes] = field(default_factory=dict)
     index: tuple[Path, bytes | None] | None = None
+    undo: list = field(default_factory=list)  # callables: hooks and git config to take back
 
     def rollback(self) -> None:
+        for step in reversed(self.undo):
+            step()
         if self.index is not None:
             path, old = self.index
             if old is None:
@@ -121,11 +124,48 @@ def _ensure_gitignore(root: Path, created: Created) -> None:
     path.write_bytes(old + sep + ("\n".join(missing) + "\n").encode())
 
 
-def init_agent(root: Path, agent_id: str | None = None) -> tuple[str, bytes]:
+def _ensure_gitattributes(root: Path, created: Created) -> None:
+    """The merge=gasp lines for the append-only files, committed with the layout."""
+    from git_gasp.hooks.attributes import attribute_lines, updated_gitattributes
+
+    path = root / ".gitattributes"
+    old = path.read_bytes() if path.exists() else None
+    new = updated_gitattributes(old, attribute_lines(root))
+    if new is None:
+        return
+    if old is None:
+        _write_new(path, new, created)
+        return
+    created.edited[path] = old
+    path.write_bytes(new)
+
+
+def _install_hooks(root: Path, created: Created, notes: list[str] | None) -> None:
+    """The pre-commit guard and the merge driver (per clone); undone on rollback."""
+    import sys
+
+    from git_gasp.hooks.install import install
+
+    try:
+        outcome = install(root, gitattributes=False)
+    except GaspError as exc:
+        raise GaspError(f"cannot install the hooks: {exc}; nothing was changed") from None
+    created.undo.append(outcome.rollback)
+    if notes is not None:
+        notes.extend(outcome.messages)
+    elif outcome.manager is not None:  # the user has a line to add: say so
+        sys.stderr.write(outcome.manager.message() + "\n")
+
+
+def init_agent(root: Path, agent_id: str | None = None,
+               notes: list[str] | None = None) -> tuple[str, bytes]:
     """Create the layout at `root` in a (new or enclosing) git repo and commit it.
 
-    Returns (agent id, commit id). Refuses to touch an existing agent repo and rolls
-    back every file it wrote when anything fails.
+    Also installs the pre-commit guard and registers the merge driver (see
+    `git gasp install-hooks`); the `.gitattributes` naming the driver is part of the
+    commit. Returns (agent id, commit id). Refuses to touch an existing agent repo and
+    rolls back every file (and hook, and config key) it wrote when anything fails.
+    What the hook installer did goes to `notes` when given.
     """
     from dulwich import porcelain
     from dulwich.errors import NotGitRepository
@@ -152,6 +192,7 @@ def init_agent(root: Path, agent_id: str | None = None) -> tuple[str, bytes]:
             for rel, data in layout_files(agent_id).items():
                 _write_new(root / rel, data, created)
             _ensure_gitignore(root, created)
+            _ensure_gitattributes(root, created)
             top = Path(repo.path).resolve()
             paths = [os.path.relpath(p, top) for p in created.files] + [
                 os.path.relpath(p, top) for p in created.edited
@@ -159,6 +200,7 @@ def init_agent(root: Path, agent_id: str | None = None) -> tuple[str, bytes]:
             index_path = Path(repo.index_path())
             created.index = (index_path, index_path.read_bytes() if index_path.exists() else None)
             porcelain.add(repo, paths=[str(top / p) for p in paths])
+            _install_hooks(root, created, notes)
             try:
                 commit = porcelain.commit(
                     repo, message=f"gasp: initialise agent {agent_id}\n".encode(),
