@@ -1,0 +1,165 @@
+"""`git gasp adapt … install` (merge, idempotent, uninstall only ours) and `adapt … prime`."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from git_gasp.adapters.hooks import HOOK_EVENTS
+from git_gasp.adapters.install import is_ours
+from git_gasp.adapters.prime import BEGIN, END
+from tests.adapters.samples import CLAUDE_TRANSCRIPT
+from tests.conftest import gasp, out
+
+FOREIGN = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint.sh"}]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+    },
+}
+
+
+@pytest.fixture
+def agent_repo(tmp_path):
+    proc = gasp(tmp_path, "init", "bot")
+    assert proc.returncode == 0, out(proc)
+    return tmp_path / "bot"
+
+
+def _ours(settings: dict) -> dict[str, int]:
+    return {event: sum(is_ours(h) for e in entries for h in e.get("hooks", []))
+            for event, entries in settings.get("hooks", {}).items()}
+
+
+def test_claude_install_merges_is_idempotent_and_uninstalls_only_ours(agent_repo):
+    path = agent_repo / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(FOREIGN, indent=4))
+    proc = gasp(agent_repo, "adapt", "claude-code", "install")
+    assert proc.returncode == 0 and "installed" in out(proc), out(proc)
+    settings = json.loads(path.read_text())
+    assert {e: n for e, n in _ours(settings).items() if n} == {e: 1 for e in HOOK_EVENTS}
+    assert settings["model"] == "opus" and settings["permissions"] == FOREIGN["permissions"]
+    assert settings["hooks"]["PreToolUse"][0] == FOREIGN["hooks"]["PreToolUse"][0]
+    assert settings["hooks"]["Notification"] == FOREIGN["hooks"]["Notification"]
+    command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert command.endswith("adapt hook --agent claude-code")
+    assert settings["hooks"]["PostToolUse"][0]["matcher"] == "*"
+    written = path.read_bytes()
+    again = gasp(agent_repo, "adapt", "claude-code", "install")
+    assert again.returncode == 0 and "nothing changed" in out(again)
+    assert path.read_bytes() == written
+    gone = gasp(agent_repo, "adapt", "claude-code", "install", "--uninstall")
+    assert gone.returncode == 0 and f"removed {len(HOOK_EVENTS)}" in out(gone), out(gone)
+    assert json.loads(path.read_text()) == FOREIGN
+
+
+def test_uninstall_keeps_foreign_hooks_sharing_an_entry_with_ours(agent_repo):
+    path = agent_repo / ".claude" / "settings.json"
+    path.parent.mkdir()
+    assert gasp(agent_repo, "adapt", "claude-code", "install").returncode == 0
+    settings = json.loads(path.read_text())
+    settings["hooks"]["Stop"][0]["hooks"].append({"type": "command", "command": "say done"})
+    path.write_text(json.dumps(settings))
+    assert gasp(agent_repo, "adapt", "claude-code", "install", "--uninstall").returncode == 0
+    left = json.loads(path.read_text())
+    assert left == {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}
+
+
+def test_invalid_settings_are_refused_in_one_line_and_left_untouched(agent_repo):
+    path = agent_repo / ".claude" / "settings.json"
+    path.parent.mkdir()
+    for bad in ('{"hooks": {', '{"hooks": {"Stop": {"x": 1}}}', "[]"):
+        path.write_text(bad)
+        proc = gasp(agent_repo, "adapt", "claude-code", "install")
+        assert proc.returncode == 1, out(proc)
+        assert len(out(proc).strip().splitlines()) == 1 and "Traceback" not in out(proc)
+        assert "untouched" in out(proc) and path.read_text() == bad
+    assert not [p for p in path.parent.iterdir() if p.name != "settings.json"]
+
+
+def test_user_scope_writes_the_home_settings(agent_repo, hermetic):
+    proc = gasp(agent_repo, "adapt", "claude-code", "install", "--scope", "user")
+    assert proc.returncode == 0, out(proc)
+    settings = json.loads((hermetic / ".claude" / "settings.json").read_text())
+    assert sum(_ours(settings).values()) == len(HOOK_EVENTS)
+    assert not (agent_repo / ".claude").exists()
+
+
+def test_codex_install_writes_hooks_json_and_says_how_to_trust(agent_repo, hermetic):
+    proc = gasp(agent_repo, "adapt", "codex", "install")
+    assert proc.returncode == 0, out(proc)
+    hooks = json.loads((agent_repo / ".codex" / "hooks.json").read_text())
+    assert sum(_ours(hooks).values()) == len(HOOK_EVENTS)
+    key = f"[projects.{json.dumps(str(agent_repo.resolve()))}]"
+    assert key in out(proc) and 'trust_level = "trusted"' in out(proc)
+    assert "--dangerously-bypass-hook-trust" in out(proc)
+    (hermetic / ".codex").mkdir()
+    (hermetic / ".codex" / "config.toml").write_text(f'{key}\ntrust_level = "trusted"\n')
+    again = gasp(agent_repo, "adapt", "codex", "install")
+    assert "Codex trusts this project" in out(again) and "nothing changed" in out(again)
+    assert gasp(agent_repo, "adapt", "codex", "install", "--uninstall").returncode == 0
+    assert json.loads((agent_repo / ".codex" / "hooks.json").read_text()) == {}
+
+
+def test_install_outside_an_agent_repo_says_hooks_record_nothing(tmp_path):
+    proc = gasp(tmp_path, "adapt", "claude-code", "install")
+    assert proc.returncode == 0 and "git gasp init" in out(proc)
+
+
+def test_prime_writes_identity_and_primer_between_markers(agent_repo):
+    (agent_repo / "identity").mkdir(exist_ok=True)
+    (agent_repo / "identity" / "IDENTITY.md").write_text("I am bot, a careful fixer.\n")
+    assert gasp(agent_repo, "import", "claude-code", str(CLAUDE_TRANSCRIPT)).returncode == 0
+    # an open goal of our own, and a superseded fact: only the latest shows
+    events = [json.loads(line) for line in (agent_repo / "state/events.jsonl").read_text()
+              .splitlines()]
+    source = events[-1]["id"]
+    fact = gasp(agent_repo, "memory", "add", "tests live in test_calc.py", "--from", source)
+    assert fact.returncode == 0, out(fact)
+    old = fact.stdout.decode().strip()
+    proc = gasp(agent_repo, "memory", "supersede", old, "tests live in tests/", "--from", source)
+    assert proc.returncode == 0, out(proc)
+    claude_md = agent_repo / "CLAUDE.md"
+    claude_md.write_text("# House rules\n\nUse tabs.\n")
+    proc = gasp(agent_repo, "adapt", "claude-code", "prime")
+    assert proc.returncode == 0 and "wrote" in out(proc), out(proc)
+    text = claude_md.read_text()
+    assert text.startswith("# House rules\n\nUse tabs.\n\n" + BEGIN)
+    assert text.endswith(END + "\n")
+    body = text.split(BEGIN, 1)[1]
+    assert "I am bot, a careful fixer." in body and "agent `bot`" in body
+    assert "Fix the add function so the test passes, then commit" in body  # the open goal
+    assert "Approved on patch “Fix add”" in body
+    assert "tests live in tests/" in body and "test_calc.py" not in body.split("Live facts")[1]
+    again = gasp(agent_repo, "adapt", "claude-code", "prime")
+    assert "up to date" in out(again) and claude_md.read_text() == text
+    # regenerated in place; what surrounds the section is kept
+    claude_md.write_text("top\n" + text.replace("Use tabs.", "Use spaces.") + "after\n")
+    assert gasp(agent_repo, "adapt", "claude-code", "prime").returncode == 0
+    redone = claude_md.read_text()
+    assert redone.startswith("top\n# House rules") and redone.endswith(END + "\nafter\n")
+    assert redone.count(BEGIN) == 1 and "Use spaces." in redone
+
+
+def test_codex_prime_writes_agents_md_and_refuses_broken_markers(agent_repo):
+    proc = gasp(agent_repo, "adapt", "codex", "prime")
+    assert proc.returncode == 0, out(proc)
+    text = (agent_repo / "AGENTS.md").read_text()
+    assert text.startswith(BEGIN) and "Open goals:" in text and "- none" in text
+    broken = f"mine\n{BEGIN}\nhalf\n"
+    (agent_repo / "AGENTS.md").write_text(broken)
+    proc = gasp(agent_repo, "adapt", "codex", "prime")
+    assert proc.returncode == 1 and len(out(proc).strip().splitlines()) == 1
+    assert (agent_repo / "AGENTS.md").read_text() == broken
+    assert not [p for p in os.listdir(agent_repo) if p.startswith(".AGENTS")]
+
+
+def test_prime_outside_an_agent_repo_is_one_line(tmp_path):
+    proc = gasp(tmp_path, "adapt", "claude-code", "prime")
+    assert proc.returncode == 1 and "git gasp init" in out(proc)
+    assert len(out(proc).strip().splitlines()) == 1
