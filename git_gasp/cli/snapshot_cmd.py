@@ -18,9 +18,11 @@ def snapshot(path: str | None, at: str | None) -> int:
 
     root = resolve_agent_root(path)
     view = fold_agent(root, at=at, strict=False, use_snapshots=False)  # from the log itself
-    if view.repo.parsed.errors and any(e.line <= view.upto_line for e in view.repo.parsed.errors):
-        first = view.repo.parsed.errors[0]
-        raise GaspError(f"{view.repo.log_rel}:{first.line}: {first.message}; "
+    # Without --at the snapshot stands for the whole log: any bad line refuses it, rather
+    # than silently snapshotting the valid prefix before a broken or torn last line.
+    bad = [e for e in view.repo.parsed.errors if at is None or e.line <= view.upto_line]
+    if bad:
+        raise GaspError(f"{view.repo.log_rel}:{bad[0].line}: {bad[0].message}; "
                         "a snapshot must cover only valid events")
     if view.last_event_id is None:
         raise GaspError(f"{view.repo.log_rel} has no events to snapshot")

@@ -18,6 +18,12 @@ except ImportError:  # pragma: no cover
 
 INT_MIN = -(2**63)
 INT_MAX = 2**64 - 1  # serde_json reads u64 and i64; anything wider loses precision.
+_INT_DIGITS = len(str(INT_MAX))  # JSON has no leading zeros: more digits is out of range
+# Deepest nesting of arrays/objects a line may have (the envelope object is level 1).
+# serde_json, the reference reader, refuses a 128th level; a fixed limit also makes
+# acceptance independent of the caller's stack depth and keeps the recursive fold safe.
+MAX_DEPTH = 127
+_TOO_DEEP = f"JSON nested too deeply (more than {MAX_DEPTH} levels)"
 
 
 class JsonError(ValueError):
@@ -38,6 +44,8 @@ def _constant(name: str) -> Any:
 
 
 def _int(text: str) -> int:
+    if len(text) - text.startswith("-") > _INT_DIGITS:  # before int(): no 4300-digit ValueError
+        raise JsonError(f"integer {text[:40]}… does not fit in 64 bits")
     value = int(text)
     if not INT_MIN <= value <= INT_MAX:
         raise JsonError(f"integer {text[:40]} does not fit in 64 bits")
@@ -69,15 +77,31 @@ def loads_slow(raw: bytes) -> Any:
     except JsonError:
         raise
     except json.JSONDecodeError as exc:
-        raise JsonError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+        msg = exc.msg.removesuffix(" at")  # "Unterminated string starting at"
+        raise JsonError(f"invalid JSON: {msg} at column {exc.colno}") from None
     except RecursionError:
-        raise JsonError("JSON nested too deeply") from None
+        raise JsonError(_TOO_DEEP) from None
     if _skip_ws(text, end) != len(text):
         raise JsonError(f"unexpected data after the JSON value at column {end + 1}")
     try:
         dumps_canonical(value)
     except UnicodeEncodeError:
         raise JsonError("a string holds a lone UTF-16 surrogate escape") from None
+    return value
+
+
+def _check_depth(raw: bytes, value: Any) -> Any:
+    """Return value, or raise JsonError if it nests deeper than MAX_DEPTH (iterative)."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:  # cheap bound: no walk needed
+        return value
+    stack = [(value, 1)] if type(value) in (dict, list) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise JsonError(_TOO_DEEP)
+        for child in node.values() if type(node) is dict else node:
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
     return value
 
 
@@ -97,19 +121,19 @@ if _orjson is not None:
         try:
             value = _oloads(raw)
         except (_OJSONError, RecursionError):
-            return loads_slow(raw)
+            return _check_depth(raw, loads_slow(raw))
         try:
             if _odumps(value) == raw:
-                return value
+                return _check_depth(raw, value)
         except (TypeError, RecursionError):
             pass
-        return loads_slow(raw)
+        return _check_depth(raw, loads_slow(raw))
 
 else:  # pragma: no cover
 
     def loads_strict(raw: bytes) -> Any:
         """Parse one line strictly; raises JsonError."""
-        return loads_slow(raw)
+        return _check_depth(raw, loads_slow(raw))
 
 
 def dumps_canonical(value: Any) -> bytes:
