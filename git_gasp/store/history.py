@@ -500,6 +500,10 @@ class _Walker:
         if isinstance(st, os.stat_result) and stat.S_ISLNK(st.st_mode):
             self.fail("working tree: append-only file is a symlink", path=path)
             return
+        if isinstance(st, os.stat_result) and not stat.S_ISREG(st.st_mode):
+            # Never open a FIFO or device: reading it could block or never end.
+            self.fail("working tree: append-only file is not a regular file", path=path)
+            return
         full = self.prefix + b"/" + path if self.prefix else path
         if isinstance(st, os.stat_result) and index.unchanged(full, entry.sha, st):
             return  # git's own stat test says the file holds the committed blob
