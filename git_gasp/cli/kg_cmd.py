@@ -260,8 +260,10 @@ def view_cmd(output: str | None, no_open: bool, uncommitted: bool, session_id: s
     if output:
         out = Path(output)
     else:
+        from git_gasp.kg.workspace import repo_name
+
         safe = ws.branch.replace("/", "_")
-        out = state_home() / "views" / f"{ws.path.parent.name}-{safe}.html"
+        out = state_home() / "views" / f"{repo_name(ws.repo)}-{safe}.html"
     n_nodes, n_edges = view.write(ws, out, uncommitted=uncommitted)
     click.echo(f"wrote {out} ({n_nodes} entities, {n_edges} relations)")
     if not no_open:

@@ -145,3 +145,22 @@ def test_merge_subsection_goes_before_a_trailing_sources_section():
     assert got == "\n## Overview\n\nA.\n\n### 2026-07-15\n\nB.\n\n## Sources\n\n- s1\n- s2\n"
     plain = model.append_subsection("\nJust text.\n", "2026-07-15", "More.", [])
     assert plain == "\nJust text.\n\n### 2026-07-15\n\nMore.\n"
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40).filter(
+    lambda t: t.strip() == t and t.strip())
+
+
+@given(_text, st.lists(_text, max_size=3), st.lists(_text, max_size=3), st.text(max_size=200))
+@settings(max_examples=200, deadline=None)
+def test_any_label_alias_source_and_body_round_trip(label, aliases, sources, body):
+    from git_gasp.kg.index import parse_file
+
+    text = model.new_entity("x-1", label, "concept", aliases, sources, "2026-01-01", body, {})
+    fm, got_body = fmm.parse_document(text)
+    assert fm.get("label") == label
+    assert fm.get("aliases") == aliases and fm.get("sources") == sources
+    assert body.strip("\n") in got_body
+    rec = parse_file("entities/x-1/entity.md", text.encode())
+    assert rec[3] == label.replace("\t", " ").replace("\n", " ").replace("\r", " ") \
+        .replace("\x1f", " ")
