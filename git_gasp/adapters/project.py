@@ -81,6 +81,13 @@ def redacted_archive(raw: bytes, redactor: Redactor) -> bytes:
     return gzip.compress(("\n".join(out) + "\n").encode(), mtime=0)
 
 
+def _hook_run(state: Any, run_id: str) -> bool:
+    """True when `run_id` was started by the live hooks (``live.py``)."""
+    node = state.graph.nodes.get(run_id)
+    meta = node["props"].get("metadata") if node else None
+    return isinstance(meta, dict) and meta.get("recorded_by") == "hooks"
+
+
 def _full_commit(cwd: Path, short: str | None) -> str | None:
     if not short:
         return short
@@ -249,6 +256,8 @@ class Projector(SessionWriter):
         if self.run_id in st.graph.nodes:
             self.result.already = True
             return self.result
+        if st.run is not None and _hook_run(st, st.run.run_id):
+            st.run = None  # a live session's run stays open; this import is a run of its own
         if st.run is not None:
             raise GaspError(f"run {st.run.run_id} is still open in this repo; finish it "
                             "(`git gasp run finish`) before importing")

@@ -250,3 +250,15 @@ def test_interleaved_sessions_keep_their_own_runs(agent_repo):
     assert calls == {"s-a": run_id_for("claude-code", "s-a"),
                      "s-b": run_id_for("claude-code", "s-b")}
     assert all(graph["nodes"][r]["props"]["status"] == "finished" for r in calls.values())
+
+
+def test_import_runs_beside_an_open_hook_session(agent_repo):
+    start = {"session_id": "s-open", "cwd": str(agent_repo), "hook_event_name": "SessionStart"}
+    assert hook(agent_repo, start).returncode == 0
+    proc = gasp(agent_repo, "import", "claude-code", str(CLAUDE_TRANSCRIPT))
+    assert proc.returncode == 0 and "promoted" in out(proc), out(proc)
+    assert hook(agent_repo, dict(start, hook_event_name="SessionEnd")).returncode == 0
+    assert gasp(agent_repo, "check").returncode == 0
+    nodes = fold(agent_repo)["nodes"]
+    for sid in ("s-open", CLAUDE_SID):
+        assert nodes[run_id_for("claude-code", sid)]["props"]["status"] == "finished"
