@@ -79,6 +79,7 @@ class Rejection:
 
 
 _File = tuple[int, bytes]  # (mode, blob id)
+_KEEP: list[OldLog] = []  # the hook exits with os._exit: parsed logs are never freed
 
 
 class _Guard:
@@ -238,14 +239,13 @@ class _Guard:
 
     def check_appended(self, path: bytes, old: bytes, new: bytes) -> None:
         """Checks 1, 5 and 7 for the lines `new` adds after `old` (which it extends)."""
-        before, _ = split_lines(old)
         tail = new[len(old):]
         if old and not old.endswith(b"\n"):
             tail = tail[1:]  # the newline that completes the old last line
         lines, terminated = split_lines(tail)
         if not lines:
             return
-        offset = len(before)
+        offset = old.count(b"\n") + (1 if old and not old.endswith(b"\n") else 0)
         events: list[Event] = []
         for number, raw in enumerate(lines, offset + 1):
             if number == offset + len(lines) and not terminated:
@@ -267,7 +267,9 @@ class _Guard:
                 continue
             events.append(event)
         if events:
-            _Appended(self, path, OldLog(old), events).check()
+            context = OldLog(old)
+            _KEEP.append(context)  # freeing 10^5 parsed lines costs more than reading them
+            _Appended(self, path, context, events).check()
 
 
 class _Appended:

@@ -9,6 +9,7 @@ event actually refers to.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 from git_gasp.conformance.rules import created_node_ids, entity_id
@@ -24,9 +25,22 @@ except ImportError:  # pragma: no cover - orjson is a declared dependency
 
 def _parse_all(lines: list[bytes]) -> list[Any]:
     """One value per line (None where a line is not JSON): a single C-level parse
-    of the whole log when every line is valid, else line by line."""
+    of the whole log when every line is valid, else line by line.
+
+    The cyclic GC is paused meanwhile: JSON values hold no cycles, and collections
+    triggered by ~10^6 new containers that are all kept would dominate the time."""
     if not lines:
         return []
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_all_unguarded(lines)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse_all_unguarded(lines: list[bytes]) -> list[Any]:
     try:
         values = _loads(b"[" + b",".join(lines) + b"]")
         # A line holding `1,2` would shift every later value; equal counts rule it out
@@ -48,6 +62,15 @@ class OldLog:
     """Ids, claims and entities of an already committed log."""
 
     def __init__(self, data: bytes) -> None:
+        enabled = gc.isenabled()
+        gc.disable()  # see _parse_all: nothing built here holds a cycle
+        try:
+            self._index(data)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _index(self, data: bytes) -> None:
         lines, _terminated = split_lines(data)
         self.line_count = len(lines)
         self._values = _parse_all(lines)
