@@ -122,6 +122,8 @@ def _root_commit(bare: Path, branch: str) -> None:
 def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace, list[str]]:
     gitcmd.have_git()
     check_branch(branch)
+    if session_id:
+        cfgmod.check_session_id(session_id)
     notes: list[str] = []
     fresh = False  # True: the branch starts at an empty commit we just made (amend it)
     if not is_ssh(repo):
@@ -136,7 +138,6 @@ def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace,
         cfg.default_repo = repo
         cfg.default_branch = branch
         if session_id:
-            cfgmod.check_session_id(session_id)
             cfg.sessions.setdefault(session_id, {})["branch"] = branch
     bare = ensure_bare(repo)
     on_remote = fetch_branch(bare, branch)
