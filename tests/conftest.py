@@ -79,9 +79,9 @@ def out(proc: subprocess.CompletedProcess) -> str:
 
 
 def commit_all(repo: Path, message: str) -> str:
-    """Stage everything and commit; return the new commit id."""
+    """Stage everything and commit past any hook (tests build bad histories on purpose)."""
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    git(repo, "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
     return git(repo, "rev-parse", "HEAD").strip()
 
 
