@@ -124,8 +124,13 @@ def scan_paths(root: Path) -> list[str]:
 
 
 def read_record(root: Path, rel: str) -> list[Any] | None:
+    from git_gasp.kg.model import inside
+
+    path = inside(root, rel)
+    if path is None:
+        return None
     try:
-        raw = (root / rel).read_bytes()
+        raw = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
     return parse_file(rel, raw)
@@ -392,8 +397,8 @@ def _tree_blobs(root: Path, head: str) -> list[tuple[str, str]]:
             continue
         meta, _, path = entry.partition("\t")
         parts = meta.split()
-        if len(parts) == 3 and parts[1] == "blob":
-            out.append((parts[2], path))
+        if len(parts) == 3 and parts[1] == "blob" and parts[0] in ("100644", "100755"):
+            out.append((parts[2], path))  # symlinks (120000) are not graph files
     return out
 
 

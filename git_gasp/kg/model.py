@@ -12,8 +12,10 @@ subsection (before a trailing `## Sources` section, whose list grows too).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from git_gasp.errors import GaspError
 from git_gasp.kg.frontmatter import FrontMatter, parse_document, render_document
 
 ENTITY_FILE = "entity.md"
@@ -121,3 +123,34 @@ def append_subsection(body: str, today: str, text: str, new_sources: list[str]) 
 
 def read_doc(path: Path) -> tuple[FrontMatter, str]:
     return parse_document(path.read_text(encoding="utf-8"))
+
+
+def inside(root: Path, rel: str) -> Path | None:
+    """root/rel if no component of it is a symlink (so it cannot lead outside the
+    worktree: a graph repo must not make us read or write ~/.ssh); else None."""
+    path = root
+    for part in rel.split("/"):
+        if part in ("", ".", ".."):
+            return None
+        path = path / part
+        if os.path.islink(path):
+            return None
+    return path
+
+
+def read_text(root: Path, rel: str) -> str | None:
+    """A graph file's text; None when missing, a directory, or reached through a symlink."""
+    path = inside(root, rel)
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def writable(root: Path, rel: str) -> Path:
+    path = inside(root, rel)
+    if path is None:
+        raise GaspError(f"refusing to write {rel}: a path component is a symlink")
+    return path

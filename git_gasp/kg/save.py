@@ -142,10 +142,7 @@ class Plan:
     def read(self, rel: str) -> str | None:
         if rel in self.writes:
             return self.writes[rel]
-        try:
-            return (self.root / rel).read_text(encoding="utf-8")
-        except (FileNotFoundError, NotADirectoryError):
-            return None
+        return model.read_text(self.root, rel)
 
     def entity_exists(self, eid: str) -> bool:
         if eid in self._gone:
@@ -322,6 +319,8 @@ def _plan_entity(plan: Plan, item: dict, n: int) -> None:
         ids.check_new_id(new_id)
         if not etype:
             raise UsageError(f"{where}: `type` is required to create entity {new_id!r}")
+        if model.inside(plan.root, f"entities/{new_id}") is None:
+            raise GaspError(f"{where}: entities/{new_id} is a symlink; refusing to write there")
         if (plan.root / "entities" / new_id).exists() and not plan.entity_exists(new_id):
             if new_id not in plan._gone:
                 raise GaspError(
@@ -458,11 +457,7 @@ def make_plan(root: Path, doc: dict[str, Any], today: str) -> Plan:
     # drop no-op writes (a file rewritten to what it already holds)
     for rel in list(plan.writes):
         text = plan.writes[rel]
-        try:
-            current: str | None = (root / rel).read_text(encoding="utf-8")
-        except (FileNotFoundError, NotADirectoryError):
-            current = None
-        if text == current:
+        if text == model.read_text(root, rel):
             del plan.writes[rel]
     return plan
 
@@ -496,6 +491,8 @@ def _write_file(path: Path, text: str) -> None:
 
 
 def apply_plan(plan: Plan) -> None:
+    for rel in plan.writes:
+        model.writable(plan.root, rel)  # check every path before changing any
     for rel, text in sorted(plan.writes.items()):
         path = plan.root / rel
         if text is None:

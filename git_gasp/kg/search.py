@@ -91,14 +91,15 @@ class Hit:
             d.update({"from": parts[1], "type": parts[2], "to": parts[3][:-3]})
         d.update(rank=self.rank, valid=valid != "s", valid_until=vuntil or None,
                  updated_at=upd or None, created_at=cre or None,
-                 snippet=snippet(root / path, m))
+                 snippet=snippet(root, path, m))
         return d
 
 
-def snippet(path: Path, m: Matcher, width: int = 110) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+def snippet(root: Path, rel: str, m: Matcher, width: int = 110) -> str:
+    from git_gasp.kg.model import read_text
+
+    text = read_text(root, rel)
+    if text is None:
         return ""
     fm, body = split(text)
     best = None
@@ -174,10 +175,11 @@ class Outcome:
     reverse: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _relation_valid(path: Path) -> bool:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+def _relation_valid(root: Path, rel: str) -> bool:
+    from git_gasp.kg.model import read_text
+
+    text = read_text(root, rel)
+    if text is None:
         return False
     fm, _ = split(text)
     fields = fast_fields(fm or "") if fm else {}
@@ -192,8 +194,12 @@ def _relation_valid(path: Path) -> bool:
 
 
 def outgoing(root: Path, eid: str, rel: str | None, valid_only: bool) -> list[tuple[str, str]]:
-    base = root / "entities" / eid
+    from git_gasp.kg.model import inside
+
+    base = inside(root, f"entities/{eid}")
     out: list[tuple[str, str]] = []
+    if base is None:
+        return out
     try:
         types = sorted(d for d in base.iterdir() if d.is_dir() and not d.name.startswith("."))
     except OSError:
@@ -201,9 +207,11 @@ def outgoing(root: Path, eid: str, rel: str | None, valid_only: bool) -> list[tu
     for d in types:
         if rel is not None and d.name != rel:
             continue
+        if d.is_symlink():
+            continue
         for f in sorted(d.iterdir()):
-            if f.name.endswith(".md") and not f.name.startswith("."):
-                if valid_only and not _relation_valid(f):
+            if f.name.endswith(".md") and not f.name.startswith(".") and not f.is_symlink():
+                if valid_only and not _relation_valid(root, f"entities/{eid}/{d.name}/{f.name}"):
                     continue
                 out.append((d.name, f.name[:-3]))
     return out

@@ -23,10 +23,11 @@ from git_gasp.kg.workspace import Workspace
 MAX_TEXT = 20_000  # characters of body kept per entity/relation
 
 
-def _read(path: Path) -> tuple[dict[str, Any], str]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+def _read(root: Path, rel: str) -> tuple[dict[str, Any], str]:
+    from git_gasp.kg.model import read_text
+
+    text = read_text(root, rel)
+    if text is None:
         return {}, ""
     fm, body = split(text)
     fields: Any = {}
@@ -64,7 +65,7 @@ def graph_data(ws: Workspace, *, uncommitted: bool = False) -> dict[str, Any]:
         rel, kind = d[0], d[1]
         parts = rel.split("/")
         if kind == "e":
-            fields, body = _read(root / rel)
+            fields, body = _read(root, rel)
             al = fields.get("aliases")
             aliases = [_str(a) for a in al] if isinstance(al, list) else ([_str(al)] if al else [])
             pos[parts[1]] = len(nodes)
@@ -81,7 +82,7 @@ def graph_data(ws: Workspace, *, uncommitted: bool = False) -> dict[str, Any]:
                 nodes.append({"id": end, "label": end, "type": "(missing)", "aliases": [],
                               "valid": True, "updated": "", "sources": "", "body": "",
                               "missing": True})
-        _fields, body = _read(root / d[0])
+        _fields, body = _read(root, d[0])
         edges.append([pos[src], pos[dst], rtype, d[4] != "s", body])
     return {"branch": ws.branch, "repo": ws.repo, "nodes": nodes, "edges": edges}
 

@@ -196,3 +196,35 @@ relations:
     assert "entities/new-thing/enables/harness.md" in sh('grep -rl "to: harness" entities/')
     assert "entities/new-thing/enables/harness.md" in sh(
         'grep -rl "valid_until: null" entities/new-thing/enables/')
+
+
+def test_symlinks_in_a_graph_repo_never_leak_or_redirect_writes(tmp_path, home):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("---\nid: leak\nlabel: TOPSECRET\n---\nTOPSECRET key material\n")
+    outside = tmp_path / "outside-dir"
+    outside.mkdir()
+    (outside / "entity.md").write_text("---\nid: away\nlabel: Away\n---\nTOPSECRET too\n")
+    src = tmp_path / "src"
+    (src / "entities" / "ok").mkdir(parents=True)
+    (src / "entities" / "ok" / "entity.md").write_text(
+        "---\nid: ok\nlabel: Ok\ntype: concept\n---\nfine\n")
+    (src / "entities" / "leak").mkdir()
+    (src / "entities" / "leak" / "entity.md").symlink_to(secret)
+    (src / "entities" / "away").symlink_to(outside)
+    git(src, "init", "-q", "-b", "main")
+    git(src, "add", "-A")
+    git(src, "commit", "-q", "-m", "with symlinks")
+    remote = tmp_path / "sym.git"
+    git(tmp_path, "clone", "-q", "--bare", str(src), str(remote))
+    kg(tmp_path, "init", "--repo", str(remote), "--yes", "--session-id", "s1")
+
+    res = kg_json(tmp_path, "search", "TOPSECRET", "--session-id", "s1")["results"]
+    assert all("TOPSECRET" not in (r["snippet"] or "") for r in res)
+    assert kg_json(tmp_path, "info", "--session-id", "s1")["entities"] == 1
+    page = tmp_path / "v.html"
+    kg(tmp_path, "view", "-o", str(page), "--no-open", "--session-id", "s1")
+    assert "TOPSECRET" not in page.read_text()
+    proc = kg(tmp_path, "save", "-", "--session-id", "s1", ok=False,
+              input="entities:\n  - {id: away, type: concept, body: overwrite}\n")
+    assert proc.returncode == 1 and "symlink" in proc.stderr.decode()
+    assert (outside / "entity.md").read_text().endswith("TOPSECRET too\n")
