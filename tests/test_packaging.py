@@ -21,10 +21,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from tests.conftest import REPO_ROOT, _git_gasp_exe
 
 import git_gasp
 from git_gasp.cli.main import COMMANDS
+from tests.conftest import REPO_ROOT, _git_gasp_exe
 
 MAN_DIR = REPO_ROOT / "man"
 MAN_PAGES = sorted(["git-gasp.1", *(f"git-gasp-{name}.1" for name in COMMANDS)])
@@ -360,3 +360,13 @@ def test_readme_library_example_runs(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "Promoted"
+
+
+def test_main_man_page_lists_every_command():
+    from git_gasp.cli.main import COMMANDS
+
+    page = (REPO_ROOT / "man" / "git-gasp.1").read_text()
+    section = page.split(".SH COMMANDS", 1)[1].split(".SH ", 1)[0]
+    listed = {line[3:].replace("\\-", "-") for line in section.splitlines()
+              if line.startswith(".B ")}
+    assert set(COMMANDS) <= listed, sorted(set(COMMANDS) - listed)
