@@ -15,19 +15,26 @@ then relations, each newest `updated_at` first —
   body:  each file's whole text, lowercased, one line per file
   ehead: `\\x1fid\\x1flabel\\x1falias…\\x1f` per entity, lowercased
   rhead: `to\\x1ffrom\\x1ftype` per relation (reverse lookups)
-  docs:  `path\\tkind\\tlabel\\ttype\\tvalid\\tvalid_until\\tupdated_at\\tcreated_at`
-and their line-offset arrays. `records.bin` holds the parsed records for
-incremental updates. Searching is `str.find`/`re` over one lowercased string,
-which is what makes search fast at 100k entities.
+  docs:  `path\\tkind\\tlabel\\ttype\\tvalid\\tvalid_until\\tupdated_at\\tcreated_at\\tsize`
+and their line-offset arrays; it is mmapped, so a query touches only what it
+reads. Searching is `str.find`/`re` over one lowercased string.
+
+After a save, rewriting 190 MB for three changed files would cost seconds, so
+a change set up to DELTA_MAX files goes to `delta.bin` instead: the changed
+records packed the same way plus the base documents they replace. A `Graph`
+is the base and the delta read together; a bigger change rebuilds the base.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
+import re
 import struct
 from array import array
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,8 +43,8 @@ from git_gasp.kg import gitcmd
 from git_gasp.kg.frontmatter import fast_fields, load_yaml, split
 from git_gasp.kg.ids import is_safe_component
 
-VERSION = 3
-MAGIC = b"PKGIDX3\n"
+VERSION = 4
+MAGIC = b"PKGIDX4\n"
 SECTIONS = ("body", "ehead", "rhead", "docs", "body_off", "ehead_off", "rhead_off", "docs_off")
 
 # record: [path, kind, id_or_from, label, type, aliases, valid, valid_until,
@@ -46,12 +53,20 @@ R_PATH, R_KIND, R_ID, R_LABEL, R_TYPE, R_ALIASES = 0, 1, 2, 3, 4, 5
 R_VALID, R_VUNTIL, R_UPD, R_CRE, R_SIZE, R_TEXT, R_TO = 6, 7, 8, 9, 10, 11, 12
 
 
+_BAD = re.compile("[\t\n\r\x1f]")
+_PLAIN_ID = re.compile(r"[a-z0-9][a-z0-9-]*(?:\.md)?")
+DELTA_MAX = 20_000
+
+
 def _s(v: Any) -> str:
     if v is None:
         return ""
-    if isinstance(v, (list, dict)):
-        return str(v)
-    return str(v).replace("\t", " ").replace("\n", " ").replace("\r", " ").replace("\x1f", " ")
+    v = str(v)
+    return _BAD.sub(" ", v) if _BAD.search(v) else v
+
+
+def _safe(part: str) -> bool:
+    return bool(_PLAIN_ID.fullmatch(part)) or is_safe_component(part)
 
 
 def parse_file(rel: str, raw: bytes) -> list[Any] | None:
@@ -63,7 +78,7 @@ def parse_file(rel: str, raw: bytes) -> list[Any] | None:
         kind, ident, to, ftype = "r", parts[1], parts[3][:-3], parts[2]
     else:
         return None
-    if not all(is_safe_component(p) for p in parts[1:]):
+    if not all(_safe(p) for p in parts[1:]):
         return None
     text = raw.decode("utf-8", "replace")
     fm_text, _ = split(text)
@@ -95,32 +110,6 @@ def parse_file(rel: str, raw: bytes) -> list[Any] | None:
         rel, kind, ident, label, etype, aliases, valid, _s(fields.get("valid_until")),
         _s(fields.get("updated_at")), _s(fields.get("created_at")), len(raw), lc, to,
     ]
-
-
-def scan_paths(root: Path) -> list[str]:
-    """Every entity/relation path under root/entities (hidden names skipped)."""
-    out: list[str] = []
-    ent = root / "entities"
-    try:
-        top = os.scandir(ent)
-    except OSError:
-        return out
-    with top:
-        for e in top:
-            if e.name.startswith(".") or not e.is_dir(follow_symlinks=False):
-                continue
-            with os.scandir(e.path) as inner:
-                for f in inner:
-                    if f.name.startswith("."):
-                        continue
-                    if f.name == "entity.md":
-                        out.append(f"entities/{e.name}/entity.md")
-                    elif f.is_dir(follow_symlinks=False):
-                        with os.scandir(f.path) as rels:
-                            for r in rels:
-                                if r.name.endswith(".md") and not r.name.startswith("."):
-                                    out.append(f"entities/{e.name}/{f.name}/{r.name}")
-    return out
 
 
 def read_record(root: Path, rel: str) -> list[Any] | None:
@@ -214,13 +203,14 @@ def worktree_state(root: Path) -> State:
     return State(head, dirty)
 
 
-class Index:
-    """A loaded index: blobs for matching, docs for metadata."""
+class Part:
+    """One packed index (the base, or a delta): blobs for matching, docs for metadata."""
 
-    def __init__(self, meta: dict[str, Any], sections: dict[str, bytes]) -> None:
+    def __init__(self, meta: dict[str, Any], sections: dict[str, Any]) -> None:
         self.meta = meta
         self.n_entities: int = meta["n_entities"]
         self.n_docs: int = meta["n_docs"]
+        self.skip: frozenset[int] = frozenset()  # docs replaced by a newer part
         self._raw = sections
         self._cache: dict[str, Any] = {}
 
@@ -244,9 +234,89 @@ class Index:
         off = self.offsets("docs")
         return str(self._raw["docs"][off[i] : off[i + 1] - 1], "utf-8").split("\t")
 
-    def body_line(self, i: int) -> str:
-        off = self.offsets("body")
-        return self.text("body")[off[i] : off[i + 1] - 1]
+    def paths(self) -> dict[str, int]:
+        """path -> doc number (built on demand: a delta needs it once)."""
+        raw = str(self._raw["docs"], "utf-8")
+        return {line.split("\t", 1)[0]: i for i, line in enumerate(raw.split("\n")[:-1])}
+
+
+class Graph:
+    """The graph as the parts say it: newest part first, replaced docs skipped."""
+
+    def __init__(self, parts: list[Part], head: str) -> None:
+        self.parts = parts
+        self.head = head
+        counts = {"n_entities": 0, "n_relations": 0, "v": 0, "s": 0, "u": 0, "size": 0}
+        for part in parts:
+            counts["n_entities"] += part.meta["n_entities"]
+            counts["n_relations"] += part.meta["n_relations"]
+            for k in ("v", "s", "u", "size"):
+                counts[k] += part.meta[{"v": "valid", "s": "superseded", "u": "undeclared"}
+                                       .get(k, k)]
+            for i in part.skip:  # what a newer part replaced no longer counts
+                d = part.doc(i)
+                counts["n_entities" if d[1] == "e" else "n_relations"] -= 1
+                if d[1] == "r":
+                    counts[d[4]] -= 1
+                counts["size"] -= int(d[8] or 0)
+        self.n_entities = counts["n_entities"]
+        self.n_relations = counts["n_relations"]
+        self.valid, self.superseded, self.undeclared = counts["v"], counts["s"], counts["u"]
+        self.size = counts["size"]
+
+    def scan(self, blob: str, find: Any, kind: str) -> Iterator[tuple[int, int]]:
+        """(part, doc) whose line in `blob` has a hit; `find(text, start)` -> pos or -1."""
+        for pn, part in enumerate(self.parts):
+            if blob == "ehead":
+                lo, hi = 0, part.n_entities
+                if kind != "e":
+                    continue
+            else:
+                lo, hi = (0, part.n_entities) if kind == "e" else (part.n_entities, part.n_docs)
+            if hi <= lo:
+                continue
+            text = part.text(blob)
+            offs = part.offsets(blob)
+            pos, end = offs[lo], offs[hi]
+            skip = part.skip
+            while True:
+                p = find(text, pos)
+                if p < 0 or p >= end:
+                    break
+                line = part.line_of(blob, p)
+                if line not in skip:
+                    yield pn, line
+                pos = offs[line + 1]
+
+    def named(self, key: str) -> Iterator[tuple[int, int]]:
+        """Entities whose id, label or an alias is exactly `key` (lowercase)."""
+        needle = "\x1f" + key + "\x1f"
+        yield from self.scan("ehead", lambda t, start: t.find(needle, start), "e")
+
+    def incoming(self, target: str) -> Iterator[tuple[int, int]]:
+        """(part, doc) of relations whose `to` is `target`."""
+        needle = "\n" + target + "\x1f"
+        for pn, part in enumerate(self.parts):
+            rhead = "\n" + part.text("rhead")
+            offs = part.offsets("rhead")
+            pos = rhead.find(needle)
+            while pos >= 0:
+                line = part.line_of("rhead", pos)
+                doc = part.n_entities + line
+                if doc not in part.skip:
+                    yield pn, doc
+                pos = rhead.find(needle, offs[line + 1])
+
+    def docs(self, kind: str) -> Iterator[tuple[int, list[str]]]:
+        for pn, part in enumerate(self.parts):
+            rng = range(0, part.n_entities) if kind == "e" else range(part.n_entities,
+                                                                      part.n_docs)
+            for i in rng:
+                if i not in part.skip:
+                    yield pn, part.doc(i)
+
+    def doc(self, pn: int, i: int) -> list[str]:
+        return self.parts[pn].doc(i)
 
 
 def _index_dir(root: Path) -> Path:
@@ -298,7 +368,7 @@ def _pack(records: list[list[Any]], meta: dict[str, Any]) -> bytes:
         docs.append(
             "\t".join(
                 _s(x) for x in (r[R_PATH], r[R_KIND], r[R_LABEL], r[R_TYPE], r[R_VALID],
-                                r[R_VUNTIL], r[R_UPD], r[R_CRE])
+                                r[R_VUNTIL], r[R_UPD], r[R_CRE], r[R_SIZE])
             )
         )
 
@@ -337,7 +407,7 @@ def _pack(records: list[list[Any]], meta: dict[str, Any]) -> bytes:
     return MAGIC + struct.pack("<Q", len(header)) + header + b"".join(sec[n] for n in SECTIONS)
 
 
-def _unpack(data: Any) -> Index | None:
+def _unpack(data: Any) -> Part | None:
     """An Index over `data` (bytes or an mmap); sections are zero-copy views."""
     import orjson
 
@@ -350,10 +420,10 @@ def _unpack(data: Any) -> Index | None:
     mv = memoryview(data)
     sections = {name: mv[base + off : base + off + ln] for name, off, ln in
                 header["sections"]}
-    return Index(header["meta"], sections)
+    return Part(header["meta"], sections)
 
 
-def _load_file(path: Path) -> Index | None:
+def _load_file(path: Path) -> Part | None:
     import mmap
 
     try:
@@ -421,76 +491,118 @@ def _tree_changes(root: Path, old: str, new: str) -> list[tuple[str, str]] | Non
     return out
 
 
-def _read_blobs(root: Path, todo: list[tuple[str, str]], records: dict[str, list[Any]]) -> None:
+def _read_blobs(root: Path, todo: list[tuple[str, str]]) -> list[list[Any]]:
+    """Records for (sha, path) pairs; deleted ("" sha) and non-graph paths are skipped."""
     shas = [sha for sha, _ in todo if sha]
     contents = iter(_cat_blobs(root, shas))
+    out = []
     for sha, rel in todo:
-        if not sha:
-            records.pop(rel, None)
-            continue
-        rec = parse_file(rel, next(contents))
-        if rec is None:
-            records.pop(rel, None)
-        else:
-            records[rel] = rec
+        if sha:
+            rec = parse_file(rel, next(contents))
+            if rec is not None:
+                out.append(rec)
+    return out
 
 
-def _committed(root: Path, head: str) -> tuple[Index, Path]:
-    import orjson
-
+def _build(root: Path, head: str) -> Part:
+    """A fresh base for `head`, written to index.bin (and any delta dropped)."""
     idir = _index_dir(root)
-    ipath, rpath = idir / "index.bin", idir / "records.bin"
-    idx = _load_file(ipath)
-    if idx is not None and idx.meta.get("version") == VERSION and idx.meta.get("head") == head:
-        return idx, rpath
-    records: dict[str, list[Any]] | None = None
-    if idx is not None and idx.meta.get("version") == VERSION and idx.meta.get("head") and head:
-        changes = _tree_changes(root, idx.meta["head"], head)
-        if changes is not None:
-            try:
-                stored = orjson.loads(rpath.read_bytes())
-                if stored.get("token") == idx.meta.get("token"):
-                    records = {r[R_PATH]: r for r in stored["records"]}
-            except (OSError, ValueError, KeyError):
-                records = None
-            if records is not None:
-                _read_blobs(root, changes, records)
-    if records is None:
-        records = {}
-        if head:
-            _read_blobs(root, _tree_blobs(root, head), records)
-    token = os.urandom(8).hex()
-    recs = list(records.values())
-    data = _pack(recs, {"version": VERSION, "head": head, "token": token})
+    gc_was = gc.isenabled()
+    gc.disable()  # 400k small containers: the cyclic GC would only rescan them
     try:
-        _write_atomic(rpath, orjson.dumps({"token": token, "records": recs}))
-        _write_atomic(ipath, data)
+        records = _read_blobs(root, _tree_blobs(root, head)) if head else []
+        data = _pack(records, {"version": VERSION, "head": head, "token": os.urandom(8).hex()})
+        del records
+    finally:
+        if gc_was:
+            gc.enable()
+    try:
+        _write_atomic(idir / "index.bin", data)
+        with contextlib.suppress(FileNotFoundError):
+            (idir / "delta.bin").unlink()
     except OSError:
         pass  # a read-only git dir: still answer from memory
-    out = _unpack(data)
-    assert out is not None
-    return out, rpath
+    part = _unpack(data)
+    assert part is not None
+    return part
 
 
-def load(root: Path, *, uncommitted: bool = False) -> Index:
-    """The index of the graph committed at HEAD; with `uncommitted`, plus worktree edits."""
-    import orjson
+def _delta(base: Part, records: list[list[Any]], changed: set[str], meta: dict) -> Part:
+    paths = base.paths()
+    part = _unpack(_pack(records, dict(meta, skip=sorted(paths[p] for p in changed
+                                                         if p in paths))))
+    assert part is not None
+    return part
 
+
+def _attach(base: Part, delta: Part) -> Graph:
+    base.skip = frozenset(delta.meta.get("skip", ()))
+    return Graph([delta, base], delta.meta["head"])
+
+
+def load(root: Path, *, uncommitted: bool = False) -> Graph:
+    """The graph committed at HEAD; with `uncommitted`, plus the worktree's edits."""
     head = head_commit(root)
-    idx, rpath = _committed(root, head)
+    idir = _index_dir(root)
+    base = _load_file(idir / "index.bin")
+    if base is None or base.meta.get("version") != VERSION:
+        base = _build(root, head)
+    graph: Graph | None = None
+    changed: set[str] = set()
+    if base.meta["head"] == head:
+        graph = Graph([base], head)
+    else:
+        delta = _load_file(idir / "delta.bin")
+        if (delta is not None and delta.meta.get("base") == base.meta["token"]
+                and delta.meta.get("head") == head):
+            graph = _attach(base, delta)
+            changed = set(delta.meta.get("changed", ()))
+        else:
+            changes = _tree_changes(root, base.meta["head"], head) if head else None
+            if changes is None or len(changes) > DELTA_MAX:
+                base = _build(root, head)
+                graph = Graph([base], head)
+            else:
+                changed = {path for _, path in changes}
+                meta = {"version": VERSION, "base": base.meta["token"], "head": head,
+                        "token": os.urandom(8).hex(), "changed": sorted(changed)}
+                delta = _delta(base, _read_blobs(root, changes), changed, meta)
+                with contextlib.suppress(OSError):
+                    _write_atomic(idir / "delta.bin", _repack(delta))
+                graph = _attach(base, delta)
     if not uncommitted:
-        return idx
+        return graph
     st = worktree_state(root)
     if not st.dirty:
-        return idx
-    stored = orjson.loads(rpath.read_bytes()) if rpath.exists() else {"records": []}
-    records = {r[R_PATH]: r for r in stored.get("records", [])}
-    for d in st.dirty:
-        rec = read_record(root, d[0])
-        if rec is None:
-            records.pop(d[0], None)
-        else:
-            records[d[0]] = rec
-    out = _unpack(_pack(list(records.values()), dict(idx.meta, dirty=len(st.dirty))))
-    assert out is not None
-    return out
+        return graph
+    # worktree edits: the committed changes plus the dirty files, read from disk
+    dirty = {d[0] for d in st.dirty}
+    committed = []
+    if len(graph.parts) == 2:
+        committed = _read_blobs(root, _tree_changes(root, base.meta["head"], head) or [])
+    recs = {r[R_PATH]: r for r in committed if r[R_PATH] not in dirty}
+    for rel in dirty:
+        rec = read_record(root, rel)
+        if rec is not None:
+            recs[rel] = rec
+    overlay = _delta(base, list(recs.values()), changed | dirty,
+                     {"version": VERSION, "head": head, "dirty": len(dirty)})
+    return _attach(base, overlay)
+
+
+def _repack(part: Part) -> bytes:
+    """The bytes of an in-memory part (to persist a delta)."""
+    import orjson
+
+    header = orjson.dumps({"meta": part.meta, "sections": _table(part)})
+    return (MAGIC + struct.pack("<Q", len(header)) + header
+            + b"".join(bytes(part._raw[n]) for n in SECTIONS))
+
+
+def _table(part: Part) -> list[list[Any]]:
+    table, pos = [], 0
+    for name in SECTIONS:
+        ln = len(part._raw[name])
+        table.append([name, pos, ln])
+        pos += ln
+    return table

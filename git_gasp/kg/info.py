@@ -54,8 +54,7 @@ def status(session_id: str | None) -> dict[str, Any]:
 
 
 def info(ws: Workspace, *, commits: int = 5, uncommitted: bool = False) -> dict[str, Any]:
-    idx = index.load(ws.path, uncommitted=uncommitted)
-    meta = idx.meta
+    g = index.load(ws.path, uncommitted=uncommitted)
     extra = 0
     for p in Path(ws.path).iterdir():
         if p.is_file() and p.name != ".git":
@@ -69,14 +68,14 @@ def info(ws: Workspace, *, commits: int = 5, uncommitted: bool = False) -> dict[
         or ws.repo,
         "branch": ws.branch,
         "path": str(ws.path),
-        "size_bytes": meta["size"] + extra,
-        "size": human(meta["size"] + extra),
-        "entities": meta["n_entities"],
+        "size_bytes": g.size + extra,
+        "size": human(g.size + extra),
+        "entities": g.n_entities,
         "relations": {
-            "total": meta["n_relations"],
-            "valid": meta["valid"],
-            "superseded": meta["superseded"],
-            "undeclared": meta["undeclared"],
+            "total": g.n_relations,
+            "valid": g.valid,
+            "superseded": g.superseded,
+            "undeclared": g.undeclared,
         },
         "recent_commits": log.splitlines() if log else [],
     }

@@ -128,7 +128,7 @@ def _norm(name: str) -> str:
 class Plan:
     root: Path
     today: str
-    idx: index.Index
+    idx: index.Graph
     writes: dict[str, str | None] = field(default_factory=dict)  # rel -> text | None (delete)
     notes: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
@@ -154,15 +154,7 @@ class Plan:
         key = _norm(name)
         if not key or "\x1f" in key or "\n" in key:
             return set()
-        found: set[str] = set()
-        head = self.idx.text("ehead")
-        needle = "\x1f" + key + "\x1f"
-        pos = head.find(needle)
-        while pos >= 0:
-            line = self.idx.line_of("ehead", pos)
-            found.add(self.idx.doc(line)[0].split("/")[1])
-            nxt = self.idx.offsets("ehead")[line + 1]
-            pos = head.find(needle, nxt)
+        found = {self.idx.doc(*k)[0].split("/")[1] for k in self.idx.named(key)}
         found |= self._names.get(key, set())
         return {e for e in found if e not in self._gone}
 
@@ -172,21 +164,7 @@ class Plan:
 
     def incoming(self, eid: str) -> list[str]:
         """Relation paths pointing at `eid` (index + pending writes, minus deletions)."""
-        out: set[str] = set()
-        rhead = self.idx.text("rhead")
-        needle = eid + "\x1f"
-        if rhead.startswith(needle):
-            pos = 0
-        else:
-            pos = rhead.find("\n" + needle)
-            pos = pos + 1 if pos >= 0 else -1
-        offs = self.idx.offsets("rhead")
-        while pos >= 0:
-            line = self.idx.line_of("rhead", pos)
-            _to, src, rtype = rhead[offs[line] : offs[line + 1] - 1].split("\x1f")
-            out.add(model.relation_rel(src, rtype, eid))
-            nxt = rhead.find("\n" + needle, offs[line + 1] - 1)
-            pos = nxt + 1 if nxt >= 0 else -1
+        out = {self.idx.doc(*k)[0] for k in self.idx.incoming(eid)}
         for rel, text in self.writes.items():
             parts = rel.split("/")
             if len(parts) == 4 and parts[3] == f"{eid}.md" and text is not None:

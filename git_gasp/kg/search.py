@@ -122,49 +122,22 @@ def snippet(root: Path, rel: str, m: Matcher, width: int = 110) -> str:
     return line
 
 
-def _scan(idx: index.Index, name: str, m: Matcher, lo: int, hi: int) -> Iterator[int]:
-    """Line numbers in [lo, hi) of blob `name` that match, in order."""
-    text = idx.text(name)
-    offs = idx.offsets(name)
-    if hi <= lo:
-        return
-    pos = offs[lo]
-    end = offs[hi]
-    while True:
-        p = m.find(text, pos)
-        if p < 0 or p >= end:
-            return
-        line = idx.line_of(name, p)
-        yield line
-        pos = offs[line + 1]
-
-
-def ranked(idx: index.Index, m: Matcher, flt: Filters) -> Iterator[Hit]:
-    e, n = idx.n_entities, idx.n_docs
-    seen: set[int] = set()
+def ranked(g: index.Graph, m: Matcher, flt: Filters) -> Iterator[Hit]:
+    """Hits best first: exact names, name hits, entity text, relation text."""
+    seen: set[tuple[int, int]] = set()
+    sources: list[tuple[int, Iterator[tuple[int, int]]]] = []
     if m.literal:
-        head = idx.text("ehead")
-        needle = "\x1f" + m.needle + "\x1f"
-        pos = head.find(needle)
-        exact: list[int] = []
-        while pos >= 0:
-            line = idx.line_of("ehead", pos)
-            exact.append(line)
-            pos = head.find(needle, idx.offsets("ehead")[line + 1])
-        for i in exact:
-            seen.add(i)
-            d = idx.doc(i)
-            if flt.accept(d):
-                yield Hit(0, i, d)
-    groups = ((1, "ehead", 0, e), (2, "body", 0, e), (3, "body", e, n))
-    for rank, blob, lo, hi in groups:
-        for i in _scan(idx, blob, m, lo, hi):
-            if i in seen:
+        sources.append((0, g.named(m.needle)))
+    sources += [(1, g.scan("ehead", m.find, "e")), (2, g.scan("body", m.find, "e")),
+                (3, g.scan("body", m.find, "r"))]
+    for rank, it in sources:
+        for key in it:
+            if key in seen:
                 continue
-            seen.add(i)
-            d = idx.doc(i)
+            seen.add(key)
+            d = g.doc(*key)
             if flt.accept(d):
-                yield Hit(rank, i, d)
+                yield Hit(rank, key[1], d)
 
 
 @dataclass
@@ -242,16 +215,11 @@ def hops(root: Path, starts: list[str], n: int, rel: str | None, valid_only: boo
     return out
 
 
-def reverse(idx: index.Index, target: str, flt: Filters, limit: int) -> list[dict[str, Any]]:
+def reverse(g: index.Graph, target: str, flt: Filters, limit: int) -> list[dict[str, Any]]:
     """Relations pointing at `target` (valid-only, since and --rel apply)."""
-    rhead = "\n" + idx.text("rhead")  # a leading newline: every line starts after one
-    offs = idx.offsets("rhead")
-    needle = "\n" + target + "\x1f"
     out: list[dict[str, Any]] = []
-    pos = rhead.find(needle)
-    while pos >= 0:
-        line = idx.line_of("rhead", pos)  # pos-1 in the original text, +1 for the newline
-        d = idx.doc(idx.n_entities + line)
+    for key in g.incoming(target):
+        d = g.doc(*key)
         ok = not (flt.valid_only and d[4] == "s")
         ok = ok and not (flt.since and (d[6] or d[7] or "") < flt.since)
         ok = ok and (flt.rel is None or d[3] == flt.rel)
@@ -261,13 +229,12 @@ def reverse(idx: index.Index, target: str, flt: Filters, limit: int) -> list[dic
                         "valid": d[4] != "s", "valid_until": d[5] or None})
             if len(out) >= limit:
                 break
-        pos = rhead.find(needle, offs[line + 1])
     return out
 
 
 def run(root: Path, query: str | None, *, limit: int = 20, hop: int = 0,
         reverse_id: str | None = None, flt: Filters | None = None,
-        literal: bool = False, idx: index.Index | None = None) -> Outcome:
+        literal: bool = False, idx: index.Graph | None = None) -> Outcome:
     flt = flt or Filters()
     if limit < 1:
         raise UsageError("--limit must be at least 1")

@@ -60,20 +60,17 @@ def graph_data(ws: Workspace, *, uncommitted: bool = False) -> dict[str, Any]:
     pos: dict[str, int] = {}
     edges: list[list[Any]] = []
     root = ws.path
-    for i in range(idx.n_docs):
-        d = idx.doc(i)
-        rel, kind = d[0], d[1]
+    for _pn, d in idx.docs("e"):
+        rel = d[0]
         parts = rel.split("/")
-        if kind == "e":
-            fields, body = _read(root, rel)
-            al = fields.get("aliases")
-            aliases = [_str(a) for a in al] if isinstance(al, list) else ([_str(al)] if al else [])
-            pos[parts[1]] = len(nodes)
-            nodes.append({"id": parts[1], "label": d[2] or parts[1], "type": d[3],
-                          "aliases": aliases, "valid": d[4] != "s", "updated": d[6],
-                          "sources": _str(fields.get("sources")), "body": body})
-    for i in range(idx.n_entities, idx.n_docs):
-        d = idx.doc(i)
+        fields, body = _read(root, rel)
+        al = fields.get("aliases")
+        aliases = [_str(a) for a in al] if isinstance(al, list) else ([_str(al)] if al else [])
+        pos[parts[1]] = len(nodes)
+        nodes.append({"id": parts[1], "label": d[2] or parts[1], "type": d[3],
+                      "aliases": aliases, "valid": d[4] != "s", "updated": d[6],
+                      "sources": _str(fields.get("sources")), "body": body})
+    for _pn, d in idx.docs("r"):
         parts = d[0].split("/")
         src, rtype, dst = parts[1], parts[2], parts[3][:-3]
         for end in (src, dst):
