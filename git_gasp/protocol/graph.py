@@ -15,6 +15,12 @@ class GraphError(ValueError):
     """A graph JSON document does not have the expected shape."""
 
 
+def _bad_node(key: str, node: Any) -> None:
+    if type(node) is not dict or node.get("id") != key:
+        raise GraphError(f"graph node {key!r} is malformed")
+    raise GraphError(f"graph node {key!r} needs props (object) and artifacts (array)")
+
+
 class Graph:
     """Nodes keyed by id, relations in creation order, and the count of applied ops."""
 
@@ -30,24 +36,31 @@ class Graph:
         return {"nodes": self.nodes, "relations": self.relations, "version": self.version}
 
     @classmethod
-    def from_json(cls, obj: Any) -> Graph:
-        """Load a graph from its JSON form (raises GraphError)."""
+    def from_json(cls, obj: Any, *, copy: bool = True) -> Graph:
+        """Load a graph from its JSON form (raises GraphError).
+
+        copy=False adopts obj's node records and relations list instead of copying them:
+        for a freshly parsed document that nothing else holds (a snapshot being opened).
+        """
         if type(obj) is not dict or not {"nodes", "relations", "version"} <= obj.keys():
             raise GraphError('a graph must be an object with "nodes", "relations", "version"')
         nodes, relations, version = obj["nodes"], obj["relations"], obj["version"]
         if type(nodes) is not dict or type(relations) is not list or type(version) is not int:
             raise GraphError("graph nodes must be an object, relations an array, version an int")
         for key, node in nodes.items():
-            if type(node) is not dict or node.get("id") != key:
-                raise GraphError(f"graph node {key!r} is malformed")
-            if type(node.get("props")) is not dict or type(node.get("artifacts")) is not list:
-                raise GraphError(f"graph node {key!r} needs props (object) and artifacts (array)")
+            if (type(node) is not dict or type(node.get("props")) is not dict
+                    or type(node.get("artifacts")) is not list or node.get("id") != key):
+                _bad_node(key, node)
         for rel in relations:
-            if type(rel) is not dict or not {"from", "rel", "to"} <= rel.keys():
+            if type(rel) is not dict or "from" not in rel or "rel" not in rel or "to" not in rel:
                 raise GraphError("every graph relation needs from, rel and to")
         graph = cls()
-        graph.nodes = {k: dict(v) for k, v in nodes.items()}
-        graph.relations = list(relations)
+        if copy:
+            graph.nodes = {k: dict(v) for k, v in nodes.items()}
+            graph.relations = list(relations)
+        else:
+            graph.nodes = nodes
+            graph.relations = relations
         graph.version = version
         return graph
 

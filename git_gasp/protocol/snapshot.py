@@ -27,16 +27,33 @@ class Integrity:
         return {"event_id": self.event_id, "line_count": self.line_count, "sha256": self.sha256}
 
 
+def line_offset(data: bytes, line_count: int, total: int | None = None) -> int | None:
+    """Byte offset just past the first `line_count` lines, or None if there are fewer.
+
+    `total` is data's line count when the caller has it (else it is counted). Scans from
+    whichever end is nearer, so a prefix ending near the end of a huge log is cheap.
+    """
+    if line_count <= 0:
+        return 0
+    if total is None:
+        total = data.count(b"\n")
+    if line_count > total:
+        return None
+    if line_count * 2 <= total:
+        pos = -1
+        for _ in range(line_count):
+            pos = data.find(b"\n", pos + 1)
+        return pos + 1
+    pos = len(data)
+    for _ in range(total - line_count + 1):
+        pos = data.rfind(b"\n", 0, pos)
+    return pos + 1
+
+
 def prefix_bytes(log: bytes, line_count: int) -> bytes | None:
     """The first `line_count` physical lines (with their newlines), or None if too few."""
-    if line_count == 0:
-        return b""
-    pos = -1
-    for _ in range(line_count):
-        pos = log.find(b"\n", pos + 1)
-        if pos < 0:
-            return None
-    return log[: pos + 1]
+    offset = line_offset(log, line_count)
+    return None if offset is None else log[:offset]
 
 
 def integrity_for(log: bytes, line_count: int, event_id: str) -> Integrity:
@@ -47,8 +64,12 @@ def integrity_for(log: bytes, line_count: int, event_id: str) -> Integrity:
     return Integrity(event_id, line_count, hashlib.sha256(prefix).hexdigest())
 
 
-def parse_snapshot(obj: Any) -> tuple[Graph, Integrity]:
-    """Validate a parsed graph.json document (raises SnapshotError)."""
+def parse_snapshot(obj: Any, *, copy: bool = True) -> tuple[Graph, Integrity]:
+    """Validate a parsed graph.json document (raises SnapshotError).
+
+    copy=False adopts the document's node records (for a freshly parsed document that
+    nothing else holds).
+    """
     if type(obj) is not dict or obj.keys() != {"graph", "integrity"}:
         raise SnapshotError('a snapshot must be an object with exactly "graph" and "integrity"')
     rec = obj["integrity"]
@@ -59,7 +80,7 @@ def parse_snapshot(obj: Any) -> tuple[Graph, Integrity]:
     if type(rec["line_count"]) is not int or rec["line_count"] < 1:
         raise SnapshotError("integrity.line_count must be a positive integer")
     try:
-        graph = Graph.from_json(obj["graph"])
+        graph = Graph.from_json(obj["graph"], copy=copy)
     except GraphError as exc:
         raise SnapshotError(str(exc)) from None
     return graph, Integrity(rec["event_id"], rec["line_count"], rec["sha256"])

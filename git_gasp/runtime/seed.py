@@ -1,103 +1,271 @@
-"""Seeding a fold from a snapshot without parsing the lines it covers.
+"""Opening from a snapshot fast: a local cache of verified snapshot graphs.
 
-`store.snapshots.find_seed` needs the whole log parsed (it maps line numbers to
-event ids). Opening a long-lived agent must not: here the integrity record is read
-from the end of each graph.json, the SHA-256 is taken over the raw prefix bytes,
-and only the prefix's last line is parsed to confirm its event id. The graph is
-loaded only for the snapshot that wins.
+The slow path (`store.snapshots.find_seed`) reads the whole log, hashes the raw prefix a
+snapshot names and parses that snapshot's graph.json. Parsing 40 MB of JSON into a graph
+and counting lines is most of its cost, and neither depends on anything but two files'
+bytes. So once a snapshot has been verified that way, what it established is kept under
+the git dir (never committed), in `<gitdir>/gasp/snapshot-cache/<agent>-<snapshot>.bin`:
+
+    header: the sha256 of the graph.json bytes, the integrity record, the byte length of
+            the prefix the record covers, and a CRC-32 and length of the payload
+    payload: the graph (nodes, relations, version) in `marshal` form
+
+An open with a cache entry for the best snapshot hashes the graph.json and the log prefix
+again — the normative check, in a thread, while the cached graph is unmarshalled and the
+log's tail is read and parsed — and uses the entry only if both digests are the ones
+recorded. Anything else (a changed graph.json, a rewritten log, a corrupt, truncated or
+foreign entry, a log that ends in a torn line) returns None and the slow path runs, so the
+cache can make an open faster, never different.
 """
 
 from __future__ import annotations
 
 import hashlib
+import marshal
+import mmap
 import os
 import re
+import sys
+import threading
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_gasp.protocol.envelope import EnvelopeError, parse_line
+from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.graph import Graph
-from git_gasp.protocol.snapshot import SnapshotError, parse_snapshot
-from git_gasp.runtime.store import line_offset
-from git_gasp.store.snapshots import SNAPSHOT_DIR
+from git_gasp.runtime.store import LogError, parse_tail
+from git_gasp.store.snapshots import Seed, candidates
 
-_TAIL = re.compile(
-    rb'"integrity":\{"event_id":"([^"\\]+)","line_count":(\d+),"sha256":"([0-9a-fA-F]{64})"\}\}'
-    rb"\s*$")
+CACHE_DIR = ("gasp", "snapshot-cache")
+_MAGIC = b"gasp-snapshot-cache/1"
+_PY = f"py{sys.version_info[0]}.{sys.version_info[1]}-m{marshal.version}".encode()
+_HEADER = re.compile(
+    rb"gasp-snapshot-cache/1 (\S+) ([0-9a-f]{64}) ([0-9a-f]{64}) (\d{1,18}) (\d{1,18}) "
+    rb"([0-9a-f]{8}) (\d{1,18}) ([^\s]+)\n")
 
 
 @dataclass
-class FastSeed:
+class FastOpen:
+    """A cached snapshot graph, verified against the files, and the log's tail after it."""
+
     rel: str
     graph: Graph
-    line_count: int
-    offset: int  # byte offset just past the covered lines
+    line_count: int  # lines the snapshot covers
+    offset: int  # bytes the snapshot covers
     event_id: str
+    events: list[Event]  # the tail, parsed, line numbers those of the whole log
+    size: int  # bytes of the log read (offset + tail)
+    tail_lines: int
 
 
-def _loads(data: bytes):
-    try:
-        import orjson
-
-        return orjson.loads(data)
-    except ImportError:  # pragma: no cover
-        import json
-
-        return json.loads(data)
-
-
-def _integrity(data: bytes) -> tuple[str, int, str] | None:
-    match = _TAIL.search(data[-400:])
-    if match:
-        return match.group(1).decode(), int(match.group(2)), match.group(3).decode().lower()
-    try:
-        _graph, rec = parse_snapshot(_loads(data))
-    except (ValueError, SnapshotError):
-        return None
-    return rec.event_id, rec.line_count, rec.sha256.lower()
-
-
-def find_fast_seed(root: Path, log: bytes, notes: list[str]) -> FastSeed | None:
-    """The snapshot covering the most lines whose integrity matches `log`, or None."""
-    base = root / SNAPSHOT_DIR
-    if not base.is_dir() or base.is_symlink():
-        return None
-    total = log.count(b"\n")
-    candidates = []
-    for name in sorted(os.listdir(base)):
-        path = base / name / "graph.json"
-        rel = f"{SNAPSHOT_DIR}/{name}/graph.json"
-        if path.is_symlink() or not path.is_file():
-            continue
+def git_dir(root: Path) -> Path | None:
+    """The git dir of the work tree holding `root` (a `.git` dir or `.git` file), or None."""
+    here = Path(os.path.realpath(root))
+    for place in (here, *here.parents):
+        dotgit = place / ".git"
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            notes.append(f"{rel} ignored: {exc.strerror}")
-            continue
-        rec = _integrity(data)
-        if rec is None:
-            notes.append(f"{rel} ignored: not a snapshot document")
-            continue
-        if 0 < rec[1] <= total:
-            candidates.append((rec[1], rel, rec, data))
-    view = memoryview(log)
-    for line_count, rel, (event_id, _n, sha), data in sorted(candidates, reverse=True):
-        offset = line_offset(log, line_count)
-        if offset is None or hashlib.sha256(view[:offset]).hexdigest() != sha:
-            notes.append(f"{rel} ignored (its integrity does not match the log); folded past it")
-            continue
-        start = log.rfind(b"\n", 0, offset - 1) + 1
-        try:
-            last = parse_line(log[start:offset - 1], line_count).id
-        except EnvelopeError:
-            last = None
-        if last != event_id:
-            notes.append(f"{rel} ignored (line {line_count} is not {event_id})")
-            continue
-        try:
-            graph, _rec = parse_snapshot(_loads(data))
-        except (ValueError, SnapshotError) as exc:
-            notes.append(f"{rel} ignored: {exc}")
-            continue
-        return FastSeed(rel, graph, line_count, offset, event_id)
+            if dotgit.is_dir():
+                return dotgit
+            if dotgit.is_file():
+                text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+                if text.startswith("gitdir:"):
+                    target = Path(text[len("gitdir:"):].strip())
+                    target = target if target.is_absolute() else place / target
+                    return target if target.is_dir() else None
+                return None
+        except OSError:
+            return None
     return None
+
+
+def cache_path(gitdir: Path, root: Path, rel: str) -> Path:
+    agent = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:16]
+    snap = hashlib.sha256(rel.encode()).hexdigest()[:16]
+    return gitdir.joinpath(*CACHE_DIR, f"{agent}-{snap}.bin")
+
+
+def _digest(path: Path, length: int | None, started: threading.Event) -> str | None:
+    """sha256 of the first `length` bytes of `path` (all of it when None), or None if the
+    file is shorter or unreadable.
+
+    One hashlib call over a read-only mapping: no 100 MB allocation, and the GIL stays
+    released for the whole hash, so it runs beside the unmarshalling (which holds the
+    GIL). `started` is set just before that call."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if length is None:
+                length = size
+            if size < length or length == 0:
+                started.set()
+                return hashlib.sha256(b"").hexdigest() if size >= length else None
+            with mmap.mmap(fh.fileno(), length, access=mmap.ACCESS_READ) as mapped:
+                with memoryview(mapped) as view:
+                    started.set()
+                    return hashlib.sha256(view).hexdigest()
+    except (OSError, ValueError):
+        started.set()
+        return None
+
+
+def _read_from(path: Path, offset: int) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _discard(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def open_fast(root: Path, log_path: Path, log_rel: str, notes: list[str]) -> FastOpen | None:
+    """The best snapshot's graph from the cache, verified, plus the parsed tail; or None.
+
+    None means "use the slow path" (which reaches the same result by itself). A log
+    error in the tail is raised only once the prefix is verified (its line numbers
+    come from the cache entry).
+    """
+    gitdir = git_dir(root)
+    if gitdir is None:
+        return None
+    scratch: list[str] = []
+    found = candidates(root, scratch)
+    if not found or found[0][3] is not None or found[0][0] < 1:
+        return None
+    line_count, rel, rec, _doc = found[0]
+    entry = cache_path(gitdir, root, rel)
+    try:
+        blob = entry.read_bytes()
+    except OSError:
+        return None
+    head = _HEADER.match(blob)
+    if head is None or head.group(1) != _PY:
+        _discard(entry)
+        return None
+    gj_sha, prefix_sha = head.group(2).decode(), head.group(3).decode()
+    offset, cached_lines = int(head.group(4)), int(head.group(5))
+    crc, length, event_id = int(head.group(6), 16), int(head.group(7)), head.group(8).decode()
+    payload = memoryview(blob)[head.end():]
+    if len(payload) != length or zlib.crc32(payload) != crc:
+        _discard(entry)
+        return None
+    if (cached_lines, event_id, prefix_sha) != (line_count, rec.event_id, rec.sha256.lower()):
+        return None  # the graph.json changed since: its new record decides (slow path)
+    try:
+        size = os.stat(log_path).st_size
+    except OSError:
+        return None
+    if size < offset:
+        return None
+    digests: dict[str, str | None] = {}
+    started = threading.Event()
+
+    def verify() -> None:
+        digests["log"] = _digest(log_path, offset, started)
+        digests["graph"] = _digest(root / rel, None, threading.Event())
+
+    worker = threading.Thread(target=verify, name="gasp-snapshot-verify", daemon=True)
+    worker.start()
+    started.wait()  # marshal.loads keeps the GIL: let the worker get into hashlib first
+    graph = events = error = None
+    tail = b""
+    try:
+        graph = _load_graph(payload)
+        tail = _read_from(log_path, offset)
+        if tail is not None and (not tail or tail.endswith(b"\n")):
+            try:
+                events = parse_tail(tail, 0, line_count + 1, log_rel)
+            except LogError as exc:
+                error = exc
+    finally:
+        worker.join()
+    if digests.get("log") != prefix_sha or digests.get("graph") != gj_sha:
+        _discard(entry)
+        return None
+    if graph is None:
+        _discard(entry)
+        return None
+    if tail is None or (tail and not tail.endswith(b"\n")):
+        return None  # unreadable or torn: the slow path reports it precisely
+    if error is not None:
+        raise error
+    notes.extend(scratch)
+    return FastOpen(rel, graph, line_count, offset, event_id, events or [],
+                    offset + len(tail), tail.count(b"\n"))
+
+
+def _dumps_graph(graph: Graph) -> bytes:
+    """(nodes, relations, version) in marshal form, one object per distinct string (marshal
+    then writes references: a smaller file and fewer strings to build when loading)."""
+    memo: dict[str, str] = {nid: nid for nid in graph.nodes}
+
+    def dedup(value):
+        t = type(value)
+        if t is str:
+            return memo.setdefault(value, value)
+        if t is dict:
+            return {memo.setdefault(k, k): dedup(v) for k, v in value.items()}
+        if t is list:
+            return [dedup(v) for v in value]
+        return value
+
+    nodes = {memo[k]: dedup(v) for k, v in graph.nodes.items()}
+    return marshal.dumps((nodes, dedup(graph.relations), graph.version))
+
+
+def _load_graph(payload: memoryview) -> Graph | None:
+    try:
+        loaded = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if type(loaded) is not tuple or len(loaded) != 3:
+        return None
+    nodes, relations, version = loaded
+    if type(nodes) is not dict or type(relations) is not list or type(version) is not int:
+        return None
+    graph = Graph()
+    graph.nodes, graph.relations, graph.version = nodes, relations, version
+    return graph
+
+
+def save(root: Path, seed: Seed, notes: list[str]) -> None:
+    """Cache a seed the slow path has just verified (call before folding onto its graph).
+
+    Only the snapshot that covers the most lines is cached: it is the one an open tries
+    first. Failures only cost the cache (a note), never the open.
+    """
+    gitdir = git_dir(root)
+    if gitdir is None or seed.source_sha256 is None:
+        return
+    found = candidates(root, [])
+    if not found or found[0][1] != seed.path or found[0][3] is not None:
+        return  # open_fast only ever tries the first candidate, in the layout we write
+    rec = seed.integrity
+    payload = _dumps_graph(seed.graph)
+    header = b" ".join([
+        _MAGIC, _PY, seed.source_sha256.encode(), rec.sha256.lower().encode(),
+        b"%d" % seed.offset, b"%d" % rec.line_count, b"%08x" % zlib.crc32(payload),
+        b"%d" % len(payload), rec.event_id.encode()]) + b"\n"
+    if not _HEADER.fullmatch(header):
+        return  # an event id we cannot put in the header: no cache, no harm
+    entry = cache_path(gitdir, root, seed.path)
+    tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        agent = entry.name.split("-", 1)[0]
+        for old in entry.parent.glob(f"{agent}-*.bin"):  # one cached snapshot per agent
+            if old != entry:
+                _discard(old)
+        with open(tmp, "wb") as fh:
+            fh.write(header)
+            fh.write(payload)
+        os.replace(tmp, entry)
+    except (OSError, ValueError) as exc:
+        _discard(tmp)
+        notes.append(f"snapshot cache not written ({exc})")

@@ -112,6 +112,7 @@ class AgentState:
         self.run: OpenRun | None = None
         self.behaviours: list[Behaviour] = []
         self.seeded_from: str | None = None
+        self.seed_cached = False  # the seed came from the verified local snapshot cache
         self._creator: dict[str, str] = {}  # node id -> creating domain event id
         self._event_ids: set[str] = set()
         self._full_index = False
@@ -129,8 +130,9 @@ class AgentState:
         """
         from git_gasp.conformance.checks import load_vocabulary
         from git_gasp.protocol.manifest import ManifestError, parse_manifest
-        from git_gasp.runtime.seed import find_fast_seed
+        from git_gasp.runtime import seed as seeds
         from git_gasp.store.agentfs import AgentFileError, read_regular
+        from git_gasp.store.snapshots import find_seed
 
         root = Path(path)
         if not root.is_dir():
@@ -147,32 +149,50 @@ class AgentState:
         store = EventStore(root, rel, lease, fsync=fsync)
         if not store.path.exists():
             _refuse_missing_tracked_log(root, rel)
-        data = store.read_bytes()
-        if data and not data.endswith(b"\n"):
-            raise torn_error(rel, data)
         notes: list[str] = []
         # Loading builds hundreds of thousands of containers and no cycles: the cyclic GC
         # would only rescan them over and over (it doubles the open time of a big log).
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            seed = find_fast_seed(root, data, notes) if use_snapshots and data else None
-            graph = seed.graph if seed else Graph()
-            start, first = (seed.offset, seed.line_count + 1) if seed else (0, 1)
-            events = parse_tail(data, start, first, rel)
+            fast = None
+            if use_snapshots and not store.path.is_symlink():
+                fast = seeds.open_fast(root, store.path, rel, notes)
+            data = None
+            if fast is not None:
+                seeded_from, graph, events = fast.rel, fast.graph, fast.events
+                seed_event = fast.event_id
+                store.mark_read_size(fast.size, fast.line_count + fast.tail_lines)
+            else:
+                data = store.read_bytes()
+                if data and not data.endswith(b"\n"):
+                    raise torn_error(rel, data)
+                total = data.count(b"\n")
+                seed = None
+                if use_snapshots and data:
+                    seed, seed_notes = find_seed(root, data, total=total)
+                    notes += seed_notes
+                    if seed is not None:
+                        seeds.save(root, seed, notes)
+                graph = seed.graph if seed else Graph()
+                start, first = (seed.offset, seed.integrity.line_count + 1) if seed else (0, 1)
+                events = parse_tail(data, start, first, rel)
+                seeded_from = seed.path if seed else None
+                seed_event = seed.integrity.event_id if seed else None
+                store.mark_read(data, total)
             result = fold(events, graph=graph)
         finally:
             if gc_was_on:
                 gc.enable()
-        store.mark_read(data)
         state = cls(root, store, result.graph, agent_id=manifest.agent_id,
                     vocab=load_vocabulary(root), policy=PolicySet.load(root), notes=notes)
-        state._data_for_index = data if seed else None
-        state.seeded_from = seed.rel if seed else None
-        state.last_event_id = events[-1].id if events else (seed.event_id if seed else None)
+        state._data_for_index = data if seeded_from else None
+        state.seeded_from = seeded_from
+        state.seed_cached = fast is not None
+        state.last_event_id = events[-1].id if events else seed_event
         state._skip(result)
         state._index(events)
-        state._full_index = seed is None
+        state._full_index = seeded_from is None
         state._recover_run()
         return state
 

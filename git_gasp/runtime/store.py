@@ -63,27 +63,6 @@ def torn_error(rel: str, data: bytes) -> TornLogError:
     return TornLogError(rel, line, start, partial, batch)
 
 
-def line_offset(data: bytes, line_count: int) -> int | None:
-    """Byte offset just past the first `line_count` lines, or None if there are fewer.
-
-    Scans from whichever end is nearer, so a tail near the end of a huge log is cheap.
-    """
-    if line_count <= 0:
-        return 0
-    total = data.count(b"\n")
-    if line_count > total:
-        return None
-    if line_count * 2 <= total:
-        pos = -1
-        for _ in range(line_count):
-            pos = data.find(b"\n", pos + 1)
-        return pos + 1
-    pos = len(data)
-    for _ in range(total - line_count + 1):
-        pos = data.rfind(b"\n", 0, pos)
-    return pos + 1
-
-
 def parse_tail(data: bytes, start: int, first_line: int, rel: str) -> list[Event]:
     """Parse every line of data[start:]; raise LogError / TornLogError on the first bad one."""
     events: list[Event] = []
@@ -128,10 +107,14 @@ class EventStore:
         except OSError as exc:
             raise LogError(f"{self.rel} cannot be read: {exc.strerror}") from None
 
-    def mark_read(self, data: bytes) -> None:
-        """Record that `data` (the whole log) has been read and accounted for."""
-        self.size = len(data)
-        self.line_count = data.count(b"\n")
+    def mark_read(self, data: bytes, line_count: int | None = None) -> None:
+        """Record that `data` (the whole log, of `line_count` lines) has been read."""
+        self.mark_read_size(len(data), data.count(b"\n") if line_count is None else line_count)
+
+    def mark_read_size(self, size: int, line_count: int) -> None:
+        """Record that the first `size` bytes (`line_count` lines) have been accounted for."""
+        self.size = size
+        self.line_count = line_count
 
     def new_events(self) -> list[Event]:
         """Events appended by someone else since we last read or wrote (usually none)."""

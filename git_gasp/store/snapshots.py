@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -15,14 +16,19 @@ from git_gasp.protocol.snapshot import (
     Integrity,
     SnapshotError,
     integrity_for,
+    line_offset,
     parse_snapshot,
-    prefix_bytes,
-    verify_integrity,
 )
 from git_gasp.store.agentfs import AgentFileError, read_regular
 
 SNAPSHOT_DIR = "snapshots"
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+# The integrity record closes every snapshot we write (sorted keys): read it from the
+# file's last bytes instead of parsing the whole document of every candidate.
+_TAIL = re.compile(
+    rb'"integrity":\{"event_id":"([^"\\]+)","line_count":(\d{1,18}),'
+    rb'"sha256":"([0-9a-fA-F]{64})"\}\}\s*$')
+_TAIL_BYTES = 512
 
 
 @dataclass
@@ -32,6 +38,8 @@ class Seed:
     path: str
     graph: Graph
     integrity: Integrity
+    offset: int  # byte offset just past the lines the snapshot covers
+    source_sha256: str | None = None  # of the graph.json bytes the graph was loaded from
 
 
 def _event_id_of_line(log: bytes, prefix_len: int) -> str | None:
@@ -43,41 +51,118 @@ def _event_id_of_line(log: bytes, prefix_len: int) -> str | None:
         return None
 
 
-def find_seed(root: Path, log: bytes, upto_line: int | None = None) -> tuple[Seed | None,
-                                                                             list[str]]:
-    """The newest snapshot at or before `upto_line` whose integrity matches the raw log.
+def load_document(data: bytes) -> object:
+    """Parse a graph.json strictly (no duplicate keys, NaN or oversized integers).
 
-    Only the snapshot's prefix bytes are hashed and its last line parsed, so a caller can
-    fold just the tail. Returns (seed or None, notes about snapshots passed over).
+    The canonical bytes we write are recognised by re-encoding (orjson, fast); anything
+    else takes the strict stdlib path. Raises JsonError.
     """
-    notes: list[str] = []
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover
+        return loads_slow(data)
+    try:
+        value = orjson.loads(data)
+        if orjson.dumps(value, option=orjson.OPT_SORT_KEYS) + b"\n" == data:
+            return value
+    except (orjson.JSONDecodeError, TypeError, RecursionError):
+        pass
+    return loads_slow(data)
+
+
+def read_integrity(path: Path) -> Integrity | None:
+    """The integrity record of a graph.json, read from its tail (None: parse it whole)."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        fh.seek(max(0, size - _TAIL_BYTES))
+        match = _TAIL.search(fh.read())
+    if match is None:
+        return None
+    return Integrity(match.group(1).decode(), int(match.group(2)), match.group(3).decode())
+
+
+def candidates(root: Path, notes: list[str]) -> list[tuple[int, str, Integrity, tuple | None]]:
+    """(line_count, rel, integrity, parsed document or None) of every snapshot, most
+    lines first. A document whose record is not where we write it is parsed whole."""
     base = root / SNAPSHOT_DIR
     if not base.is_dir() or base.is_symlink():
-        return None, notes
-    best: Seed | None = None
-    for name in sorted(os.listdir(base)):
+        return []
+    found = []
+    for name in os.listdir(base):
         rel = f"{SNAPSHOT_DIR}/{name}/graph.json"
-        if not (base / name / "graph.json").exists():
+        path = base / name / "graph.json"
+        if path.is_symlink() or not path.is_file():
+            if path.is_symlink():
+                notes.append(f"{rel} ignored: it is a symlink")
             continue
+        doc = None
         try:
-            graph, rec = parse_snapshot(loads_slow(read_regular(root, rel)))
+            rec = read_integrity(path)
+            if rec is None:
+                doc = parse_snapshot(load_document(read_regular(root, rel)), copy=False)
+                rec = doc[1]
+        except OSError as exc:
+            notes.append(f"{rel} ignored: {exc.strerror}")
+            continue
         except (AgentFileError, JsonError, SnapshotError) as exc:
             notes.append(f"{rel} ignored: {exc}")
             continue
-        if upto_line is not None and rec.line_count > upto_line:
+        found.append((rec.line_count, rel, rec, doc))
+    found.sort(key=lambda c: (c[0], c[1]), reverse=True)
+    return found
+
+
+def find_seed(root: Path, log: bytes, upto_line: int | None = None, *,
+              total: int | None = None) -> tuple[Seed | None, list[str]]:
+    """The snapshot covering the most lines (at most `upto_line`) whose integrity matches
+    the raw log.
+
+    Only the snapshot's prefix bytes are hashed and its last line parsed, so a caller can
+    fold just the tail; only the winner's graph is loaded. `total` is the log's line
+    count when the caller has it. Returns (seed or None, notes about snapshots passed
+    over).
+    """
+    notes: list[str] = []
+    found = candidates(root, notes)
+    if not found:
+        return None, notes
+    if total is None:
+        total = log.count(b"\n")
+    limit = total if upto_line is None else min(upto_line, total)
+    view = memoryview(log)
+    for line_count, rel, rec, doc in found:
+        if line_count < 1:
+            notes.append(f"{rel} ignored: integrity.line_count must be a positive integer")
             continue
-        if best and best.integrity.line_count >= rec.line_count:
+        if line_count > limit:
             continue
-        prefix = prefix_bytes(log, rec.line_count)
-        last_id = _event_id_of_line(log, len(prefix)) if prefix else None
-        reason = verify_integrity(log, rec, last_id)
+        offset = line_offset(log, rec.line_count, total)
+        reason = None
+        if offset is None:
+            reason = f"integrity names {rec.line_count} lines but the log is shorter"
+        elif hashlib.sha256(view[:offset]).hexdigest() != rec.sha256.lower():
+            reason = f"sha256 of the first {rec.line_count} lines does not match (log rewritten?)"
+        else:
+            last = _event_id_of_line(log, offset)
+            if last != rec.event_id:
+                reason = f"line {rec.line_count} is event {last!r}, not {rec.event_id!r}"
         if reason:
             notes.append(f"{rel} ignored (integrity does not match: {reason}); full fold used")
             continue
-        best = Seed(rel, graph, rec)
-    return best, notes
-
-
+        source = None
+        if doc is None:
+            try:
+                raw = read_regular(root, rel)
+                doc = parse_snapshot(load_document(raw), copy=False)
+            except (AgentFileError, JsonError, SnapshotError) as exc:
+                notes.append(f"{rel} ignored: {exc}")
+                continue
+            if doc[1] != rec:
+                notes.append(f"{rel} ignored: its integrity record is not the last member")
+                continue
+            source = hashlib.sha256(raw).hexdigest()
+        return Seed(rel, doc[0], rec, offset, source), notes
+    return None, notes
 def write_snapshot(root: Path, log: bytes, graph: Graph, line_count: int, event_id: str) -> tuple[
         str, bool]:
     """Write snapshots/<event_id>/graph.json; return (relative path, created?).
