@@ -250,3 +250,208 @@ def test_merge_commit_losing_the_other_parents_lines_is_refused(agent):
     base, ours, _theirs = _diverged(agent)
     (agent / LOG).write_bytes(base + ours)
     refused(commit(agent), "merge rule", "the merge loses lines of")
+
+
+# ---- the committed log's index (OldLog) and its cache ------------------------------
+
+def _reference(data: bytes) -> dict:
+    """The facts as the guard first computed them: a plain lenient parse of every line."""
+    import orjson
+
+    from git_gasp.conformance.rules import created_node_ids, entity_id
+
+    first, claims, entities, ops_only = {}, {}, {}, {}
+    from git_gasp.protocol.envelope import split_lines
+
+    for number, raw in enumerate(split_lines(data)[0], 1):
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if type(obj) is not dict or type(obj.get("id")) is not str:
+            continue
+        first.setdefault(obj["id"], number)
+        kind = obj.get("kind")
+        if kind == "state.ops_applied":
+            cause = obj.get("causation_id")
+            if cause is None:
+                for node in created_node_ids(obj.get("payload")):
+                    if type(node) is str:
+                        ops_only.setdefault(node, number)
+            elif type(cause) is str:
+                claims.setdefault(cause, []).append(number)
+        elif type(kind) is str:
+            entity = entity_id(kind, obj.get("payload"))
+            if entity is not None:
+                entities.setdefault(entity, obj["id"])
+    return {"first": first, "claims": claims, "entities": entities, "ops_only": ops_only}
+
+
+def _facts(log, names) -> dict:
+    return {
+        "first": {n: log.first_line(n) for n in names if log.first_line(n) is not None},
+        "claims": {n: log.claim_lines(n) for n in names if log.claim_lines(n)},
+        "entities": {n: log.entity_creator(n) for n in names
+                     if log.entity_creator(n) is not None},
+        "ops_only": {n: log.ops_only_line(n) for n in names if log.ops_only_line(n) is not None},
+    }
+
+
+# Committed lines the index must read like a lenient parse: canonical and not.
+ODD_LINES = [
+    goal_pair(1),
+    b'{ "kind" : "note.added", "id" : "spaced", "causation_id": "event_g1" }\n',
+    b'{"id":"\\u0065scaped","kind":"goal.created","payload":{"id":"goal_e"}}\n',
+    b'{"id":"dup","id":"dup_last","kind":"note.added"}\n',  # lenient: the last key wins
+    b"not json at all\n",
+    b'{"id":7,"kind":"goal.created","payload":{"id":"goal_int"}}\n',
+    b'{"id":"listcause","kind":"state.ops_applied","causation_id":["x"],"payload":[]}\n',
+    b'{"id":"crlf","kind":"note.added"}\r\n',
+    b"\n",
+    b'[1,\n',
+    b'{"id":"multi"}]\n',
+    ops("oo1", None, {"CreateNode": {"id": "node_a", "kind": "goal", "props": {}}},
+        {"CreateNode": {"id": 5}}),
+    goal_pair(1),  # every id again: first lines stay the earlier ones
+    ops("claim2", "event_g1", {"CreateNode": {"id": "goal_1", "kind": "goal", "props": {}}}),
+    b'{"id":"torn","kind":"note.added","causation_id":"spaced"}',  # no final newline
+]
+NAMES = ["event_g1", "event_g1o", "spaced", "escaped", "dup", "dup_last", "goal_e",
+         "goal_int", "listcause", "x", "crlf", "multi", "oo1", "node_a", "goal_1",
+         "claim2", "torn", "nothing", ""]
+
+
+def test_old_log_index_matches_a_full_lenient_parse_built_at_once_or_grown():
+    from git_gasp.hooks.oldlog import OldLog
+
+    data = b"".join(ODD_LINES)
+    want = _reference(data)
+    assert want["first"]["escaped"] == 4 and want["first"]["dup_last"] == 5
+    assert _facts(OldLog.build(data), NAMES) == want
+    grown = OldLog.empty(data)
+    at = 0
+    for piece in ODD_LINES:  # one line at a time, as commit after commit
+        at += len(piece)
+        grown = grown.extended(data, at)
+        assert _facts(grown, NAMES) == _reference(data[:at])
+    # the index of a prefix reads its lines out of a longer version of the file
+    longer = data + b"\n" + line("later", "note.added", {}, "event_g1")
+    assert _facts(OldLog.build(longer, len(data)), NAMES) == want
+    assert _facts(OldLog.build(data).extended(longer), NAMES + ["later"]) == \
+        _reference(longer)
+
+
+def test_old_log_index_survives_hash_collisions(monkeypatch):
+    from git_gasp.hooks import oldlog
+
+    monkeypatch.setattr(oldlog.zlib, "crc32", lambda data: 0)  # every key collides
+    data = b"".join(ODD_LINES)
+    assert _facts(oldlog.OldLog.build(data), NAMES) == _reference(data)
+
+
+def _cache_files(repo: Path) -> dict[str, Path]:
+    """blob id -> the guard's cache file for it."""
+    return {p.stem.rsplit("-", 1)[1]: p for p in (repo / ".git" / "gasp").glob("guard-*.facts")}
+
+
+def _log_blob(repo: Path, rev: str = "HEAD") -> str:
+    return git(repo, "rev-parse", f"{rev}:{LOG}").strip()
+
+
+def test_the_guard_caches_the_committed_logs_index_and_uses_it(agent):
+    append(agent, goal_pair(1) + goal_pair(2))
+    assert commit(agent).returncode == 0
+    assert _log_blob(agent) in _cache_files(agent)  # indexed when the commit passed
+    append(agent, line("event_g1", "note.created", {}))
+    refused(commit(agent), f"{LOG}:5:", "is used again (first on line 1)")
+    git(agent, "checkout", "HEAD", "--", LOG)
+    append(agent, line("e_note", "note.added", {}, "event_g2"))
+    proc = commit(agent)
+    assert proc.returncode == 0, out(proc)
+
+
+def test_non_canonical_committed_lines_are_read_without_a_cache(agent):
+    odd = (b'{ "kind" : "note.created", "id" : "spaced", "causation_id": null, '
+           b'"schema_version": 1, "ts_ms": 1, "actor": {"kind": "agent", "id": "a"}, '
+           b'"correlation_id": null, "payload": {} }\n')
+    append(agent, b"not json\n" + odd)
+    git(agent, "add", LOG)
+    git(agent, "commit", "-q", "--no-verify", "-m", "odd lines")  # no index cached for it
+    assert _log_blob(agent) not in _cache_files(agent)
+    append(agent, line("e1", "note.added", {}, "spaced"))
+    proc = commit(agent)
+    assert proc.returncode == 0, out(proc)
+    append(agent, line("spaced", "note.created", {}))
+    refused(commit(agent), f"{LOG}:4:", "is used again (first on line 2)")
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "flipped", "other blob",
+                                    "other rules", "empty"])
+def test_a_corrupt_or_stale_cache_is_ignored_and_rewritten(agent, damage):
+    append(agent, goal_pair(1))
+    assert commit(agent).returncode == 0
+    first_blob = _log_blob(agent)
+    append(agent, goal_pair(2))
+    assert commit(agent).returncode == 0
+    files = _cache_files(agent)
+    path = files[_log_blob(agent)]
+    data = path.read_bytes()
+    if damage == "garbage":
+        path.write_bytes(b"\x00garbage\n" * 50)
+    elif damage == "truncated":
+        path.write_bytes(data[:-9])
+    elif damage == "flipped":  # one bit of the keys: the checksum catches it
+        path.write_bytes(data[:-20] + bytes([data[-20] ^ 1]) + data[-19:])
+    elif damage == "other blob":  # the index of the older log, under this blob's name
+        path.write_bytes(files[first_blob].read_bytes())
+    elif damage == "other rules":
+        path.write_bytes(data.replace(data.split(b" ")[2], b"000000000000", 1))
+    else:
+        path.write_bytes(b"")
+    append(agent, line("event_g2o", "note.created", {}))
+    refused(commit(agent), f"{LOG}:5:", "is used again (first on line 4)")
+    git(agent, "checkout", "HEAD", "--", LOG)
+    append(agent, ops("e_again", "event_g2", {"CreateNode": {
+        "id": "goal_2", "kind": "goal", "props": {"title": "goal 2", "status": "Open"}}}))
+    refused(commit(agent), f"{LOG}:5:", "is claimed by 2 ops events")
+    git(agent, "checkout", "HEAD", "--", LOG)
+    append(agent, line("e_note", "note.added", {}, "event_g2"))
+    proc = commit(agent)
+    assert proc.returncode == 0, out(proc)
+    assert _log_blob(agent, "HEAD~1") in _cache_files(agent)
+
+
+def test_a_cached_older_version_of_the_log_is_grown_not_reread(agent, monkeypatch):
+    append(agent, goal_pair(1))
+    assert commit(agent).returncode == 0
+    append(agent, goal_pair(2))
+    git(agent, "add", LOG)
+    git(agent, "commit", "-q", "--no-verify", "-m", "unguarded")
+    assert _log_blob(agent) not in _cache_files(agent)
+    append(agent, line("event_g1o", "note.created", {}) + line("e3", "note.added", {}, "event_g2"))
+    refused(commit(agent), f"{LOG}:5:", "is used again (first on line 2)")
+    assert _log_blob(agent) in _cache_files(agent)  # grown from the older one's index
+
+
+def test_the_guard_reads_no_committed_log_blob_when_its_index_is_cached(agent, monkeypatch):
+    from git_gasp.hooks import guard
+
+    append(agent, goal_pair(1))
+    assert commit(agent).returncode == 0
+    head_blob = _log_blob(agent).encode()
+    append(agent, goal_pair(2))
+    git(agent, "add", LOG)
+    read = []
+    real = guard._Guard.blob
+
+    def spy(self, sha):
+        read.append(sha)
+        return real(self, sha)
+
+    monkeypatch.setattr(guard._Guard, "blob", spy)
+    monkeypatch.chdir(agent)
+    assert guard.run_guard(agent) == []
+    assert head_blob not in read
+    read.clear()
+    assert guard.run_guard(agent, cache=False) == []
+    assert head_blob in read

@@ -31,9 +31,12 @@ def install_hooks(path: str | None, uninstall: bool, force: bool) -> int:
 
 
 @click.command("hook")
-@click.argument("name", type=click.Choice(["pre-commit"]))
+@click.argument("name", type=click.Choice(["pre-commit", "pre-merge-commit"]))
 def hook(name: str) -> int:
-    """Run a git hook (git runs this; so may you, to test what is staged)."""
+    """Run a git hook (git runs this; so may you, to test what is staged).
+
+    pre-commit guards every commit; pre-merge-commit guards the commit of a merge that
+    went through without conflicts (git runs no pre-commit hook for it)."""
     import os
     import sys
     from pathlib import Path
@@ -42,8 +45,8 @@ def hook(name: str) -> int:
 
     rejections = run_guard(Path.cwd())
     if rejections:
-        click.echo(report(rejections), err=True)
-    # Leave without tearing down the parsed log (a large share of the hook's time).
+        click.echo(report(rejections, hook=name), err=True)
+    # Leave without tearing down what the guard built (nothing needs it any more).
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(1 if rejections else 0)

@@ -6,13 +6,19 @@ merge (``MERGE_HEAD``) with every merged parent, for each append-only file of ev
 agent root in the work tree. A root is a directory holding ``AGENT.md`` or
 ``state/events.jsonl`` in HEAD or the index. Appended log lines are checked against
 checks 1, 5 and 7 given the committed log before them. Only HEAD's, the parents'
-and the index's blobs are read: never the history.
+and the index's blobs are read: never the history. The committed log is not even
+parsed when its index is cached (``guardcache``, per blob id): the staged blob is
+proved to extend it by hashing its first bytes (a blob id is their sha1), and only
+the lines new events refer to are parsed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import stat
+import zlib
 from collections import ChainMap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,7 +37,8 @@ from git_gasp.conformance.rules import (
     roundtrip_problem,
 )
 from git_gasp.errors import GaspError
-from git_gasp.hooks.oldlog import OldLog
+from git_gasp.hooks.guardcache import FactsCache
+from git_gasp.hooks.oldlog import OldLog, TooLarge
 from git_gasp.protocol.appendonly import LOG_PATH, extension_problem, is_append_only, merge_problem
 from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, parse_line, split_lines
 from git_gasp.protocol.vocab import ENTITY_CREATING
@@ -79,11 +86,23 @@ class Rejection:
 
 
 _File = tuple[int, bytes]  # (mode, blob id)
-_KEEP: list[OldLog] = []  # the hook exits with os._exit: parsed logs are never freed
+
+
+def extends_by_hash(old_sha: bytes, length: int, new: bytes) -> bool:
+    """True if `new` provably extends the blob `old_sha` of `length` bytes, without
+    reading that blob: the blob id is the sha1 of its header and bytes (sha256 repos:
+    never). Also the one-parent rule's newline: a last line without one stays as is."""
+    if len(old_sha) != 40 or len(new) < length:
+        return False
+    digest = hashlib.sha1(b"blob %d\x00" % length)
+    digest.update(memoryview(new)[:length])
+    if digest.hexdigest().encode() != old_sha:
+        return False
+    return length == 0 or new[length - 1] == 0x0A or len(new) == length or new[length] == 0x0A
 
 
 class _Guard:
-    def __init__(self, repo: Repo, index_path: str) -> None:
+    def __init__(self, repo: Repo, index_path: str, cache: FactsCache | None = None) -> None:
         self.repo = repo
         self.store = repo.object_store
         self.rejections: list[Rejection] = []
@@ -98,6 +117,8 @@ class _Guard:
         self.parents = [self._files_of_commit(sha) for sha in self._merge_heads()]
         self._blobs: dict[bytes, bytes] = {}
         self._declared: dict[bytes, frozenset[bytes]] = {}
+        self.cache = cache
+        self.staged_logs: list[tuple[bytes, OldLog]] = []  # to index once the commit passes
 
     # ---- reading git
 
@@ -113,7 +134,7 @@ class _Guard:
             with open(path, "rb") as f:
                 return [w for w in f.read().split() if w]
         except FileNotFoundError:
-            return []
+            return merge_heads_from_env()
         except OSError as exc:
             raise GaspError(f"cannot read {path}: {exc}") from None
 
@@ -131,14 +152,37 @@ class _Guard:
     def blob(self, sha: bytes) -> bytes:
         data = self._blobs.get(sha)
         if data is None:
+            data = self._loose_blob(sha)
+        if data is None:
             try:
                 obj = self.store[sha]
             except KeyError:
                 raise GaspError(f"blob {sha.decode()} is missing from the object store") from None
             if not isinstance(obj, Blob):
                 raise GaspError(f"object {sha.decode()} is not a blob")
-            data = self._blobs[sha] = obj.as_raw_string()
+            data = obj.as_raw_string()
+        self._blobs[sha] = data
         return data
+
+    def _loose_blob(self, sha: bytes) -> bytes | None:
+        """A loose blob's bytes read directly (dulwich's reader copies them several
+        times); None for anything else (packed, alternates, odd): dulwich reads it."""
+        root = getattr(self.store, "path", None)
+        if not isinstance(root, str) or len(sha) not in (40, 64):
+            return None
+        path = os.path.join(root, sha[:2].decode(), sha[2:].decode())
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+            head = zlib.decompressobj().decompress(raw, 32)  # "blob <size>\0": presize
+            size = len(head) + int(head[5:head.index(b"\x00")]) if b"\x00" in head else 0
+            data = zlib.decompress(raw, bufsize=max(size, zlib.DEF_BUF_SIZE))
+        except (OSError, zlib.error, ValueError):
+            return None
+        nul = data.find(b"\x00", 0, 32)
+        if nul < 0 or data[:nul] != b"blob %d" % (len(data) - nul - 1):
+            return None
+        return data[nul + 1:]
 
     # ---- which paths are guarded
 
@@ -217,10 +261,13 @@ class _Guard:
                 self.reject(path, None, ONE_PARENT, "append-only file is deleted",
                             _DELETED_FIX)
             return
-        base = b""
+        is_log = rel == LOG_PATH or rel in self._declared_of(root)
+        base: bytes | None = b""
+        known: OldLog | None = None
         if old is not None and old[1] != new[1]:
-            base = self.blob(old[1])
-            problem = extension_problem(base, self.blob(new[1]))
+            known = self._cached(old[1], self.blob(new[1])) if is_log else None
+            base = None if known is not None else self.blob(old[1])
+            problem = None if base is None else extension_problem(base, self.blob(new[1]))
             if problem is not None:
                 self.reject(path, problem[0], ONE_PARENT, problem[1])
                 return
@@ -234,18 +281,57 @@ class _Guard:
                             f"the merge loses lines of {theirs[1].decode()[:12]}: {problem[1]}")
         if old is not None and old[1] == new[1]:
             return
-        if rel == LOG_PATH or rel in self._declared_of(root):
-            self.check_appended(path, base, self.blob(new[1]))
+        if is_log:
+            data = self.blob(new[1])
+            if known is None:
+                assert base is not None
+                known = self._indexed(old[1] if old is not None else None, base, data)
+            self.check_appended(path, known, data, new[1])
 
-    def check_appended(self, path: bytes, old: bytes, new: bytes) -> None:
-        """Checks 1, 5 and 7 for the lines `new` adds after `old` (which it extends)."""
-        tail = new[len(old):]
-        if old and not old.endswith(b"\n"):
+    # ---- the committed log's index (cached per blob id)
+
+    def _cached(self, old_sha: bytes, new: bytes) -> OldLog | None:
+        """HEAD's log index from the cache, if `new` provably extends that blob (then
+        the blob itself is never read)."""
+        if self.cache is None:
+            return None
+        length = self.cache.header(old_sha)
+        if length is None or not extends_by_hash(old_sha, length, new):
+            return None
+        return self.cache.load(old_sha, new)
+
+    def _indexed(self, old_sha: bytes | None, base: bytes, new: bytes) -> OldLog:
+        """The index of the committed log `base` (blob `old_sha`), which `new` extends:
+        grown from a cached older version of it when there is one, then cached."""
+        if old_sha is None or not base:
+            return OldLog.empty(new)
+        known = None
+        if self.cache is not None:
+            for sha, length in self.cache.ancestors():
+                if length <= len(base) and extends_by_hash(sha, length, base):
+                    known = self.cache.load(sha, base)
+                    if known is not None:
+                        break
+        try:
+            known = (known or OldLog.empty(base)).extended(base)
+        except TooLarge:
+            return OldLog.build(new, len(base))  # not cacheable: index it in place
+        if self.cache is not None:
+            self.cache.save(old_sha, known)
+        return OldLog(new, known.length, known.line_count, known.keys, known.offsets)
+
+    def check_appended(self, path: bytes, old: OldLog, new: bytes, new_sha: bytes) -> None:
+        """Checks 1, 5 and 7 for the lines `new` adds after the committed log `old`
+        (whose bytes `new` starts with)."""
+        self.staged_logs.append((new_sha, old))
+        length = old.length
+        tail = new[length:]
+        if length and new[length - 1] != 0x0A:
             tail = tail[1:]  # the newline that completes the old last line
         lines, terminated = split_lines(tail)
         if not lines:
             return
-        offset = old.count(b"\n") + (1 if old and not old.endswith(b"\n") else 0)
+        offset = old.line_count
         events: list[Event] = []
         for number, raw in enumerate(lines, offset + 1):
             if number == offset + len(lines) and not terminated:
@@ -267,9 +353,17 @@ class _Guard:
                 continue
             events.append(event)
         if events:
-            context = OldLog(old)
-            _KEEP.append(context)  # freeing 10^5 parsed lines costs more than reading them
-            _Appended(self, path, context, events).check()
+            _Appended(self, path, old, events).check()
+
+    def save_staged(self) -> None:
+        """Cache the index of each staged log (the next commit's HEAD version)."""
+        if self.cache is None:
+            return
+        for sha, old in self.staged_logs:
+            try:
+                self.cache.save(sha, old.extended(old.data))
+            except TooLarge:
+                pass
 
 
 class _Appended:
@@ -284,7 +378,7 @@ class _Appended:
             self.new_by_id.setdefault(e.id, e)
 
     def lookup(self, event_id: str) -> Event | None:
-        if event_id in self.old.first:
+        if self.old.first_line(event_id) is not None:
             return self.old.event(event_id)
         return self.new_by_id.get(event_id)
 
@@ -302,13 +396,13 @@ class _Appended:
 
     def pairing(self) -> None:
         old, reject = self.old, self.guard.reject
-        entities = dict(old.entities)
+        entities = _Entities(old)
         for e in self.events:
             entity = entity_id(e.kind, e.payload)
             if entity is not None:
                 entities.setdefault(entity, e.id)
-                if entity in old.ops_only_creates:
-                    restater = old.event_at(old.ops_only_creates[entity])
+                if old.ops_only_line(entity) is not None:
+                    restater = old.ops_only_event(entity)
                     if restater is not None:
                         for problem in restatement_problems(restater, {entity: e.id}):
                             reject(self.path, e.line, CHECK7, problem)
@@ -327,12 +421,12 @@ class _Appended:
         domain = [e for e in self.events if e.kind in ENTITY_CREATING]
         appended_lines = {e.line for e in self.events}
         for cause_id in new_claims:
-            if cause_id not in self.new_by_id and cause_id in old.first:
+            if cause_id not in self.new_by_id and old.first_line(cause_id) is not None:
                 event = old.event(cause_id)
                 if event is not None and event.kind in ENTITY_CREATING:
                     domain.append(event)
         for e in domain:
-            pairs = [p for p in map(old.event_at, old.claims.get(e.id, ())) if p is not None]
+            pairs = old.claim_events(e.id)
             pairs += new_claims.get(e.id, [])
             appended = e.line in appended_lines
             for line, problem in pairing_problems(e, pairs):
@@ -342,30 +436,76 @@ class _Appended:
                     reject(self.path, new_claims[e.id][0].line, CHECK7, problem)
 
 
+class _Entities:
+    """Entity id -> the domain event creating it first: the committed log's, then the
+    appended events' (the mapping check 7's restatement rule takes)."""
+
+    def __init__(self, old: OldLog) -> None:
+        self.old = old
+        self.new: dict[str, str] = {}
+
+    def _get(self, entity: object) -> str | None:
+        if type(entity) is not str:
+            return None
+        found = self.old.entity_creator(entity)
+        return found if found is not None else self.new.get(entity)
+
+    def setdefault(self, entity: str, event_id: str) -> None:
+        if self._get(entity) is None:
+            self.new[entity] = event_id
+
+    def __contains__(self, entity: object) -> bool:
+        return self._get(entity) is not None
+
+    def __getitem__(self, entity: str) -> str:
+        found = self._get(entity)
+        if found is None:
+            raise KeyError(entity)
+        return found
+
+
 def index_file(repo: Repo) -> str:
     """The index git wants checked: GIT_INDEX_FILE (relative to the cwd) or the repo's."""
     env = os.environ.get("GIT_INDEX_FILE")
     return os.path.abspath(env) if env else repo.index_path()
 
 
-def run_guard(cwd: Path) -> list[Rejection]:
-    """Every reason the staged commit must be refused (empty: allow it)."""
+def merge_heads_from_env() -> list[bytes]:
+    """The commits a running `git merge` merges, from the ``GITHEAD_<id>`` variables it
+    sets for its hooks: git runs pre-merge-commit before it writes MERGE_HEAD."""
+    heads = {name[len("GITHEAD_"):].lower() for name in os.environ if name.startswith("GITHEAD_")}
+    return sorted(h.encode() for h in heads if _HEX.fullmatch(h))
+
+
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def run_guard(cwd: Path, *, cache: bool = True) -> list[Rejection]:
+    """Every reason the staged commit must be refused (empty: allow it).
+
+    The merged parents are MERGE_HEAD's, or while `git merge` runs its hooks (no
+    MERGE_HEAD yet), those named by its GITHEAD_<id> variables. `cache`: reuse and
+    store the committed logs' indexes under the git dir."""
     repo, _prefix = open_repo(cwd)
     with repo:
+        facts = FactsCache(repo.commondir()) if cache else None
         try:
-            guard = _Guard(repo, index_file(repo))
+            guard = _Guard(repo, index_file(repo), cache=facts)
         except FileNotFoundError:
             return []  # no index yet: nothing is staged
         for path, root, rel in guard.guarded():
             guard.check_path(path, root, rel)
+        if not guard.rejections:
+            guard.save_staged()
         return guard.rejections
 
 
-def report(rejections: list[Rejection], limit: int = 50) -> str:
+def report(rejections: list[Rejection], limit: int = 50, hook: str = "pre-commit") -> str:
     """The text printed when the commit is refused: each problem, then each fix once."""
     n = len(rejections)
     ordered = sorted(rejections, key=lambda r: (r.path, r.line or 0))
-    lines = [f"git gasp: pre-commit: commit refused: {n} problem{'s' * (n != 1)} in GASP "
+    what = "merge commit" if hook == "pre-merge-commit" else "commit"
+    lines = [f"git gasp: {hook}: {what} refused: {n} problem{'s' * (n != 1)} in GASP "
              "append-only files"]
     lines += [r.to_text() for r in ordered[:limit]]
     if n > limit:
@@ -374,6 +514,11 @@ def report(rejections: list[Rejection], limit: int = 50) -> str:
     for r in ordered:
         fixes.setdefault(r.fix, r.rule)
     lines += [f"fix ({rule}): {fix}" for fix, rule in fixes.items()]
-    lines.append("(the guard checks only what this commit adds; `git gasp check` checks the "
-                 "whole repo; `git commit --no-verify` skips the guard)")
+    if hook == "pre-merge-commit":
+        lines.append("(the merge is left uncommitted: fix the files, `git add` them and "
+                     "`git commit`, or `git merge --abort`; `git merge --no-verify` skips "
+                     "the guard)")
+    else:
+        lines.append("(the guard checks only what this commit adds; `git gasp check` checks "
+                     "the whole repo; `git commit --no-verify` skips the guard)")
     return "\n".join(lines)
