@@ -539,9 +539,6 @@ def test_huge_integer_literals_are_envelope_errors_not_crashes():
 # --------------------------------------------------------------------------- odd but valid JSON
 
 
-@pytest.mark.xfail(strict=True, reason="check 7 (conformance/checks.py) tests `body.get('id') in "
-                   "entity_ids` for ops-only events: an id that is a list or object raises "
-                   "TypeError (unhashable) and check exits 3 with an internal error")
 @pytest.mark.parametrize("bad_id", [b'["x"]', b'{"a":1}'])
 def test_ops_only_create_node_with_a_non_string_id(tmp_path, bad_id):
     ops = b'[{"CreateNode":{"id":' + bad_id + b',"kind":"goal","props":{}}}]'

@@ -79,7 +79,7 @@ def ops_cause_problem(event: Event, cause: Event | None) -> str | None:
 def restatement_problems(event: Event, entity_ids: Mapping[str, str]) -> Iterator[str]:
     """An ops-only event may not re-create an entity that a domain event created."""
     for node in created_node_ids(event.payload):
-        if node in entity_ids:
+        if type(node) is str and node in entity_ids:
             yield (f"ops-only event {event.id} restates entity {node!r}, created by "
                    f"domain event {entity_ids[node]}")
 
