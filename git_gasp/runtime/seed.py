@@ -201,22 +201,8 @@ def open_fast(root: Path, log_path: Path, log_rel: str, notes: list[str]) -> Fas
 
 
 def _dumps_graph(graph: Graph) -> bytes:
-    """(nodes, relations, version) in marshal form, one object per distinct string (marshal
-    then writes references: a smaller file and fewer strings to build when loading)."""
-    memo: dict[str, str] = {nid: nid for nid in graph.nodes}
-
-    def dedup(value):
-        t = type(value)
-        if t is str:
-            return memo.setdefault(value, value)
-        if t is dict:
-            return {memo.setdefault(k, k): dedup(v) for k, v in value.items()}
-        if t is list:
-            return [dedup(v) for v in value]
-        return value
-
-    nodes = {memo[k]: dedup(v) for k, v in graph.nodes.items()}
-    return marshal.dumps((nodes, dedup(graph.relations), graph.version))
+    """(nodes, relations, version) in marshal form."""
+    return marshal.dumps((graph.nodes, graph.relations, graph.version))
 
 
 def _load_graph(payload: memoryview) -> Graph | None:
