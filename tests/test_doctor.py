@@ -107,3 +107,23 @@ def test_lease_and_head_must_be_gitignored(agent):
 def test_outside_a_git_repo_is_one_line_error(tmp_path):
     proc = gasp(tmp_path, "doctor")
     assert proc.returncode != 0 and "Traceback" not in out(proc)
+
+
+def test_missing_pre_merge_commit_hook(agent):
+    (agent / ".git/hooks/pre-merge-commit").unlink()
+    code, text = doctor(agent)
+    assert code == 1 and "no pre-merge-commit hook" in text and "without a conflict" in text
+    assert "git gasp install-hooks" in text
+    assert gasp(agent, "install-hooks").returncode == 0
+    assert doctor(agent)[0] == 0
+
+
+def test_husky_without_the_merge_guard_is_a_warning(agent):
+    husky = agent / ".husky"
+    (husky / "_").mkdir(parents=True)
+    (husky / "pre-commit").write_text("git gasp hook pre-commit\n")
+    git(agent, "config", "core.hooksPath", ".husky/_")
+    code, text = doctor(agent)
+    assert "husky runs the GASP guard" in text
+    assert "does not run the GASP guard as pre-merge-commit" in text
+    assert ".husky/pre-merge-commit" in text

@@ -455,3 +455,67 @@ def test_the_guard_reads_no_committed_log_blob_when_its_index_is_cached(agent, m
     read.clear()
     assert guard.run_guard(agent, cache=False) == []
     assert head_blob in read
+
+
+# ---- merges that complete without a conflict: the pre-merge-commit hook ------------
+
+def _two_branches(agent: Path) -> None:
+    append(agent, goal_pair(1))
+    assert commit(agent).returncode == 0
+    git(agent, "checkout", "-q", "-b", "theirs")
+    append(agent, goal_pair(2))
+    assert commit(agent).returncode == 0
+    git(agent, "checkout", "-q", "main")
+    append(agent, goal_pair(3))
+    assert commit(agent).returncode == 0
+
+
+def test_a_clean_merge_dropping_the_other_parents_lines_is_refused(agent):
+    _two_branches(agent)
+    head = git(agent, "rev-parse", "HEAD")
+    git(agent, "config", "merge.gasp.driver", "true")  # "merges" by keeping ours only
+    proc = subprocess.run(["git", "merge", "--no-edit", "theirs"], cwd=agent,
+                          capture_output=True)
+    text = out(proc)
+    assert proc.returncode != 0, text
+    assert "pre-merge-commit: merge commit refused" in text, text
+    assert f"{LOG}:3: [append-only, merge rule] the merge loses lines of" in text, text
+    assert "git merge --abort" in text and "fix (" in text
+    assert git(agent, "rev-parse", "HEAD") == head  # no merge commit was made
+    # Git keeps the merge going; completing it by hand meets the pre-commit guard.
+    refused(subprocess.run(["git", "commit", "-q", "--no-edit"], cwd=agent,
+                           capture_output=True), "merge rule")
+
+
+def test_a_clean_union_merge_with_the_driver_goes_through(agent):
+    _two_branches(agent)
+    proc = subprocess.run(["git", "merge", "--no-edit", "theirs"], cwd=agent,
+                          capture_output=True)
+    assert proc.returncode == 0, out(proc)
+    assert git(agent, "rev-parse", "HEAD^2").strip() == git(agent, "rev-parse", "theirs").strip()
+    data = (agent / LOG).read_bytes()
+    for n in (1, 2, 3):
+        assert data.count(goal_pair(n)) == 1
+    assert gasp(agent, "check").returncode == 0
+
+
+def test_merged_parents_come_from_gits_environment_during_pre_merge_commit(monkeypatch):
+    """git runs pre-merge-commit before writing MERGE_HEAD; it names every merged head
+    (all of an octopus) in GITHEAD_<id> variables."""
+    from git_gasp.hooks.guard import merge_heads_from_env
+
+    a, b = "a" * 40, "B" * 40
+    monkeypatch.setenv(f"GITHEAD_{b}", "third")
+    monkeypatch.setenv(f"GITHEAD_{a}", "theirs")
+    monkeypatch.setenv("GITHEAD_nothex", "x")
+    assert merge_heads_from_env() == [a.encode(), b.lower().encode()]
+
+
+def test_the_pre_merge_commit_hook_by_hand_outside_a_merge_checks_like_pre_commit(agent):
+    append(agent, goal_pair(1))
+    assert commit(agent).returncode == 0
+    log = agent / LOG
+    log.write_bytes(log.read_bytes().replace(b"goal 1", b"goal X"))
+    git(agent, "add", LOG)
+    proc = gasp(agent, "hook", "pre-merge-commit")
+    assert proc.returncode == 1 and "modified in place" in out(proc), out(proc)

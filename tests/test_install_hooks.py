@@ -224,3 +224,52 @@ def test_init_rolls_back_hooks_and_config_when_it_fails(tmp_path):
     assert not (r / "AGENT.md").exists() and not (r / ".gitattributes").exists()
     assert (hooks / "pre-commit").read_bytes() == FOREIGN
     assert git(r, "config", "--get", "merge.gasp.driver", check=False) == ""
+
+
+def merge_hook_of(r: Path) -> Path:
+    return r / ".git" / "hooks" / "pre-merge-commit"
+
+
+def test_pre_merge_commit_hook_is_installed_like_pre_commit(repo):
+    ok(gasp(repo, "install-hooks"))
+    data = merge_hook_of(repo).read_bytes()
+    assert data.startswith(b"#!/bin/sh\n") and b"\r" not in data
+    assert os.stat(merge_hook_of(repo)).st_mode & 0o111 == 0o111
+    assert inst.hook_version(data) == inst.template_version()
+    assert b"-m git_gasp.cli.main hook pre-merge-commit" in data
+    assert b"pre-merge-commit.legacy" in data and b"pre-commit.legacy" not in data.replace(
+        b"pre-merge-commit.legacy", b"")
+    assert "already installed" in ok(gasp(repo, "install-hooks"))
+    assert merge_hook_of(repo).read_bytes() == data
+
+
+def test_foreign_pre_merge_commit_hook_is_chained_and_restored(repo):
+    merge_hook_of(repo).parent.mkdir(exist_ok=True)
+    foreign = FOREIGN.replace(b"foreign-ran", b"foreign-merge-ran")
+    merge_hook_of(repo).write_bytes(foreign)
+    os.chmod(merge_hook_of(repo), 0o755)
+    text = ok(gasp(repo, "install-hooks"))
+    assert "pre-merge-commit.legacy" in text
+    legacy = merge_hook_of(repo).parent / "pre-merge-commit.legacy"
+    assert legacy.read_bytes() == foreign
+    git(repo, "checkout", "-q", "-b", "side")
+    ok(try_commit(repo, "side"))
+    git(repo, "checkout", "-q", "-")
+    ok(try_commit(repo, "main"))
+    ok(subprocess.run(["git", "merge", "-q", "--no-edit", "side"], cwd=repo,
+                      capture_output=True))
+    assert (repo / ".git" / "foreign.log").read_text() == "foreign-merge-ran\n"
+    ok(gasp(repo, "install-hooks", "--uninstall"))
+    assert merge_hook_of(repo).read_bytes() == foreign and not legacy.exists()
+    assert not hook_of(repo).exists()
+
+
+def test_upgrade_replaces_an_old_pre_commit_only_install(repo):
+    ok(gasp(repo, "install-hooks"))
+    merge_hook_of(repo).unlink()  # as installed before the merge hook existed
+    old = hook_of(repo).read_bytes().replace(inst.template_version().encode(), b"0ld0ld")
+    hook_of(repo).write_bytes(old)
+    text = ok(gasp(repo, "install-hooks"))
+    assert "pre-commit hook upgraded" in text and "installed the pre-merge-commit hook" in text
+    for hook in (hook_of(repo), merge_hook_of(repo)):
+        assert inst.hook_version(hook.read_bytes()) == inst.template_version()

@@ -63,33 +63,47 @@ def _hooks(root: Path, top: Path, findings: list[Finding]) -> None:
                                  "`git gasp install-hooks`")
         findings.append(Finding(level, f"core.hooksPath = {hooks_path} ({origin}): git runs "
                                 f"hooks from {hooks_dir}, not {default}", fix))
-        stray = default / install.HOOK
-        if stray.is_file() and install.hook_version(_bytes(stray) or b"") is not None \
-                and stray != hooks_dir / install.HOOK:
-            findings.append(Finding(ERROR, f"the GASP hook in {stray} is never run: "
-                                    "core.hooksPath points elsewhere",
-                                    "run `git gasp install-hooks` to install it where git "
-                                    "looks"))
-    hook = hooks_dir / install.HOOK
+        for name in install.HOOKS:
+            stray = default / name
+            if stray.is_file() and install.hook_version(_bytes(stray) or b"") is not None \
+                    and stray != hooks_dir / name:
+                findings.append(Finding(ERROR, f"the GASP hook in {stray} is never run: "
+                                        "core.hooksPath points elsewhere",
+                                        "run `git gasp install-hooks` to install it where git "
+                                        "looks"))
+    for name in install.HOOKS:
+        _hook(top, hooks_dir, hooks_path, name, findings)
+
+
+_UNGUARDED = {
+    install.HOOK: "commits are not guarded",
+    install.MERGE_HOOK: "merges that go through without a conflict are committed unguarded "
+                        "(git runs pre-merge-commit for them, not pre-commit)",
+}
+
+
+def _hook(top: Path, hooks_dir: Path, hooks_path: str | None, name: str,
+          findings: list[Finding]) -> None:
+    hook = hooks_dir / name
     data = _bytes(hook)
     manager = managers.detect(top, hooks_dir, hooks_path, data)
     if data is None:
         if manager is not None:
-            findings.append(_managed(manager))
+            findings.append(_managed(manager, name))
         else:
-            findings.append(Finding(ERROR, f"no pre-commit hook in {hooks_dir}: commits are "
-                                    "not guarded", "run `git gasp install-hooks`"))
+            findings.append(Finding(ERROR, f"no {name} hook in {hooks_dir}: {_UNGUARDED[name]}",
+                                    "run `git gasp install-hooks`"))
         return
     version = install.hook_version(data)
     if version is None:
         if manager is not None:
-            findings.append(_managed(manager))
+            findings.append(_managed(manager, name))
         elif any(w in data for w in (b"git gasp hook", b"git-gasp hook")):
             findings.append(Finding(OK, f"{hook} runs the GASP guard (not our script)"))
         else:
             findings.append(Finding(ERROR, f"{hook} is not the GASP hook and does not run the "
                                     "guard", "run `git gasp install-hooks` (your hook is kept "
-                                    "as pre-commit.legacy and still runs)"))
+                                    f"as {install.legacy_name(name)} and still runs)"))
         return
     problems = []
     if not os.access(hook, os.X_OK):
@@ -106,16 +120,22 @@ def _hooks(root: Path, top: Path, findings: list[Finding]) -> None:
         problems.append(Finding(ERROR, f"{hook} can run neither its interpreter nor git-gasp "
                                 "on PATH: every commit will fail",
                                 "install git-gasp again and run `git gasp install-hooks`"))
-    legacy = hooks_dir / install.LEGACY
+    legacy = hooks_dir / install.legacy_name(name)
     if legacy.exists() and not os.access(legacy, os.X_OK):
         problems.append(Finding(WARN, f"{legacy} is not executable, so it is not run",
                                 f"chmod +x {legacy} if it should run"))
     findings.extend(problems)
     if not any(p.level == ERROR for p in problems):
-        findings.append(Finding(OK, f"GASP pre-commit hook installed in {hooks_dir}"))
+        findings.append(Finding(OK, f"GASP {name} hook installed in {hooks_dir}"))
 
 
-def _managed(manager: managers.Manager) -> Finding:
+def _managed(manager: managers.Manager, name: str = install.HOOK) -> Finding:
+    if name == install.MERGE_HOOK:
+        if manager.merge_wired:
+            return Finding(OK, f"{manager.name} runs the GASP guard for merge commits")
+        return Finding(WARN if manager.wired else ERROR,
+                       f"{manager.name} does not run the GASP guard as pre-merge-commit: "
+                       f"{_UNGUARDED[name]}", f"add to {manager.config}:\n{manager.snippet}")
     if manager.wired:
         return Finding(OK, f"{manager.name} runs the GASP guard ({manager.config})")
     return Finding(ERROR, f"{manager.name} manages the hooks but does not run the GASP guard",

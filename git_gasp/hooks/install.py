@@ -1,15 +1,19 @@
-"""`git gasp install-hooks`: the pre-commit hook, the merge driver, `.gitattributes`.
+"""`git gasp install-hooks`: the guard hooks, the merge driver, `.gitattributes`.
 
-The hook directory is whatever ``git rev-parse --git-path hooks`` says (it honours
-``core.hooksPath`` and linked worktrees). A hook that is not ours is never lost: it
-moves to ``pre-commit.legacy``, our hook runs it first, and uninstall puts it back.
-When a hook manager owns the hooks we print the line to add and write no hook.
+Two hooks run the guard: ``pre-commit`` for every commit, and ``pre-merge-commit``
+for the commit of a merge that went through without a conflict (git runs no
+pre-commit hook for that one). The hook directory is whatever ``git rev-parse
+--git-path hooks`` says (it honours ``core.hooksPath`` and linked worktrees). A hook
+that is not ours is never lost: it moves to ``<hook>.legacy``, our hook runs it
+first, and uninstall puts it back. When a hook manager owns the hooks we print the
+lines to add and write no hook.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import stat
 import sys
@@ -24,13 +28,19 @@ from git_gasp.hooks import attributes, managers
 from git_gasp.hooks.gitcmd import config_get, git_path, is_tracked, work_tree_top
 
 HOOK = "pre-commit"
+MERGE_HOOK = "pre-merge-commit"
+HOOKS = (HOOK, MERGE_HOOK)
 LEGACY = HOOK + ".legacy"
-MARKER = b"# git-gasp pre-commit hook"
+MARKER = re.compile(rb"^# git-gasp (?:pre-commit|pre-merge-commit) hook", re.M)
 VERSION_TAG = b"# git-gasp-hook-version: "
 
 
+def legacy_name(hook: str) -> str:
+    return hook + ".legacy"
+
+
 def template() -> bytes:
-    """The hook template shipped in the package."""
+    """The hook template shipped in the package (one for both hooks)."""
     return resources.files("git_gasp.hooks").joinpath("templates").joinpath(HOOK).read_bytes()
 
 
@@ -48,10 +58,11 @@ def _run_words() -> str:
     return "-c " + shlex.quote(code)
 
 
-def render(python: str | None = None) -> bytes:
-    """The hook script for this interpreter and this installation of git_gasp."""
+def render(python: str | None = None, hook: str = HOOK) -> bytes:
+    """The `hook` script for this interpreter and this installation of git_gasp."""
     text = template().decode()
     values = {
+        "@HOOK@": hook,
         "@VERSION@": template_version(),
         "@PYTHON@": shlex.quote(python or sys.executable),
         "@PACKAGE@": shlex.quote(os.path.abspath(git_gasp.__file__)),
@@ -64,7 +75,7 @@ def render(python: str | None = None) -> bytes:
 
 def hook_version(data: bytes) -> str | None:
     """Our version marker in a hook's bytes; None when the hook is not ours."""
-    if MARKER not in data:
+    if MARKER.search(data) is None:
         return None
     for line in data.splitlines():
         if line.startswith(VERSION_TAG):
@@ -123,33 +134,36 @@ def _restore(path: Path, data: bytes | None, mode: int | None) -> Callable[[], N
     return undo
 
 
-def install_hook(top: Path, hooks_dir: Path, *, force: bool, out: Outcome) -> None:
-    """Write our pre-commit hook into `hooks_dir`, keeping any foreign hook as legacy."""
-    hook, legacy = hooks_dir / HOOK, hooks_dir / LEGACY
+def install_hook(top: Path, hooks_dir: Path, *, force: bool, out: Outcome,
+                 name: str = HOOK) -> None:
+    """Write our `name` hook into `hooks_dir`, keeping any foreign hook as legacy."""
+    hook, legacy = hooks_dir / name, hooks_dir / legacy_name(name)
     existing = _read(hook)
-    wanted = render()
+    wanted = render(hook=name)
     version = hook_version(existing) if existing is not None else None
     if version is None:  # no hook, or a foreign one
+        if out.manager is not None and not force:
+            return  # already told how to add both hooks to the manager
         manager = managers.detect(top, hooks_dir, config_get(top, "core.hooksPath"), existing)
         if manager is None and existing is not None and is_tracked(top, str(hook)):
             manager = managers.Manager(
-                "this repository", os.path.relpath(hook, top), f"  {managers.GUARD_COMMAND}",
-                False)
+                "this repository", os.path.relpath(hook, top),
+                f"  {managers.guard_command(name)}", False, False)
         if manager is not None and not force:
             out.manager = manager
             out.messages.append(manager.message()
                                 + "\n(or run `git gasp install-hooks --force` to install our "
-                                "hook anyway, chaining the current one as pre-commit.legacy)")
+                                f"hooks anyway, chaining the current ones as {name}.legacy)")
             return
     if version is not None:
         mode = os.stat(hook).st_mode
         if existing == wanted and mode & 0o111 == 0o111:
-            out.messages.append(f"pre-commit hook already installed in {hooks_dir}")
+            out.messages.append(f"{name} hook already installed in {hooks_dir}")
             return
         _write_hook(hook, wanted)
         out.undo.append(_restore(hook, existing, stat.S_IMODE(mode)))
         what = "upgraded" if version != template_version() else "rewritten"
-        out.messages.append(f"pre-commit hook {what} in {hooks_dir}")
+        out.messages.append(f"{name} hook {what} in {hooks_dir}")
         return
     if not hooks_dir.is_dir():
         try:
@@ -165,10 +179,10 @@ def install_hook(top: Path, hooks_dir: Path, *, force: bool, out: Outcome) -> No
         if not os.access(legacy, os.X_OK):
             out.messages.append(f"note: your existing hook {legacy} is not executable, so git "
                                 "was not running it, and neither will ours")
-        out.messages.append(f"kept your existing pre-commit hook as {legacy}; it runs first")
+        out.messages.append(f"kept your existing {name} hook as {legacy}; it runs first")
     _write_hook(hook, wanted)
     out.undo.append(_restore(hook, None, None))
-    out.messages.append(f"installed the pre-commit hook in {hooks_dir}")
+    out.messages.append(f"installed the {name} hook in {hooks_dir}")
 
 
 def install(root: Path, *, force: bool = False, gitattributes: bool = True) -> Outcome:
@@ -177,7 +191,9 @@ def install(root: Path, *, force: bool = False, gitattributes: bool = True) -> O
     top = work_tree_top(root)
     out = Outcome()
     try:
-        install_hook(top, git_path(root, "hooks"), force=force, out=out)
+        hooks_dir = git_path(root, "hooks")
+        for name in HOOKS:
+            install_hook(top, hooks_dir, force=force, out=out, name=name)
         before = attributes.register_driver(root)
         if any(value != now for (_, value), now in zip(
                 before, (attributes.DRIVER_NAME, attributes.driver_command()), strict=True)):
@@ -212,21 +228,9 @@ def uninstall(root: Path) -> Outcome:
     root = Path(root)
     work_tree_top(root)
     hooks_dir = git_path(root, "hooks")
-    hook, legacy = hooks_dir / HOOK, hooks_dir / LEGACY
     out = Outcome()
-    existing = _read(hook)
-    if existing is not None and hook_version(existing) is not None:
-        hook.unlink()
-        if legacy.exists() or legacy.is_symlink():
-            os.rename(legacy, hook)
-            out.messages.append(f"removed the GASP pre-commit hook; restored {hook} from "
-                                f"{LEGACY}")
-        else:
-            out.messages.append(f"removed the GASP pre-commit hook from {hooks_dir}")
-    elif existing is not None:
-        out.messages.append(f"{hook} is not the GASP hook; left alone")
-    else:
-        out.messages.append(f"no pre-commit hook in {hooks_dir}")
+    for name in HOOKS:
+        _uninstall_hook(hooks_dir, name, out)
     if attributes.unregister_driver(root):
         out.messages.append("removed merge.gasp from this clone's git config")
     using = attributes.uses_gasp_merge(root)
@@ -234,3 +238,20 @@ def uninstall(root: Path) -> Outcome:
         out.messages.append("note: .gitattributes still says merge=gasp; git now merges those "
                             "files as text. Remove the lines (and commit) to stop for everyone.")
     return out
+
+
+def _uninstall_hook(hooks_dir: Path, name: str, out: Outcome) -> None:
+    hook, legacy = hooks_dir / name, hooks_dir / legacy_name(name)
+    existing = _read(hook)
+    if existing is not None and hook_version(existing) is not None:
+        hook.unlink()
+        if legacy.exists() or legacy.is_symlink():
+            os.rename(legacy, hook)
+            out.messages.append(f"removed the GASP {name} hook; restored {hook} from "
+                                f"{legacy.name}")
+        else:
+            out.messages.append(f"removed the GASP {name} hook from {hooks_dir}")
+    elif existing is not None:
+        out.messages.append(f"{hook} is not the GASP hook; left alone")
+    else:
+        out.messages.append(f"no {name} hook in {hooks_dir}")

@@ -6,6 +6,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 GUARD_COMMAND = "git gasp hook pre-commit"
+MERGE_GUARD_COMMAND = "git gasp hook pre-merge-commit"
+
+
+def guard_command(hook: str) -> str:
+    return f"git gasp hook {hook}"
+
+
 # What shows that a manager's config already runs the guard.
 _WIRED = (b"git gasp hook pre-commit", b"git-gasp hook pre-commit", b"gasp-guard")
 LEFTHOOK_FILES = tuple(
@@ -23,11 +30,12 @@ class Manager:
     config: str  # the file to edit, relative to the work tree top
     snippet: str
     wired: bool  # the config already runs the guard
+    merge_wired: bool = False  # ... and for merge commits (pre-merge-commit) too
 
     def message(self) -> str:
-        if self.wired:
+        if self.wired and self.merge_wired:
             return (f"{self.name} manages this repo's hooks and {self.config} already runs the "
-                    "GASP guard; the hook was left alone")
+                    "GASP guard; the hooks were left alone")
         return (f"{self.name} manages this repo's hooks; the hook was left alone. "
                 f"Add the GASP guard to {self.config}:\n\n{self.snippet}\n")
 
@@ -38,6 +46,13 @@ def _mentions_guard(path: Path) -> bool:
     except OSError:
         return False
     return any(w in data for w in _WIRED)
+
+
+def _mentions_merge_hook(path: Path) -> bool:
+    try:
+        return b"pre-merge-commit" in path.read_bytes()
+    except OSError:
+        return False
 
 
 def _husky_dir(hooks_dir: Path, hooks_path: str | None) -> Path | None:
@@ -61,17 +76,21 @@ def detect(top: Path, hooks_dir: Path, hooks_path: str | None, existing: bytes |
     if husky is not None:
         husky = husky if husky.is_absolute() else top / husky
         script = husky / "pre-commit"
+        merge_script = husky / "pre-merge-commit"
         rel = _rel(script, top)
-        return Manager("husky", rel, f"  {GUARD_COMMAND}", _mentions_guard(script))
+        return Manager("husky", rel, f"  {GUARD_COMMAND}\n\nand to {_rel(merge_script, top)}:"
+                       f"\n\n  {MERGE_GUARD_COMMAND}", _mentions_guard(script),
+                       _mentions_guard(merge_script))
     for name in LEFTHOOK_FILES:
         if (top / name).is_file():
-            return Manager("lefthook", name, _lefthook_snippet(name), _mentions_guard(top / name))
+            return Manager("lefthook", name, _lefthook_snippet(name), _mentions_guard(top / name),
+                           _mentions_merge_hook(top / name))
     if existing is not None and b"lefthook" in existing:
         return Manager("lefthook", "lefthook.yml", _lefthook_snippet("lefthook.yml"), False)
     config = top / PRE_COMMIT_CONFIG
     if config.is_file() or (existing is not None and PRE_COMMIT_MARK in existing):
         return Manager("pre-commit", PRE_COMMIT_CONFIG, PRE_COMMIT_SNIPPET,
-                       _mentions_guard(config))
+                       _mentions_guard(config), _mentions_merge_hook(config))
     return None
 
 
@@ -85,14 +104,22 @@ def _rel(path: Path, top: Path) -> str:
 def _lefthook_snippet(name: str) -> str:
     if name.endswith(".toml"):
         return ("[pre-commit.commands.gasp-guard]\n"
-                f'run = "{GUARD_COMMAND}"')
+                f'run = "{GUARD_COMMAND}"\n'
+                "[pre-merge-commit.commands.gasp-guard]\n"
+                f'run = "{MERGE_GUARD_COMMAND}"')
     if ".json" in name:
         return ('"pre-commit": {"commands": {"gasp-guard": '
-                f'{{"run": "{GUARD_COMMAND}"}}}}}}')
+                f'{{"run": "{GUARD_COMMAND}"}}}}}},\n'
+                '"pre-merge-commit": {"commands": {"gasp-guard": '
+                f'{{"run": "{MERGE_GUARD_COMMAND}"}}}}}}')
     return ("pre-commit:\n"
             "  commands:\n"
             "    gasp-guard:\n"
-            f"      run: {GUARD_COMMAND}")
+            f"      run: {GUARD_COMMAND}\n"
+            "pre-merge-commit:\n"
+            "  commands:\n"
+            "    gasp-guard:\n"
+            f"      run: {MERGE_GUARD_COMMAND}")
 
 
 PRE_COMMIT_SNIPPET = f"""\
@@ -104,6 +131,10 @@ PRE_COMMIT_SNIPPET = f"""\
         language: system
         pass_filenames: false
         always_run: true
+        stages: [pre-commit, pre-merge-commit]
 
-(under `repos:`; then run `pre-commit install`. With git-gasp's own repository as
-`repo:`, `id: gasp-guard` comes from its .pre-commit-hooks.yaml.)"""
+(under `repos:`; then run `pre-commit install --hook-type pre-commit --hook-type
+pre-merge-commit`: git runs pre-merge-commit, not pre-commit, for a merge without
+conflicts, and the guard reads the merged commits from git's environment either way.
+With git-gasp's own repository as `repo:`, `id: gasp-guard` comes from its
+.pre-commit-hooks.yaml.)"""
