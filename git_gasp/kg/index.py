@@ -319,10 +319,14 @@ class Graph:
         return self.parts[pn].doc(i)
 
 
-def _index_dir(root: Path) -> Path:
+def git_dir(root: Path) -> Path:
     from git_gasp.kg.workspace import git_dir_of
 
-    return git_dir_of(root) / "perstate-index"
+    return git_dir_of(root)
+
+
+def _index_dir(root: Path) -> Path:
+    return git_dir(root) / "perstate-index"
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -494,27 +494,83 @@ def _identity_args(root: Path) -> list[str]:
     return ["-c", "user.name=perstate", "-c", "user.email=perstate@localhost"]
 
 
-def commit(root: Path, paths: list[str], message: str) -> None:
-    spec = "\0".join(paths).encode("utf-8") + b"\0"
-    gitcmd.run(root, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", input=spec)
-    gitcmd.run(root, *_identity_args(root), "commit", "--quiet", "--no-verify",
-               "-m", message)
+def _spec(paths: list[str]) -> bytes:
+    return "\0".join(paths).encode("utf-8") + b"\0"
 
 
-def _rollback(root: Path, head: str) -> None:
-    gitcmd.run(root, "rebase", "--abort", check=False)
-    if head:
-        gitcmd.run(root, "reset", "--hard", "--quiet", head, check=False)
-    gitcmd.run(root, "clean", "-fdq", "--", "entities", check=False)
+def _with_paths(root: Path, paths: list[str], *args: str, check: bool = True):
+    return gitcmd.run(root, *args, "--pathspec-from-file=-", "--pathspec-file-nul",
+                      input=_spec(paths), check=check)
 
 
-def _check_clean(root: Path, st: index.State) -> None:
-    if st.dirty:
-        eg = ", ".join(d[0] for d in st.dirty[:3])
-        raise GaspError(
-            f"the worktree {root} has {len(st.dirty)} uncommitted change(s) under entities/ "
-            f"(e.g. {eg}); commit or discard them before `kg save`"
-        )
+def commit(root: Path, paths: list[str], message: str) -> str:
+    """Commit exactly `paths` (plumbing: no scan of the whole worktree); the new id.
+
+    `update-ref` with the old value makes it a compare-and-swap on the branch.
+    """
+    parent = index.head_commit(root)
+    _with_paths(root, paths, "add", "-A")
+    tree = gitcmd.out(root, "write-tree")
+    args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
+    sha = gitcmd.out(root, *_identity_args(root), *args)
+    gitcmd.run(root, "update-ref", "-m", f"commit: {message}", "HEAD", sha, parent or "")
+    return sha
+
+
+def _dirty_paths(root: Path, paths: list[str]) -> list[str]:
+    """Which of `paths` differ from HEAD in the worktree (modified, deleted, untracked)."""
+    if not paths:
+        return []
+    proc = _with_paths(root, paths, "add", "--dry-run", "-A", "--ignore-missing")
+    out = []
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        verb, _, rest = line.partition(" ")
+        if verb in ("add", "remove") and rest.startswith("'") and rest.endswith("'"):
+            out.append(rest[1:-1])
+    return out
+
+
+def _restore(root: Path, head: str, paths: list[str]) -> None:
+    """Put `paths` (index and files) back as they are at `head`; nothing else is touched."""
+    if not paths:
+        return
+    _with_paths(root, paths, "reset", "-q", head or "HEAD", check=False)
+    tracked = set(gitcmd.run(root, "ls-tree", "-r", "-z", "--name-only", head, "--",
+                             "entities", check=False).stdout.decode("utf-8", "replace")
+                  .split("\0")) if head else set()
+    back = [p for p in paths if p in tracked]
+    if back:
+        _with_paths(root, back, "checkout", head, check=False)
+    ent = root / "entities"
+    for p in paths:
+        if p in tracked:
+            continue
+        path = model.inside(root, p)
+        if path is None:
+            continue
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+            path.unlink()
+        parent = path.parent
+        while parent != ent and ent in parent.parents:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+
+
+def _rollback(root: Path, head: str, paths: list[str]) -> None:
+    """Undo a save: HEAD back to `head` (keeping others' local edits), our paths restored."""
+    if (Path(index.git_dir(root)) / "rebase-merge").exists() or \
+            (Path(index.git_dir(root)) / "rebase-apply").exists():
+        gitcmd.run(root, "rebase", "--abort", check=False)
+    if head and index.head_commit(root) != head:
+        if gitcmd.run(root, "reset", "-q", "--keep", head, check=False).returncode != 0:
+            gitcmd.run(root, "update-ref", "HEAD", head, check=False)
+    _restore(root, head, paths)
+
+
+def _check_index_clean(root: Path) -> None:
     if not gitcmd.ok(root, "diff", "--cached", "--quiet"):
         raise GaspError(f"the worktree {root} has staged changes; commit or unstage them first")
 
@@ -558,9 +614,8 @@ def save(ws: Workspace, doc: dict[str, Any], *, push: bool = True,
 
             _pull_ff(ws)
         root = ws.path
-        st = index.worktree_state(root)
-        _check_clean(root, st)
-        pre_head = st.head
+        _check_index_clean(root)
+        pre_head = index.head_commit(root)
         plan = make_plan(root, doc, today)
         res.counts, res.notes = dict(plan.counts), list(plan.notes)
         res.files = sorted(plan.writes)
@@ -568,28 +623,30 @@ def save(ws: Workspace, doc: dict[str, Any], *, push: bool = True,
         res.summary = summary
         if not plan.writes or dry_run:
             return res
+        dirty = _dirty_paths(root, res.files)
+        if dirty:
+            raise GaspError(
+                f"{len(dirty)} file(s) this save would change have uncommitted edits "
+                f"(e.g. {', '.join(dirty[:3])}); commit or discard them first"
+            )
         message = f"perstate: {summary}"
+        touched = list(res.files)
         try:
             apply_plan(plan)
-            commit(root, sorted(plan.writes), message)
+            commit(root, res.files, message)
+            if push and _has_origin(root):
+                _push_with_retry(ws, doc, today, message, res, touched)
         except BaseException:
-            _rollback(root, pre_head)
+            _rollback(root, pre_head, sorted(set(touched)))
             raise
-        if not push or not _has_origin(root):
-            res.commit = gitcmd.out(root, "rev-parse", "HEAD")
-            return res
-        try:
-            _push_with_retry(ws, doc, today, message, res)
-        except BaseException:
-            _rollback(root, pre_head)
-            raise
-        res.commit = gitcmd.out(root, "rev-parse", "HEAD")
-        if ws.bare is not None:
+        res.commit = index.head_commit(root)
+        if res.pushed and ws.bare is not None:
             mark_synced(ws.repo, ws.branch)
         return res
 
 
-def _push_with_retry(ws: Workspace, doc: dict, today: str, message: str, res: Result) -> None:
+def _push_with_retry(ws: Workspace, doc: dict, today: str, message: str, res: Result,
+                     touched: list[str]) -> None:
     root = ws.path
     remote_ref = f"refs/remotes/origin/{ws.branch}"
     last = ""
@@ -611,11 +668,18 @@ def _push_with_retry(ws: Workspace, doc: dict, today: str, message: str, res: Re
                        f"+refs/heads/{ws.branch}:{remote_ref}", check=False)
         if gitcmd.run(root, "rebase", "--quiet", remote_ref, check=False).returncode != 0:
             gitcmd.run(root, "rebase", "--abort", check=False)
-            gitcmd.run(root, "reset", "--hard", "--quiet", remote_ref)
-            gitcmd.run(root, "clean", "-fdq", "--", "entities", check=False)
-            plan = make_plan(root, doc, today)  # re-apply the document on the new head
+            # a conflict (both sides edited one file): re-apply the document on their head
+            moved = gitcmd.run(root, "reset", "-q", "--keep", remote_ref, check=False)
+            if moved.returncode != 0:
+                raise GaspError("cannot rebase onto the remote: the worktree has local edits "
+                                "in the way; nothing saved")
+            plan = make_plan(root, doc, today)
             if not plan.writes:
                 return
+            touched.extend(plan.writes)
+            dirty = _dirty_paths(root, sorted(plan.writes))
+            if dirty:
+                raise GaspError(f"uncommitted edits in {', '.join(dirty[:3])}; nothing saved")
             apply_plan(plan)
             commit(root, sorted(plan.writes), message)
             res.notes.append("re-applied on top of a concurrent change to the same files")

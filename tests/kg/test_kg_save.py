@@ -207,13 +207,45 @@ def test_push_failure_rolls_back_the_local_commit(graph, remote):
     assert remote_log(remote)[0] == "perstate: first insights"
 
 
-def test_dirty_worktree_is_refused(graph):
+def test_uncommitted_edits_in_files_the_save_touches_are_refused(graph, remote):
     cwd, wt = graph
+    kg(cwd, "save", "-", "--session-id", "s1", input=FIRST)
+    ent = wt / "entities" / "harness" / "entity.md"
+    ent.write_text(ent.read_text() + "\nhand edit\n")
+    before = git(remote, "rev-parse", "main")
+    proc = kg(cwd, "save", "-", "--session-id", "s1", ok=False,
+              input="entities:\n  - {id: harness, body: merged}\n")
+    assert "uncommitted edits" in out(proc) and "entities/harness/entity.md" in out(proc)
+    assert ent.read_text().endswith("hand edit\n")  # not thrown away
+    assert git(remote, "rev-parse", "main") == before
+
+
+def test_unrelated_local_edits_survive_a_save_and_its_rollback(graph, remote):
+    cwd, wt = graph
+    kg(cwd, "save", "-", "--session-id", "s1", input=FIRST)
     (wt / "entities" / "stray").mkdir()
     (wt / "entities" / "stray" / "entity.md").write_text("---\nid: stray\n---\n")
-    proc = kg(cwd, "save", "-", "--session-id", "s1", input=FIRST, ok=False)
-    assert "uncommitted change" in out(proc)
-    assert (wt / "entities/stray/entity.md").exists()  # not thrown away
+    readme = wt / "README.md"
+    readme.write_text(readme.read_text() + "local note\n")
+    kg(cwd, "save", "-", "--session-id", "s1", input="entities:\n  - {id: harness, body: m}\n")
+    files = git(remote, "ls-tree", "-r", "--name-only", "main")
+    assert "entities/stray/entity.md" not in files  # only the save's own paths are committed
+    assert "local note" not in git(remote, "show", "main:README.md")
+    assert (wt / "entities/stray/entity.md").exists() and "local note" in readme.read_text()
+    # a failing push rolls back the save but keeps the unrelated edits
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(0o755)
+    head = git(wt, "rev-parse", "HEAD")
+    proc = kg(cwd, "save", "-", "--session-id", "s1", ok=False,
+              input="entities:\n  - {id: new-one, type: concept}\n  - {id: harness, body: z}\n")
+    assert "nothing saved" in out(proc)
+    assert git(wt, "rev-parse", "HEAD") == head
+    assert not (wt / "entities/new-one").exists()
+    assert "z" not in (wt / "entities/harness/entity.md").read_text().split("### ")[-1]
+    assert (wt / "entities/stray/entity.md").exists() and "local note" in readme.read_text()
+    status = git(wt, "status", "--porcelain", "--untracked-files=all")
+    assert sorted(status.splitlines()) == [" M README.md", "?? entities/stray/entity.md"]
 
 
 def test_unbound_session_and_missing_session(graph):
