@@ -531,10 +531,23 @@ def _build(root: Path, head: str) -> Part:
     return part
 
 
+def _doc_numbers(base: Part, paths: set[str]) -> list[int]:
+    """Doc numbers of `paths` in `base`: a few by direct search, many through a map."""
+    if len(paths) > 32:
+        where = base.paths()
+        return sorted(where[p] for p in paths if p in where)
+    docs = bytes(base._raw["docs"])
+    out = []
+    for p in paths:
+        needle = p.encode("utf-8") + b"\t"
+        pos = 0 if docs.startswith(needle) else docs.find(b"\n" + needle) + 1
+        if pos > 0 or docs.startswith(needle):
+            out.append(base.line_of("docs", pos))
+    return sorted(out)
+
+
 def _delta(base: Part, records: list[list[Any]], changed: set[str], meta: dict) -> Part:
-    paths = base.paths()
-    part = _unpack(_pack(records, dict(meta, skip=sorted(paths[p] for p in changed
-                                                         if p in paths))))
+    part = _unpack(_pack(records, dict(meta, skip=_doc_numbers(base, changed))))
     assert part is not None
     return part
 

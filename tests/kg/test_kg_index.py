@@ -86,3 +86,24 @@ def test_uncommitted_overlay_and_unborn_head(tmp_path):
     (root / "entities/alpha/entity.md").unlink()
     g = index.load(root, uncommitted=True)
     assert _ids(root, "mango", g) == ["fresh"] and g.n_entities == 1
+
+
+def test_a_large_delta_replaces_the_right_documents(tmp_path):
+    root = tmp_path / "g"
+    root.mkdir()
+    git(root, "init", "-q")
+    for i in range(50):
+        _ent(root, f"n-{i}", "old text")
+    _commit(root, "one")
+    assert index.load(root).n_entities == 50
+    for i in range(0, 50, 2):  # 25 rewritten, 10 new: more than the direct-search cutoff
+        _ent(root, f"n-{i}", "new text")
+    for i in range(50, 60):
+        _ent(root, f"n-{i}", "new text")
+    _commit(root, "two")
+    g = index.load(root)
+    assert len(g.parts) == 2 and g.n_entities == 60
+    res = run(root, "old text", idx=g, flt=Filters(), limit=100)
+    assert sorted(h["id"] for h in res.hits) == sorted(f"n-{i}" for i in range(1, 50, 2))
+    res = run(root, "new text", idx=g, flt=Filters(), limit=100)
+    assert len(res.hits) == 35
