@@ -31,7 +31,7 @@ def check(path: str | None, fixture: bool, as_json: bool, no_cache: bool) -> int
 
 def _driver_note(root) -> None:
     """Warn (stderr) when .gitattributes names the gasp merge driver but this clone lacks it."""
-    from git_gasp.hooks.attributes import missing_driver_note
+    from git_gasp.store.attributes import missing_driver_note
 
     note = missing_driver_note(root)
     if note:

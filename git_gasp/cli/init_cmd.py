@@ -12,10 +12,11 @@ def init(path: str | None, agent_id: str | None) -> int:
     """Create the GASP layout at PATH (default: here) and commit it."""
     from pathlib import Path
 
+    from git_gasp.hooks.install import install_for_init
     from git_gasp.store.layout import init_agent
 
     root = Path(path or ".")
-    agent, commit = init_agent(root, agent_id)
+    agent, commit = init_agent(root, agent_id, install_hooks=install_for_init)
     click.echo(f"initialised agent {agent} in {root} (commit {commit.decode()[:12]})")
     click.echo("next: write identity/IDENTITY.md, set identity_hash in AGENT.md to the hash "
                "`git gasp check` reports, and commit both together")

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.errors import GaspError
-from git_gasp.hooks import attributes, install, managers
-from git_gasp.hooks.gitcmd import (
+from git_gasp.hooks import install, managers
+from git_gasp.store import attributes
+from git_gasp.store.gitcmd import (
     config_get,
     config_origin,
     git_dir,

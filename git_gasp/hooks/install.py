@@ -24,8 +24,9 @@ from pathlib import Path
 
 import git_gasp
 from git_gasp.errors import GaspError
-from git_gasp.hooks import attributes, managers
-from git_gasp.hooks.gitcmd import config_get, git_path, is_tracked, work_tree_top
+from git_gasp.hooks import managers
+from git_gasp.store import attributes
+from git_gasp.store.gitcmd import config_get, git_path, is_tracked, work_tree_top
 
 HOOK = "pre-commit"
 MERGE_HOOK = "pre-merge-commit"
@@ -255,3 +256,17 @@ def _uninstall_hook(hooks_dir: Path, name: str, out: Outcome) -> None:
         out.messages.append(f"{hook} is not the GASP hook; left alone")
     else:
         out.messages.append(f"no {name} hook in {hooks_dir}")
+
+
+def install_for_init(root: Path) -> Callable[[], None]:
+    """Install hooks + driver for `git gasp init`; return the function that undoes it.
+
+    A hook manager's instructions go to stderr (the user has a line to add).
+    """
+    try:
+        outcome = install(root, gitattributes=False)
+    except GaspError as exc:
+        raise GaspError(f"cannot install the hooks: {exc}; nothing was changed") from None
+    if outcome.manager is not None:
+        sys.stderr.write(outcome.manager.message() + "\n")
+    return outcome.rollback

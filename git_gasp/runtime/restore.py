@@ -164,10 +164,7 @@ def restore(url: str, dest: str | Path | None = None, *, at: str | None = None,
     if model is not None:
         bind_model(dest, model)
         report.model = model.strip()
-    try:
-        from git_gasp.hooks.attributes import register_driver
-    except ImportError:
-        report.notes.append("merge driver not registered (git_gasp.hooks is not available)")
-    else:
-        register_driver(dest)
+    from git_gasp.store.attributes import register_driver
+
+    register_driver(dest)
     return report

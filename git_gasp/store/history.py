@@ -25,13 +25,13 @@ from dulwich.index import FLAG_VALID, Index, IndexEntry
 from dulwich.objects import Commit, Tree
 from dulwich.repo import Repo
 
-from git_gasp.conformance.report import Failure
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
     extension_problem,
     is_append_only,
     merge_problem,
 )
+from git_gasp.protocol.failure import Failure
 from git_gasp.store.gitrepo import open_repo, shallow_commits
 
 CHECKER_VERSION = 1

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,7 +127,7 @@ def _ensure_gitignore(root: Path, created: Created) -> None:
 
 def _ensure_gitattributes(root: Path, created: Created) -> None:
     """The merge=gasp lines for the append-only files, committed with the layout."""
-    from git_gasp.hooks.attributes import attribute_lines, updated_gitattributes
+    from git_gasp.store.attributes import attribute_lines, updated_gitattributes
 
     path = root / ".gitattributes"
     old = path.read_bytes() if path.exists() else None
@@ -140,29 +141,16 @@ def _ensure_gitattributes(root: Path, created: Created) -> None:
     path.write_bytes(new)
 
 
-def _install_hooks(root: Path, created: Created, notes: list[str] | None) -> None:
-    """The pre-commit guard and the merge driver (per clone); undone on rollback."""
-    import sys
-
-    from git_gasp.hooks.install import install
-
-    try:
-        outcome = install(root, gitattributes=False)
-    except GaspError as exc:
-        raise GaspError(f"cannot install the hooks: {exc}; nothing was changed") from None
-    created.undo.append(outcome.rollback)
-    if notes is not None:
-        notes.extend(outcome.messages)
-    elif outcome.manager is not None:  # the user has a line to add: say so
-        sys.stderr.write(outcome.manager.message() + "\n")
+InstallHooks = Callable[[Path], Callable[[], None]]
 
 
-def init_agent(root: Path, agent_id: str | None = None,
-               notes: list[str] | None = None) -> tuple[str, bytes]:
+def init_agent(root: Path, agent_id: str | None = None, *,
+               install_hooks: InstallHooks | None = None) -> tuple[str, bytes]:
     """Create the layout at `root` in a (new or enclosing) git repo and commit it.
 
-    Also installs the pre-commit guard and registers the merge driver (see
-    `git gasp install-hooks`); the `.gitattributes` naming the driver is part of the
+    `install_hooks(root)`, when given (the CLI passes the hooks layer's installer),
+    installs the guard and merge driver before the commit and returns the function
+    that takes them back; the `.gitattributes` naming the driver is part of the
     commit. Returns (agent id, commit id). Refuses to touch an existing agent repo and
     rolls back every file (and hook, and config key) it wrote when anything fails.
     What the hook installer did goes to `notes` when given.
@@ -200,7 +188,8 @@ def init_agent(root: Path, agent_id: str | None = None,
             index_path = Path(repo.index_path())
             created.index = (index_path, index_path.read_bytes() if index_path.exists() else None)
             porcelain.add(repo, paths=[str(top / p) for p in paths])
-            _install_hooks(root, created, notes)
+            if install_hooks is not None:
+                created.undo.append(install_hooks(root))
             try:
                 commit = porcelain.commit(
                     repo, message=f"gasp: initialise agent {agent_id}\n".encode(),

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from git_gasp.errors import GaspError
-from git_gasp.hooks.gitcmd import check_attr, config_get, config_set_local, run_git
+from git_gasp.store.gitcmd import check_attr, config_get, config_set_local, run_git
 
 DRIVER = "gasp"
 DRIVER_NAME = "GASP union merge for append-only agent state"
