@@ -145,3 +145,14 @@ def test_view_handles_5000_entities(tmp_path, home):
     assert "data-errors" not in attrs
     assert _console(stderr, page) == []
     assert "Entity 42" in re.search(r'<aside id="panel">(.*?)</aside>', dom, re.S).group(1)
+
+
+def test_view_without_a_display_does_not_launch_a_console_browser(graph, monkeypatch):
+    cwd, _ = graph
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    proc = kg(cwd, "view", "--session-id", "s1")
+    text = proc.stdout.decode()
+    assert "open the file yourself" in text
+    path = Path(text.split("wrote ", 1)[1].split(" (", 1)[0])
+    assert path.name == "memory-main.html" and path.is_file()
