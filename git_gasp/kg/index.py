@@ -43,8 +43,8 @@ from git_gasp.kg import gitcmd
 from git_gasp.kg.frontmatter import fast_fields, load_yaml, split
 from git_gasp.kg.ids import is_safe_component
 
-VERSION = 4
-MAGIC = b"PKGIDX4\n"
+VERSION = 5
+MAGIC = b"PKGIDX5\n"
 SECTIONS = ("body", "ehead", "rhead", "docs", "body_off", "ehead_off", "rhead_off", "docs_off")
 
 # record: [path, kind, id_or_from, label, type, aliases, valid, valid_until,
@@ -293,6 +293,18 @@ class Graph:
         needle = "\x1f" + key + "\x1f"
         yield from self.scan("ehead", lambda t, start: t.find(needle, start), "e")
 
+    def name_map(self) -> dict[str, list[tuple[int, int]]]:
+        """Every id/label/alias (normalised) -> entity docs; for lookups in bulk."""
+        out: dict[str, list[tuple[int, int]]] = {}
+        for pn, part in enumerate(self.parts):
+            lines = part.text("ehead").split("\n")
+            for i in range(part.n_entities):
+                if i in part.skip:
+                    continue
+                for name in lines[i].strip("\x1f").split("\x1f"):
+                    out.setdefault(name, []).append((pn, i))
+        return out
+
     def incoming(self, target: str) -> Iterator[tuple[int, int]]:
         """(part, doc) of relations whose `to` is `target`."""
         needle = "\n" + target + "\x1f"
@@ -365,7 +377,8 @@ def _pack(records: list[list[Any]], meta: dict[str, Any]) -> bytes:
         if r[R_KIND] == "e":
             n_ent += 1
             names = [r[R_ID], r[R_LABEL], *r[R_ALIASES]]
-            eheads.append("\x1f" + "\x1f".join(n.lower() for n in names) + "\x1f")
+            eheads.append("\x1f" + "\x1f".join(" ".join(n.split()).lower() for n in names)
+                          + "\x1f")
         else:
             counts[r[R_VALID]] += 1
             rheads.append(f"{r[R_TO]}\x1f{r[R_ID]}\x1f{r[R_TYPE]}")

@@ -134,6 +134,8 @@ class Plan:
     counts: dict[str, int] = field(default_factory=dict)
     _names: dict[str, set[str]] = field(default_factory=dict)  # pending name -> ids
     _gone: set[str] = field(default_factory=set)  # entity ids deleted in this plan
+    bulk: bool = False
+    _map: dict[str, list[tuple[int, int]]] | None = None
 
     def bump(self, what: str) -> None:
         self.counts[what] = self.counts.get(what, 0) + 1
@@ -154,7 +156,13 @@ class Plan:
         key = _norm(name)
         if not key or "\x1f" in key or "\n" in key:
             return set()
-        found = {self.idx.doc(*k)[0].split("/")[1] for k in self.idx.named(key)}
+        if self.bulk:  # many items: one map beats a scan per name
+            if self._map is None:
+                self._map = self.idx.name_map()
+            keys: Any = self._map.get(key, ())
+        else:
+            keys = self.idx.named(key)
+        found = {self.idx.doc(*k)[0].split("/")[1] for k in keys}
         found |= self._names.get(key, set())
         return {e for e in found if e not in self._gone}
 
@@ -428,6 +436,7 @@ def _plan_relation(plan: Plan, item: dict, n: int) -> None:
 
 def make_plan(root: Path, doc: dict[str, Any], today: str) -> Plan:
     plan = Plan(root, today, index.load(root))
+    plan.bulk = len(doc.get("entities") or []) + len(doc.get("relations") or []) > 32
     for n, item in enumerate(doc.get("entities") or [], 1):
         _plan_entity(plan, item, n)
     for n, item in enumerate(doc.get("relations") or [], 1):

@@ -275,3 +275,17 @@ def test_save_from_a_file_and_dry_run(graph, remote, tmp_path):
     assert git(remote, "rev-parse", "main") == before and not (wt / "entities/harness").exists()
     kg(cwd, "save", str(f), "--session-id", "s1")
     assert git(remote, "rev-parse", "main") != before
+
+
+def test_a_big_document_dedupes_like_a_small_one(graph, remote):
+    cwd, wt = graph
+    kg(cwd, "save", "-", "--session-id", "s1", input=FIRST)
+    items = [f"  - {{id: bulk-{i}, type: concept, label: Bulk {i}}}" for i in range(40)]
+    items.append("  - {label: '  model   BENCHMARKING ', body: via the name map}")
+    items.append("  - {label: Harness, aliases: [LLM Evaluation]}")
+    doc = "entities:\n" + "\n".join(items) + "\n"
+    proc = kg(cwd, "save", "-", "--session-id", "s1", input=doc, ok=False)
+    assert "matches several entities: harness, llm-evaluation" in out(proc)
+    res = kg_json(cwd, "save", "-", "--session-id", "s1", input="\n".join(doc.splitlines()[:-1]))
+    assert res["counts"] == {"created": 40, "merged": 1}
+    assert "via the name map" in (wt / "entities/llm-evaluation/entity.md").read_text()
