@@ -54,7 +54,7 @@ ENTITY_ITEM_KEYS = {"id", "label", "type", "aliases", "sources", "body", "fields
 RELATION_ITEM_KEYS = {"from", "to", "type", "sources", "body", "fields", "action",
                       "valid_until"}
 ACTIONS = {"upsert", "supersede", "delete"}
-MAX_PUSH_ATTEMPTS = 6
+MAX_PUSH_ATTEMPTS = 10
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
