@@ -551,10 +551,6 @@ def test_ops_only_create_node_with_a_non_string_id(tmp_path, bad_id):
     assert "CreateNode.id must be a string" in fail["message"]
 
 
-@pytest.mark.xfail(strict=True, reason="Graph.from_json (protocol/graph.py) accepts a node whose "
-                   "kind is not a string (or lacks stale/tombstoned) and relations with "
-                   "non-string ends; `git gasp fold` seeded from such a snapshot (integrity "
-                   "still matching) dies in summarize with TypeError, exit 3")
 def test_fold_seeded_from_a_tampered_snapshot_does_not_crash(tmp_path):
     repo = make_repo(tmp_path, None)
     assert gasp(repo, "snapshot").returncode == 0

@@ -18,7 +18,8 @@ class GraphError(ValueError):
 def _bad_node(key: str, node: Any) -> None:
     if type(node) is not dict or node.get("id") != key:
         raise GraphError(f"graph node {key!r} is malformed")
-    raise GraphError(f"graph node {key!r} needs props (object) and artifacts (array)")
+    raise GraphError(f"graph node {key!r} needs kind (string), props (object), artifacts "
+                     "(array), stale and tombstoned (booleans)")
 
 
 class Graph:
@@ -49,11 +50,15 @@ class Graph:
             raise GraphError("graph nodes must be an object, relations an array, version an int")
         for key, node in nodes.items():
             if (type(node) is not dict or type(node.get("props")) is not dict
-                    or type(node.get("artifacts")) is not list or node.get("id") != key):
+                    or type(node.get("artifacts")) is not list or node.get("id") != key
+                    or type(node.get("kind")) is not str
+                    or type(node.get("stale")) is not bool
+                    or type(node.get("tombstoned")) is not bool):
                 _bad_node(key, node)
         for rel in relations:
-            if type(rel) is not dict or "from" not in rel or "rel" not in rel or "to" not in rel:
-                raise GraphError("every graph relation needs from, rel and to")
+            if (type(rel) is not dict or type(rel.get("from")) is not str
+                    or type(rel.get("rel")) is not str or type(rel.get("to")) is not str):
+                raise GraphError("every graph relation needs from, rel and to (strings)")
         graph = cls()
         if copy:
             graph.nodes = {k: dict(v) for k, v in nodes.items()}
