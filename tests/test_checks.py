@@ -383,3 +383,21 @@ def test_manifest_moved_log_is_read_checked_and_must_stay_append_only(tmp_path):
     code, report = run_check(repo)
     assert failed_checks(report) == {4}
     assert failures(report, 4)[0]["path"] == "logs/events.jsonl"
+
+
+def test_check4_reads_head_blob_from_work_tree_only_when_it_is_that_blob(agent):
+    """Big logs are read from the work tree when its bytes hash to HEAD's blob id."""
+    append(agent, b"".join(goal_pair(n) for n in range(400)))  # > 64 KiB
+    commit_all(agent, "big")
+    log = agent / LOG
+    good = log.read_bytes()
+    log.write_bytes(good.replace(b"goal 7", b"goal Z"))
+    bad = commit_unguarded(agent, "in-place edit")
+    # Work tree = HEAD's blob: the shortcut is used and the edit is still caught.
+    code, report = run_check(agent, "--no-cache")
+    assert any(f.get("commit") == bad for f in failures(report, 4)), report
+    # Work tree differs from HEAD's blob: the shortcut must not be taken.
+    log.write_bytes(good)
+    code, report = run_check(agent, "--no-cache")
+    assert any(f.get("commit") == bad for f in failures(report, 4)), report
+    assert any("working tree" in f["message"] for f in failures(report, 4)), report

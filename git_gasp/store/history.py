@@ -90,6 +90,9 @@ def _short(sha: bytes | str) -> str:
     return text[:12]
 
 
+_WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
+
+
 class _Objects:
     """Object access for the walk: typed reads, small bounded caches, blob lengths."""
 
@@ -283,6 +286,7 @@ class _Walker:
         self.prefix = prefix
         self.declared = declared
         self.log_path = log_path
+        self.head_blobs: dict[bytes, bytes] = {}  # append-only path -> HEAD's blob id
         self.agent_root = agent_root
         self.objects = _Objects(repo)
         self.result = HistoryResult()
@@ -338,6 +342,17 @@ class _Walker:
         self.result.commits_cached = len(self.cached) if hit_cache else 0
         return order
 
+    def note_head_blobs(self, head: bytes) -> None:
+        """Remember HEAD's append-only blob ids (best effort; errors surface later)."""
+        try:
+            root = self.objects.subtree(self.objects.commit(head).tree, self.prefix)
+            if root is not None:
+                self.head_blobs = {path: e.sha for path, e in
+                                   self.objects.append_only_files(root, self.declared)
+                                   if stat.S_ISREG(e.mode)}
+        except _ObjectError:
+            self.head_blobs = {}
+
     def tree_of(self, sha: bytes) -> bytes:
         info = self.info.get(sha)
         if info is None:  # a cached commit: read it now
@@ -380,10 +395,39 @@ class _Walker:
                       "the content); commit the file itself", commit=sha, path=path)
         return True
 
-    def _new_content(self, entry: _Entry, contents: dict[bytes, bytes]) -> bytes:
+    def _new_content(self, entry: _Entry, contents: dict[bytes, bytes],
+                     path: bytes | None = None) -> bytes:
         data = contents.get(entry.sha)
         if data is None:
-            data = contents[entry.sha] = self.objects.blob(entry.sha)
+            data = self._from_working_tree(path, entry) if path is not None else None
+            if data is None:
+                data = self.objects.blob(entry.sha)
+            contents[entry.sha] = data
+        return data
+
+    def _from_working_tree(self, path: bytes, entry: _Entry) -> bytes | None:
+        """The blob's bytes read from the working tree, when the file provably is that blob.
+
+        Only tried for the blob HEAD holds at `path` (the commit a re-check walks is
+        usually HEAD): reading a big file and hashing it beats inflating the object,
+        and the sha1 of the file as a git blob must equal the blob id, so nothing is
+        trusted that git's own object id does not prove.
+        """
+        if self.head_blobs.get(path) != entry.sha:
+            return None
+        full = self.agent_root / os.fsdecode(path)
+        try:
+            st = os.lstat(full)
+            if not stat.S_ISREG(st.st_mode) or st.st_size < _WORKTREE_READ_MIN:
+                return None
+            data = full.read_bytes()
+        except OSError:
+            return None
+        digest = hashlib.sha1(b"blob %d\x00" % len(data))
+        digest.update(data)
+        if digest.hexdigest().encode() != entry.sha:
+            return None
+        self.objects.lengths[entry.sha] = len(data)
         return data
 
     def _check_change(self, sha: bytes, parent: bytes, index: int, merge: bool,
@@ -405,7 +449,7 @@ class _Walker:
         if old.sha == new.sha:
             return  # a mode-only change
         try:
-            problem = self._compare(index, old, new, contents)
+            problem = self._compare(index, old, new, contents, path)
         except _ObjectError as exc:
             self.fail(f"cannot compare with parent {_short(parent)}: {exc}",
                       commit=sha, path=path)
@@ -420,8 +464,9 @@ class _Walker:
                       commit=sha, path=path, line=line)
 
     def _compare(self, index: int, old: _Entry, new: _Entry,
-                 contents: dict[bytes, bytes]) -> tuple[int, str] | None:
-        data = self._new_content(new, contents)
+                 contents: dict[bytes, bytes], path: bytes | None = None,
+                 ) -> tuple[int, str] | None:
+        data = self._new_content(new, contents, path)
         old_data = self.objects.recent_blob(old.sha)
         if index == 0:
             if old_data is None:
@@ -628,6 +673,7 @@ def _run(walker: _Walker, use_cache: bool) -> None:
             walker.result.notes.append(cache.problem)
         walker.cached = cache.commits
         walker.objects.lengths.update(cache.lengths)
+    walker.note_head_blobs(head)
     verified = walker.walk(head, shallow_commits(repo))
     tip_lengths = walker.check_head(head)
     result = walker.result
