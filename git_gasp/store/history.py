@@ -287,6 +287,7 @@ class _Walker:
         self.declared = declared
         self.log_path = log_path
         self.head_blobs: dict[bytes, bytes] = {}  # append-only path -> HEAD's blob id
+        self._stat_index: _StatIndex | None = None
         self.agent_root = agent_root
         self.objects = _Objects(repo)
         self.result = HistoryResult()
@@ -406,12 +407,12 @@ class _Walker:
         return data
 
     def _from_working_tree(self, path: bytes, entry: _Entry) -> bytes | None:
-        """The blob's bytes read from the working tree, when the file provably is that blob.
+        """The blob's bytes read from the working tree, when the file is that blob.
 
         Only tried for the blob HEAD holds at `path` (the commit a re-check walks is
-        usually HEAD): reading a big file and hashing it beats inflating the object,
-        and the sha1 of the file as a git blob must equal the blob id, so nothing is
-        trusted that git's own object id does not prove.
+        usually HEAD): reading a big file beats inflating the object. The file counts
+        as the blob when git's own stat test says so (as `git status` trusts it), else
+        when its sha1 as a git blob equals the blob id.
         """
         if self.head_blobs.get(path) != entry.sha:
             return None
@@ -423,6 +424,12 @@ class _Walker:
             data = full.read_bytes()
         except OSError:
             return None
+        if self._stat_index is None:
+            self._stat_index = _StatIndex(self.repo, st.st_size)
+        in_repo = self.prefix + b"/" + path if self.prefix else path
+        if len(data) == st.st_size and self._stat_index.unchanged(in_repo, entry.sha, st):
+            self.objects.lengths[entry.sha] = len(data)
+            return data  # git's own stat test: the file holds the staged (= HEAD) blob
         digest = hashlib.sha1(b"blob %d\x00" % len(data))
         digest.update(data)
         if digest.hexdigest().encode() != entry.sha:
