@@ -18,12 +18,13 @@ from git_gasp.errors import NotAGitRepo
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
     common_prefix_len,
+    extends_by_hash,
     extension_error,
     is_append_only,
     merge_error,
 )
 from git_gasp.store.gitrepo import open_repo
-from git_gasp.store.history import HistoryResult, _extends_by_hash, check_history
+from git_gasp.store.history import HistoryResult, check_history
 from tests.conftest import commit_all, git
 
 LOG = LOG_PATH.decode()
@@ -132,8 +133,8 @@ def test_merge_error():
 def test_hash_fast_path_agrees_with_the_rule(old, new):
     """The sha1-of-prefix proof accepts exactly what extension_error accepts."""
     old_id = hashlib.sha1(b"blob %d\x00" % len(old) + old).hexdigest().encode()
-    assert _extends_by_hash(old_id, len(old), new) == (extension_error(old, new) is None)
-    assert _extends_by_hash(old_id, len(old), old + b"\n" + new)
+    assert extends_by_hash(old_id, len(old), new) == (extension_error(old, new) is None)
+    assert extends_by_hash(old_id, len(old), old + b"\n" + new)
 
 
 # --------------------------------------------------------------------------- one parent

@@ -14,7 +14,6 @@ the lines new events refer to are parsed.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -39,7 +38,13 @@ from git_gasp.conformance.rules import (
 from git_gasp.errors import GaspError
 from git_gasp.hooks.guardcache import FactsCache
 from git_gasp.hooks.oldlog import OldLog, TooLarge
-from git_gasp.protocol.appendonly import LOG_PATH, extension_problem, is_append_only, merge_problem
+from git_gasp.protocol.appendonly import (
+    LOG_PATH,
+    extends_by_hash,
+    extension_problem,
+    is_append_only,
+    merge_problem,
+)
 from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, parse_line, split_lines
 from git_gasp.protocol.vocab import ENTITY_CREATING
 from git_gasp.store.gitrepo import open_repo
@@ -86,19 +91,6 @@ class Rejection:
 
 
 _File = tuple[int, bytes]  # (mode, blob id)
-
-
-def extends_by_hash(old_sha: bytes, length: int, new: bytes) -> bool:
-    """True if `new` provably extends the blob `old_sha` of `length` bytes, without
-    reading that blob: the blob id is the sha1 of its header and bytes (sha256 repos:
-    never). Also the one-parent rule's newline: a last line without one stays as is."""
-    if len(old_sha) != 40 or len(new) < length:
-        return False
-    digest = hashlib.sha1(b"blob %d\x00" % length)
-    digest.update(memoryview(new)[:length])
-    if digest.hexdigest().encode() != old_sha:
-        return False
-    return length == 0 or new[length - 1] == 0x0A or len(new) == length or new[length] == 0x0A
 
 
 class _Guard:

@@ -7,6 +7,7 @@ sentence, why a new version does not extend an old one.
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 from collections import Counter
 
@@ -105,3 +106,20 @@ def merge_error(parent: bytes, result: bytes) -> str | None:
     """
     problem = merge_problem(parent, result)
     return None if problem is None else problem[1]
+
+
+def extends_by_hash(old_sha: bytes, length: int, new: bytes) -> bool:
+    """True if `new` provably extends the git blob `old_sha` of `length` bytes.
+
+    The old blob is never read: a (sha1) blob id is the sha1 of b"blob <len>\\0" and
+    its bytes, so hashing new[:length] that way proves the prefix (sha256 object ids:
+    never). Also the one-parent rule's newline: an unterminated last line is not
+    extended.
+    """
+    if len(old_sha) != 40 or len(new) < length:
+        return False
+    digest = hashlib.sha1(b"blob %d\x00" % length)
+    digest.update(memoryview(new)[:length])
+    if digest.hexdigest().encode() != old_sha:
+        return False
+    return length == 0 or new[length - 1] == 0x0A or len(new) == length or new[length] == 0x0A

@@ -27,6 +27,7 @@ from dulwich.repo import Repo
 
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
+    extends_by_hash,
     extension_problem,
     is_append_only,
     merge_problem,
@@ -197,18 +198,6 @@ class _Objects:
         for change in self.changes(None, tree_sha, declared):
             if change.new is not None:
                 yield change.path, change.new
-
-
-def _extends_by_hash(old_sha: bytes, length: int, new: bytes) -> bool:
-    """True if `new` provably extends the blob `old_sha` of known `length`."""
-    if len(new) < length:
-        return False
-    digest = hashlib.sha1(b"blob %d\x00" % length)
-    digest.update(memoryview(new)[:length])
-    if digest.hexdigest().encode() != old_sha:
-        return False
-    # new[:length] is the old blob: check the "last line not extended" rule.
-    return length == 0 or new[length - 1] == 0x0A or len(new) == length or new[length] == 0x0A
 
 
 # --------------------------------------------------------------------------- cache
@@ -478,7 +467,7 @@ class _Walker:
         if index == 0:
             if old_data is None:
                 length = self.objects.lengths.get(old.sha)
-                if length is not None and _extends_by_hash(old.sha, length, data):
+                if length is not None and extends_by_hash(old.sha, length, data):
                     return None
                 old_data = self.objects.blob(old.sha)
             return extension_problem(old_data, data)
@@ -569,7 +558,7 @@ class _Walker:
         committed = self.objects.recent_blob(entry.sha)
         if committed is None:
             length = self.objects.lengths.get(entry.sha)
-            if length is not None and _extends_by_hash(entry.sha, length, data):
+            if length is not None and extends_by_hash(entry.sha, length, data):
                 return
         try:
             if committed is None:
