@@ -64,6 +64,8 @@ class Report:
             lines.append(f"{mark} {c.number} {c.name}{extra}")
             for f in c.failures[:max_failures]:
                 loc = f.location()
+                if loc == f.path and f.message.startswith(f"{f.path} "):
+                    loc = ""  # the message already starts with the path
                 lines.append(f"       {loc + ': ' if loc else ''}{f.message}")
             if len(c.failures) > max_failures:
                 lines.append(f"       … and {len(c.failures) - max_failures} more (use --json)")
