@@ -60,9 +60,8 @@ def _merge(dst: dict, src: dict) -> dict:
 
 def apply_op(graph: Graph, tag: str, body: dict) -> str | None:
     """Apply one validated op; return a reason instead when it needs a missing node."""
-    nodes = graph.nodes
     if tag in NEEDS_NODE:
-        node = nodes.get(body["id"])
+        node = graph.node(body["id"])
         if node is None:
             return f"{tag} targets node {body['id']!r}, which does not exist"
         if tag == "UpdateNode":
@@ -76,16 +75,16 @@ def apply_op(graph: Graph, tag: str, body: dict) -> str | None:
         else:  # AttachArtifact
             node["artifacts"].append(body["artifact"])
     elif tag == "CreateNode":
-        nodes[body["id"]] = {
+        graph.put_node(body["id"], {
             "id": body["id"],
             "kind": body["kind"],
             "props": body["props"],
             "stale": False,
             "tombstoned": False,
             "artifacts": [],
-        }
+        })
     elif tag == "CreateRelation":
-        graph.relations.append(
+        graph.add_relation(
             {"from": body["from"], "rel": body["rel"], "to": body["to"], "props": body["props"]}
         )
     else:  # DeleteRelation

@@ -8,7 +8,12 @@ the git dir (never committed), in `<gitdir>/gasp/snapshot-cache/<agent>-<snapsho
 
     header: the sha256 of the graph.json bytes, the integrity record, the byte length of
             the prefix the record covers, and a CRC-32 and length of the payload
-    payload: the graph (nodes, relations, version) in `marshal` form
+    payload: in `marshal` form, ({node id: position}, version, [ids of the unfinished
+             runs, in node order], three byte lengths), then those three raw sections:
+             the nodes marshalled one by one, back to back; their end offsets (uint64,
+             native order); the relations marshalled — so an open builds one dict of
+             ids and loads a node, or the relations, only when something asks for it
+             (`Graph.lazy`), straight from the bytes read
 
 An open with a cache entry for the best snapshot hashes the graph.json and the log prefix
 again — the normative check, in a thread, while the cached graph is unmarshalled and the
@@ -28,6 +33,7 @@ import re
 import sys
 import threading
 import zlib
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,10 +43,10 @@ from git_gasp.runtime.store import LogError, parse_tail
 from git_gasp.store.snapshots import Seed, candidates
 
 CACHE_DIR = ("gasp", "snapshot-cache")
-_MAGIC = b"gasp-snapshot-cache/1"
+_MAGIC = b"gasp-snapshot-cache/2"
 _PY = f"py{sys.version_info[0]}.{sys.version_info[1]}-m{marshal.version}".encode()
 _HEADER = re.compile(
-    rb"gasp-snapshot-cache/1 (\S+) ([0-9a-f]{64}) ([0-9a-f]{64}) (\d{1,18}) (\d{1,18}) "
+    rb"gasp-snapshot-cache/2 (\S+) ([0-9a-f]{64}) ([0-9a-f]{64}) (\d{1,18}) (\d{1,18}) "
     rb"([0-9a-f]{8}) (\d{1,18}) ([^\s]+)\n")
 
 
@@ -49,7 +55,8 @@ class FastOpen:
     """A cached snapshot graph, verified against the files, and the log's tail after it."""
 
     rel: str
-    graph: Graph
+    graph: Graph  # lazy: nodes and relations load on demand
+    running: list[str]  # unfinished runs of the snapshot's graph, in node order
     line_count: int  # lines the snapshot covers
     offset: int  # bytes the snapshot covers
     event_id: str
@@ -164,19 +171,25 @@ def open_fast(root: Path, log_path: Path, log_rel: str, notes: list[str]) -> Fas
     if size < offset:
         return None
     digests: dict[str, str | None] = {}
-    started = threading.Event()
+    started = [threading.Event(), threading.Event()]
 
-    def verify() -> None:
-        digests["log"] = _digest(log_path, offset, started)
-        digests["graph"] = _digest(root / rel, None, threading.Event())
+    def verify(name: str, path: Path, length: int | None, flag: threading.Event) -> None:
+        digests[name] = _digest(path, length, flag)
 
-    worker = threading.Thread(target=verify, name="gasp-snapshot-verify", daemon=True)
-    worker.start()
-    started.wait()  # marshal.loads keeps the GIL: let the worker get into hashlib first
-    graph = events = error = None
+    # One thread per file: both hashes release the GIL, so they run side by side (and
+    # beside the unmarshalling) on a machine with the cores for it.
+    workers = [threading.Thread(target=verify, args=args, name="gasp-snapshot-verify",
+                                daemon=True)
+               for args in (("log", log_path, offset, started[0]),
+                            ("graph", root / rel, None, started[1]))]
+    for worker in workers:
+        worker.start()
+    for flag in started:
+        flag.wait()  # marshal.loads keeps the GIL: let the workers get into hashlib first
+    loaded = events = error = None
     tail = b""
     try:
-        graph = _load_graph(payload)
+        loaded = _load_graph(payload)
         tail = _read_from(log_path, offset)
         if tail is not None and (not tail or tail.endswith(b"\n")):
             try:
@@ -184,40 +197,69 @@ def open_fast(root: Path, log_path: Path, log_rel: str, notes: list[str]) -> Fas
             except LogError as exc:
                 error = exc
     finally:
-        worker.join()
+        for worker in workers:
+            worker.join()
     if digests.get("log") != prefix_sha or digests.get("graph") != gj_sha:
         _discard(entry)
         return None
-    if graph is None:
+    if loaded is None:
         _discard(entry)
         return None
+    graph, running = loaded
     if tail is None or (tail and not tail.endswith(b"\n")):
         return None  # unreadable or torn: the slow path reports it precisely
     if error is not None:
         raise error
     notes.extend(scratch)
-    return FastOpen(rel, graph, line_count, offset, event_id, events or [],
+    return FastOpen(rel, graph, running, line_count, offset, event_id, events or [],
                     offset + len(tail), tail.count(b"\n"))
 
 
+def is_unfinished_run(node: dict) -> bool:
+    """A run node an open would resume (`AgentState._recover_run`)."""
+    return (node["kind"] == "run" and node["props"].get("status") == "running"
+            and not node["tombstoned"])
+
+
 def _dumps_graph(graph: Graph) -> bytes:
-    """(nodes, relations, version) in marshal form."""
-    return marshal.dumps((graph.nodes, graph.relations, graph.version))
+    """The cache payload of a fully loaded graph (see the module docstring)."""
+    nodes = graph.nodes
+    blobs = [marshal.dumps(node) for node in nodes.values()]
+    ends = array("Q")
+    end = 0
+    for blob in blobs:
+        end += len(blob)
+        ends.append(end)
+    index = {key: i for i, key in enumerate(nodes)}
+    running = [key for key, node in nodes.items() if is_unfinished_run(node)]
+    rels = marshal.dumps(graph.relations)
+    raw_ends = ends.tobytes()
+    head = marshal.dumps((index, graph.version, running, end, len(raw_ends), len(rels)))
+    return b"".join([b"%d\n" % len(head), head, *blobs, raw_ends, rels])
 
 
-def _load_graph(payload: memoryview) -> Graph | None:
+def _load_graph(payload: memoryview) -> tuple[Graph, list[str]] | None:
+    """(lazy graph, unfinished run ids) from a cache payload, or None if it is malformed."""
     try:
-        loaded = marshal.loads(payload)
+        cut = bytes(payload[:24]).index(b"\n")
+        start = cut + 1 + int(payload[:cut])
+        loaded = marshal.loads(payload[cut + 1 : start])
+        if type(loaded) is not tuple or len(loaded) != 6:
+            return None
+        index, version, running, n_blob, n_ends, n_rels = loaded
+        if (type(index) is not dict or type(version) is not int or type(running) is not list
+                or not all(type(r) is str for r in running)
+                or start + n_blob + n_ends + n_rels != len(payload)
+                or n_ends != 8 * len(index)):
+            return None
+        blob = payload[start : start + n_blob]
+        ends = payload[start + n_blob : start + n_blob + n_ends].cast("Q")
+        rels = payload[start + n_blob + n_ends :]
     except (ValueError, EOFError, TypeError):
         return None
-    if type(loaded) is not tuple or len(loaded) != 3:
+    if index and ends[-1] != n_blob:
         return None
-    nodes, relations, version = loaded
-    if type(nodes) is not dict or type(relations) is not list or type(version) is not int:
-        return None
-    graph = Graph()
-    graph.nodes, graph.relations, graph.version = nodes, relations, version
-    return graph
+    return Graph.lazy(index, blob, ends, rels, version), running
 
 
 def save(root: Path, seed: Seed, notes: list[str]) -> None:

@@ -27,6 +27,7 @@ from git_gasp.protocol.vocab import BASE_NODE_KINDS, ENTITY_CREATING, Vocabulary
 from git_gasp.runtime.ids import new_id, now_ms, valid_id
 from git_gasp.runtime.lease import DEFAULT_TTL_MS, Lease
 from git_gasp.runtime.policy import ApprovalRequired, Gate, PolicyDenied, PolicySet, Verdict
+from git_gasp.runtime.seed import is_unfinished_run
 from git_gasp.runtime.store import EventStore, parse_tail, torn_error
 from git_gasp.runtime.transitions import (
     DECISION_STATUSES,
@@ -119,6 +120,7 @@ class AgentState:
         self._approver: str | None = None
         self._triggers: list[Event] = []
         self._data_for_index: bytes | None = None
+        self._running_hint: list[str] | None = None  # unfinished runs of a lazy seed
 
     # --- opening -------------------------------------------------------------
     @classmethod
@@ -189,6 +191,7 @@ class AgentState:
         state._data_for_index = data if seeded_from else None
         state.seeded_from = seeded_from
         state.seed_cached = fast is not None
+        state._running_hint = fast.running if fast is not None else None
         state.last_event_id = events[-1].id if events else seed_event
         state._skip(result)
         state._index(events)
@@ -235,10 +238,28 @@ class AgentState:
             self._ensure_full_index()
         return self._creator.get(node_id)
 
+    def _unfinished_runs(self) -> list[dict]:
+        """Run nodes an open resumes, in node order.
+
+        On a graph still lazily loaded from the snapshot cache, only the runs unfinished
+        in the snapshot (kept in the cache entry) and the nodes loaded or created since
+        can be unfinished: every other node is untouched since the snapshot."""
+        graph = self.graph
+        if self._running_hint is None or not graph.is_lazy:
+            return [n for n in graph.iter_nodes() if is_unfinished_run(n)]
+        ids = set(self._running_hint)
+        ids.update(graph.touched())
+        found = {}
+        for nid in ids:
+            node = graph.node(nid)
+            if node is not None and is_unfinished_run(node):
+                found[nid] = node
+        if len(found) < 2:
+            return list(found.values())
+        return [found[nid] for nid in graph.node_ids() if nid in found]
+
     def _recover_run(self) -> None:
-        running = [n for n in self.graph.nodes.values()
-                   if n["kind"] == "run" and n["props"].get("status") == "running"
-                   and not n["tombstoned"]]
+        running = self._unfinished_runs()
         if not running:
             return
         node = running[-1]
@@ -314,7 +335,7 @@ class AgentState:
             parsed = parse_ops(ops)
         except OpError as exc:
             raise StateError(f"invalid ops: {exc}") from None
-        nodes = self.graph.nodes
+        has_node = self.graph.has_node
         created: set[str] = set()
         for i, (tag, body) in enumerate(parsed, 1):
             where = f"op #{i} ({tag})"
@@ -322,7 +343,7 @@ class AgentState:
                 nid, kind = body["id"], body["kind"]
                 if not valid_id(nid):
                     raise StateError(f"{where}: {nid!r} is not a usable node id")
-                if nid in nodes or nid in created:
+                if has_node(nid) or nid in created:
                     raise StateError(f"{where}: node {nid} already exists")
                 if kind not in self.vocab.node_kinds:
                     raise StateError(f"{where}: node kind {kind!r} is not in the vocabulary; "
@@ -334,11 +355,11 @@ class AgentState:
                 self._gate(self.policy.check_node(kind), f"creating a {kind} node")
                 created.add(nid)
             elif tag in NEEDS_NODE:
-                if body["id"] not in nodes and body["id"] not in created:
+                if not has_node(body["id"]) and body["id"] not in created:
                     raise StateError(f"{where}: node {body['id']} does not exist")
             elif tag == "CreateRelation":
                 for end in ("from", "to"):
-                    if body[end] not in nodes and body[end] not in created:
+                    if not has_node(body[end]) and body[end] not in created:
                         raise StateError(f"{where}: {end} node {body[end]} does not exist")
                 if body["rel"] not in self.vocab.relations:
                     raise StateError(f"{where}: relation {body['rel']!r} is not in the "
@@ -446,7 +467,7 @@ class AgentState:
     def _need(self, node_id: str | None, kind: str | tuple[str, ...], what: str) -> None:
         if node_id is None:
             return
-        node = self.graph.nodes.get(node_id)
+        node = self.graph.node(node_id)
         kinds = (kind,) if isinstance(kind, str) else kind
         if node is None:
             raise StateError(f"{what} {node_id} does not exist")
@@ -579,7 +600,7 @@ class AgentState:
         did = new_id("decision")
         rels: list[Op] = []
         if patch:
-            old = self.graph.nodes[patch]["props"].get("status")
+            old = self.graph.node(patch)["props"].get("status")
             new = "Promoted" if status == "Approved" else "Rejected"
             check_transition("patch", patch, old, new)
             if new == "Promoted":
@@ -616,7 +637,7 @@ class AgentState:
             raise StateError(f"use the {kind} helper (record_{kind}) for {kind} nodes")
         nid = node_id or new_id(re.sub(r"[^A-Za-z0-9]+", "_", kind))
         for _rel, target in relations:
-            if target not in self.graph.nodes:
+            if not self.graph.has_node(target):
                 raise StateError(f"node {target} does not exist")
         rels = [relate(nid, rel, target) for rel, target in relations]
         payload = {"id": nid, **props}
@@ -634,7 +655,7 @@ class AgentState:
         self._need(goal, "goal", "goal")
         self._need(task_id, "task", "task")
         rid = run_id or new_id("run")
-        if not valid_id(rid) or rid in self.graph.nodes:
+        if not valid_id(rid) or self.graph.has_node(rid):
             raise StateError(f"run id {rid!r} is not usable (invalid or taken)")
         payload = _clean({"run_id": rid, "task": task, "goal_id": goal, "task_id": task_id})
         payload["metadata"] = metadata or {}
@@ -664,7 +685,7 @@ class AgentState:
         if "\n" in outcome:
             raise StateError("an outcome is one line (it becomes a commit trailer)")
         if self.run is None:
-            node = self.graph.nodes.get(run_id or "")
+            node = self.graph.node(run_id or "")
             if node is not None and node["props"].get("status") == "finished":
                 raise StateError(f"run {run_id} already finished "
                                  f"({node['props'].get('outcome')})")
@@ -725,7 +746,7 @@ class AgentState:
     def _finish_call(self, what: str, call_id: str, output: str, success: bool,
                      metadata: dict | None) -> str:
         self._need(call_id, f"{what}_call", f"{what} call")
-        node = self.graph.nodes[call_id]
+        node = self.graph.node(call_id)
         if node["props"].get("status") != "running":
             raise StateError(f"{what} call {call_id} already finished")
         run_id = node["props"].get("run_id") or (self.run.run_id if self.run else None)
@@ -762,7 +783,7 @@ class AgentState:
     # --- status updates ----------------------------------------------------------------
     def update_status(self, node_id: str, status: str, *, reason: str | None = None) -> str:
         """`<kind>.status_changed` + UpdateNode status, after validating the transition."""
-        node = self.graph.nodes.get(node_id)
+        node = self.graph.node(node_id)
         if node is None:
             raise StateError(f"node {node_id} does not exist")
         kind = node["kind"]
