@@ -30,22 +30,13 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 
+from benchlog import event
+
 from git_gasp.store.history import check_history
 
 LOG = "state/events.jsonl"
 LINES_PER_COMMIT = 20
 WHEN = 1767225600  # 2026-01-01T00:00:00Z
-
-
-def event(n: int) -> bytes:
-    """One canonical-looking event line of about 250 bytes."""
-    return (
-        b'{"id":"event_%08d-6d1c-4f5e-9a7b-3c2d1e0f%04d","schema_version":1,"ts_ms":%d,'
-        b'"actor":{"kind":"agent","id":"bench"},"kind":"observation.created",'
-        b'"payload":{"id":"obs_%d","summary":"benchmark observation number %d","tags":[]},'
-        b'"causation_id":null,"correlation_id":"run_bench"}\n'
-        % (n, n % 10000, 1739000000000 + n, n, n)
-    )
 
 
 def batch(start: int) -> bytes:

@@ -28,18 +28,9 @@ import tempfile
 import time
 from collections.abc import Callable
 
+from benchlog import event
+
 from git_gasp.merge.jsonl import merge_jsonl
-
-
-def event(n: int) -> bytes:
-    """One canonical-looking event line of about 250 bytes."""
-    return (
-        b'{"id":"event_%08d-6d1c-4f5e-9a7b-3c2d1e0f%04d","schema_version":1,"ts_ms":%d,'
-        b'"actor":{"kind":"agent","id":"bench"},"kind":"observation.created",'
-        b'"payload":{"id":"obs_%d","summary":"benchmark observation number %d","tags":[]},'
-        b'"causation_id":null,"correlation_id":"run_bench"}\n'
-        % (n, n % 10000, 1739000000000 + n, n, n)
-    )
 
 
 def versions(n: int, overlap: bool = False) -> tuple[bytes, bytes, bytes, int]:

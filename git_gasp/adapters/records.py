@@ -41,7 +41,6 @@ ASSISTANT_TEXT = "assistant_text"
 MODEL_RESPONSE = "model_response"
 TOOL_USE = "tool_use"
 TOOL_RESULT = "tool_result"
-RECORD_KINDS = (USER_PROMPT, ASSISTANT_TEXT, MODEL_RESPONSE, TOOL_USE, TOOL_RESULT)
 
 
 @dataclass

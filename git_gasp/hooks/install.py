@@ -31,7 +31,6 @@ from git_gasp.store.gitcmd import config_get, git_path, is_tracked, work_tree_to
 HOOK = "pre-commit"
 MERGE_HOOK = "pre-merge-commit"
 HOOKS = (HOOK, MERGE_HOOK)
-LEGACY = HOOK + ".legacy"
 MARKER = re.compile(rb"^# git-gasp (?:pre-commit|pre-merge-commit) hook", re.M)
 VERSION_TAG = b"# git-gasp-hook-version: "
 

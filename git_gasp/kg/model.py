@@ -16,11 +16,9 @@ import os
 from pathlib import Path
 
 from git_gasp.errors import GaspError
-from git_gasp.kg.frontmatter import FrontMatter, parse_document, render_document
+from git_gasp.kg.frontmatter import FrontMatter, render_document
 
 ENTITY_FILE = "entity.md"
-ENTITY_KEYS = ("id", "label", "type", "aliases", "created_at", "updated_at", "sources")
-RELATION_KEYS = ("from", "to", "type", "created_at", "updated_at", "valid_until", "sources")
 
 
 def entity_rel(eid: str) -> str:
@@ -119,10 +117,6 @@ def append_subsection(body: str, today: str, text: str, new_sources: list[str]) 
         out = head + ([""] + block if block else []) + [""] + tail
     result = "\n".join(out) + "\n"
     return result if result.startswith("\n") else "\n" + result
-
-
-def read_doc(path: Path) -> tuple[FrontMatter, str]:
-    return parse_document(path.read_text(encoding="utf-8"))
 
 
 def inside(root: Path, rel: str) -> Path | None:

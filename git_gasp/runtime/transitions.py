@@ -24,8 +24,6 @@ TRANSITIONS: dict[str, dict[str, tuple[str, ...]]] = {
     "hypothesis": {"Open": ("Confirmed", "Refuted")},
     "frame": {"Open": ("Closed",)},
 }
-INITIAL = {"goal": "Open", "task": "Open", "patch": "Proposed", "failure": "Open",
-           "hypothesis": "Open", "frame": "Open"}
 EVAL_STATUSES = ("Passed", "Failed")
 DECISION_STATUSES = ("Approved", "Rejected")
 

@@ -16,7 +16,13 @@ import sys
 from pathlib import Path
 
 from git_gasp.errors import GaspError
-from git_gasp.store.gitcmd import check_attr, config_get, config_set_local, run_git
+from git_gasp.store.gitcmd import (
+    check_attr,
+    config_get,
+    config_set_local,
+    config_unset_local,
+    run_git,
+)
 
 DRIVER = "gasp"
 DRIVER_NAME = "GASP union merge for append-only agent state"
@@ -103,7 +109,7 @@ def restore_config(cwd: Path, before: list[tuple[str, str | None]]) -> None:
     """Put config keys back as `register_driver` found them (best effort)."""
     for key, value in before:
         if value is None:
-            run_git(cwd, "config", "--local", "--unset-all", key, check=False)
+            config_unset_local(cwd, key)
         else:
             run_git(cwd, "config", "--local", key, value, check=False)
 
