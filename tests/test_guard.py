@@ -519,3 +519,62 @@ def test_the_pre_merge_commit_hook_by_hand_outside_a_merge_checks_like_pre_commi
     git(agent, "add", LOG)
     proc = gasp(agent, "hook", "pre-merge-commit")
     assert proc.returncode == 1 and "modified in place" in out(proc), out(proc)
+
+
+# ---- a manifest-relocated log ---------------------------------------------------
+
+MOVED = "data/log.jsonl"
+
+
+def _relocate(agent: Path) -> None:
+    """Move the log to data/log.jsonl by `locations: {log: …}`, committed unguarded."""
+    manifest = (agent / "AGENT.md").read_text()
+    (agent / "AGENT.md").write_text(manifest.replace(
+        "executor: .agent/config.toml", "executor: .agent/config.toml\n"
+        "locations:\n  log: data/log.jsonl"))
+    (agent / "data").mkdir()
+    git(agent, "mv", LOG, MOVED)
+    git(agent, "add", "AGENT.md")
+    git(agent, "commit", "-q", "--no-verify", "-m", "move the log")
+    append(agent, goal_pair(1), MOVED)
+    proc = commit(agent, MOVED)
+    assert proc.returncode == 0, out(proc)
+
+
+def test_a_relocated_log_is_guarded(agent):
+    _relocate(agent)
+    log = agent / MOVED
+    log.write_bytes(log.read_bytes().replace(b"goal 1", b"goal X"))
+    refused(commit(agent, MOVED), f"{MOVED}:", "modified in place")
+
+
+def test_removing_the_manifest_with_its_relocated_log_is_refused(agent):
+    """HEAD's manifest declares the log: unstaging AGENT.md must not unguard it."""
+    _relocate(agent)
+    git(agent, "rm", "-q", "--", "AGENT.md", MOVED)
+    proc = subprocess.run(["git", "commit", "-q", "-m", "rm"], cwd=agent, capture_output=True)
+    refused(proc, MOVED, "deleted")
+
+
+def test_dropping_the_location_while_rewriting_the_log_is_refused(agent):
+    _relocate(agent)
+    manifest = (agent / "AGENT.md").read_text()
+    (agent / "AGENT.md").write_text(manifest.replace("locations:\n  log: data/log.jsonl\n", ""))
+    log = agent / MOVED
+    log.write_bytes(log.read_bytes().replace(b"goal 1", b"goal X"))
+    refused(commit(agent, "AGENT.md", MOVED), f"{MOVED}:", "modified in place")
+
+
+def test_a_log_relocated_by_a_merged_parent_is_guarded(agent):
+    """The other parent moved the log; the merge result must keep its lines."""
+    git(agent, "checkout", "-q", "-b", "theirs")
+    _relocate(agent)
+    git(agent, "checkout", "-q", "main")
+    (agent / "notes.txt").write_text("ours\n")
+    git(agent, "add", "notes.txt")
+    git(agent, "commit", "-q", "-m", "ours")
+    git(agent, "merge", "-q", "--no-commit", "theirs", check=False)
+    git(agent, "checkout", "-q", "main", "--", "AGENT.md", LOG)  # ours: no locations
+    (agent / MOVED).write_bytes(b"")
+    proc = commit(agent, "AGENT.md", LOG, MOVED)
+    refused(proc, MOVED, "merge rule")

@@ -195,13 +195,18 @@ class _Guard:
         return None
 
     def _declared_of(self, root: bytes) -> frozenset[bytes]:
+        """Every relocated log path a manifest of `root` declares: the index's, HEAD's
+        and each merged parent's (unstaging or editing AGENT.md must not unguard the
+        log HEAD's manifest relocated)."""
         if root not in self._declared:
-            self._declared[root] = frozenset(filter(None, [self._log_location(root)]))
+            sides = [self.index, self.head, *self.parents]
+            self._declared[root] = frozenset(
+                filter(None, {self._log_location(root, side) for side in sides}))
         return self._declared[root]
 
-    def _log_location(self, root: bytes) -> bytes | None:
-        """The manifest's relocated log path, if AGENT.md declares one."""
-        entry = self.index.get((root + b"/" if root else b"") + b"AGENT.md")
+    def _log_location(self, root: bytes, files: dict[bytes, _File]) -> bytes | None:
+        """The relocated log path the AGENT.md of `root` in `files` declares, if any."""
+        entry = files.get((root + b"/" if root else b"") + b"AGENT.md")
         if entry is None or not stat.S_ISREG(entry[0]):
             return None
         data = self.blob(entry[1])
