@@ -273,3 +273,36 @@ def test_upgrade_replaces_an_old_pre_commit_only_install(repo):
     assert "pre-commit hook upgraded" in text and "installed the pre-merge-commit hook" in text
     for hook in (hook_of(repo), merge_hook_of(repo)):
         assert inst.hook_version(hook.read_bytes()) == inst.template_version()
+
+
+def test_gitattributes_is_replaced_atomically_keeping_its_mode(repo, monkeypatch):
+    """Written to a temporary file then renamed: a failed write leaves the old file whole."""
+    attrs = repo / ".gitattributes"
+    attrs.write_bytes(b"*.png binary\n")
+    os.chmod(attrs, 0o640)
+    writes = []
+    real_replace = os.replace
+    monkeypatch.setattr(Path, "write_bytes", lambda self, data: writes.append(self))
+
+    def failing_replace(src, dst):
+        if Path(dst).name == ".gitattributes":
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(inst.os, "replace", failing_replace)
+    with pytest.raises(inst.GaspError, match="cannot write"):
+        inst.install(repo)
+    assert writes == []  # never written in place
+    assert attrs.read_bytes() == b"*.png binary\n"
+    assert sorted(p.name for p in repo.iterdir()) == [".git", ".gitattributes", "README"]
+    monkeypatch.setattr(inst.os, "replace", real_replace)
+    inst.install(repo)
+    assert attrs.read_bytes().startswith(b"*.png binary\n") and b"merge=gasp" in attrs.read_bytes()
+    assert os.stat(attrs).st_mode & 0o777 == 0o640
+
+
+def test_manager_snippets_spell_the_hook_command_from_one_place():
+    from git_gasp.hooks import managers
+
+    assert managers.GUARD_COMMAND == managers.guard_command("pre-commit")
+    assert managers.MERGE_GUARD_COMMAND == managers.guard_command("pre-merge-commit")

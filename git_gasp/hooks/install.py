@@ -112,11 +112,19 @@ def _read(path: Path) -> bytes | None:
 
 
 def _write_hook(path: Path, data: bytes) -> None:
+    _write_atomic(path, data, 0o755)
+
+
+def _write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write `path` whole or not at all: a temporary file beside it, then a rename.
+    `mode`: its permissions (default: the umask's, as for a new file)."""
     tmp = path.with_name(f".{path.name}.gasp-{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.chmod(tmp, 0o755)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -214,11 +222,14 @@ def _update_gitattributes(root: Path, out: Outcome) -> None:
     new = attributes.updated_gitattributes(old, attributes.attribute_lines(root))
     if new is None:
         return
+    target = Path(os.path.realpath(path))  # a symlinked .gitattributes: write its target
     try:
-        path.write_bytes(new)
-    except OSError as exc:
-        raise GaspError(f"cannot write {path}: {exc}") from None
-    out.undo.append(lambda: path.write_bytes(old) if old is not None else path.unlink())
+        mode = stat.S_IMODE(target.stat().st_mode) if old is not None else None
+    except OSError:
+        mode = None  # a dangling symlink: created as a new file
+    _write_atomic(target, new, mode)
+    out.undo.append(lambda: _write_atomic(target, old, mode) if old is not None
+                    else target.unlink(missing_ok=True))
     out.messages.append(f"added merge=gasp lines to {path}; commit it so every clone merges "
                         "the append-only files with the driver")
 
