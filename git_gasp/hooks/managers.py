@@ -5,16 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-GUARD_COMMAND = "git gasp hook pre-commit"
-MERGE_GUARD_COMMAND = "git gasp hook pre-merge-commit"
-
 
 def guard_command(hook: str) -> str:
+    """The command a hook manager runs for our `hook` (the one place it is spelled)."""
     return f"git gasp hook {hook}"
 
 
+GUARD_COMMAND = guard_command("pre-commit")
+MERGE_GUARD_COMMAND = guard_command("pre-merge-commit")
+
 # What shows that a manager's config already runs the guard.
-_WIRED = (b"git gasp hook pre-commit", b"git-gasp hook pre-commit", b"gasp-guard")
+_WIRED = (GUARD_COMMAND.encode(), b"git-gasp hook pre-commit", b"gasp-guard")
 LEFTHOOK_FILES = tuple(
     f"{dot}lefthook.{ext}" for dot in ("", ".") for ext in ("yml", "yaml", "toml", "json", "jsonc")
 )
