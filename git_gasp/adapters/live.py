@@ -229,14 +229,15 @@ class HookSession(SessionWriter):
         from git_gasp.runtime.state import OpenRun
 
         st = self.state
-        node = st.graph.nodes.get(self.run_id)
+        graph = st.graph
+        node = graph.node(self.run_id)
         if node is not None and node["props"].get("status") != "running":
             n = 2  # the run finished (a resumed session): continue in a new run
-            while f"{self.base}.{n}" in st.graph.nodes and st.graph.nodes[
-                    f"{self.base}.{n}"]["props"].get("status") != "running":
+            while (later := graph.node(f"{self.base}.{n}")) is not None and later[
+                    "props"].get("status") != "running":
                 n += 1
             self._reset(f"{self.base}.{n}")
-            node = st.graph.nodes.get(self.run_id)
+            node = graph.node(self.run_id)
         if node is not None:
             if st.run is None or st.run.run_id != self.run_id:
                 # Another session's run is open: switch to ours (AgentState keeps one
@@ -259,11 +260,7 @@ class HookSession(SessionWriter):
     def _add(self, rec: Record) -> None:
         self.records.append(rec)
         if rec.kind == TOOL_USE:
-            tid = self.tool_call_id(rec.key)
-            if tid in self.state.graph.nodes:  # recorded already (progress file lost)
-                self.node_of[rec.key] = tid
-            else:
-                self.tool_called(rec, None)
+            self.tool_called(rec, None)  # nothing when recorded already (a replayed entry)
         elif rec.kind == TOOL_RESULT:
             self.tool_finished(rec, None)
         for item in lift(self.records):
@@ -274,14 +271,21 @@ class HookSession(SessionWriter):
             else:
                 self.lifted(item, rec.key, self.goal)
             self.emitted.add(item.key)
+        self.save()  # this record is done: a crash from here on does not replay it
 
     def _goal(self, item: Any) -> None:
         """goal.created whose ops pair also links the open run to it (run serves goal)."""
-        from git_gasp.runtime.ids import new_id
         from git_gasp.runtime.state import create_node, relate, update_node
 
         st = self.state
-        gid = new_id("goal")
+        gid = self.stable_id("goal", item.key)
+        if st.graph.has_node(gid):  # recorded already (a replayed hook entry)
+            if st.creator_of(gid):
+                self.event_of[item.after] = st.creator_of(gid)
+            self.node_of[item.key] = self.goal = gid
+            if st.run is not None:
+                st.run.goal_id = gid
+            return
         title, summary = self.r.text(item.data["title"]), self.r.text(item.data["summary"])
         meta = self._src(item.after, **item.metadata)
         payload = {"id": gid, "title": title, "summary": summary, "status": "Open",
@@ -295,10 +299,14 @@ class HookSession(SessionWriter):
         if st.run is not None:
             st.run.goal_id = gid
 
-    def prompt(self, h: HookEvent) -> None:
+    def prompt(self, h: HookEvent, entry: str | None = None) -> None:
+        if entry and any(r.kind == USER_PROMPT and r.data.get("entry") == entry
+                         for r in self.records):
+            return  # this queue entry's prompt is recorded already (a replayed entry)
         key = f"prompt:{self.prompts + 1}"
         self.prompts += 1
-        self._add(Record(USER_PROMPT, key, None, None, {"text": h.prompt or ""}))
+        data = {"text": h.prompt or ""} | ({"entry": entry} if entry else {})
+        self._add(Record(USER_PROMPT, key, None, None, data))
 
     def _use_record(self, h: HookEvent) -> Record:
         key = h.tool_use_id or f"tool:{len(self.records)}"
@@ -332,9 +340,14 @@ class HookSession(SessionWriter):
 
     def stop(self, h: HookEvent) -> None:
         if h.last_message:
-            text = self.r.text(h.last_message)
-            self.state.record_observation(text[:2000], about=self.run_id, source=self.agent,
-                                          metadata=self._src("stop", hook="Stop"))
+            import hashlib
+
+            from git_gasp.runtime.state import _AUTO
+
+            text = self.r.text(h.last_message)[:2000]
+            digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+            self.observation(f"stop:{self.prompts}:{digest}", text, self.run_id,
+                             self._src("stop", hook="Stop"), _AUTO)
 
     def end(self, h: HookEvent, root: Path) -> tuple[str, str, list[str]]:
         """run.finished (+ the archived transcript); return (run id, outcome, paths)."""
@@ -363,8 +376,11 @@ class HookSession(SessionWriter):
 # --- the handler --------------------------------------------------------------------------
 
 
-def process(state: Any, h: HookEvent, gdir: Path, root: Path) -> str:
-    """Record one hook event; return a short description of what was done."""
+def process(state: Any, h: HookEvent, gdir: Path, root: Path,
+            entry: str | None = None) -> str:
+    """Record one hook event (queue entry `entry`); return a short description of what
+    was done. Recording the same entry again adds nothing: every node id is stable and
+    the session's progress is saved after each record."""
     if h.event not in ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
                        "PostToolUseFailure", "Stop", "SessionEnd"):
         return f"{h.event}: not recorded"
@@ -372,7 +388,7 @@ def process(state: Any, h: HookEvent, gdir: Path, root: Path) -> str:
     sess.ensure_run(h)
     commit = None
     if h.event == "UserPromptSubmit":
-        sess.prompt(h)
+        sess.prompt(h, entry)
     elif h.event == "PreToolUse":
         sess.pre_tool(h)
     elif h.event in ("PostToolUse", "PostToolUseFailure"):
@@ -430,7 +446,7 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                 try:
                     item = json.loads(entry.read_text(encoding="utf-8"))
                     h = parse_hook_payload(item["payload"], item.get("agent"))
-                    what = process(state, h, gdir, root)
+                    what = process(state, h, gdir, root, entry.name)
                     log(gdir, f"{h.agent} {h.session_id}: {what}")
                     entry.unlink()
                     done += 1

@@ -83,7 +83,7 @@ def redacted_archive(raw: bytes, redactor: Redactor) -> bytes:
 
 def _hook_run(state: Any, run_id: str) -> bool:
     """True when `run_id` was started by the live hooks (``live.py``)."""
-    node = state.graph.nodes.get(run_id)
+    node = state.graph.node(run_id)
     meta = node["props"].get("metadata") if node else None
     return isinstance(meta, dict) and meta.get("recorded_by") == "hooks"
 
@@ -101,8 +101,9 @@ class SessionWriter:
 
     Shared by the transcript projector (:class:`Projector`) and the live hook handler
     (``live.py``), so both write the same events with the same ids for the same step:
-    tool call nodes are ``tool_call_<sha256(run id:tool use id)>``, patches
-    ``patch_<sha256(run id:item key)>``.
+    every node is ``<kind>_<sha256(run id:record or item key)>`` (:meth:`stable_id`), and
+    a node already in the graph is not created again, so recording a step twice (a hook
+    entry replayed after a crash) adds nothing.
     """
 
     def __init__(self, state: Any, agent: str, session_id: str | None, run_id: str, *,
@@ -127,14 +128,45 @@ class SessionWriter:
 
         return self.state.emit(kind, payload, ops, cause=cause if cause else _AUTO).id
 
+    def stable_id(self, prefix: str, key: str) -> str:
+        """The node id of `key` in this run: the same every time the step is recorded."""
+        return f"{prefix}_" + hashlib.sha256(f"{self.run_id}:{key}".encode()).hexdigest()[:24]
+
     def tool_call_id(self, key: str) -> str:
-        return "tool_call_" + hashlib.sha256(f"{self.run_id}:{key}".encode()).hexdigest()[:24]
+        return self.stable_id("tool_call", key)
+
+    def _create(self, kind: str, node_kind: str, payload: dict, props: dict, rels: list,
+                links: tuple[str | None, ...], cause: Any) -> str:
+        """`kind` + the ops pair creating ``payload["id"]`` (as the AgentState record_*
+        helpers write it), unless that node is in the graph already."""
+        st = self.state
+        if not st.graph.has_node(payload["id"]):
+            st._entity(kind, node_kind, payload, props, rels, links, cause)
+        return payload["id"]
+
+    def observation(self, key: str, summary: str, about: str, metadata: dict,
+                    cause: Any) -> str:
+        """observation.created of `about` with the stable id of `key`."""
+        from git_gasp.runtime.state import _clean, relate
+
+        oid = self.stable_id("observation", key)
+        payload = _clean({"id": oid, "summary": summary, "source": self.agent})
+        payload["metadata"] = metadata
+        props = {"summary": summary, "source": self.agent, "metadata": metadata}
+        return self._create("observation.created", "observation", payload, props,
+                            [relate(oid, "observes", about)], (about,), cause)
 
     def tool_called(self, rec: Record, cause: str | None) -> str:
         """tool.called + the tool_call node for a ``tool_use`` record; return the event id."""
         from git_gasp.runtime.state import create_node, relate
 
         tid = self.tool_call_id(rec.key)
+        if self.state.graph.has_node(tid):  # recorded already (a replayed hook entry)
+            self.node_of[rec.key] = tid
+            event = self.state.creator_of(tid)
+            if event:
+                self.event_of[rec.key] = event
+            return event
         name = str(rec.get("name"))
         inp = self.r.text(summarize(rec.get("input")))
         meta = self._src(rec.key)
@@ -153,26 +185,35 @@ class SessionWriter:
         when its call is unknown)."""
         from git_gasp.runtime.state import update_node
 
+        st = self.state
         tid = self.node_of.get(rec.parent or "")
         if tid is None:
             return None  # a result whose call is not in this session
         ok = not rec.get("is_error")
         out = self.r.text(summarize(str(rec.get("output") or "")))
         fmeta = {"exit_code": rec.get("exit_code"), "is_error": bool(rec.get("is_error"))}
-        finished = self._emit("tool.finished", {
-            "id": tid, "run_id": self.run_id, "output_summary": out, "success": ok,
-            "metadata": fmeta}, [update_node(tid, {
-                "status": "succeeded" if ok else "failed", "success": ok,
-                "output_summary": out or None, "outcome_metadata": fmeta})], cause)
-        obs = self.state.record_observation(out or "(no output)", about=tid, source=self.agent,
-                                            metadata=self._src(rec.key), cause=finished)
+        oid = self.stable_id("observation", rec.key)
+        call = st.graph.node(tid)
+        if st.graph.has_node(oid):  # recorded already (a replayed hook entry)
+            finished = st.creator_of(oid) or ""
+        elif call is not None and call["props"].get("status") != "running":
+            finished = st.creator_of(tid) or ""  # finished, but its observation is missing
+        else:
+            finished = self._emit("tool.finished", {
+                "id": tid, "run_id": self.run_id, "output_summary": out, "success": ok,
+                "metadata": fmeta}, [update_node(tid, {
+                    "status": "succeeded" if ok else "failed", "success": ok,
+                    "output_summary": out or None, "outcome_metadata": fmeta})], cause)
+        obs = self.observation(rec.key, out or "(no output)", tid, self._src(rec.key),
+                               finished or None)
         self.event_of[rec.key] = finished
         self.node_of[rec.key] = obs
         return finished
 
     def lifted(self, item: Lifted, rec_key: str, goal: str | None) -> None:
         """Record one lifted item (not goals: the caller records those)."""
-        from git_gasp.runtime.state import create_node, relate
+        from git_gasp.runtime.state import _AUTO, _clean, create_node, relate
+        from git_gasp.runtime.transitions import EVAL_STATUSES, canonical
 
         st = self.state
         d = item.data
@@ -180,22 +221,43 @@ class SessionWriter:
         cause = self.event_of.get(rec_key)
         if item.kind == "goal":
             return  # recorded by the caller, before or with the run
+        nid = self.stable_id(item.kind, item.key)
         if item.kind == "task":
-            node = st.record_task(self.r.text(d["title"]), goal=goal, metadata=meta)
+            title = self.r.text(d["title"])
+            payload = _clean({"id": nid, "title": title, "status": "Open", "goal_id": goal,
+                              "metadata": meta})
+            node = self._create("task.created", "task", payload,
+                                {"title": title, "status": "Open", "goal_id": goal,
+                                 "metadata": meta},
+                                [relate(nid, "serves", goal)] if goal else [], (goal,),
+                                _AUTO)
         elif item.kind == "eval":
             validates = self.node_of.get(d.get("validates") or "")
             if validates:
                 meta["validated_by_rule"] = "eval-validates-patch"
             meta.update(tool_use_id=d["tool_use_id"], output_tail=self.r.text(d["output_tail"]))
-            node = st.record_eval(self.r.text(d["command"]), d["status"], score=d["score"],
-                                  validates=validates, metadata=meta, cause=cause)
+            command = self.r.text(d["command"])
+            status = canonical(d["status"], EVAL_STATUSES, "eval status")
+            node = self._create("eval.finished", "eval", {
+                "id": nid, "command": command, "status": status, "score": d["score"],
+                "metadata": meta}, {"command": command, "status": status, "score": d["score"],
+                                    "metadata": meta},
+                [relate(validates, "validated_by", nid)] if validates else [], (validates,),
+                cause)
         elif item.kind == "failure":
             obs = self.node_of.get(rec_key)
-            node = st.record_failure(self.r.text(d["summary"]), observation=obs,
-                                     metadata=dict(meta, eval=self.node_of.get(d["eval"])),
-                                     cause=st.creator_of(self.node_of[d["eval"]]))
+            summary = self.r.text(d["summary"])
+            fmeta = dict(meta, eval=self.node_of.get(d["eval"]))
+            node = self._create("failure.observed", "failure", {
+                "id": nid, "summary": summary, "status": "Open", "metadata": fmeta},
+                {"summary": summary, "status": "Open", "metadata": fmeta},
+                [relate(nid, "derived_from", obs)] if obs else [], (obs,),
+                st.creator_of(self.node_of[d["eval"]]))
         elif item.kind == "patch":
-            pid = "patch_" + hashlib.sha256(f"{self.run_id}:{item.key}".encode()).hexdigest()[:24]
+            pid = nid
+            if st.graph.has_node(pid):  # recorded already (a replayed hook entry)
+                self.node_of[item.key] = pid
+                return
             commit = _full_commit(Path(self.cwd), d.get("commit")) if (
                 self.cwd and Path(self.cwd).is_dir()) else d.get("commit")
             title = self.r.text(d["title"])
@@ -223,12 +285,21 @@ class SessionWriter:
         elif item.kind == "decision":
             patch = self.node_of[d["patch"]]
             ev = self.node_of.get(d["eval"])
-            node = st.record_decision("Approved", self.r.text(d["reason"]), patch=patch,
+            done = self._decision_of(patch)
+            node = done or st.record_decision("Approved", self.r.text(d["reason"]), patch=patch,
                                       metadata=dict(meta, eval=ev),
                                       cause=st.creator_of(ev) if ev else cause)
         else:  # pragma: no cover - lift() makes only the kinds above
             return
         self.node_of[item.key] = node
+
+    def _decision_of(self, patch: str) -> str | None:
+        """The decision that promoted `patch` already (a replayed hook entry), or None."""
+        node = self.state.graph.node(patch)
+        if node is None or node["props"].get("status") != "Promoted":
+            return None
+        return next((r["to"] for r in self.state.graph.relations
+                     if r["from"] == patch and r["rel"] == "approved_by"), None)
 
 
 def outcome_of(lifted_kinds: Any) -> str:
@@ -253,7 +324,7 @@ class Projector(SessionWriter):
         from git_gasp.runtime.state import create_node, relate, update_node
 
         st = self.state
-        if self.run_id in st.graph.nodes:
+        if st.graph.has_node(self.run_id):
             self.result.already = True
             return self.result
         if st.run is not None and _hook_run(st, st.run.run_id):
@@ -273,6 +344,7 @@ class Projector(SessionWriter):
         if goal_item is not None:
             goal = st.record_goal(self.r.text(goal_item.data["title"]),
                                   self.r.text(goal_item.data["summary"]),
+                                  node_id=self.stable_id("goal", goal_item.key),
                                   metadata=self._src(goal_item.after, **goal_item.metadata))
             self.node_of[goal_item.key] = goal
             self.event_of[goal_item.after] = st.creator_of(goal)

@@ -43,7 +43,9 @@ def test_import_is_conformant_committed_and_idempotent(agent_repo, agent, path, 
     nodes = graph["nodes"].values()
     kinds = sorted(n["kind"] for n in nodes)
     assert kinds.count("model_call") == 7 and kinds.count("tool_call") == 6
-    assert [n["props"]["status"] for n in nodes if n["kind"] == "eval"] == evals
+    assert sorted(n["props"]["status"] for n in nodes if n["kind"] == "eval") == sorted(evals)
+    logged = [json.loads(line) for line in (agent_repo / "state/events.jsonl").open()]
+    assert [e["payload"]["status"] for e in logged if e["kind"] == "eval.finished"] == evals
     lifted = [n for n in nodes if n["kind"] in ("goal", "eval", "failure", "patch", "decision")]
     assert all(n["props"]["metadata"]["lifted_by"] for n in lifted)
     run = next(n for n in nodes if n["kind"] == "run")

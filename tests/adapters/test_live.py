@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,8 @@ def test_claude_hooks_record_the_whole_session_like_the_importer(agent_repo):
     calls = [n for n in nodes.values() if n["kind"] == "tool_call"]
     assert sorted(n["props"]["status"] for n in calls) == ["failed"] + ["succeeded"] * 5
     assert all(n["props"]["input_summary"] for n in calls)
-    assert [n["props"]["status"] for n in nodes.values() if n["kind"] == "eval"] == [
+    logged = [json.loads(line) for line in (agent_repo / "state/events.jsonl").open()]
+    assert [e["payload"]["status"] for e in logged if e["kind"] == "eval.finished"] == [
         "Failed", "Passed"]
     (patch,) = [n for n in nodes.values() if n["kind"] == "patch"]
     assert patch["props"]["references_commit"] == "25b87ee"
@@ -262,3 +264,66 @@ def test_import_runs_beside_an_open_hook_session(agent_repo):
     nodes = fold(agent_repo)["nodes"]
     for sid in ("s-open", CLAUDE_SID):
         assert nodes[run_id_for("claude-code", sid)]["props"]["status"] == "finished"
+
+
+def _drain_once(repo: Path, row: dict, again: tuple[Path, bytes] | None = None):
+    """Queue `row` (or put back the entry `again`) and drain it; return the entry."""
+    from git_gasp.adapters.hooks import parse_hook_payload
+    from git_gasp.adapters.live import drain, enqueue, gasp_dir
+
+    gdir = gasp_dir(repo)
+    if again is None:
+        path = enqueue(gdir, parse_hook_payload(row, None).agent, row)
+        again = (path, path.read_bytes())
+    else:
+        again[0].write_bytes(again[1])
+    assert drain(repo, gdir, time.monotonic() + 60) == 1, adapter_log(repo)
+    return again
+
+
+def test_a_replayed_queue_entry_adds_nothing(agent_repo):
+    """A hook killed after appending, before saving its progress and unlinking its
+    entry, replays the entry: the same ids, so nothing is recorded twice."""
+    events = agent_repo / "state/events.jsonl"
+    sessions = gitdir(agent_repo) / "gasp" / "sessions"
+    for row in payloads(CLAUDE_HOOKS, agent_repo):
+        if row["hook_event_name"] == "SessionEnd":
+            continue
+        saved = {p: p.read_bytes() for p in sessions.glob("*.json")}
+        entry = _drain_once(agent_repo, row)
+        after = events.read_bytes()
+        for path in sessions.glob("*.json"):  # the progress as it was before the entry
+            if path in saved:
+                path.write_bytes(saved[path])
+            else:
+                path.unlink()
+        _drain_once(agent_repo, row, entry)
+        assert events.read_bytes() == after, row["hook_event_name"]
+        _drain_once(agent_repo, row, entry)  # and with the progress saved
+        assert events.read_bytes() == after, row["hook_event_name"]
+    assert "error" not in adapter_log(agent_repo).lower()
+    check = gasp(agent_repo, "check")
+    assert check.returncode == 0, out(check)
+    k = kinds(fold(agent_repo))
+    assert k.count("tool_call") == 6 and k.count("goal") == 1 and k.count("decision") == 1
+
+
+def test_hooks_keep_a_cached_graph_lazy(agent_repo):
+    from git_gasp.adapters.hooks import parse_hook_payload
+    from git_gasp.adapters.live import gasp_dir, process
+    from git_gasp.runtime import AgentState
+
+    rows = payloads(CLAUDE_HOOKS, agent_repo)
+    replay(agent_repo, rows[:1])
+    with AgentState.open(agent_repo, "w") as state:
+        state.write_snapshot()
+    AgentState.open(agent_repo, "w").close()  # fills the snapshot cache
+    state = AgentState.open(agent_repo, "w")
+    try:
+        assert state.seed_cached and state.graph.is_lazy
+        for row in rows[1:4]:
+            h = parse_hook_payload(row, None)
+            process(state, h, gasp_dir(agent_repo), agent_repo)
+            assert state.graph.is_lazy, row["hook_event_name"]
+    finally:
+        state.close()
