@@ -341,6 +341,30 @@ def test_old_log_index_matches_a_full_lenient_parse_built_at_once_or_grown():
         _reference(longer)
 
 
+def test_old_log_index_grown_from_parsed_events_matches_a_reparse(monkeypatch):
+    """save_staged hands the appended lines' events over: no second parse, same index."""
+    from git_gasp.hooks import oldlog
+    from git_gasp.protocol.envelope import parse_line, split_lines
+
+    base = goal_pair(1) + ops("oo1", None, {"CreateNode": {"id": "node_a", "kind": "goal",
+                                                          "props": {}}})
+    tail = goal_pair(2) + line("event_g1", "note.added", {}) + line("later", "note.added", {},
+                                                                   "event_g1")
+    data = base + tail
+    events = [parse_line(raw, n) for n, raw in enumerate(split_lines(tail)[0], 3)]
+    old = oldlog.OldLog.build(data, len(base))
+    parsed = []
+    real = oldlog._parse
+    monkeypatch.setattr(oldlog, "_parse", lambda raw: parsed.append(raw) or real(raw))
+    grown = old.extended(data, events=events)
+    appended = set(split_lines(tail)[0])
+    assert not appended & set(parsed)  # (committed lines are read to confirm index hits)
+    names = NAMES + ["event_g2", "event_g2o", "goal_2", "later", "node_a"]
+    assert _facts(grown, names) == _reference(data)
+    assert _facts(old.extended(data, events=events[:-1]), names) == _reference(data)  # reparsed
+    assert appended <= set(parsed)
+
+
 def test_old_log_index_survives_hash_collisions(monkeypatch):
     from git_gasp.hooks import oldlog
 

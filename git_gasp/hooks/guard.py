@@ -110,7 +110,8 @@ class _Guard:
         self._blobs: dict[bytes, bytes] = {}
         self._declared: dict[bytes, frozenset[bytes]] = {}
         self.cache = cache
-        self.staged_logs: list[tuple[bytes, OldLog]] = []  # to index once the commit passes
+        # (blob id, committed log's index, appended events): indexed once the commit passes
+        self.staged_logs: list[tuple[bytes, OldLog, list[Event]]] = []
 
     # ---- reading git
 
@@ -320,16 +321,16 @@ class _Guard:
     def check_appended(self, path: bytes, old: OldLog, new: bytes, new_sha: bytes) -> None:
         """Checks 1, 5 and 7 for the lines `new` adds after the committed log `old`
         (whose bytes `new` starts with)."""
-        self.staged_logs.append((new_sha, old))
         length = old.length
         tail = new[length:]
         if length and new[length - 1] != 0x0A:
             tail = tail[1:]  # the newline that completes the old last line
         lines, terminated = split_lines(tail)
+        events: list[Event] = []
+        self.staged_logs.append((new_sha, old, events))  # filled below
         if not lines:
             return
         offset = old.line_count
-        events: list[Event] = []
         for number, raw in enumerate(lines, offset + 1):
             if number == offset + len(lines) and not terminated:
                 self.reject(path, number, CHECK1, "the last line has no terminating newline "
@@ -356,9 +357,9 @@ class _Guard:
         """Cache the index of each staged log (the next commit's HEAD version)."""
         if self.cache is None:
             return
-        for sha, old in self.staged_logs:
-            try:
-                self.cache.save(sha, old.extended(old.data))
+        for sha, old, events in self.staged_logs:
+            try:  # the appended lines passed check 1: reuse their events, no second parse
+                self.cache.save(sha, old.extended(old.data, events=events))
             except TooLarge:
                 pass
 

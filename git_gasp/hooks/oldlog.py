@@ -53,6 +53,20 @@ def _parse(raw: bytes) -> Any:
         return None
 
 
+_Fields = tuple[str, Any, Any, Any]  # id, kind, causation_id, payload
+
+
+def _fields(obj: Any) -> _Fields | None:
+    """What the index reads of one leniently parsed line: None unless it is an object
+    with a string id."""
+    if type(obj) is not dict:
+        return None
+    eid = obj.get("id")
+    if type(eid) is not str:
+        return None
+    return eid, obj.get("kind"), obj.get("causation_id"), obj.get("payload")
+
+
 class TooLarge(Exception):
     """The log has more lines than the index can address."""
 
@@ -80,12 +94,15 @@ class OldLog:
 
     # ---- extending
 
-    def extended(self, data: bytes, length: int | None = None) -> OldLog:
+    def extended(self, data: bytes, length: int | None = None,
+                 events: list[Event] | None = None) -> OldLog:
         """This index grown over ``data[self.length:length]``.
 
         `data` must start with the bytes indexed so far and, when they end inside a
         line, continue with the newline that ends it (the one-parent rule: the caller
-        has checked it). Nothing of `self` changes.
+        has checked it). `events`: those lines already parsed (strictly, one valid
+        envelope per line, in order), so they are not parsed again; ignored unless
+        there is one per line. Nothing of `self` changes.
         """
         length = len(data) if length is None else length
         start = self.length
@@ -100,34 +117,34 @@ class OldLog:
         grown = OldLog(data, length, self.line_count + len(lines), self.keys, offsets)
         if lines:
             with gc_paused():
-                grown.keys = self._merged(self._new_keys(lines, self.line_count + 1))
+                if events is None or len(events) != len(lines):
+                    records = map(_fields, map(_parse, lines))
+                else:
+                    records = ((e.id, e.kind, e.causation_id, e.payload) for e in events)
+                grown.keys = self._merged(self._new_keys(records, self.line_count + 1))
         return grown
 
-    def _new_keys(self, lines: list[bytes], first_number: int) -> list[int]:
-        """The keys the lines add: first occurrences only (of ids, entities, ops-only
-        nodes), every claim. Mirrors check 5's and check 7's view of a log."""
+    def _new_keys(self, records: Iterator[_Fields | None], first_number: int) -> list[int]:
+        """The keys the lines (their `_fields`) add: first occurrences only (of ids,
+        entities, ops-only nodes), every claim. Mirrors check 5's and check 7's view of
+        a log."""
         known = bool(self.keys)
         ids: set[str] = set()
         entities: set[str] = set()
         nodes: set[str] = set()
         out: list[int] = []
         add = out.append
-        for number, raw in enumerate(lines, first_number):
-            obj = _parse(raw)
-            if type(obj) is not dict:
+        for number, fields in enumerate(records, first_number):
+            if fields is None:
                 continue
-            eid = obj.get("id")
-            if type(eid) is not str:
-                continue
+            eid, kind, cause, payload = fields
             if eid not in ids:
                 ids.add(eid)
                 if not known or self.first_line(eid) is None:
                     add(_key(FIRST, eid) | number)
-            kind = obj.get("kind")
             if kind == OPS_KIND:
-                cause = obj.get("causation_id")
                 if cause is None:
-                    for node in created_node_ids(obj.get("payload")):
+                    for node in created_node_ids(payload):
                         if type(node) is str and node not in nodes:
                             nodes.add(node)
                             if not known or self.ops_only_line(node) is None:
@@ -135,7 +152,7 @@ class OldLog:
                 elif type(cause) is str:
                     add(_key(CLAIM, cause) | number)
             elif type(kind) is str:
-                entity = entity_id(kind, obj.get("payload"))
+                entity = entity_id(kind, payload)
                 if entity is not None and entity not in entities:
                     entities.add(entity)
                     if not known or self.entity_creator(entity) is None:
