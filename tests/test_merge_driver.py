@@ -438,3 +438,24 @@ def test_property_id_clash_or_rewrite_conflicts_and_keeps_every_line(versions, d
     assert not res.clean and res.conflicts[0].startswith(expected), res.conflicts
     _all_lines_kept(res.data, o, t)
     assert merge_jsonl(_bytes(base, False), o, t) == res
+
+
+def test_result_replaces_current_whole_through_a_tmp_file(tmp_path, monkeypatch):
+    """%A is replaced by rename, never rewritten in place: a kill mid-write leaves it whole."""
+    from git_gasp.merge import driver
+
+    base = ev("e1")
+    current = tmp_path / "A"
+    current.write_bytes(base + ev("o"))
+    before = os.stat(current).st_ino
+    seen: list[tuple[str, str]] = []
+    real = os.replace
+    monkeypatch.setattr(driver.os, "replace", lambda a, b: (seen.append((str(a), str(b))),
+                                                            real(a, b))[1])
+    for name, data in (("O", base), ("B", base + ev("t"))):
+        (tmp_path / name).write_bytes(data)
+    code = driver.run(str(tmp_path / "O"), str(current), str(tmp_path / "B"), 7, LOG,
+                      lambda _msg: None)
+    assert code == 0 and current.read_bytes() == base + ev("o") + ev("t")
+    assert seen and seen[0][1] == str(current) and os.stat(current).st_ino != before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["A", "B", "O"]

@@ -67,6 +67,16 @@ def merge_bytes(
     return merge_journal(base, ours, theirs, marker_size)
 
 
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a tmp file beside it: a kill leaves the old %A."""
+    tmp = path.with_name(f".{path.name}.gasp-merge.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise GaspError(f"cannot write the merge result to {path}: {exc.strerror}") from None
+
 def run(
     ancestor: str,
     current: str,
@@ -84,10 +94,7 @@ def run(
     result = merge_bytes(
         rule, _read("base", ancestor), _read("ours", current), _read("theirs", other), marker_size
     )
-    try:
-        Path(current).write_bytes(result.data)
-    except OSError as exc:
-        raise GaspError(f"cannot write the merge result to {current}: {exc.strerror}") from None
+    _write_atomic(Path(current), result.data)
     prefix = f"git gasp merge-driver: {path}:"
     for note in result.notes:
         say(f"{prefix} note: {note}")
