@@ -133,18 +133,4 @@ def commit_run(root: Path, run: str, goal: str | None, outcome: str,
     Refuses newlines in trailer values and a tracked log that went missing.
     """
     message = run_message(run, goal, outcome).encode()
-    if not (Path(root) / log_rel).exists():
-        from git_gasp.store.gitrepo import open_repo
-
-        repo, prefix = open_repo(Path(root))
-        with repo:
-            path = (prefix + b"/" if prefix else b"") + log_rel.encode()
-            try:
-                tracked = repo.object_store.iter_tree_contents(repo[repo.head()].tree)
-                if any(e.path == path for e in tracked):
-                    raise CommitError(f"{log_rel} is tracked but missing from the working "
-                                      "tree; refusing to commit (restore it with `git checkout "
-                                      f"-- {log_rel}`)")
-            except KeyError:
-                pass
     return commit_paths(root, [log_rel, *extra_paths], message, log_rel=log_rel)

@@ -61,11 +61,93 @@ def set_manifest_hash(text: str, digest: str) -> str:
     return new
 
 
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` (tmp file + fsync + rename), keeping its mode."""
+    import os
+
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+class _Writes:
+    """Files written by an amend, with what they held before, so it can be undone."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.old: list[tuple[Path, bytes | None]] = []
+        self.made_dirs: list[Path] = []
+
+    def write(self, rel: str, data: bytes) -> None:
+        path = self.root / rel
+        missing = []
+        for parent in path.parents:
+            if parent == self.root or parent.exists():
+                break
+            missing.append(parent)
+        for parent in reversed(missing):
+            parent.mkdir()
+            self.made_dirs.append(parent)
+        try:
+            before: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            before = None
+        self.old.append((path, before))
+        _write_atomic(path, data)
+
+    def undo(self) -> None:
+        for path, before in reversed(self.old):
+            if before is None:
+                path.unlink(missing_ok=True)
+            else:
+                _write_atomic(path, before)
+        for directory in reversed(self.made_dirs):
+            try:
+                directory.rmdir()
+            except OSError:
+                pass
+
+
+def _hash_with(root: Path, ident: str, changes: dict[str, bytes]) -> str:
+    """The identity hash identity/ would have with `changes` written (nothing is written)."""
+    from git_gasp.store.agentfs import AgentFileError, list_files
+
+    try:
+        files = {rel: p.read_bytes() for rel, p in list_files(root, ident)}
+    except AgentFileError as exc:
+        raise GaspError(f"identity cannot be read: {exc}") from None
+    for rel, data in changes.items():
+        files[Path(rel).as_posix().encode()] = data
+    if not files:
+        raise GaspError(f"{ident}/ holds no files")
+    prefix = ident.encode()
+    return identity_hash([(b"identity" + rel[len(prefix):], data)
+                          for rel, data in sorted(files.items())])
+
+
 def amend_identity(state, approver: str, reason: str,
                    changes: dict[str, bytes] | None = None) -> tuple[bytes, str, str]:
     """Write `changes` (paths under identity/), update AGENT.md, record the decision and
-    commit the three together; return (commit id, old hash, new hash)."""
+    commit the three together; return (commit id, old hash, new hash).
+
+    The decision's checks (lease, policy, validation) run before any file is written;
+    the files are replaced atomically and put back as they were if recording the
+    decision then fails, so a refused amend leaves nothing on disk."""
     from git_gasp.runtime.commit import commit_paths
+    from git_gasp.store.agentfs import AgentFileError, read_regular
 
     root = Path(state.root)
     if not approver or "\n" in approver:
@@ -74,23 +156,40 @@ def amend_identity(state, approver: str, reason: str,
         raise GaspError("an identity amend needs a one-line reason")
     manifest, declared = declared_identity_hash(root)
     ident = manifest.locations["identity"]
-    for rel in changes or {}:
+    changes = dict(changes or {})
+    for rel in changes:
         parts = Path(rel).parts
         if not parts or parts[0] != ident or ".." in parts or len(parts) < 2:
             raise GaspError(f"{rel} is not a file under {ident}/")
-    for rel, data in (changes or {}).items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(data)
-    new = compute_identity_hash(root, ident)
+    new = _hash_with(root, ident, changes)
     if new == declared:
         raise GaspError(f"{ident}/ is unchanged (it already hashes to the declared "
                         f"{new[:12]}…); edit it first")
-    agent_md = root / "AGENT.md"
-    agent_md.write_text(set_manifest_hash(agent_md.read_text(encoding="utf-8"), new),
-                        encoding="utf-8")
-    state.record_decision("Approved", reason, decided_by=("user", approver),
-                          metadata={"identity_hash_from": declared, "identity_hash_to": new,
-                                    "subject": "identity"})
+    try:
+        agent_text = read_regular(root, "AGENT.md").decode("utf-8")
+    except (AgentFileError, UnicodeDecodeError) as exc:
+        raise GaspError(f"AGENT.md: {exc}") from None
+    agent_md = set_manifest_hash(agent_text, new).encode("utf-8")
+    writes = _Writes(root)
+    log_lines: list[int] = []
+
+    def write_files() -> None:  # every check passed: now the amend goes to disk
+        log_lines.append(state.store.line_count)
+        for rel, data in changes.items():
+            writes.write(rel, data)
+        writes.write("AGENT.md", agent_md)
+
+    try:
+        state.record_decision("Approved", reason, decided_by=("user", approver),
+                              metadata={"identity_hash_from": declared, "identity_hash_to": new,
+                                        "subject": "identity"},
+                              before_append=write_files)
+    except BaseException:
+        # undo unless the decision reached the log (then a behaviour failed after it, and
+        # the files must keep matching what the log records)
+        if not log_lines or state.store.line_count == log_lines[0]:
+            writes.undo()
+        raise
     message = (f"identity: {reason}\n\nApproved-by: {approver}\n"
                f"Identity-Hash: {new}\n").encode()
     commit = commit_paths(root, [ident, "AGENT.md", state.store.rel], message,

@@ -32,11 +32,9 @@ class Facts:
     """The fact store of one agent, appended to under the state's lease."""
 
     def __init__(self, state) -> None:
-        from git_gasp.protocol.manifest import DEFAULT_LOCATIONS
-
         self.state = state
         self.root: Path = state.root
-        self.dir_rel = getattr(state, "memory_rel", DEFAULT_LOCATIONS["memory"])
+        self.dir_rel = state.memory_rel  # the manifest's locations.memory
         self.rel = f"{self.dir_rel}/facts.jsonl"
         self.path = self.root / self.rel
         self.active_path = self.root / self.dir_rel / "active_memory.md"

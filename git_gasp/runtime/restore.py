@@ -131,13 +131,13 @@ def where_it_stands(root: Path, *, at: str | None = None) -> RestoreReport:
         run_info = None if run is None else {"run_id": run.run_id, "goal_id": run.goal_id,
                                              "task": graph.nodes[run.run_id]["props"].get("task")}
     else:
+        from git_gasp.runtime.seed import is_unfinished_run
         from git_gasp.store.logview import fold_agent
 
         view = fold_agent(root, at=at)
         graph, last, seeded = view.result.graph, view.last_event_id, view.seeded_from
         notes += view.notes
-        running = [n for n in graph.nodes.values() if n["kind"] == "run"
-                   and n["props"].get("status") == "running"]
+        running = [n for n in graph.nodes.values() if is_unfinished_run(n)]
         run_info = None if not running else {"run_id": running[-1]["id"],
                                              "goal_id": running[-1]["props"].get("goal_id"),
                                              "task": running[-1]["props"].get("task")}

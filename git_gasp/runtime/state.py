@@ -22,6 +22,7 @@ from git_gasp.errors import GaspError
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.fold import FoldResult, apply_op, fold
 from git_gasp.protocol.graph import Graph
+from git_gasp.protocol.manifest import DEFAULT_LOCATIONS
 from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_ops
 from git_gasp.protocol.vocab import BASE_NODE_KINDS, ENTITY_CREATING, Vocabulary
 from git_gasp.runtime.ids import new_id, now_ms, valid_id
@@ -108,6 +109,7 @@ class AgentState:
         self.vocab = vocab
         self.policy = policy
         self.notes = notes
+        self.memory_rel = DEFAULT_LOCATIONS["memory"]  # AgentState.open: the manifest's
         self.skipped: list = []
         self.last_event_id: str | None = None
         self.run: OpenRun | None = None
@@ -149,7 +151,7 @@ class AgentState:
         rel = manifest.locations["log"]
         lease = Lease(root, worker_id, lease_ttl_ms)
         store = EventStore(root, rel, lease, fsync=fsync)
-        if not store.path.exists():
+        if not store.check_path():
             _refuse_missing_tracked_log(root, rel)
         notes: list[str] = []
         # Loading builds hundreds of thousands of containers and no cycles: the cyclic GC
@@ -158,7 +160,7 @@ class AgentState:
         gc.disable()
         try:
             fast = None
-            if use_snapshots and not store.path.is_symlink():
+            if use_snapshots:
                 fast = seeds.open_fast(root, store.path, rel, notes)
             data = None
             if fast is not None:
@@ -188,6 +190,7 @@ class AgentState:
                 gc.enable()
         state = cls(root, store, result.graph, agent_id=manifest.agent_id,
                     vocab=load_vocabulary(root), policy=PolicySet.load(root), notes=notes)
+        state.memory_rel = manifest.locations["memory"]
         state._data_for_index = data if seeded_from else None
         state.seeded_from = seeded_from
         state.seed_cached = fast is not None
@@ -392,9 +395,21 @@ class AgentState:
 
     def emit(self, kind: str, payload: Any, ops: list[Op] | None = None, *, cause: Any = _AUTO,
              correlation: Any = _AUTO, actor: tuple[str, str] | None = None,
-             links: tuple[str | None, ...] = ()) -> Event:
-        """Append a domain event (+ its paired ops event) atomically; return the domain event."""
+             links: tuple[str | None, ...] = (),
+             before_append: Callable[[], None] | None = None) -> Event:
+        """Append a domain event (+ its paired ops event) atomically; return the domain event.
+
+        `before_append` runs once every check has passed, just before the write (an error
+        it raises appends nothing)."""
         self._begin()
+        return self._emit(kind, payload, ops, cause=cause, correlation=correlation,
+                          actor=actor, links=links, before_append=before_append)
+
+    def _emit(self, kind: str, payload: Any, ops: list[Op] | None = None, *,
+              cause: Any = _AUTO, correlation: Any = _AUTO,
+              actor: tuple[str, str] | None = None, links: tuple[str | None, ...] = (),
+              before_append: Callable[[], None] | None = None) -> Event:
+        """emit, for a caller that has just called _begin."""
         if ops:
             self._validate(ops)
         cause_id = self._resolve_cause(kind, cause, links)
@@ -414,6 +429,8 @@ class AgentState:
         if ops:
             batch.append(Event(new_id("event"), 1, ts, akind, aid, OPS_KIND, ops, domain.id,
                                correlation))
+        if before_append is not None:
+            before_append()
         self._append(batch)
         self._dispatch(domain)
         return domain
@@ -476,10 +493,12 @@ class AgentState:
 
     def _entity(self, kind: str, node_kind: str, payload: dict, props: dict, rels: list[Op],
                 links: tuple[str | None, ...] = (), cause: Any = _AUTO,
-                actor: tuple[str, str] | None = None) -> str:
+                actor: tuple[str, str] | None = None,
+                before_append: Callable[[], None] | None = None) -> str:
         node_id = payload["id"]
         ops = [create_node(node_id, node_kind, _clean(props)), *rels, *self._in_run(node_id)]
-        self.emit(kind, payload, ops, cause=cause, links=links, actor=actor)
+        self.emit(kind, payload, ops, cause=cause, links=links, actor=actor,
+                  before_append=before_append)
         return node_id
 
     def _owner(self, actor: tuple[str, str] | None) -> dict:
@@ -592,9 +611,12 @@ class AgentState:
 
     def record_decision(self, status: str, reason: str, *, patch: str | None = None,
                         decided_by: tuple[str, str] | None = None,
-                        metadata: dict | None = None, cause: Any = _AUTO) -> str:
+                        metadata: dict | None = None, cause: Any = _AUTO,
+                        before_append: Callable[[], None] | None = None) -> str:
         """decision.created + CreateNode decision; with `patch`, approved_by / rejected_by
-        and the patch's status set to Promoted / Rejected (promotion is policy-gated)."""
+        and the patch's status set to Promoted / Rejected (promotion is policy-gated).
+
+        `before_append` runs after every check passed, just before the write."""
         status = canonical(status, DECISION_STATUSES, "decision status")
         self._need(patch, "patch", "patch")
         did = new_id("decision")
@@ -614,7 +636,8 @@ class AgentState:
                    "metadata": (metadata or {}) | ({"patch": patch} if patch else {})}
         props = {"status": status, "reason": reason, "metadata": metadata or {}}
         return self._entity("decision.created", "decision", payload, props, rels, (patch,),
-                            cause, actor=who if decided_by else None)
+                            cause, actor=who if decided_by else None,
+                            before_append=before_append)
 
     def record_frame(self, title: str, summary: str = "", *, metadata: dict | None = None,
                      cause: Any = _AUTO) -> str:
@@ -660,7 +683,6 @@ class AgentState:
         payload = _clean({"run_id": rid, "task": task, "goal_id": goal, "task_id": task_id})
         payload["metadata"] = metadata or {}
         # the ops need the domain event id (started_event): build by hand
-        self._begin()
         cause = self.creator_of(task_id) if task_id else (self.creator_of(goal) if goal else None)
         props = _clean({"task": task, "status": "running", "goal_id": goal, "task_id": task_id,
                         "started_ts_ms": now_ms(), "metadata": metadata or {}})
@@ -696,8 +718,8 @@ class AgentState:
         payload = {"run_id": run.run_id, "outcome": outcome, "metadata": metadata or {}}
         props = _clean({"status": "finished", "outcome": outcome, "finished_ts_ms": now_ms(),
                         "metadata": metadata or {}})
-        self.emit("run.finished", payload, [update_node(run.run_id, props)],
-                  cause=run.event_id, correlation=run.run_id)
+        self._emit("run.finished", payload, [update_node(run.run_id, props)],
+                   cause=run.event_id, correlation=run.run_id)
         self.run = None
         return run.run_id
 
@@ -814,8 +836,12 @@ class AgentState:
         if self.last_event_id is None:
             raise StateError("the log is empty: nothing to snapshot")
         self.refresh()
+        # exactly the bytes folded: a concurrent append past them must not reach the record
+        size, lines = self.store.size, self.store.line_count
         data = self.store.read_bytes()
-        rel, _created = write_snapshot(self.root, data, self.graph, data.count(b"\n"),
+        if len(data) < size:
+            raise StateError(f"{self.store.rel} shrank under us; reopen the state")
+        rel, _created = write_snapshot(self.root, data[:size], self.graph, lines,
                                        self.last_event_id)
         return rel
 

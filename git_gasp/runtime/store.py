@@ -9,6 +9,7 @@ writer, a torn tail) stop the append instead of being built upon.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -95,17 +96,37 @@ class EventStore:
         self.size = 0  # bytes of the log we have read or written
         self.line_count = 0
 
-    def read_bytes(self) -> bytes:
+    def check_path(self) -> bool:
+        """Refuse a log that is not a regular file of this repo (a symlink, a FIFO, a
+        directory, or under a symlinked directory); return whether it exists."""
+        for parent in reversed(Path(self.rel).parents):
+            if str(parent) != "." and (self.root / parent).is_symlink():
+                raise LogError(f"{parent}/ (holding {self.rel}) is a symlink; git would commit "
+                               "the link, not the log — replace it with the real directory")
         try:
-            if self.path.is_symlink():
-                raise LogError(f"{self.rel} is a symlink; git would commit the link, not the log")
-            return self.path.read_bytes()
+            st = os.lstat(self.path)
         except FileNotFoundError:
-            return b""
-        except IsADirectoryError:
-            raise LogError(f"{self.rel} is a directory, not a log") from None
+            return False
         except OSError as exc:
             raise LogError(f"{self.rel} cannot be read: {exc.strerror}") from None
+        if not stat.S_ISREG(st.st_mode):
+            self._read_regular()  # raises the precise refusal
+        return True
+
+    def _read_regular(self) -> bytes:
+        from git_gasp.store.agentfs import AgentFileError, read_regular
+
+        try:
+            return read_regular(self.root, self.rel)
+        except AgentFileError as exc:
+            raise LogError(str(exc)) from None
+
+    def read_bytes(self) -> bytes:
+        """The whole log (b"" when it does not exist yet); LogError when it is not a
+        regular file of the repo."""
+        if not self.check_path():
+            return b""
+        return self._read_regular()
 
     def mark_read(self, data: bytes, line_count: int | None = None) -> None:
         """Record that `data` (the whole log, of `line_count` lines) has been read."""
@@ -144,50 +165,77 @@ class EventStore:
         if not data:
             return self.line_count
         self.lease.ensure()
-        created = not self.path.exists()
+        created = not self.check_path()
         if created:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = _open_append(self.path, self.rel)
         try:
             size = os.fstat(fd).st_size
             if size != self.size:
                 raise LogError(f"{self.rel} is {size} bytes but this worker last saw {self.size}; "
                                "another writer appended without the lease — reopen the state")
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            if self.fsync:
-                os.fsync(fd)
+            _write_durably(fd, data, size, self.rel, self.fsync)
         finally:
             os.close(fd)
-        if created and self.fsync:
-            dfd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
         self.size += len(data)
         self.line_count += data.count(b"\n")
+        if created and self.fsync:
+            _fsync_dir(self.path.parent, self.rel)
         return self.line_count
 
 
-def append_line_file(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Durably append bytes to a plain append-only file (facts, journal)."""
-    created = not path.exists()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+def _open_append(path: Path, rel: str) -> int:
+    try:
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise LogError(f"{rel} cannot be opened for append: {exc.strerror}") from None
+
+
+def _write_durably(fd: int, data: bytes, old_size: int, rel: str, fsync: bool) -> None:
+    """Write all of `data` to the O_APPEND descriptor `fd` (then fsync); on any failure cut
+    the file back to `old_size` so no torn tail is left, and raise LogError."""
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            written = os.write(fd, view)
+            if written <= 0:
+                raise OSError(0, "the write made no progress")
+            view = view[written:]
         if fsync:
             os.fsync(fd)
-    finally:
-        os.close(fd)
-    if created and fsync:
-        dfd = os.open(path.parent, os.O_RDONLY)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        try:
+            os.ftruncate(fd, old_size)
+        except OSError as cut:
+            raise LogError(f"{rel}: append failed ({why}) and the partial write could not be "
+                           f"removed ({cut.strerror}); truncate it with "
+                           f"`truncate -s {old_size} {rel}`") from None
+        raise LogError(f"{rel}: append failed ({why}); nothing was written") from None
+
+
+def _fsync_dir(directory: Path, rel: str) -> None:
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+    except OSError as exc:
+        raise LogError(f"{rel} was written but its directory could not be synced: "
+                       f"{exc.strerror}") from None
+
+
+def append_line_file(path: Path, data: bytes, *, fsync: bool = True) -> None:
+    """Durably append bytes to a plain append-only file (facts, journal).
+
+    A failed write or fsync leaves the file as it was and raises LogError."""
+    created = not path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = _open_append(path, str(path))
+    try:
+        _write_durably(fd, data, os.fstat(fd).st_size, str(path), fsync)
+    finally:
+        os.close(fd)
+    if created and fsync:
+        _fsync_dir(path.parent, str(path))
