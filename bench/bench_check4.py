@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 
 from benchlog import event
 
-from git_gasp.store.history import check_history
+from git_gasp.conformance.history import check_history
 
 LOG = "state/events.jsonl"
 LINES_PER_COMMIT = 20

@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from git_gasp.base.ids import new_id
 from git_gasp.protocol.envelope import OPS_KIND, Event, parse_log, serialize
 from git_gasp.protocol.fold import fold
-from git_gasp.runtime.ids import new_id
 from git_gasp.runtime.state import AgentState, create_node, relate
 from git_gasp.store.snapshots import write_snapshot
 

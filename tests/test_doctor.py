@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.hooks import install as inst
+from git_gasp.githooks import install as inst
 from tests.conftest import gasp, git, out
 
 HOOK = Path(".git/hooks/pre-commit")

@@ -322,7 +322,7 @@ NAMES = ["event_g1", "event_g1o", "spaced", "escaped", "dup", "dup_last", "goal_
 
 
 def test_old_log_index_matches_a_full_lenient_parse_built_at_once_or_grown():
-    from git_gasp.hooks.oldlog import OldLog
+    from git_gasp.guard.committed_log import OldLog
 
     data = b"".join(ODD_LINES)
     want = _reference(data)
@@ -343,7 +343,7 @@ def test_old_log_index_matches_a_full_lenient_parse_built_at_once_or_grown():
 
 def test_old_log_index_grown_from_parsed_events_matches_a_reparse(monkeypatch):
     """save_staged hands the appended lines' events over: no second parse, same index."""
-    from git_gasp.hooks import oldlog
+    from git_gasp.guard import committed_log as oldlog
     from git_gasp.protocol.envelope import parse_line, split_lines
 
     base = goal_pair(1) + ops("oo1", None, {"CreateNode": {"id": "node_a", "kind": "goal",
@@ -366,7 +366,7 @@ def test_old_log_index_grown_from_parsed_events_matches_a_reparse(monkeypatch):
 
 
 def test_old_log_index_survives_hash_collisions(monkeypatch):
-    from git_gasp.hooks import oldlog
+    from git_gasp.guard import committed_log as oldlog
 
     monkeypatch.setattr(oldlog.zlib, "crc32", lambda data: 0)  # every key collides
     data = b"".join(ODD_LINES)
@@ -458,7 +458,7 @@ def test_a_cached_older_version_of_the_log_is_grown_not_reread(agent, monkeypatc
 
 
 def test_the_guard_reads_no_committed_log_blob_when_its_index_is_cached(agent, monkeypatch):
-    from git_gasp.hooks import guard
+    from git_gasp.guard import commit_guard as guard
 
     append(agent, goal_pair(1))
     assert commit(agent).returncode == 0
@@ -526,7 +526,7 @@ def test_a_clean_union_merge_with_the_driver_goes_through(agent):
 def test_merged_parents_come_from_gits_environment_during_pre_merge_commit(monkeypatch):
     """git runs pre-merge-commit before writing MERGE_HEAD; it names every merged head
     (all of an octopus) in GITHEAD_<id> variables."""
-    from git_gasp.hooks.guard import merge_heads_from_env
+    from git_gasp.guard.commit_guard import merge_heads_from_env
 
     a, b = "a" * 40, "B" * 40
     monkeypatch.setenv(f"GITHEAD_{b}", "third")

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from git_gasp.errors import NotAGitRepo
+from git_gasp.base.errors import NotAGitRepo
+from git_gasp.conformance.history import HistoryResult, check_history
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
     common_prefix_len,
@@ -24,7 +25,6 @@ from git_gasp.protocol.appendonly import (
     merge_error,
 )
 from git_gasp.store.gitrepo import open_repo
-from git_gasp.store.history import HistoryResult, check_history
 from tests.conftest import commit_all, git
 
 LOG = LOG_PATH.decode()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from git_gasp.hooks import install as inst
+from git_gasp.githooks import install as inst
 from tests.conftest import REPO_ROOT, gasp, git, out
 from tests.events import goal_pair
 
@@ -302,7 +302,7 @@ def test_gitattributes_is_replaced_atomically_keeping_its_mode(repo, monkeypatch
 
 
 def test_manager_snippets_spell_the_hook_command_from_one_place():
-    from git_gasp.hooks import managers
+    from git_gasp.githooks import managers
 
     assert managers.GUARD_COMMAND == managers.guard_command("pre-commit")
     assert managers.MERGE_GUARD_COMMAND == managers.guard_command("pre-merge-commit")

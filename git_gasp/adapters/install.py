@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from git_gasp.adapters.hooks import HOOK_EVENTS
-from git_gasp.errors import GaspError
+from git_gasp.adapters.payloads import HOOK_EVENTS
+from git_gasp.base.errors import GaspError
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 HOOK_TIMEOUT_S = 60  # the agent's budget for our hook; the hook itself stops at ~20 s

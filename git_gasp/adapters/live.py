@@ -50,8 +50,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from git_gasp.adapters.hooks import HookEvent, parse_hook_payload
 from git_gasp.adapters.lifting import lift
+from git_gasp.adapters.payloads import HookEvent, parse_hook_payload
 from git_gasp.adapters.project import SessionWriter, outcome_of, redacted_archive, run_id_for
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
 from git_gasp.adapters.redact import Redactor
@@ -410,7 +410,7 @@ def process(state: Any, h: HookEvent, gdir: Path, root: Path,
 
 
 def _hold_lease(state: Any, deadline: float) -> bool:
-    from git_gasp.runtime.lease import LeaseHeld
+    from git_gasp.store.lease import LeaseHeld
 
     while True:
         try:

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 
 BEGIN = "<!-- gasp:begin -->"
 END = "<!-- gasp:end -->"

@@ -39,7 +39,7 @@ from git_gasp.adapters.records import (
     Transcript,
 )
 from git_gasp.adapters.redact import Redactor
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 
 SUMMARY_LIMIT = 500
 

@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 
 USER_PROMPT = "user_prompt"
 ASSISTANT_TEXT = "assistant_text"

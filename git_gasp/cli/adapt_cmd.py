@@ -59,7 +59,7 @@ def _install(agent: str, path: Path, uninstall: bool) -> None:
             "no git-gasp hooks in"
         click.echo(f"{verb} {path}")
     elif result.changed:
-        from git_gasp.adapters.hooks import HOOK_EVENTS
+        from git_gasp.adapters.payloads import HOOK_EVENTS
 
         click.echo(f"installed git-gasp hooks for {len(HOOK_EVENTS)} events in {path}")
     else:
@@ -77,7 +77,7 @@ def _agent_root_note(repo: Path) -> None:
 def _prime(agent: str, repo: Path) -> None:
     from git_gasp.adapters.live import find_agent_root
     from git_gasp.adapters.prime import prime
-    from git_gasp.errors import GaspError
+    from git_gasp.base.errors import GaspError
 
     root = find_agent_root(repo)
     if root is None:

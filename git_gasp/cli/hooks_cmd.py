@@ -20,8 +20,8 @@ def _root(path: str | None):
                    "the hooks; its hook is kept as pre-commit.legacy and still runs.")
 def install_hooks(path: str | None, uninstall: bool, force: bool) -> int:
     """Install the pre-commit guard and the merge driver for the agent at PATH."""
-    from git_gasp.hooks.install import install
-    from git_gasp.hooks.install import uninstall as remove
+    from git_gasp.githooks.install import install
+    from git_gasp.githooks.install import uninstall as remove
 
     root = _root(path)
     outcome = remove(root) if uninstall else install(root, force=force)
@@ -41,7 +41,7 @@ def hook(name: str) -> int:
     import sys
     from pathlib import Path
 
-    from git_gasp.hooks.guard import report, run_guard
+    from git_gasp.guard.commit_guard import report, run_guard
 
     rejections = run_guard(Path.cwd())
     if rejections:
@@ -56,7 +56,7 @@ def hook(name: str) -> int:
 @click.argument("path", required=False, type=click.Path(file_okay=False))
 def doctor(path: str | None) -> int:
     """Check that hooks, merge driver, lease and ignores are set up in this clone."""
-    from git_gasp.hooks.doctor import diagnose, report
+    from git_gasp.githooks.doctor import diagnose, report
 
     root = _root(path)
     text, status = report(diagnose(root), path or str(root))

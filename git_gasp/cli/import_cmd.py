@@ -45,7 +45,7 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
     """
     from git_gasp.adapters.project import import_session
     from git_gasp.adapters.records import read_raw
-    from git_gasp.errors import UsageError
+    from git_gasp.base.errors import UsageError
 
     paths = list(files)
     if all_:

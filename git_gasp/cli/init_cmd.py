@@ -12,7 +12,7 @@ def init(path: str | None, agent_id: str | None) -> int:
     """Create the GASP layout at PATH (default: here) and commit it."""
     from pathlib import Path
 
-    from git_gasp.hooks.install import install_for_init
+    from git_gasp.githooks.install import install_for_init
     from git_gasp.store.layout import init_agent
 
     root = Path(path or ".")

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from git_gasp.errors import GaspError, UsageError
+from git_gasp.base.errors import GaspError, UsageError
 
 _session = click.option(
     "--session-id", "session_id", metavar="ID", envvar="PERSTATE_SESSION_ID",

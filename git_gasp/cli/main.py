@@ -69,7 +69,7 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI, turning known errors into one line and an exit code."""
-    from git_gasp.errors import GaspError
+    from git_gasp.base.errors import GaspError
 
     try:
         rv = cli.main(args=argv, prog_name="git gasp", standalone_mode=False)

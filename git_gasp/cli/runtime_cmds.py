@@ -21,8 +21,8 @@ def _root():
 
 
 def _open(*, notes: bool = True):
-    from git_gasp.runtime.lease import default_worker_id
     from git_gasp.runtime.state import AgentState
+    from git_gasp.store.lease import default_worker_id
 
     state = AgentState.open(_root(), default_worker_id())
     if notes:
@@ -33,7 +33,7 @@ def _open(*, notes: bool = True):
 
 def _done(state) -> None:
     """Keep the lease while a run is open; otherwise give it back."""
-    from git_gasp.runtime.lease import LeaseError
+    from git_gasp.store.lease import LeaseError
 
     if state.run is None:
         try:
@@ -45,7 +45,7 @@ def _done(state) -> None:
 def _json_obj(text: str | None, what: str) -> dict:
     import json
 
-    from git_gasp.errors import UsageError
+    from git_gasp.base.errors import UsageError
 
     if text is None:
         return {}
@@ -62,7 +62,7 @@ def _call(helper, positional: tuple, flags: dict, payload: str | None):
     """Call a record_* helper with flags merged over a --json payload."""
     import inspect
 
-    from git_gasp.errors import UsageError
+    from git_gasp.base.errors import UsageError
 
     params = inspect.signature(helper).parameters
     kwargs = _json_obj(payload, "--json")
@@ -321,7 +321,7 @@ def record_status(node: str, status: str, reason: str | None) -> None:
 @click.option("--no-journal", is_flag=True, help="Do not append the run to journal/JOURNAL.md.")
 def commit_run(paths, run_id, outcome, goal, no_journal) -> None:
     """Make the run's closing commit: the log, projections and PATHS, with trailers."""
-    from git_gasp.errors import GaspError
+    from git_gasp.base.errors import GaspError
     from git_gasp.runtime.commit import commit_run as do_commit
     from git_gasp.runtime.journal import JOURNAL_REL, append_journal
 
@@ -373,7 +373,7 @@ def log(kinds, run_id, since, ops, limit, as_json) -> None:
     import json
     from datetime import datetime, timezone
 
-    from git_gasp.errors import UsageError
+    from git_gasp.base.errors import UsageError
 
     state = _open()
     events = state.events()
@@ -598,7 +598,7 @@ def identity_amend(approved_by: str, reason: str, sets: tuple[str, ...]) -> None
     """One commit: identity/ edits + the new hash in AGENT.md + the approving decision."""
     from pathlib import Path
 
-    from git_gasp.errors import UsageError
+    from git_gasp.base.errors import UsageError
     from git_gasp.runtime.identity import amend_identity
 
     changes = {}
@@ -625,7 +625,7 @@ def lease() -> None:
 @lease.command("status", context_settings=CONTEXT)
 def lease_status() -> None:
     """Who holds the lease, if anyone."""
-    from git_gasp.runtime.lease import Lease
+    from git_gasp.store.lease import Lease
 
     rec = Lease(_root()).read()
     click.echo("no lease" if rec is None else
@@ -636,7 +636,7 @@ def lease_status() -> None:
 @click.option("--force", is_flag=True, help="Remove another worker's (or a corrupt) lease.")
 def lease_release(force: bool) -> None:
     """Give up this worker's lease."""
-    from git_gasp.runtime.lease import Lease
+    from git_gasp.store.lease import Lease
 
     rec = Lease(_root()).release(force=force)
     click.echo("released" + (f" {rec.describe()}" if rec else " (no lease was held)"))

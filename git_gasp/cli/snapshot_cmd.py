@@ -10,8 +10,8 @@ import click
 @click.option("--at", "at", metavar="EVENT_ID", help="Snapshot through this event (default: last).")
 def snapshot(path: str | None, at: str | None) -> int:
     """Materialize the fold of the log (at PATH, default: here) as a snapshot."""
+    from git_gasp.base.errors import GaspError
     from git_gasp.conformance.runner import resolve_agent_root
-    from git_gasp.errors import GaspError
     from git_gasp.protocol.snapshot import SnapshotError
     from git_gasp.store.logview import fold_agent
     from git_gasp.store.snapshots import write_snapshot

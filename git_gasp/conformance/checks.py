@@ -203,8 +203,8 @@ def check_vocabulary(repo: AgentRepo) -> CheckResult:
 # --- 4 -----------------------------------------------------------------------
 def check_append_only(repo: AgentRepo, *, use_cache: bool = True) -> CheckResult:
     """Walk the git history: append-only paths only ever grow at the end."""
-    from git_gasp.errors import NotAGitRepo
-    from git_gasp.store.history import check_history
+    from git_gasp.base.errors import NotAGitRepo
+    from git_gasp.conformance.history import check_history
 
     res = _result(4)
     try:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from git_gasp.base.errors import UsageError
 from git_gasp.conformance.checks import run_all
 from git_gasp.conformance.report import Report
-from git_gasp.errors import UsageError
 from git_gasp.store.agent import MANIFEST, load_agent
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from git_gasp.errors import GaspError, UsageError
+from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.kg import config as cfgmod
 from git_gasp.kg import gitcmd
 from git_gasp.kg.workspace import (

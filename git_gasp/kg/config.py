@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from git_gasp.errors import GaspError, UsageError
+from git_gasp.base.errors import GaspError, UsageError
 
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+=/-]{0,199}$")
 

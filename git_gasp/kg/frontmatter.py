@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 
 _KEY_LINE = re.compile(r"^([^\s#\-\[\]{}'\"][^:]*?):(?:[ \t]|$)")
 _FAST_LINE = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 
 MAX_ID_LEN = 120
 # `entity.md` lives beside relation-type dirs, and relation files are `<to>.md`

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 from git_gasp.kg import config as cfgmod
 from git_gasp.kg import gitcmd
 from git_gasp.kg.workspace import (

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 from git_gasp.kg.frontmatter import FrontMatter, render_document
 
 ENTITY_FILE = "entity.md"

@@ -15,7 +15,7 @@ import re
 import time
 from pathlib import Path
 
-from git_gasp.errors import GaspError, UsageError
+from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.kg import config as cfgmod
 from git_gasp.kg import gitcmd
 from git_gasp.kg.workspace import paths_for, repo_name

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from git_gasp.errors import GaspError, UsageError
+from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.kg import gitcmd, ids, index, model
 from git_gasp.kg.frontmatter import load_yaml, parse_document, render_document
 from git_gasp.kg.workspace import Workspace, fetch_branch, locked, mark_synced

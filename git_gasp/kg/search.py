@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from git_gasp.errors import UsageError
+from git_gasp.base.errors import UsageError
 from git_gasp.kg import index
 from git_gasp.kg.frontmatter import fast_fields, split
 

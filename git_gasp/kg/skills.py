@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 
 
 def skill_text() -> str:

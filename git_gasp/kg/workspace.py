@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_gasp.errors import GaspError, UsageError
+from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.kg import config as cfgmod
 from git_gasp.kg import gitcmd
 

@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 from git_gasp.merge.lines import MergeResult
 
 DISABLE_ENV = "GASP_NO_MERGE_DRIVER"

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_gasp.base.errors import FormatError
 from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.jsonstrict import JsonError, dumps_canonical, loads_strict
 
@@ -29,7 +30,7 @@ OPS_KIND = "state.ops_applied"
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
 
-class EnvelopeError(ValueError):
+class EnvelopeError(FormatError):
     """A line is not a valid event envelope; the message says why."""
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_gasp.base.errors import FormatError
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.graph import Graph
@@ -31,7 +32,7 @@ class SkippedOp:
         return f"{where}event {self.event_id} (line {self.line}): {self.reason}"
 
 
-class FoldError(ValueError):
+class FoldError(FormatError):
     """Raised by the strict fold; carries the SkippedOp that stopped it."""
 
     def __init__(self, skipped: SkippedOp) -> None:

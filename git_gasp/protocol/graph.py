@@ -10,10 +10,11 @@ import marshal
 from collections.abc import Iterator
 from typing import Any
 
+from git_gasp.base.errors import FormatError
 from git_gasp.protocol.jsonstrict import json_equal
 
 
-class GraphError(ValueError):
+class GraphError(FormatError):
     """A graph JSON document does not have the expected shape."""
 
 

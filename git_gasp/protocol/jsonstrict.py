@@ -11,6 +11,8 @@ import json
 import math
 from typing import Any
 
+from git_gasp.base.errors import FormatError
+
 try:  # orjson is a declared dependency; the stdlib path keeps us correct without it.
     import orjson as _orjson
 except ImportError:  # pragma: no cover
@@ -26,7 +28,7 @@ MAX_DEPTH = 127
 _TOO_DEEP = f"JSON nested too deeply (more than {MAX_DEPTH} levels)"
 
 
-class JsonError(ValueError):
+class JsonError(FormatError):
     """A line is not strict JSON; the message says why."""
 
 

@@ -10,12 +10,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_gasp.base.errors import FormatError
+
 DEFAULT_LOCATIONS = {"identity": "identity", "memory": "memory", "log": "state/events.jsonl"}
 _FENCE = re.compile(r"^```ya?ml[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 _TABLE_ROW = re.compile(r"^\|\s*`?([A-Za-z_ ]+?)`?\s*\|\s*`?([^|`]+?)`?\s*\|", re.M)
 
 
-class ManifestError(ValueError):
+class ManifestError(FormatError):
     """AGENT.md cannot be read as a manifest."""
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from git_gasp.base.errors import FormatError
+
 # tag -> {field: allowed types}; None stands for JSON null.
 _STR = (str,)
 _OBJ = (dict,)
@@ -32,7 +34,7 @@ _TYPE_NAMES = {str: "a string", dict: "an object", type(None): "null"}
 NEEDS_NODE = frozenset({"UpdateNode", "TombstoneNode", "MarkStale", "AttachArtifact"})
 
 
-class OpError(ValueError):
+class OpError(FormatError):
     """An ops payload (or one op in it) does not have the reference shape."""
 
 

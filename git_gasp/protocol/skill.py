@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from git_gasp.base.errors import FormatError
+
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*$", re.S | re.M)
 
 
-class SkillError(ValueError):
+class SkillError(FormatError):
     """A SKILL.md lacks valid front matter."""
 
 

@@ -10,10 +10,11 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from git_gasp.base.errors import FormatError
 from git_gasp.protocol.graph import Graph, GraphError
 
 
-class SnapshotError(ValueError):
+class SnapshotError(FormatError):
     """A snapshot document is malformed or does not match the log."""
 
 

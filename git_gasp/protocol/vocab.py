@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_gasp.base.errors import FormatError
+
 BASE_NODE_KINDS = frozenset(
     {
         "goal",
@@ -61,7 +63,7 @@ ENTITY_CREATING: dict[str, str] = {
 }
 
 
-class PackError(ValueError):
+class PackError(FormatError):
     """A pack file does not have the reference shape."""
 
 

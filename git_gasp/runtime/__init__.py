@@ -13,13 +13,13 @@ _EXPORTS = {
     "AgentState": "state",
     "StateError": "state",
     "OpenRun": "state",
-    "EventStore": "store",
-    "LogError": "store",
-    "TornLogError": "store",
-    "Lease": "lease",
-    "LeaseError": "lease",
-    "LeaseHeld": "lease",
-    "LeaseCorrupt": "lease",
+    "EventStore": "git_gasp.store.append",
+    "LogError": "git_gasp.store.append",
+    "TornLogError": "git_gasp.store.append",
+    "Lease": "git_gasp.store.lease",
+    "LeaseError": "git_gasp.store.lease",
+    "LeaseHeld": "git_gasp.store.lease",
+    "LeaseCorrupt": "git_gasp.store.lease",
     "commit_run": "commit",
     "CommitError": "commit",
     "lineage": "queries",
@@ -43,6 +43,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'git_gasp.runtime' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"git_gasp.runtime.{module}"), name)
+    if "." not in module:
+        module = f"git_gasp.runtime.{module}"
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -13,7 +13,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 
 
 class CommitError(GaspError):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from git_gasp.errors import GaspError, UsageError
+from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.base.ids import new_id, now_ms
 from git_gasp.protocol.envelope import OPS_KIND, Event, serialize, split_lines
-from git_gasp.runtime.ids import new_id, now_ms
 from git_gasp.runtime.state import create_node
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 from git_gasp.protocol.identity import identity_hash, normalize_declared
 
 _HASH_LINE = re.compile(r"^(\s*identity_hash\s*:\s*)(\"?)(?:sha256:)?[0-9A-Fa-f]*\2[ \t]*$", re.M)

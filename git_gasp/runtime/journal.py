@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from git_gasp.runtime.queries import label
-from git_gasp.runtime.store import append_line_file
+from git_gasp.store.append import append_line_file
 
 JOURNAL_REL = "journal/JOURNAL.md"
 _HEADING = re.compile(r"^## (\S+)", re.M)

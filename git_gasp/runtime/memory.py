@@ -12,9 +12,9 @@ import json
 import os
 from pathlib import Path
 
-from git_gasp.errors import GaspError
-from git_gasp.runtime.ids import new_id, now_ms
-from git_gasp.runtime.store import append_line_file
+from git_gasp.base.errors import GaspError
+from git_gasp.base.ids import new_id, now_ms
+from git_gasp.store.append import append_line_file
 
 FACT_KEYS = ("id", "ts_ms", "text", "derived_from", "supersedes")
 

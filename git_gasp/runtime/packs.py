@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 from git_gasp.protocol.vocab import BASE_NODE_KINDS, BASE_RELATIONS, Vocabulary
 
 PACK_REL = ".agent/packs/gasp-runtime.json"

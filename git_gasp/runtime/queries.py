@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import json_equal
 

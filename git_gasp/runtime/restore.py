@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from git_gasp.errors import GaspError, UsageError
+from git_gasp.base.errors import GaspError, UsageError
 
 SUPPORTED_SPEC = {1, "1", "1.0"}
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.graph import Graph
-from git_gasp.runtime.store import LogError, parse_tail
+from git_gasp.store.append import LogError, parse_tail
 from git_gasp.store.snapshots import Seed, candidates
 
 CACHE_DIR = ("gasp", "snapshot-cache")

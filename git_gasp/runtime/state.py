@@ -18,24 +18,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
+from git_gasp.base.ids import new_id, now_ms, valid_id
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.fold import FoldResult, apply_op, fold
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.manifest import DEFAULT_LOCATIONS
 from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_ops
 from git_gasp.protocol.vocab import BASE_NODE_KINDS, ENTITY_CREATING, Vocabulary
-from git_gasp.runtime.ids import new_id, now_ms, valid_id
-from git_gasp.runtime.lease import DEFAULT_TTL_MS, Lease
 from git_gasp.runtime.policy import ApprovalRequired, Gate, PolicyDenied, PolicySet, Verdict
 from git_gasp.runtime.seed import is_unfinished_run
-from git_gasp.runtime.store import EventStore, parse_tail, torn_error
 from git_gasp.runtime.transitions import (
     DECISION_STATUSES,
     EVAL_STATUSES,
     canonical,
     check_transition,
 )
+from git_gasp.store.append import EventStore, parse_tail, torn_error
+from git_gasp.store.lease import DEFAULT_TTL_MS, Lease
 
 _AUTO: Any = object()
 MAX_BEHAVIOUR_DEPTH = 8
@@ -82,7 +82,7 @@ def _clean(d: dict) -> dict:
 
 def _refuse_missing_tracked_log(root: Path, rel: str) -> None:
     """A log that git tracks but the working tree lost is an error, not an empty log."""
-    from git_gasp.errors import NotAGitRepo
+    from git_gasp.base.errors import NotAGitRepo
     from git_gasp.store.gitrepo import open_repo
 
     try:

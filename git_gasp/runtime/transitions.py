@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 
 # kind -> {status: statuses it may move to}; a status missing as a key is terminal.
 TRANSITIONS: dict[str, dict[str, tuple[str, ...]]] = {

@@ -15,13 +15,13 @@ import shutil
 import sys
 from pathlib import Path
 
-from git_gasp.errors import GaspError
-from git_gasp.store.gitcmd import (
+from git_gasp.base.errors import GaspError
+from git_gasp.base.git import (
     check_attr,
     config_get,
     config_set_local,
     config_unset_local,
-    run_git,
+    run,
 )
 
 DRIVER = "gasp"
@@ -111,17 +111,17 @@ def restore_config(cwd: Path, before: list[tuple[str, str | None]]) -> None:
         if value is None:
             config_unset_local(cwd, key)
         else:
-            run_git(cwd, "config", "--local", key, value, check=False)
+            run(cwd, "config", "--local", key, value, check=False)
 
 
 def _local_get(cwd: Path, key: str) -> str | None:
-    proc = run_git(cwd, "config", "--local", "--get", key, check=False)
+    proc = run(cwd, "config", "--local", "--get", key, check=False)
     return proc.stdout.decode(errors="replace").rstrip("\n") if proc.returncode == 0 else None
 
 
 def unregister_driver(cwd: Path) -> bool:
     """Remove merge.gasp.* from this clone's config; True if it was there."""
-    proc = run_git(cwd, "config", "--local", "--remove-section", f"merge.{DRIVER}", check=False)
+    proc = run(cwd, "config", "--local", "--remove-section", f"merge.{DRIVER}", check=False)
     return proc.returncode == 0
 
 

@@ -8,7 +8,7 @@ import pathlib
 from dulwich.errors import NotGitRepository
 from dulwich.repo import Repo
 
-from git_gasp.errors import NotAGitRepo
+from git_gasp.base.errors import NotAGitRepo
 
 
 def _not_a_repo(agent_root: pathlib.Path) -> NotAGitRepo:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from git_gasp.errors import GaspError, UsageError
+from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.protocol.identity import identity_hash
 
 GITIGNORE_LINES = (".agent/lease", ".agent/HEAD")

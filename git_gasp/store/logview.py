@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from git_gasp.errors import GaspError, UsageError
+from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.protocol.fold import FoldError, FoldResult, fold
 from git_gasp.store.agent import AgentRepo, load_agent
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from git_gasp.adapters.project import run_id_for
-from git_gasp.runtime.lease import Lease
+from git_gasp.store.lease import Lease
 from tests.adapters.samples import (
     CLAUDE_HOOKS,
     CLAUDE_TRANSCRIPT,
@@ -268,8 +268,8 @@ def test_import_runs_beside_an_open_hook_session(agent_repo):
 
 def _drain_once(repo: Path, row: dict, again: tuple[Path, bytes] | None = None):
     """Queue `row` (or put back the entry `again`) and drain it; return the entry."""
-    from git_gasp.adapters.hooks import parse_hook_payload
     from git_gasp.adapters.live import drain, enqueue, gasp_dir
+    from git_gasp.adapters.payloads import parse_hook_payload
 
     gdir = gasp_dir(repo)
     if again is None:
@@ -309,8 +309,8 @@ def test_a_replayed_queue_entry_adds_nothing(agent_repo):
 
 
 def test_hooks_keep_a_cached_graph_lazy(agent_repo):
-    from git_gasp.adapters.hooks import parse_hook_payload
     from git_gasp.adapters.live import gasp_dir, process
+    from git_gasp.adapters.payloads import parse_hook_payload
     from git_gasp.runtime import AgentState
 
     rows = payloads(CLAUDE_HOOKS, agent_repo)

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from git_gasp.adapters import claude_code, codex
-from git_gasp.adapters.hooks import HOOK_EVENTS, detect_agent, parse_hook_payload
+from git_gasp.adapters.payloads import HOOK_EVENTS, detect_agent, parse_hook_payload
 from git_gasp.adapters.records import (
     ASSISTANT_TEXT,
     MODEL_RESPONSE,
@@ -19,7 +19,7 @@ from git_gasp.adapters.records import (
     USER_PROMPT,
     read_raw,
 )
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 from tests.adapters.samples import (
     CLAUDE_HOOKS,
     CLAUDE_TRANSCRIPT,

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from git_gasp.adapters import claude_code, codex
-from git_gasp.adapters.hooks import parse_hook_payload
 from git_gasp.adapters.lifting import lift
+from git_gasp.adapters.payloads import parse_hook_payload
 from git_gasp.adapters.project import run_id_for
 from git_gasp.adapters.records import MODEL_RESPONSE, TOOL_USE
 from tests.conftest import gasp, git, out

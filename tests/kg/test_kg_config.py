@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from git_gasp.errors import UsageError
+from git_gasp.base.errors import UsageError
 from git_gasp.kg import config as cfgmod
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 from git_gasp.kg import frontmatter as fmm
 from git_gasp.kg import ids, model
 

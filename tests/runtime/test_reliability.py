@@ -12,9 +12,9 @@ import time
 import pytest
 
 from git_gasp.protocol.envelope import parse_log
-from git_gasp.runtime.lease import Lease, LeaseCorrupt, LeaseHeld, LeaseRecord
 from git_gasp.runtime.state import AgentState
-from git_gasp.runtime.store import TornLogError
+from git_gasp.store.append import TornLogError
+from git_gasp.store.lease import Lease, LeaseCorrupt, LeaseHeld, LeaseRecord
 from tests.conftest import gasp, out
 from tests.runtime.helpers import assert_conformant, one_error_line, run_py
 
@@ -102,7 +102,7 @@ def test_sigkill_at_a_random_moment(agent):
 
 CONTENDER = r"""
 import os, sys, time
-from git_gasp.runtime.lease import LeaseHeld
+from git_gasp.store.lease import LeaseHeld
 from git_gasp.runtime.state import AgentState
 root, worker, go, mode = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 s = AgentState.open(root, worker)

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 from git_gasp.runtime.identity import amend_identity, verify_identity
 from git_gasp.runtime.memory import Facts
 from git_gasp.runtime.policy import PolicyDenied
 from git_gasp.runtime.state import AgentState
-from git_gasp.runtime.store import LogError, append_line_file
+from git_gasp.store.append import LogError, append_line_file
 from tests.runtime.helpers import assert_conformant
 
 

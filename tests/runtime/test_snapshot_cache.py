@@ -8,7 +8,7 @@ import pytest
 
 from git_gasp.runtime import seed as seeds
 from git_gasp.runtime.state import AgentState
-from git_gasp.runtime.store import LogError, TornLogError
+from git_gasp.store.append import LogError, TornLogError
 
 
 @pytest.fixture

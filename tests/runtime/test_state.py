@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 from git_gasp.protocol.envelope import OPS_KIND, parse_log
 from git_gasp.protocol.fold import fold
 from git_gasp.runtime.policy import ApprovalRequired, PolicyDenied

@@ -19,14 +19,14 @@ import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
 import git_gasp
-from git_gasp.errors import GaspError
-from git_gasp.hooks import managers
+from git_gasp.base.errors import GaspError
+from git_gasp.base.git import config_get, git_path, is_tracked, work_tree_top
+from git_gasp.githooks import managers
+from git_gasp.githooks.templates import read_template
 from git_gasp.store import attributes
-from git_gasp.store.gitcmd import config_get, git_path, is_tracked, work_tree_top
 
 HOOK = "pre-commit"
 MERGE_HOOK = "pre-merge-commit"
@@ -41,7 +41,7 @@ def legacy_name(hook: str) -> str:
 
 def template() -> bytes:
     """The hook template shipped in the package (one for both hooks)."""
-    return resources.files("git_gasp.hooks").joinpath("templates").joinpath(HOOK).read_bytes()
+    return read_template(HOOK)
 
 
 def template_version() -> str:

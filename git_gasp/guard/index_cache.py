@@ -17,7 +17,7 @@ import sys
 import zlib
 from array import array
 
-from git_gasp.hooks.oldlog import OldLog
+from git_gasp.guard.committed_log import OldLog
 from git_gasp.protocol.envelope import OPS_KIND
 from git_gasp.protocol.vocab import ENTITY_CREATING
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_gasp.adapters.records import output_text
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 
 HOOK_EVENTS = (
     "SessionStart",

@@ -13,9 +13,9 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from git_gasp.errors import GaspError
+from git_gasp.base.errors import GaspError
 from git_gasp.protocol.envelope import EnvelopeError, Event, parse_line, serialize
-from git_gasp.runtime.lease import Lease
+from git_gasp.store.lease import Lease
 
 
 class LogError(GaspError):

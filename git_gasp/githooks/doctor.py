@@ -10,10 +10,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_gasp.errors import GaspError
-from git_gasp.hooks import install, managers
-from git_gasp.store import attributes
-from git_gasp.store.gitcmd import (
+from git_gasp.base.errors import GaspError
+from git_gasp.base.git import (
     config_get,
     config_origin,
     git_dir,
@@ -22,6 +20,8 @@ from git_gasp.store.gitcmd import (
     is_tracked,
     work_tree_top,
 )
+from git_gasp.githooks import install, managers
+from git_gasp.store import attributes
 
 OK, WARN, ERROR = "ok", "warn", "error"
 LEASE = ".agent/lease"

@@ -27,6 +27,7 @@ from dulwich.index import ConflictedIndexEntry, Index
 from dulwich.objects import Blob, Commit
 from dulwich.repo import Repo
 
+from git_gasp.base.errors import GaspError
 from git_gasp.conformance.rules import (
     causation_problems,
     entity_id,
@@ -35,9 +36,8 @@ from git_gasp.conformance.rules import (
     restatement_problems,
     roundtrip_problem,
 )
-from git_gasp.errors import GaspError
-from git_gasp.hooks.guardcache import FactsCache
-from git_gasp.hooks.oldlog import OldLog, TooLarge
+from git_gasp.guard.committed_log import OldLog, TooLarge
+from git_gasp.guard.index_cache import FactsCache
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
     extends_by_hash,

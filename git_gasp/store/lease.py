@@ -13,8 +13,8 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_gasp.errors import GaspError
-from git_gasp.runtime.ids import new_uuid, now_ms
+from git_gasp.base.errors import GaspError
+from git_gasp.base.ids import new_uuid, now_ms
 
 LEASE_REL = ".agent/lease"
 DEFAULT_TTL_MS = 10 * 60 * 1000

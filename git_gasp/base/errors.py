@@ -22,3 +22,11 @@ class UsageError(GaspError):
 
 class NotAGitRepo(GaspError):
     """The path is not inside a git work tree."""
+
+
+class FormatError(GaspError, ValueError):
+    """Bad input bytes or values: a log line, a manifest, a snapshot, a pack, a lease.
+
+    It is a ValueError for the parsers' callers and a GaspError for the CLI, so a
+    protocol or store error reaches the user as one line with no translation.
+    """

@@ -1,0 +1,119 @@
+"""The write primitive and the file lock (git_gasp.base.files)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+
+import pytest
+
+from git_gasp.base.files import (
+    AtomicFile,
+    FileLocked,
+    UnsafePath,
+    atomic_write,
+    file_lock,
+    try_lock,
+)
+
+
+def test_replaces_the_content_and_keeps_the_mode(tmp_path):
+    target = tmp_path / "f"
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    atomic_write(target, b"new", root=tmp_path)
+    assert target.read_bytes() == b"new"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert os.listdir(tmp_path) == ["f"]
+
+
+def test_a_new_file_gets_the_mode_asked_for(tmp_path):
+    atomic_write(tmp_path / "x", b"1", mode=0o600)
+    assert stat.S_IMODE((tmp_path / "x").stat().st_mode) == 0o600
+
+
+def test_failure_inside_the_block_leaves_the_target_and_no_temp_file(tmp_path):
+    target = tmp_path / "f"
+    target.write_bytes(b"keep")
+    with pytest.raises(RuntimeError), AtomicFile(target) as fh:
+        fh.write(b"half")
+        raise RuntimeError("killed")
+    assert target.read_bytes() == b"keep"
+    assert os.listdir(tmp_path) == ["f"]
+
+
+def test_abort_drops_the_write(tmp_path):
+    fh = AtomicFile(tmp_path / "f")
+    fh.write(b"x")
+    fh.abort()
+    fh.close()  # a no-op after abort
+    assert os.listdir(tmp_path) == []
+
+
+def test_refuses_a_link_at_the_target(tmp_path):
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"secret")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "JOURNAL.md").symlink_to(outside)
+    with pytest.raises(UnsafePath, match="symbolic link"):
+        atomic_write(repo / "JOURNAL.md", b"x", root=repo)
+    assert outside.read_bytes() == b"secret"
+    assert (repo / "JOURNAL.md").is_symlink()
+
+
+def test_refuses_a_link_in_a_parent_directory_inside_the_root(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "journal").symlink_to(elsewhere)
+    with pytest.raises(UnsafePath, match="under a link"):
+        atomic_write(repo / "journal" / "JOURNAL.md", b"x", root=repo)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_refuses_a_path_outside_the_root(tmp_path):
+    with pytest.raises(UnsafePath, match="outside"):
+        atomic_write(tmp_path / "repo" / ".." / "x", b"x", root=tmp_path / "repo")
+
+
+def test_a_link_is_followed_only_into_the_places_the_caller_allows(tmp_path):
+    home = tmp_path / "home"
+    (home / "dotfiles").mkdir(parents=True)
+    real = home / "dotfiles" / "settings.json"
+    real.write_bytes(b"{}")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    link = repo / "settings.json"
+    link.symlink_to(real)
+    written = atomic_write(link, b"{\"a\":1}", root=repo, link_targets_within=[repo, home])
+    assert written == real and real.read_bytes() == b"{\"a\":1}" and link.is_symlink()
+    with pytest.raises(UnsafePath):
+        atomic_write(link, b"x", root=repo, link_targets_within=[repo])
+
+
+def test_file_lock_times_out_with_file_locked(tmp_path):
+    lock = tmp_path / "l"
+    got = threading.Event()
+    release = threading.Event()
+
+    def holder():
+        with file_lock(lock, "test"):
+            got.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    got.wait(5)
+    try:
+        with try_lock(lock, 0.05) as held:
+            assert held is False
+        with pytest.raises(FileLocked, match="test lock"), file_lock(lock, "test", timeout=0.05):
+            pass
+    finally:
+        release.set()
+        thread.join()
+    with try_lock(lock, 0.05) as held:
+        assert held is True
