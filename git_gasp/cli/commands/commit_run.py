@@ -1,0 +1,52 @@
+"""`git gasp commit-run`: the run's closing commit (log, projections, PATHS, trailers)."""
+
+from __future__ import annotations
+
+import click
+
+from git_gasp.cli.options import CONTEXT, open_state, release_lease
+
+
+@click.command("commit-run", context_settings=CONTEXT)
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--run", "run_id", metavar="RUN_ID", help="Default: the last finished run.")
+@click.option("--outcome", help="Default: the run's recorded outcome.")
+@click.option("--goal", metavar="GOAL_ID", help="Default: the run's goal.")
+@click.option("--no-journal", is_flag=True, help="Do not append the run to journal/JOURNAL.md.")
+def commit_run(paths, run_id, outcome, goal, no_journal) -> None:
+    """Make the run's closing commit: the log, projections and PATHS, with trailers."""
+    from git_gasp.base.errors import GaspError
+    from git_gasp.runtime.commit import commit_run as do_commit
+    from git_gasp.runtime.journal import JOURNAL_REL, append_journal
+
+    state = open_state()
+    runs = [n for n in state.graph.nodes.values() if n["kind"] == "run"]
+    if run_id is None:
+        if state.run is not None:
+            raise GaspError(f"run {state.run.run_id} is still open; "
+                            "`git gasp run finish --outcome …` first")
+        finished = [n for n in runs if n["props"].get("status") == "finished"]
+        if not finished:
+            raise GaspError("no finished run to commit")
+        node = finished[-1]
+    else:
+        node = state.graph.nodes.get(run_id)
+        if node is None or node["kind"] != "run":
+            raise GaspError(f"no run {run_id}")
+    props = node["props"]
+    outcome = outcome or props.get("outcome")
+    if not outcome:
+        raise GaspError(f"run {node['id']} has no outcome; pass --outcome")
+    goal = goal or props.get("goal_id")
+    if not no_journal:
+        append_journal(state)
+    root = state.root
+    extra = [p for p in (JOURNAL_REL, "memory", ".agent/packs", "snapshots")
+             if (root / p).exists()]
+    import os
+
+    cwd = os.getcwd()
+    extra += [os.path.relpath(os.path.join(cwd, p), root) for p in paths]
+    sha = do_commit(root, node["id"], goal, outcome, extra, log_rel=state.store.rel)
+    release_lease(state)
+    click.echo(sha.decode())

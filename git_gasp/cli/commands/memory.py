@@ -1,0 +1,62 @@
+"""`git gasp memory …`: distilled facts and the active memory synthesis."""
+
+from __future__ import annotations
+
+import click
+
+from git_gasp.cli.options import CONTEXT, open_state, release_lease
+
+
+@click.group(context_settings=CONTEXT)
+def memory() -> None:
+    """Distilled facts (memory/facts.jsonl) and the active memory synthesis."""
+
+
+@memory.command("add", context_settings=CONTEXT)
+@click.argument("text")
+@click.option("--from", "sources", multiple=True, required=True, metavar="ID",
+              help="An event or run the fact was learned from (repeatable, required).")
+def memory_add(text: str, sources: tuple[str, ...]) -> None:
+    """Append a fact; print its id."""
+    from git_gasp.runtime.memory import Facts
+
+    state = open_state()
+    click.echo(Facts(state).add(text, list(sources)))
+    release_lease(state)
+
+
+@memory.command("supersede", context_settings=CONTEXT)
+@click.argument("old")
+@click.argument("text")
+@click.option("--from", "sources", multiple=True, required=True, metavar="ID",
+              help="An event or run the new version was learned from (repeatable).")
+def memory_supersede(old: str, text: str, sources: tuple[str, ...]) -> None:
+    """Append a fact that replaces OLD; print its id."""
+    from git_gasp.runtime.memory import Facts
+
+    state = open_state()
+    click.echo(Facts(state).supersede(old, text, list(sources)))
+    release_lease(state)
+
+
+@memory.command("list", context_settings=CONTEXT)
+@click.option("--all", "show_all", is_flag=True, help="Superseded facts too.")
+@click.option("--json", "as_json", is_flag=True, help="One fact object per line.")
+def memory_list(show_all: bool, as_json: bool) -> None:
+    """The live facts (latest of each chain)."""
+    import json
+
+    from git_gasp.runtime.memory import Facts
+
+    facts = Facts(open_state())
+    for f in facts.load() if show_all else facts.live():
+        click.echo(json.dumps(f, ensure_ascii=False) if as_json else f"{f['id']}  {f['text']}")
+
+
+@memory.command("synthesize", context_settings=CONTEXT)
+def memory_synthesize() -> None:
+    """Regenerate memory/active_memory.md from the live facts."""
+    from git_gasp.runtime.memory import Facts
+
+    path = Facts(open_state()).synthesize()
+    click.echo(f"wrote {path}")

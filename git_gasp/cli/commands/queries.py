@@ -1,0 +1,42 @@
+"""`git gasp lineage` and `git gasp diff`: the why-chain of a node, two folds compared."""
+
+from __future__ import annotations
+
+import click
+
+from git_gasp.cli.options import CONTEXT, agent_root, open_state
+
+
+@click.command("lineage", context_settings=CONTEXT)
+@click.argument("node")
+@click.option("--depth", type=int, default=3, show_default=True, help="Hops to follow.")
+@click.option("--json", "as_json", is_flag=True, help="Print nodes and edges as JSON.")
+def lineage(node: str, depth: int, as_json: bool) -> None:
+    """The why-chain around NODE (goal -> patch -> eval -> decision ...)."""
+    import json
+
+    state = open_state()
+    result = state.lineage(node, depth)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
+    else:
+        click.echo(result.to_markdown(), nl=False)
+
+
+@click.command("diff", context_settings=CONTEXT)
+@click.argument("a")
+@click.argument("b")
+@click.option("--json", "as_json", is_flag=True, help="Print the difference as JSON.")
+def diff(a: str, b: str, as_json: bool) -> None:
+    """Compare the folds at A and B: event ids of the log or git revisions (fork branches)."""
+    import json
+
+    from git_gasp.runtime.queries import diff_graphs, fold_at
+
+    root = agent_root()
+    result = diff_graphs(fold_at(root, a), fold_at(root, b))
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
+    else:
+        for line in result.lines():
+            click.echo(line)

@@ -1,0 +1,214 @@
+"""`git gasp record …`: record a domain or raw-layer event (and its paired ops).
+
+Each subcommand opens the state, calls the matching `AgentState.record_*` helper with
+its flags merged over `--json`, and prints the new id.
+"""
+
+from __future__ import annotations
+
+import click
+
+from git_gasp.cli.options import (
+    CONTEXT,
+    json_obj,
+    open_state,
+    record_options,
+    release_lease,
+)
+
+
+def _call(helper, positional: tuple, flags: dict, payload: str | None):
+    """Call a record_* helper with flags merged over a --json payload."""
+    import inspect
+
+    from git_gasp.base.errors import UsageError
+
+    params = inspect.signature(helper).parameters
+    kwargs = json_obj(payload, "--json")
+    unknown = sorted(k for k in kwargs if k not in params)
+    if unknown:
+        raise UsageError(f"--json has unknown field{'s' * (len(unknown) > 1)} "
+                         f"{', '.join(unknown)} (allowed: {', '.join(params)})")
+    kwargs.update({k: v for k, v in flags.items() if v is not None})
+    names = list(params)[: len(positional)]
+    for name, value in zip(names, positional, strict=False):
+        if value is not None:
+            kwargs[name] = value
+    missing = [n for n, p in params.items() if p.default is inspect.Parameter.empty
+               and p.kind is not p.VAR_KEYWORD and n not in kwargs]
+    if missing:
+        raise UsageError(f"missing {', '.join('--' + m.replace('_', '-') for m in missing)}")
+    return helper(**kwargs)
+
+
+def _record(helper_name: str, positional: tuple = (), **flags):
+    """Open the state, call the helper under the options every record shares, print the id."""
+    from contextlib import nullcontext
+
+    metadata = flags.pop("metadata", None)
+    payload = flags.pop("payload", None)
+    cause = flags.pop("cause", None)
+    approved_by = flags.pop("approved_by", None)
+    state = open_state()
+    helper = getattr(state, helper_name)
+    if metadata is not None:
+        flags["metadata"] = json_obj(metadata, "--metadata")
+    if cause is not None:
+        flags["cause"] = cause
+    with state.approval(approved_by) if approved_by else nullcontext():
+        result = _call(helper, positional, flags, payload)
+    release_lease(state)
+    click.echo(result)
+    return result
+
+
+@click.group(context_settings=CONTEXT)
+def record() -> None:
+    """Record a domain or raw-layer event (and its paired ops); print the new id."""
+
+
+@record.command("goal", context_settings=CONTEXT)
+@click.option("--title")
+@click.option("--summary")
+@click.option("--status", help="Open (default), Active or Blocked.")
+@click.option("--parent", metavar="GOAL_ID", help="A goal this one serves.")
+@record_options
+def record_goal(**kw) -> None:
+    """goal.created."""
+    _record("record_goal", **kw)
+
+
+@record.command("task", context_settings=CONTEXT)
+@click.option("--title")
+@click.option("--goal", metavar="GOAL_ID")
+@click.option("--status")
+@record_options
+def record_task(**kw) -> None:
+    """task.created (serves --goal)."""
+    _record("record_task", **kw)
+
+
+@record.command("observation", context_settings=CONTEXT)
+@click.option("--summary")
+@click.option("--about", metavar="NODE_ID", help="The node observed.")
+@click.option("--source")
+@record_options
+def record_observation(**kw) -> None:
+    """observation.created."""
+    _record("record_observation", **kw)
+
+
+@record.command("failure", context_settings=CONTEXT)
+@click.option("--summary")
+@click.option("--observation", metavar="OBSERVATION_ID")
+@record_options
+def record_failure(**kw) -> None:
+    """failure.observed."""
+    _record("record_failure", **kw)
+
+
+@record.command("hypothesis", context_settings=CONTEXT)
+@click.option("--statement")
+@click.option("--explains", metavar="FAILURE_ID")
+@record_options
+def record_hypothesis(**kw) -> None:
+    """hypothesis.created."""
+    _record("record_hypothesis", **kw)
+
+
+@record.command("patch", context_settings=CONTEXT)
+@click.option("--title")
+@click.option("--summary")
+@click.option("--advances", metavar="GOAL_ID")
+@click.option("--addresses", metavar="FAILURE_ID")
+@click.option("--hypothesis", metavar="HYPOTHESIS_ID")
+@click.option("--commit", metavar="SHA", help="The commit the patch pins (references_commit).")
+@click.option("--skill", metavar="NAME", help="The skill the patch changes (track record).")
+@record_options
+def record_patch(**kw) -> None:
+    """patch.proposed (status Proposed)."""
+    _record("propose_patch", **kw)
+
+
+@record.command("eval", context_settings=CONTEXT)
+@click.option("--command", "command")
+@click.option("--status", help="Passed or Failed.")
+@click.option("--score", type=float)
+@click.option("--validates", metavar="PATCH_ID")
+@record_options
+def record_eval(**kw) -> None:
+    """eval.finished (PATCH validated_by the eval)."""
+    _record("record_eval", **kw)
+
+
+@record.command("decision", context_settings=CONTEXT)
+@click.option("--status", help="Approved (promotes --patch) or Rejected.")
+@click.option("--reason")
+@click.option("--patch", metavar="PATCH_ID")
+@click.option("--decided-by", metavar="NAME", help="A person who decided (actor kind user).")
+@record_options
+def record_decision(decided_by: str | None, **kw) -> None:
+    """decision.created (Approved promotes the patch, policy permitting)."""
+    _record("record_decision", decided_by=("user", decided_by) if decided_by else None, **kw)
+
+
+@record.command("frame", context_settings=CONTEXT)
+@click.option("--title")
+@click.option("--summary")
+@record_options
+def record_frame(**kw) -> None:
+    """frame.created."""
+    _record("record_frame", **kw)
+
+
+def _call_pair(start: str, finish: str, start_kw: dict, output: str | None,
+               success: bool | None, common_kw: dict) -> None:
+    from contextlib import nullcontext
+
+    state = open_state()
+    approved = common_kw.get("approved_by")
+    with state.approval(approved) if approved else nullcontext():
+        flags = {**start_kw, "metadata": json_obj(common_kw.get("metadata"), "--metadata")}
+        call_id = _call(getattr(state, start), (), flags, common_kw.get("payload"))
+        if output is not None or success is not None:
+            getattr(state, finish)(call_id, output_summary=output or "",
+                                   success=True if success is None else success)
+    release_lease(state)
+    click.echo(call_id)
+
+
+@record.command("tool-call", context_settings=CONTEXT)
+@click.option("--tool")
+@click.option("--input", "input_summary")
+@click.option("--output", help="Also record tool.finished with this output summary.")
+@click.option("--success/--failure", default=None, help="Also record tool.finished.")
+@record_options
+def record_tool_call(tool, input_summary, output, success, **common_kw) -> None:
+    """tool.called (and tool.finished with --output / --success / --failure)."""
+    _call_pair("record_tool_call", "finish_tool_call",
+               {"tool": tool, "input_summary": input_summary}, output, success, common_kw)
+
+
+@record.command("model-call", context_settings=CONTEXT)
+@click.option("--model")
+@click.option("--provider")
+@click.option("--input", "input_summary")
+@click.option("--output", help="Also record model.finished with this output summary.")
+@click.option("--success/--failure", default=None, help="Also record model.finished.")
+@record_options
+def record_model_call(model, provider, input_summary, output, success, **common_kw) -> None:
+    """model.called (and model.finished with --output / --success / --failure)."""
+    _call_pair("record_model_call", "finish_model_call",
+               {"model": model, "provider": provider, "input_summary": input_summary},
+               output, success, common_kw)
+
+
+@record.command("status", context_settings=CONTEXT)
+@click.argument("node")
+@click.argument("status")
+@click.option("--reason")
+def record_status(node: str, status: str, reason: str | None) -> None:
+    """<kind>.status_changed after validating the transition."""
+    state = open_state()
+    click.echo(state.update_status(node, status, reason=reason))
+    release_lease(state)

@@ -1,0 +1,42 @@
+"""`git gasp restore`: clone an agent repo and bring the agent up."""
+
+from __future__ import annotations
+
+import click
+
+from git_gasp.cli.options import CONTEXT
+
+
+@click.command("restore", context_settings=CONTEXT)
+@click.argument("url")
+@click.argument("directory", required=False, type=click.Path())
+@click.option("--at", metavar="EVENT_ID", help="Fold only through this event.")
+@click.option("--model", help="Bind this model in .agent/config.toml.")
+@click.option("--full", is_flag=True, help="A full clone (transcripts/ included).")
+def restore(url: str, directory: str | None, at: str | None, model: str | None,
+            full: bool) -> None:
+    """Clone URL and bring the agent up; print where it stands."""
+    from git_gasp.runtime.queries import label
+    from git_gasp.runtime.restore import restore as do_restore
+
+    rep = do_restore(url, directory, at=at, model=model, partial=not full)
+    for note in rep.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(f"restored {rep.agent_id} into {rep.root}")
+    click.echo(f"identity: {len(rep.identity_files)} file(s), hash {rep.identity_hash[:12]}… "
+               "verified")
+    click.echo(f"skills: {', '.join(rep.skills) if rep.skills else 'none'}")
+    where = f"through {rep.last_event_id}" if rep.last_event_id else "(empty log)"
+    click.echo(f"log: folded {where}" + (f", seeded from {rep.seeded_from}"
+                                         if rep.seeded_from else ""))
+    click.echo(f"model: {rep.model or '(unbound)'}")
+    click.echo(f"open goals ({len(rep.open_goals)}):" if rep.open_goals else "open goals: none")
+    for g in rep.open_goals:
+        click.echo(f"  {g['id']}  [{g['props'].get('status', '?')}]  {label(g)}")
+    if rep.run:
+        click.echo(f"unfinished run: {rep.run['run_id']}  {rep.run.get('task') or ''}")
+    else:
+        click.echo("unfinished run: none")
+    click.echo("last decisions:" if rep.decisions else "last decisions: none")
+    for d in rep.decisions:
+        click.echo(f"  {d['id']}  [{d['props'].get('status', '?')}]  {label(d)}")

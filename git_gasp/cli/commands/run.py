@@ -1,0 +1,56 @@
+"""`git gasp run start|finish|status`: open, close or show the agent's current run."""
+
+from __future__ import annotations
+
+import click
+
+from git_gasp.cli.options import (
+    CONTEXT,
+    json_obj,
+    metadata_option,
+    open_state,
+    release_lease,
+)
+
+
+@click.group(context_settings=CONTEXT)
+def run() -> None:
+    """Start, finish or show the agent's current run."""
+
+
+@run.command("start", context_settings=CONTEXT)
+@click.option("--task", required=True, help="What this run is for.")
+@click.option("--goal", metavar="GOAL_ID", help="The goal the run serves.")
+@click.option("--task-id", metavar="TASK_ID", help="The task node the run serves.")
+@metadata_option
+def run_start(task: str, goal: str | None, task_id: str | None, metadata: str | None) -> None:
+    """Record run.started; print the run id. Later events chain to it."""
+    state = open_state()
+    rid = state.start_run(task, goal=goal, task_id=task_id,
+                          metadata=json_obj(metadata, "--metadata"))
+    click.echo(rid)
+
+
+@run.command("finish", context_settings=CONTEXT)
+@click.option("--outcome", required=True, help="One line: how the run ended.")
+@click.option("--run", "run_id", metavar="RUN_ID",
+              help="The run to finish (default: the open one).")
+@metadata_option
+def run_finish(outcome: str, run_id: str | None, metadata: str | None) -> None:
+    """Record run.finished; print the run id."""
+    state = open_state()
+    rid = state.finish_run(outcome, run_id=run_id, metadata=json_obj(metadata, "--metadata"))
+    release_lease(state)
+    click.echo(rid)
+
+
+@run.command("status", context_settings=CONTEXT)
+def run_status() -> None:
+    """Print the open run, if any."""
+    state = open_state()
+    if state.run is None:
+        click.echo("no open run")
+        return
+    props = state.graph.nodes[state.run.run_id]["props"]
+    click.echo(f"{state.run.run_id}  {props.get('task', '')}"
+               + (f"  (goal {state.run.goal_id})" if state.run.goal_id else ""))
