@@ -142,3 +142,65 @@ def test_help_and_version(tmp_path):
     assert "check" in out(gasp(tmp_path, "-h"))
     assert "0." in out(gasp(tmp_path, "--version"))
     assert "--fixture" in out(gasp(tmp_path, "check", "-h"))
+
+
+# --- the one error handler (git_gasp/cli/main.py) -----------------------------------
+
+
+def _main_exit(argv: list[str]) -> int:
+    from git_gasp.cli.main import main
+
+    try:
+        main(argv)
+    except SystemExit as exc:
+        return exc.code
+    raise AssertionError("main() always exits")
+
+
+def _lease_status_raises(monkeypatch, exc: BaseException) -> None:
+    import git_gasp.cli.commands.lease as lease_cmd
+
+    def boom():
+        raise exc
+
+    monkeypatch.setattr(lease_cmd, "agent_root", boom)
+
+
+def test_known_errors_are_one_line_with_their_exit_code(monkeypatch, capsys):
+    from git_gasp.base.errors import GaspError, UsageError
+
+    monkeypatch.delenv("GASP_DEBUG", raising=False)
+    _lease_status_raises(monkeypatch, GaspError("no agent here"))
+    assert _main_exit(["lease", "status"]) == 1
+    assert capsys.readouterr().err == "git gasp: error: no agent here\n"
+    _lease_status_raises(monkeypatch, UsageError("bad flag"))
+    assert _main_exit(["lease", "status"]) == 2
+    assert capsys.readouterr().err == "git gasp: error: bad flag\n"
+
+
+def test_an_unexpected_error_is_one_line_and_exit_3(monkeypatch, capsys):
+    monkeypatch.delenv("GASP_DEBUG", raising=False)
+    _lease_status_raises(monkeypatch, RuntimeError("boom"))
+    assert _main_exit(["lease", "status"]) == 3
+    assert capsys.readouterr().err == (
+        "git gasp: internal error: RuntimeError: boom (set GASP_DEBUG=1 for details)\n")
+    monkeypatch.setenv("GASP_DEBUG", "1")
+    try:
+        _main_exit(["lease", "status"])
+    except RuntimeError as exc:
+        assert str(exc) == "boom"
+    else:
+        raise AssertionError("GASP_DEBUG=1 lets the exception through")
+
+
+def test_errors_are_turned_into_messages_only_in_main():
+    """No command module catches GaspError or prints the error line itself."""
+    cli_dir = Path(__file__).resolve().parents[1] / "git_gasp" / "cli"
+    offenders = []
+    for path in sorted(cli_dir.rglob("*.py")):
+        if path.name == "main.py" and path.parent == cli_dir:
+            continue
+        text = path.read_text()
+        if any(s in text for s in ("except GaspError", "gasp: error", "internal error")):
+            offenders.append(str(path.relative_to(cli_dir)))
+    assert not offenders, offenders

@@ -37,8 +37,9 @@ LAYERS = tuple(
         "store",
         "conformance",
         "runtime",
+        "guard",
         "merge",
-        "hooks",
+        "githooks",
         "adapters",
         "kg",
     )
@@ -187,6 +188,33 @@ def test_wheel_metadata(wheel):
     assert "git-gasp = git_gasp.cli.main:main" in entry_points
 
 
+@pytest.mark.slow
+def test_wheel_ships_the_hook_template_from_top_level_hooks(wheel):
+    """hooks/pre-commit reaches the wheel as git_gasp/githooks/scripts/pre-commit, unchanged."""
+    shipped = zipfile.ZipFile(wheel).read("git_gasp/githooks/scripts/pre-commit")
+    assert shipped == (REPO_ROOT / "hooks" / "pre-commit").read_bytes()
+
+
+def _pyproject_packages() -> list[str]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    with open(REPO_ROOT / "pyproject.toml", "rb") as fh:
+        return tomllib.load(fh)["tool"]["setuptools"]["packages"]
+
+
+def test_pyproject_lists_exactly_the_packages_in_the_tree():
+    """The explicit package list is the tree's packages plus the hooks/ templates package."""
+    tree = {
+        ".".join(init.parent.relative_to(REPO_ROOT).parts)
+        for init in (REPO_ROOT / "git_gasp").rglob("__init__.py")
+    }
+    listed = _pyproject_packages()
+    assert len(listed) == len(set(listed)), "a package is listed twice"
+    assert set(listed) == tree | {"git_gasp.githooks.scripts"}
+
+
 # --- a regular install: entry point, man pages, `git help gasp` --------------------
 
 
@@ -320,6 +348,23 @@ def test_import_of_cli_loads_no_heavy_modules(tmp_path):
     assert proc.returncode == 0, proc.stderr
     mods = _imported_modules(proc.stderr)
     assert "click" in mods
+    assert not _heavy(mods), _heavy(mods)
+
+
+def test_command_modules_load_nothing_heavy_until_they_run(tmp_path):
+    """The lazy group imports a command's module to show or run it; the module itself
+    imports only click (and base), the layers it drives load inside its functions."""
+    modules = sorted({target.split(":")[0] for target in COMMANDS.values()})
+    code = "".join(f"import {m}\n" for m in modules)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    mods = _imported_modules(proc.stderr)
+    assert set(modules) <= set(mods)
     assert not _heavy(mods), _heavy(mods)
 
 
