@@ -21,7 +21,7 @@ process holding the lock, or the next hook, records it. An entry that fails for 
 other reason moves to ``queue/failed/`` (logged) so it cannot block the rest.
 
 Mapping (the same records and the same ids as the transcript importer, through
-:class:`~git_gasp.adapters.project.SessionWriter`; the run is
+:class:`~git_gasp.adapters.session_writer.SessionWriter`; the run is
 ``run_<agent>.<session id>``, so importing the session's transcript later adds
 nothing): SessionStart → ``run.started``; UserPromptSubmit → the first prompt's goal
 (the run then ``serves`` it), later prompts tasks; PreToolUse → ``tool.called``;
