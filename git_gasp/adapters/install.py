@@ -11,7 +11,8 @@ event, leaving every other key, entry and hook as it was (a re-install that chan
 nothing does not rewrite the file); uninstalling removes only ours (and the event
 lists / ``hooks`` object that become empty by that). A file that is not valid JSON,
 or whose ``hooks`` is not shaped as above, is refused with one line and left
-untouched. Writes are atomic (tmp + rename in the same directory).
+untouched. Writes are atomic and never go through a link that leads out of the project
+(or, for the user's file, out of $HOME): see ``agent_files.py``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from git_gasp.adapters.agent_files import write_project_file, write_user_file
 from git_gasp.adapters.payloads import HOOK_EVENTS
 from git_gasp.base.errors import GaspError
 
@@ -110,20 +112,25 @@ def _strip_ours(hooks: dict) -> int:
     return removed
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+def _is_user_file(path: Path) -> bool:
+    return os.path.abspath(path) == os.path.abspath(claude_settings_path(Path(), "user"))
 
 
-def merge_hooks(path: Path, command: str | None, *, uninstall: bool = False) -> InstallResult:
-    """Install (command given) or uninstall our hooks in the settings file at `path`."""
+def write_settings(path: Path, data: Any, *, user_scope: bool | None = None) -> Path:
+    """Write the settings object `data` to `path` (see ``agent_files.py`` for links).
+
+    A project file is ``<project>/<dir>/<name>`` (``.claude/settings.json``,
+    ``.codex/hooks.json``); `user_scope` None means: the user's Claude settings file."""
+    text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    if _is_user_file(path) if user_scope is None else user_scope:
+        return write_user_file(path, text)
+    return write_project_file(path.parent.parent, Path(path.parent.name, path.name), text)
+
+
+def merge_hooks(path: Path, command: str | None, *, uninstall: bool = False,
+                user_scope: bool | None = None) -> InstallResult:
+    """Install (command given) or uninstall our hooks in the settings file at `path`
+    (`user_scope` as for `write_settings`)."""
     data = _load(path)
     before = json.dumps(data, sort_keys=True)
     had_hooks = "hooks" in data
@@ -141,7 +148,7 @@ def merge_hooks(path: Path, command: str | None, *, uninstall: bool = False) -> 
         del data["hooks"]
     changed = json.dumps(data, sort_keys=True) != before
     if changed:
-        write_json_atomic(path, data)
+        write_settings(path, data, user_scope=user_scope)
     return InstallResult(path, changed, removed, added)
 
 

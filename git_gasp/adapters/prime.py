@@ -5,15 +5,17 @@ regenerated every time; everything outside the markers is left byte for byte. Th
 section holds the identity files (``identity/`` as AGENT.md locates it) and a primer
 folded from the log: open goals, the most recent decisions, and the live facts of
 ``memory/facts.jsonl`` (the latest of each supersede chain). It is deterministic, so
-priming twice without a change in the repo rewrites nothing.
+priming twice without a change in the repo rewrites nothing. The file is replaced
+atomically; a link is written at its target only inside the work tree
+(``agent_files.py``).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from types import SimpleNamespace
 
+from git_gasp.adapters.agent_files import write_project_file
 from git_gasp.base.errors import GaspError
 
 BEGIN = "<!-- gasp:begin -->"
@@ -131,10 +133,5 @@ def prime(root: Path, agent: str) -> tuple[Path, bool]:
     new = splice(existing, section(root, agent), path.name)
     if new == existing:
         return path, False
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(new, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_project_file(root, SURFACES[agent], new.encode("utf-8"))
     return path, True

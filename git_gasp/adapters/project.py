@@ -15,15 +15,13 @@ is already in the log adds nothing (idempotent re-import). Order written:
 4. ``run.finished`` (outcome ``promoted`` / ``patched`` / ``completed``).
 
 Every string taken from the session is redacted first (``redact.py``), and so is the
-archived copy ``transcripts/<run-id>.jsonl.gz``.
+archived copy ``transcripts/<run-id>.jsonl.gz``. The events of each step are written
+by the `SessionWriter` the live hooks share (``session_writer.py``).
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,13 +33,17 @@ from git_gasp.adapters.records import (
     TOOL_RESULT,
     TOOL_USE,
     USER_PROMPT,
-    Record,
     Transcript,
 )
-from git_gasp.adapters.redact import Redactor
+from git_gasp.adapters.session_writer import (
+    SessionWriter,
+    outcome_of,
+    redacted_archive,
+    run_id_for,
+    summarize,
+)
 from git_gasp.base.errors import GaspError
-
-SUMMARY_LIMIT = 500
+from git_gasp.base.files import atomic_write
 
 
 @dataclass
@@ -57,255 +59,11 @@ class ImportResult:
     goal: str | None = None
 
 
-def run_id_for(agent: str, session_id: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "-." else "-" for c in session_id)[:150]
-    return f"run_{agent}.{safe}"
-
-
-def summarize(value: Any, limit: int = SUMMARY_LIMIT) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True,
-                                                           ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def redacted_archive(raw: bytes, redactor: Redactor) -> bytes:
-    """The transcript with every line redacted, gzip-compressed reproducibly (mtime 0)."""
-    out = []
-    for line in raw.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.dumps(redactor.value(json.loads(line)), ensure_ascii=False))
-        except (ValueError, RecursionError):
-            out.append(redactor.text(line.decode("utf-8", "replace")))
-    return gzip.compress(("\n".join(out) + "\n").encode(), mtime=0)
-
-
 def _hook_run(state: Any, run_id: str) -> bool:
     """True when `run_id` was started by the live hooks (``live.py``)."""
     node = state.graph.node(run_id)
     meta = node["props"].get("metadata") if node else None
     return isinstance(meta, dict) and meta.get("recorded_by") == "hooks"
-
-
-def _full_commit(cwd: Path, short: str | None) -> str | None:
-    if not short:
-        return short
-    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{short}^{{commit}}"],
-                          cwd=cwd, capture_output=True, text=True, check=False)
-    return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else short
-
-
-class SessionWriter:
-    """Records one agent session's steps into an open AgentState, one record at a time.
-
-    Shared by the transcript projector (:class:`Projector`) and the live hook handler
-    (``live.py``), so both write the same events with the same ids for the same step:
-    every node is ``<kind>_<sha256(run id:record or item key)>`` (:meth:`stable_id`), and
-    a node already in the graph is not created again, so recording a step twice (a hook
-    entry replayed after a crash) adds nothing.
-    """
-
-    def __init__(self, state: Any, agent: str, session_id: str | None, run_id: str, *,
-                 cwd: str | None = None) -> None:
-        self.state = state
-        self.agent = agent
-        self.session_id = session_id
-        self.run_id = run_id
-        self.cwd = cwd
-        self.r = Redactor()
-        self.event_of: dict[str, str] = {}  # record key -> event id that recorded it
-        self.node_of: dict[str, str] = {}  # record or lifted key -> node id
-
-    def _src(self, key: str | None = None, **extra: Any) -> dict:
-        src = {"agent": self.agent, "session_id": self.session_id}
-        if key:
-            src["key"] = key
-        return {"source": src, **extra}
-
-    def _emit(self, kind: str, payload: dict, ops: list, cause: str | None) -> str:
-        from git_gasp.runtime.state import _AUTO
-
-        return self.state.emit(kind, payload, ops, cause=cause if cause else _AUTO).id
-
-    def stable_id(self, prefix: str, key: str) -> str:
-        """The node id of `key` in this run: the same every time the step is recorded."""
-        return f"{prefix}_" + hashlib.sha256(f"{self.run_id}:{key}".encode()).hexdigest()[:24]
-
-    def tool_call_id(self, key: str) -> str:
-        return self.stable_id("tool_call", key)
-
-    def _create(self, kind: str, node_kind: str, payload: dict, props: dict, rels: list,
-                links: tuple[str | None, ...], cause: Any) -> str:
-        """`kind` + the ops pair creating ``payload["id"]`` (as the AgentState record_*
-        helpers write it), unless that node is in the graph already."""
-        st = self.state
-        if not st.graph.has_node(payload["id"]):
-            st._entity(kind, node_kind, payload, props, rels, links, cause)
-        return payload["id"]
-
-    def observation(self, key: str, summary: str, about: str, metadata: dict,
-                    cause: Any) -> str:
-        """observation.created of `about` with the stable id of `key`."""
-        from git_gasp.runtime.state import _clean, relate
-
-        oid = self.stable_id("observation", key)
-        payload = _clean({"id": oid, "summary": summary, "source": self.agent})
-        payload["metadata"] = metadata
-        props = {"summary": summary, "source": self.agent, "metadata": metadata}
-        return self._create("observation.created", "observation", payload, props,
-                            [relate(oid, "observes", about)], (about,), cause)
-
-    def tool_called(self, rec: Record, cause: str | None) -> str:
-        """tool.called + the tool_call node for a ``tool_use`` record; return the event id."""
-        from git_gasp.runtime.state import create_node, relate
-
-        tid = self.tool_call_id(rec.key)
-        if self.state.graph.has_node(tid):  # recorded already (a replayed hook entry)
-            self.node_of[rec.key] = tid
-            event = self.state.creator_of(tid)
-            if event:
-                self.event_of[rec.key] = event
-            return event
-        name = str(rec.get("name"))
-        inp = self.r.text(summarize(rec.get("input")))
-        meta = self._src(rec.key)
-        payload = {"id": tid, "run_id": self.run_id, "tool": name,
-                   "input_summary": inp, "metadata": meta}
-        props = {"tool": name, "input_summary": inp or None, "run_id": self.run_id,
-                 "status": "running", "metadata": meta}
-        self.event_of[rec.key] = self._emit("tool.called", payload, [
-            create_node(tid, "tool_call", props),
-            relate(tid, "produced_by", self.run_id)], cause)
-        self.node_of[rec.key] = tid
-        return self.event_of[rec.key]
-
-    def tool_finished(self, rec: Record, cause: str | None) -> str | None:
-        """tool.finished + an observation of the call for a ``tool_result`` record (None
-        when its call is unknown)."""
-        from git_gasp.runtime.state import update_node
-
-        st = self.state
-        tid = self.node_of.get(rec.parent or "")
-        if tid is None:
-            return None  # a result whose call is not in this session
-        ok = not rec.get("is_error")
-        out = self.r.text(summarize(str(rec.get("output") or "")))
-        fmeta = {"exit_code": rec.get("exit_code"), "is_error": bool(rec.get("is_error"))}
-        oid = self.stable_id("observation", rec.key)
-        call = st.graph.node(tid)
-        if st.graph.has_node(oid):  # recorded already (a replayed hook entry)
-            finished = st.creator_of(oid) or ""
-        elif call is not None and call["props"].get("status") != "running":
-            finished = st.creator_of(tid) or ""  # finished, but its observation is missing
-        else:
-            finished = self._emit("tool.finished", {
-                "id": tid, "run_id": self.run_id, "output_summary": out, "success": ok,
-                "metadata": fmeta}, [update_node(tid, {
-                    "status": "succeeded" if ok else "failed", "success": ok,
-                    "output_summary": out or None, "outcome_metadata": fmeta})], cause)
-        obs = self.observation(rec.key, out or "(no output)", tid, self._src(rec.key),
-                               finished or None)
-        self.event_of[rec.key] = finished
-        self.node_of[rec.key] = obs
-        return finished
-
-    def lifted(self, item: Lifted, rec_key: str, goal: str | None) -> None:
-        """Record one lifted item (not goals: the caller records those)."""
-        from git_gasp.runtime.state import _AUTO, _clean, create_node, relate
-        from git_gasp.runtime.transitions import EVAL_STATUSES, canonical
-
-        st = self.state
-        d = item.data
-        meta = self._src(rec_key, **item.metadata)
-        cause = self.event_of.get(rec_key)
-        if item.kind == "goal":
-            return  # recorded by the caller, before or with the run
-        nid = self.stable_id(item.kind, item.key)
-        if item.kind == "task":
-            title = self.r.text(d["title"])
-            payload = _clean({"id": nid, "title": title, "status": "Open", "goal_id": goal,
-                              "metadata": meta})
-            node = self._create("task.created", "task", payload,
-                                {"title": title, "status": "Open", "goal_id": goal,
-                                 "metadata": meta},
-                                [relate(nid, "serves", goal)] if goal else [], (goal,),
-                                _AUTO)
-        elif item.kind == "eval":
-            validates = self.node_of.get(d.get("validates") or "")
-            if validates:
-                meta["validated_by_rule"] = "eval-validates-patch"
-            meta.update(tool_use_id=d["tool_use_id"], output_tail=self.r.text(d["output_tail"]))
-            command = self.r.text(d["command"])
-            status = canonical(d["status"], EVAL_STATUSES, "eval status")
-            node = self._create("eval.finished", "eval", {
-                "id": nid, "command": command, "status": status, "score": d["score"],
-                "metadata": meta}, {"command": command, "status": status, "score": d["score"],
-                                    "metadata": meta},
-                [relate(validates, "validated_by", nid)] if validates else [], (validates,),
-                cause)
-        elif item.kind == "failure":
-            obs = self.node_of.get(rec_key)
-            summary = self.r.text(d["summary"])
-            fmeta = dict(meta, eval=self.node_of.get(d["eval"]))
-            node = self._create("failure.observed", "failure", {
-                "id": nid, "summary": summary, "status": "Open", "metadata": fmeta},
-                {"summary": summary, "status": "Open", "metadata": fmeta},
-                [relate(nid, "derived_from", obs)] if obs else [], (obs,),
-                st.creator_of(self.node_of[d["eval"]]))
-        elif item.kind == "patch":
-            pid = nid
-            if st.graph.has_node(pid):  # recorded already (a replayed hook entry)
-                self.node_of[item.key] = pid
-                return
-            commit = _full_commit(Path(self.cwd), d.get("commit")) if (
-                self.cwd and Path(self.cwd).is_dir()) else d.get("commit")
-            title = self.r.text(d["title"])
-            files = [self.r.text(f) for f in d["files"]]
-            meta.update(files=files)
-            payload = {"id": pid, "title": title, "status": "Proposed",
-                       "created_by": {"kind": st.actor[0], "id": st.actor[1]},
-                       "references_commit": commit, "metadata": meta}
-            props = {"title": title, "status": "Proposed", "references_commit": commit,
-                     "metadata": meta}
-            ops = [create_node(pid, "patch", {k: v for k, v in props.items() if v is not None})]
-            ops += [relate(pid, "advances", goal)] if goal else []
-            ops += [relate(pid, "addresses", self.node_of[f]) for f in d["addresses"]
-                    if f in self.node_of]
-            validator = self.node_of.get(d.get("validated_by") or "")
-            if validator:
-                ops.append(relate(pid, "validated_by", validator, {
-                    "lifted_by": "eval-validates-patch"}))
-            ops.append(relate(pid, "produced_by", self.run_id))
-            self._emit("patch.proposed", payload, ops, cause)
-            if commit:
-                st.attach_artifact(pid, kind="git_commit", uri=f"git:{commit}", hash=commit,
-                                   summary=title)
-            node = pid
-        elif item.kind == "decision":
-            patch = self.node_of[d["patch"]]
-            ev = self.node_of.get(d["eval"])
-            done = self._decision_of(patch)
-            node = done or st.record_decision("Approved", self.r.text(d["reason"]), patch=patch,
-                                      metadata=dict(meta, eval=ev),
-                                      cause=st.creator_of(ev) if ev else cause)
-        else:  # pragma: no cover - lift() makes only the kinds above
-            return
-        self.node_of[item.key] = node
-
-    def _decision_of(self, patch: str) -> str | None:
-        """The decision that promoted `patch` already (a replayed hook entry), or None."""
-        node = self.state.graph.node(patch)
-        if node is None or node["props"].get("status") != "Promoted":
-            return None
-        return next((r["to"] for r in self.state.graph.relations
-                     if r["from"] == patch and r["rel"] == "approved_by"), None)
-
-
-def outcome_of(lifted_kinds: Any) -> str:
-    """A run's outcome from the kinds lifted in it: promoted, patched or completed."""
-    kinds = set(lifted_kinds)
-    return "promoted" if "decision" in kinds else "patched" if "patch" in kinds else "completed"
 
 
 class Projector(SessionWriter):
@@ -350,9 +108,7 @@ class Projector(SessionWriter):
             self.event_of[goal_item.after] = st.creator_of(goal)
         archive = redacted_archive(self.raw, self.r)
         rel = f"transcripts/{self.run_id}.jsonl.gz"
-        path = Path(st.root) / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(archive)
+        atomic_write(Path(st.root) / rel, archive, root=st.root, make_parents=True)
         digest = "sha256:" + hashlib.sha256(archive).hexdigest()
         s = self.t.session
         task = goal_item.data["title"] if goal_item else f"{s.agent} session {s.session_id}"

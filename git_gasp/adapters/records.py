@@ -129,7 +129,10 @@ def _zstd_stream(path: Path) -> io.BufferedIOBase:
             f"{path}: reading .jsonl.zst needs the `zstandard` package "
             "(pip install zstandard) or the `zstd` program"
         )
-    proc = subprocess.run([exe, "-dc"], input=raw, capture_output=True, check=False)
+    try:
+        proc = subprocess.run([exe, "-dc"], input=raw, capture_output=True, check=False)
+    except OSError as exc:
+        raise GaspError(f"{path}: cannot run {exe}: {exc.strerror or exc}") from None
     if proc.returncode != 0:
         msg = proc.stderr.decode(errors="replace").strip().splitlines()
         raise GaspError(f"{path}: not a valid zstd file ({msg[-1] if msg else 'zstd failed'})")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -90,6 +91,63 @@ def test_user_scope_writes_the_home_settings(agent_repo, hermetic):
     assert not (agent_repo / ".claude").exists()
 
 
+def test_a_settings_link_inside_the_repo_is_kept_and_its_target_written(agent_repo):
+    target = agent_repo / "config" / "claude-settings.json"
+    target.parent.mkdir()
+    target.write_text(json.dumps(FOREIGN))
+    link = agent_repo / ".claude" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(Path("..", "config", "claude-settings.json"))
+    proc = gasp(agent_repo, "adapt", "claude-code", "install")
+    assert proc.returncode == 0 and "installed" in out(proc), out(proc)
+    assert link.is_symlink() and os.readlink(link) == str(Path("..", "config",
+                                                               "claude-settings.json"))
+    settings = json.loads(target.read_text())
+    assert sum(_ours(settings).values()) == len(HOOK_EVENTS)
+    assert settings["model"] == "opus"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["claude-settings.json"]
+
+
+def test_a_settings_link_out_of_the_repo_is_refused_in_one_line(agent_repo, tmp_path):
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text(json.dumps(FOREIGN))
+    link = agent_repo / ".codex" / "hooks.json"
+    link.parent.mkdir()
+    link.symlink_to(outside)
+    for args in (("codex", "install"), ("claude-code", "install")):
+        if args[0] == "claude-code":
+            link = agent_repo / ".claude" / "settings.json"
+            link.parent.mkdir()
+            link.symlink_to(outside)
+        proc = gasp(agent_repo, "adapt", *args)
+        assert proc.returncode == 1, out(proc)
+        text = out(proc).strip()
+        assert len(text.splitlines()) == 1 and "Traceback" not in text, text
+        assert "link" in text and "refusing" in text, text
+        assert link.is_symlink() and json.loads(outside.read_text()) == FOREIGN
+        assert [p.name for p in link.parent.iterdir()] == [link.name]
+
+
+def test_a_user_settings_link_may_lead_inside_home_only(agent_repo, hermetic, tmp_path):
+    dotfiles = hermetic / "dotfiles" / "claude.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text("{}")
+    link = hermetic / ".claude" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(dotfiles)
+    proc = gasp(agent_repo, "adapt", "claude-code", "install", "--scope", "user")
+    assert proc.returncode == 0, out(proc)
+    assert link.is_symlink()
+    assert sum(_ours(json.loads(dotfiles.read_text())).values()) == len(HOOK_EVENTS)
+    outside = tmp_path / "not-home.json"
+    outside.write_text("{}")
+    link.unlink()
+    link.symlink_to(outside)
+    proc = gasp(agent_repo, "adapt", "claude-code", "install", "--scope", "user")
+    assert proc.returncode == 1 and len(out(proc).strip().splitlines()) == 1, out(proc)
+    assert link.is_symlink() and outside.read_text() == "{}"
+
+
 def test_codex_install_writes_hooks_json_and_says_how_to_trust(agent_repo, hermetic):
     proc = gasp(agent_repo, "adapt", "codex", "install")
     assert proc.returncode == 0, out(proc)
@@ -157,6 +215,25 @@ def test_codex_prime_writes_agents_md_and_refuses_broken_markers(agent_repo):
     assert proc.returncode == 1 and len(out(proc).strip().splitlines()) == 1
     assert (agent_repo / "AGENTS.md").read_text() == broken
     assert not [p for p in os.listdir(agent_repo) if p.startswith(".AGENTS")]
+
+
+def test_prime_writes_through_a_link_only_inside_the_repo(agent_repo, tmp_path):
+    inside = agent_repo / "docs" / "claude.md"
+    inside.parent.mkdir()
+    inside.write_text("# mine\n")
+    link = agent_repo / "CLAUDE.md"
+    link.symlink_to(Path("docs", "claude.md"))
+    proc = gasp(agent_repo, "adapt", "claude-code", "prime")
+    assert proc.returncode == 0, out(proc)
+    assert link.is_symlink() and inside.read_text().startswith("# mine\n") and BEGIN in \
+        inside.read_text()
+    outside = tmp_path / "outside.md"
+    outside.write_text("# theirs\n")
+    link.unlink()
+    link.symlink_to(outside)
+    proc = gasp(agent_repo, "adapt", "claude-code", "prime")
+    assert proc.returncode == 1 and len(out(proc).strip().splitlines()) == 1, out(proc)
+    assert link.is_symlink() and outside.read_text() == "# theirs\n"
 
 
 def test_prime_outside_an_agent_repo_is_one_line(tmp_path):

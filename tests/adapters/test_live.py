@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.project import run_id_for
+from git_gasp.adapters.session_writer import run_id_for
 from git_gasp.store.lease import Lease
 from tests.adapters.samples import (
     CLAUDE_HOOKS,
@@ -268,7 +268,8 @@ def test_import_runs_beside_an_open_hook_session(agent_repo):
 
 def _drain_once(repo: Path, row: dict, again: tuple[Path, bytes] | None = None):
     """Queue `row` (or put back the entry `again`) and drain it; return the entry."""
-    from git_gasp.adapters.live import drain, enqueue, gasp_dir
+    from git_gasp.adapters.hook_queue import drain, enqueue
+    from git_gasp.adapters.live import gasp_dir
     from git_gasp.adapters.payloads import parse_hook_payload
 
     gdir = gasp_dir(repo)
@@ -309,7 +310,8 @@ def test_a_replayed_queue_entry_adds_nothing(agent_repo):
 
 
 def test_hooks_keep_a_cached_graph_lazy(agent_repo):
-    from git_gasp.adapters.live import gasp_dir, process
+    from git_gasp.adapters.hook_session import process
+    from git_gasp.adapters.live import gasp_dir
     from git_gasp.adapters.payloads import parse_hook_payload
     from git_gasp.runtime import AgentState
 

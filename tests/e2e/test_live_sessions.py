@@ -20,8 +20,8 @@ import pytest
 from git_gasp.adapters import claude_code, codex
 from git_gasp.adapters.lifting import lift
 from git_gasp.adapters.payloads import parse_hook_payload
-from git_gasp.adapters.project import run_id_for
 from git_gasp.adapters.records import MODEL_RESPONSE, TOOL_USE
+from git_gasp.adapters.session_writer import run_id_for
 from tests.conftest import gasp, git, out
 from tests.e2e import agents
 from tests.e2e.servers import PROMPT

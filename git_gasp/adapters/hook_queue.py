@@ -1,0 +1,128 @@
+"""The hook queue in ``<gitdir>/gasp/``: entries written whole, drained in order.
+
+Each hook payload (redacted) becomes one file in ``queue/``; whoever holds
+``hook.lock`` drains the queue under the repo's lease, oldest first, re-listing until
+it is empty. An entry that fails moves to ``queue/failed/`` so it cannot block the
+rest. What happens is logged to ``adapter.log`` (see ``live.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from git_gasp.adapters.hook_session import process
+from git_gasp.adapters.payloads import parse_hook_payload
+from git_gasp.base.files import atomic_write, move_into_place
+
+LEASE_WAIT_S = 8.0
+LEASE_TTL_MS = 60_000  # a hook killed while holding the lease blocks others this long
+LOG_MAX_BYTES = 1 << 20
+
+
+def log(gdir: Path | None, message: str) -> None:
+    """Append one line to ``adapter.log`` (rotated at LOG_MAX_BYTES); never raises."""
+    if gdir is None:
+        return
+    try:
+        path = gdir / "adapter.log"
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            move_into_place(path, gdir / "adapter.log.1", root=gdir.parent)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        line = f"{stamp} pid={os.getpid()} {message}".replace("\n", "\n    ") + "\n"
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+    except Exception:  # noqa: BLE001 - the log never breaks the hook (OSError, UnsafePath)
+        pass
+
+
+def queue_dir(gdir: Path) -> Path:
+    """Where queued hook payloads wait: ``<gitdir>/gasp/queue``."""
+    return gdir / "queue"
+
+
+def enqueue(gdir: Path, agent: str, payload: dict) -> Path:
+    """Write one redacted payload as a queue entry (whole or not at all)."""
+    qdir = queue_dir(gdir)
+    name = f"{time.time_ns():020d}-{os.getpid():08d}-{os.urandom(4).hex()}.json"
+    data = json.dumps({"agent": agent, "payload": payload}, ensure_ascii=False)
+    return atomic_write(qdir / name, data.encode("utf-8"), root=gdir.parent, make_parents=True)
+
+
+def queued(gdir: Path) -> list[Path]:
+    """The queue's entries, oldest first."""
+    qdir = queue_dir(gdir)
+    if not qdir.is_dir():
+        return []
+    return sorted(p for p in qdir.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+
+
+def _hold_lease(state: Any, deadline: float) -> bool:
+    from git_gasp.store.lease import LeaseHeld
+
+    while True:
+        try:
+            state.store.lease.ensure()
+            state.refresh()
+            return True
+        except LeaseHeld:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+
+
+def drain(root: Path, gdir: Path, deadline: float) -> int:
+    """Record every queued entry in order (the caller holds hook.lock); return how many."""
+    from git_gasp.runtime import AgentState
+
+    entries = queued(gdir)
+    if not entries:
+        return 0
+    state = AgentState.open(root, f"git-gasp-hook-{os.getpid()}", lease_ttl_ms=LEASE_TTL_MS)
+    done = 0
+    try:
+        if not _hold_lease(state, min(deadline, time.monotonic() + LEASE_WAIT_S)):
+            holder = state.store.lease.read()
+            log(gdir, f"lease held by {holder.describe() if holder else 'another worker'}; "
+                      f"{len(entries)} hook event(s) stay queued")
+            return 0
+        while entries:
+            for entry in entries:
+                if time.monotonic() >= deadline:
+                    log(gdir, f"time budget spent; {len(queued(gdir))} hook event(s) stay queued")
+                    return done
+                try:
+                    item = json.loads(entry.read_text(encoding="utf-8"))
+                    h = parse_hook_payload(item["payload"], item.get("agent"))
+                    what = process(state, h, gdir, root, entry.name)
+                    log(gdir, f"{h.agent} {h.session_id}: {what}")
+                    entry.unlink()
+                    done += 1
+                except FileNotFoundError:
+                    continue  # another drainer took it (should not happen under the lock)
+                except Exception as exc:  # noqa: BLE001 - never block the queue on one entry
+                    failed = queue_dir(gdir) / "failed"
+                    failed.mkdir(exist_ok=True)
+                    with contextlib.suppress(OSError):
+                        move_into_place(entry, failed / entry.name, root=gdir.parent)
+                    log(gdir, f"{entry.name}: {type(exc).__name__}: {exc}; moved to "
+                              f"queue/failed/\n{traceback.format_exc(limit=4)}")
+                    state = _reopen(state, root)
+            entries = queued(gdir)
+    finally:
+        state.close()
+    return done
+
+
+def _reopen(state: Any, root: Path) -> Any:
+    """A fresh AgentState after a failed entry (its in-memory state may be off)."""
+    from git_gasp.runtime import AgentState
+
+    worker = state.store.lease.worker_id
+    fresh = AgentState.open(root, worker, lease_ttl_ms=LEASE_TTL_MS)
+    return fresh
