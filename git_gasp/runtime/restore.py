@@ -8,10 +8,10 @@ not support filters (or a local path) simply gives a full clone.
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
 
 SUPPORTED_SPEC = {1, "1", "1.0"}
@@ -34,11 +34,14 @@ class RestoreReport:
 
 
 def _run_git(args: list[str], cwd: Path | None = None) -> None:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True,
-                          stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        lines = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise GaspError(f"git {args[0]} failed: {lines[-1] if lines else proc.returncode}")
+    """Run git (scrubbed environment: a caller's GIT_DIR never redirects the clone);
+    a failure is one line, `git <command> failed: <git's last line>`."""
+    try:
+        git.run(Path.cwd() if cwd is None else cwd, *args)
+    except git.GitError as exc:
+        lines = exc.stderr.strip().splitlines()
+        raise GaspError(f"git {args[0]} failed: {lines[-1] if lines else exc.returncode}"
+                        ) from None
 
 
 def clone(url: str, dest: Path, *, partial: bool = True) -> None:
