@@ -13,6 +13,7 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.base.files import atomic_write
 
 SUPPORTED_SPEC = {1, "1", "1.0"}
 
@@ -80,8 +81,7 @@ def bind_model(root: Path, model: str) -> None:
         text = text[:section.end()] + body + text[stop:]
     from git_gasp.runtime.policy import load_config
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    atomic_write(path, text.encode("utf-8"), root=root, make_parents=True)
     if load_config(root).get("executor", {}).get("model") != model.strip():
         raise GaspError(".agent/config.toml: could not bind the model")
 
