@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -22,6 +21,7 @@ from git_gasp.base.git import (
 )
 from git_gasp.githooks import install, managers
 from git_gasp.store import attributes
+from git_gasp.store.lease import LeaseCorrupt, parse_lease
 
 OK, WARN, ERROR = "ok", "warn", "error"
 LEASE = ".agent/lease"
@@ -195,25 +195,20 @@ def _lease(root: Path, findings: list[Finding], now_ms: int) -> None:
         return
     fix = f"if no worker is running, remove {LEASE}"
     try:
-        lease = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        findings.append(Finding(ERROR, f"{LEASE} is corrupt (not JSON): no worker can take or "
-                                "renew it", fix))
-        return
-    keys = {"worker_id", "pid", "expires_at_ms"}
-    if type(lease) is not dict or set(lease) != keys or type(lease["expires_at_ms"]) is not int \
-            or type(lease["pid"]) is not int or type(lease["worker_id"]) is not str:
+        lease = parse_lease(data)  # the runtime's verdict, so doctor and writers agree
+    except LeaseCorrupt:
         findings.append(Finding(ERROR, f"{LEASE} is corrupt: expected "
-                                '{"worker_id": str, "pid": int, "expires_at_ms": int}', fix))
+                                '{"worker_id": non-empty str, "pid": int, "expires_at_ms": int}; '
+                                "no worker can take or renew it", fix))
         return
-    if lease["expires_at_ms"] <= now_ms:
-        ago = (now_ms - lease["expires_at_ms"]) // 1000
-        findings.append(Finding(WARN, f"{LEASE} of worker {lease['worker_id']} (pid "
-                                f"{lease['pid']}) expired {ago}s ago: stale", "the next worker "
+    if lease.expired(now_ms):
+        ago = (now_ms - lease.expires_at_ms) // 1000
+        findings.append(Finding(WARN, f"{LEASE} of worker {lease.worker_id} (pid "
+                                f"{lease.pid}) expired {ago}s ago: stale", "the next worker "
                                 f"takes it over; or {fix}"))
     else:
-        findings.append(Finding(OK, f"{LEASE} held by worker {lease['worker_id']} (pid "
-                                f"{lease['pid']}) until {lease['expires_at_ms']}"))
+        findings.append(Finding(OK, f"{LEASE} held by worker {lease.worker_id} (pid "
+                                f"{lease.pid}) until {lease.expires_at_ms}"))
 
 
 def _ignored(root: Path, findings: list[Finding]) -> None:

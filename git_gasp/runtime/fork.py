@@ -8,22 +8,13 @@ append-only and passes check. The working tree and HEAD are not touched.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
+from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.ids import new_id, now_ms
 from git_gasp.protocol.envelope import OPS_KIND, Event, serialize, split_lines
 from git_gasp.runtime.state import create_node
-
-
-def _git(root: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True,
-                          stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        msg = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise GaspError(f"git {args[0]} failed: {msg[-1] if msg else proc.returncode}")
-    return proc.stdout.decode()
 
 
 def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp")) -> bytes:
@@ -36,11 +27,9 @@ def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp"
     from git_gasp.store.gitrepo import open_repo
 
     root = Path(root)
-    if subprocess.run(["git", "check-ref-format", "--branch", name], cwd=root,
-                      capture_output=True).returncode != 0 or name.startswith("-"):
+    if name.startswith("-") or not git.ok(root, "check-ref-format", "--branch", name):
         raise UsageError(f"{name!r} is not a valid branch name")
-    if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{name}"],
-                      cwd=root, capture_output=True).returncode == 0:
+    if git.ok(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}"):
         raise GaspError(f"branch {name} already exists")
     manifest = parse_manifest(read_at_revision(root, "HEAD", "AGENT.md"))
     rel = manifest.locations["log"]
@@ -66,7 +55,7 @@ def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp"
     prefix = log[:end]
     # newest first-parent commit whose log is a prefix of `prefix`
     base = None
-    for sha in _git(root, "rev-list", "--first-parent", "HEAD").split():
+    for sha in git.out(root, "rev-list", "--first-parent", "HEAD").split():
         try:
             old = read_at_revision(root, sha, rel)
         except GaspError:
@@ -102,7 +91,7 @@ def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp"
         commit.tree = tree
         commit.parents = [base_commit.id]
         commit.author = commit.committer = template.committer
-        ident = _git(root, "var", "GIT_COMMITTER_IDENT").strip().rsplit(" ", 2)
+        ident = git.out(root, "var", "GIT_COMMITTER_IDENT").strip().rsplit(" ", 2)
         commit.author = commit.committer = ident[0].encode()
         commit.commit_time = commit.author_time = int(ident[1])
         tz = ident[2]

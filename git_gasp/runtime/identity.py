@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write
 from git_gasp.protocol.identity import identity_hash, normalize_declared
 
 _HASH_LINE = re.compile(r"^(\s*identity_hash\s*:\s*)(\"?)(?:sha256:)?[0-9A-Fa-f]*\2[ \t]*$", re.M)
@@ -61,28 +62,6 @@ def set_manifest_hash(text: str, digest: str) -> str:
     return new
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` (tmp file + fsync + rename), keeping its mode."""
-    import os
-
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 class _Writes:
     """Files written by an amend, with what they held before, so it can be undone."""
 
@@ -105,15 +84,15 @@ class _Writes:
             before: bytes | None = path.read_bytes()
         except FileNotFoundError:
             before = None
+        atomic_write(path, data, root=self.root)  # refuses a link on the way (UnsafePath)
         self.old.append((path, before))
-        _write_atomic(path, data)
 
     def undo(self) -> None:
         for path, before in reversed(self.old):
             if before is None:
                 path.unlink(missing_ok=True)
             else:
-                _write_atomic(path, before)
+                atomic_write(path, before, root=self.root)
         for directory in reversed(self.made_dirs):
             try:
                 directory.rmdir()

@@ -9,10 +9,10 @@ the live facts (the latest of each chain).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write
 from git_gasp.base.ids import new_id, now_ms
 from git_gasp.store.append import append_line_file
 
@@ -111,8 +111,5 @@ class Facts:
         for f in live:
             lines.append(f"- {f['text']}  <!-- {f['id']}; from {', '.join(f['derived_from'])} -->")
         data = ("\n".join(lines) + "\n").encode()
-        self.active_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.active_path.with_name(f".active_memory.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, self.active_path)
+        atomic_write(self.active_path, data, root=self.root, make_parents=True)
         return self.active_path

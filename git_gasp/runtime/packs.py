@@ -7,10 +7,10 @@ them here (the reference pack shape, DESIGN §3) keeps check 3 green.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write
 from git_gasp.protocol.vocab import BASE_NODE_KINDS, BASE_RELATIONS, Vocabulary
 
 PACK_REL = ".agent/packs/gasp-runtime.json"
@@ -43,8 +43,6 @@ def declare(root: Path, kind: str, required_props: list[str], description: str,
     for rel, text in relations.items():
         if rel not in BASE_RELATIONS:
             rels[rel] = {"rel": rel, "from_kinds": [kind], "to_kinds": [], "description": text}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8"),
+                 root=Path(root), make_parents=True)
     return load_vocabulary(Path(root))

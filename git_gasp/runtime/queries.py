@@ -319,15 +319,14 @@ def read_at_revision(root: Path, rev: str, rel: str) -> bytes:
 
 def resolve_rev(root: Path, rev: str) -> bytes:
     """The commit id of any git revision (`main`, `HEAD~2`, a tag, an abbreviated id)."""
-    import subprocess
+    from git_gasp.base.git import resolve_commit
 
     if rev.startswith("-"):
         raise GaspError(f"{rev!r} is not a revision")
-    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
-                          cwd=root, capture_output=True, stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
+    sha = resolve_commit(root, rev)
+    if sha is None:
         raise GaspError(f"{rev!r} is neither an event id in the log nor a git revision")
-    return proc.stdout.strip()
+    return sha.encode()
 
 
 def fold_revision(root: Path, rev: str, rel: str) -> Graph:

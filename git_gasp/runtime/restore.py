@@ -8,11 +8,12 @@ not support filters (or a local path) simply gives a full clone.
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.base.files import atomic_write
 
 SUPPORTED_SPEC = {1, "1", "1.0"}
 
@@ -34,11 +35,14 @@ class RestoreReport:
 
 
 def _run_git(args: list[str], cwd: Path | None = None) -> None:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True,
-                          stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        lines = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise GaspError(f"git {args[0]} failed: {lines[-1] if lines else proc.returncode}")
+    """Run git (scrubbed environment: a caller's GIT_DIR never redirects the clone);
+    a failure is one line, `git <command> failed: <git's last line>`."""
+    try:
+        git.run(Path.cwd() if cwd is None else cwd, *args)
+    except git.GitError as exc:
+        lines = exc.stderr.strip().splitlines()
+        raise GaspError(f"git {args[0]} failed: {lines[-1] if lines else exc.returncode}"
+                        ) from None
 
 
 def clone(url: str, dest: Path, *, partial: bool = True) -> None:
@@ -77,8 +81,7 @@ def bind_model(root: Path, model: str) -> None:
         text = text[:section.end()] + body + text[stop:]
     from git_gasp.runtime.policy import load_config
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    atomic_write(path, text.encode("utf-8"), root=root, make_parents=True)
     if load_config(root).get("executor", {}).get("model") != model.strip():
         raise GaspError(".agent/config.toml: could not bind the model")
 

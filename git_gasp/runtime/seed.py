@@ -37,6 +37,7 @@ from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_gasp.base.files import AtomicFile, UnsafePath
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.graph import Graph
 from git_gasp.store.append import LogError, parse_tail
@@ -283,17 +284,14 @@ def save(root: Path, seed: Seed, notes: list[str]) -> None:
     if not _HEADER.fullmatch(header):
         return  # an event id we cannot put in the header: no cache, no harm
     entry = cache_path(gitdir, root, seed.path)
-    tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         agent = entry.name.split("-", 1)[0]
         for old in entry.parent.glob(f"{agent}-*.bin"):  # one cached snapshot per agent
             if old != entry:
                 _discard(old)
-        with open(tmp, "wb") as fh:
+        with AtomicFile(entry, root=gitdir, durable=False) as fh:  # a cache: rebuilt if lost
             fh.write(header)
             fh.write(payload)
-        os.replace(tmp, entry)
-    except (OSError, ValueError) as exc:
-        _discard(tmp)
+    except (OSError, ValueError, UnsafePath) as exc:
         notes.append(f"snapshot cache not written ({exc})")

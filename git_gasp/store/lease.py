@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import AtomicFile, refuse_links
 from git_gasp.base.ids import new_uuid, now_ms
 
 LEASE_REL = ".agent/lease"
@@ -137,9 +138,11 @@ class Lease:
         """Exclusive create with full content: write a private file, then link(2) it into
         place (fails if a lease exists), so no reader ever sees a half-written lease."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        refuse_links(self.path, self.root)
         rec = self._record()
         tmp = self.path.with_name(f".lease.{os.getpid()}.{new_uuid()}.new")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o644)
         try:
             os.write(fd, rec.to_bytes())
             os.fsync(fd)
@@ -156,15 +159,17 @@ class Lease:
 
     def _renew(self, current: LeaseRecord) -> None:
         rec = self._record()
-        tmp = self.path.with_name(f".lease.{os.getpid()}.{new_uuid()}.tmp")
-        tmp.write_bytes(rec.to_bytes())
-        # re-check just before the rename: never replace another worker's lease
-        again = self.read()
-        if again != current:
-            tmp.unlink(missing_ok=True)
-            raise LeaseHeld(f"lease held by {again.describe() if again else 'nobody'}; "
-                            "it changed while renewing")
-        os.replace(tmp, self.path)
+        tmp = AtomicFile(self.path, root=self.root)  # a link on the way: UnsafePath
+        try:
+            tmp.write(rec.to_bytes())
+            # re-check just before the rename: never replace another worker's lease
+            again = self.read()
+            if again != current:
+                raise LeaseHeld(f"lease held by {again.describe() if again else 'nobody'}; "
+                                "it changed while renewing")
+            tmp.close()  # the rename
+        finally:
+            tmp.abort()  # a no-op once closed
         self._held_until = rec.expires_at_ms
 
     def _steal(self, seen: LeaseRecord) -> None:

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_gasp.base.files import atomic_write
 from git_gasp.protocol.envelope import EnvelopeError, parse_line
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
@@ -186,11 +187,5 @@ def write_snapshot(root: Path, log: bytes, graph: Graph, line_count: int, event_
         if existing == data:
             return rel, False
         raise SnapshotError(f"{rel} already exists with different content; not overwritten")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".graph.json.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
+    atomic_write(target, data, root=root, make_parents=True)  # a link on the way: UnsafePath
     return rel, True

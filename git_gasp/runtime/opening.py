@@ -1,0 +1,111 @@
+"""Opening an agent repo: read AGENT.md, fold the log (seeded from a verified snapshot,
+through the local cache when it has one) and recover an unfinished run."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from git_gasp.base.errors import GaspError
+from git_gasp.protocol.fold import fold
+from git_gasp.protocol.graph import Graph
+from git_gasp.runtime.policy import PolicySet
+from git_gasp.store.append import EventStore, parse_tail, torn_error
+from git_gasp.store.lease import Lease
+
+if TYPE_CHECKING:
+    from git_gasp.runtime.state import AgentState
+
+
+def _refuse_missing_tracked_log(root: Path, rel: str) -> None:
+    """A log that git tracks but the working tree lost is an error, not an empty log."""
+    from git_gasp.base.errors import NotAGitRepo
+    from git_gasp.store.gitrepo import open_repo
+
+    try:
+        repo, prefix = open_repo(root)
+    except NotAGitRepo:
+        return
+    with repo:
+        path = (prefix + b"/" if prefix else b"") + rel.encode()
+        if path in repo.open_index():
+            raise GaspError(f"{rel} is tracked but missing from the working tree; restore it "
+                            f"with `git checkout -- {rel}`")
+
+
+def open_state(cls: type[AgentState], path: str | Path, worker_id: str | None, *, fsync: bool,
+               lease_ttl_ms: int, use_snapshots: bool) -> AgentState:
+    """Fold the log at `path` (seeded from a valid snapshot) and recover an open run.
+
+    Raises GaspError when AGENT.md is missing or the log has a bad or torn line.
+    """
+    from git_gasp.conformance.checks import load_vocabulary
+    from git_gasp.protocol.manifest import ManifestError, parse_manifest
+    from git_gasp.runtime import seed as seeds
+    from git_gasp.store.agentfs import AgentFileError, read_regular
+    from git_gasp.store.snapshots import find_seed
+
+    root = Path(path)
+    if not root.is_dir():
+        raise GaspError(f"{root}: no such directory")
+    try:
+        manifest = parse_manifest(read_regular(root, "AGENT.md"))
+    except AgentFileError as exc:
+        raise GaspError(f"{exc}: {root} is not an agent repo (create one with "
+                        "`git gasp init`)") from None
+    except ManifestError as exc:
+        raise GaspError(f"AGENT.md: {exc}") from None
+    rel = manifest.locations["log"]
+    lease = Lease(root, worker_id, lease_ttl_ms)
+    store = EventStore(root, rel, lease, fsync=fsync)
+    if not store.check_path():
+        _refuse_missing_tracked_log(root, rel)
+    notes: list[str] = []
+    # Loading builds hundreds of thousands of containers and no cycles: the cyclic GC
+    # would only rescan them over and over (it doubles the open time of a big log).
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        fast = None
+        if use_snapshots:
+            fast = seeds.open_fast(root, store.path, rel, notes)
+        data = None
+        if fast is not None:
+            seeded_from, graph, events = fast.rel, fast.graph, fast.events
+            seed_event = fast.event_id
+            store.mark_read_size(fast.size, fast.line_count + fast.tail_lines)
+        else:
+            data = store.read_bytes()
+            if data and not data.endswith(b"\n"):
+                raise torn_error(rel, data)
+            total = data.count(b"\n")
+            seed = None
+            if use_snapshots and data:
+                seed, seed_notes = find_seed(root, data, total=total)
+                notes += seed_notes
+                if seed is not None:
+                    seeds.save(root, seed, notes)
+            graph = seed.graph if seed else Graph()
+            start, first = (seed.offset, seed.integrity.line_count + 1) if seed else (0, 1)
+            events = parse_tail(data, start, first, rel)
+            seeded_from = seed.path if seed else None
+            seed_event = seed.integrity.event_id if seed else None
+            store.mark_read(data, total)
+        result = fold(events, graph=graph)
+    finally:
+        if gc_was_on:
+            gc.enable()
+    state = cls(root, store, result.graph, agent_id=manifest.agent_id,
+                vocab=load_vocabulary(root), policy=PolicySet.load(root), notes=notes)
+    state.memory_rel = manifest.locations["memory"]
+    state._data_for_index = data if seeded_from else None
+    state.seeded_from = seeded_from
+    state.seed_cached = fast is not None
+    state._running_hint = fast.running if fast is not None else None
+    state.last_event_id = events[-1].id if events else seed_event
+    state._skip(result)
+    state._index(events)
+    state._full_index = seeded_from is None
+    state._recover_run()
+    return state
