@@ -252,7 +252,7 @@ def test_merge_commit_losing_the_other_parents_lines_is_refused(agent):
     refused(commit(agent), "merge rule", "the merge loses lines of")
 
 
-# ---- the committed log's index (OldLog) and its cache ------------------------------
+# ---- the committed log's index (CommittedLog) and its cache ------------------------------
 
 def _reference(data: bytes) -> dict:
     """The facts as the guard first computed them: a plain lenient parse of every line."""
@@ -322,13 +322,13 @@ NAMES = ["event_g1", "event_g1o", "spaced", "escaped", "dup", "dup_last", "goal_
 
 
 def test_old_log_index_matches_a_full_lenient_parse_built_at_once_or_grown():
-    from git_gasp.guard.committed_log import OldLog
+    from git_gasp.guard.committed_log import CommittedLog
 
     data = b"".join(ODD_LINES)
     want = _reference(data)
     assert want["first"]["escaped"] == 4 and want["first"]["dup_last"] == 5
-    assert _facts(OldLog.build(data), NAMES) == want
-    grown = OldLog.empty(data)
+    assert _facts(CommittedLog.build(data), NAMES) == want
+    grown = CommittedLog.empty(data)
     at = 0
     for piece in ODD_LINES:  # one line at a time, as commit after commit
         at += len(piece)
@@ -336,14 +336,14 @@ def test_old_log_index_matches_a_full_lenient_parse_built_at_once_or_grown():
         assert _facts(grown, NAMES) == _reference(data[:at])
     # the index of a prefix reads its lines out of a longer version of the file
     longer = data + b"\n" + line("later", "note.added", {}, "event_g1")
-    assert _facts(OldLog.build(longer, len(data)), NAMES) == want
-    assert _facts(OldLog.build(data).extended(longer), NAMES + ["later"]) == \
+    assert _facts(CommittedLog.build(longer, len(data)), NAMES) == want
+    assert _facts(CommittedLog.build(data).extended(longer), NAMES + ["later"]) == \
         _reference(longer)
 
 
 def test_old_log_index_grown_from_parsed_events_matches_a_reparse(monkeypatch):
     """save_staged hands the appended lines' events over: no second parse, same index."""
-    from git_gasp.guard import committed_log as oldlog
+    from git_gasp.guard import committed_log
     from git_gasp.protocol.envelope import parse_line, split_lines
 
     base = goal_pair(1) + ops("oo1", None, {"CreateNode": {"id": "node_a", "kind": "goal",
@@ -352,10 +352,10 @@ def test_old_log_index_grown_from_parsed_events_matches_a_reparse(monkeypatch):
                                                                    "event_g1")
     data = base + tail
     events = [parse_line(raw, n) for n, raw in enumerate(split_lines(tail)[0], 3)]
-    old = oldlog.OldLog.build(data, len(base))
+    old = committed_log.CommittedLog.build(data, len(base))
     parsed = []
-    real = oldlog._parse
-    monkeypatch.setattr(oldlog, "_parse", lambda raw: parsed.append(raw) or real(raw))
+    real = committed_log._parse
+    monkeypatch.setattr(committed_log, "_parse", lambda raw: parsed.append(raw) or real(raw))
     grown = old.extended(data, events=events)
     appended = set(split_lines(tail)[0])
     assert not appended & set(parsed)  # (committed lines are read to confirm index hits)
@@ -366,11 +366,11 @@ def test_old_log_index_grown_from_parsed_events_matches_a_reparse(monkeypatch):
 
 
 def test_old_log_index_survives_hash_collisions(monkeypatch):
-    from git_gasp.guard import committed_log as oldlog
+    from git_gasp.guard import committed_log
 
-    monkeypatch.setattr(oldlog.zlib, "crc32", lambda data: 0)  # every key collides
+    monkeypatch.setattr(committed_log.zlib, "crc32", lambda data: 0)  # every key collides
     data = b"".join(ODD_LINES)
-    assert _facts(oldlog.OldLog.build(data), NAMES) == _reference(data)
+    assert _facts(committed_log.CommittedLog.build(data), NAMES) == _reference(data)
 
 
 def _cache_files(repo: Path) -> dict[str, Path]:
@@ -526,7 +526,7 @@ def test_a_clean_union_merge_with_the_driver_goes_through(agent):
 def test_merged_parents_come_from_gits_environment_during_pre_merge_commit(monkeypatch):
     """git runs pre-merge-commit before writing MERGE_HEAD; it names every merged head
     (all of an octopus) in GITHEAD_<id> variables."""
-    from git_gasp.guard.commit_guard import merge_heads_from_env
+    from git_gasp.guard.staged import merge_heads_from_env
 
     a, b = "a" * 40, "B" * 40
     monkeypatch.setenv(f"GITHEAD_{b}", "third")

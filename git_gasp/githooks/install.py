@@ -23,6 +23,7 @@ from pathlib import Path
 
 import git_gasp
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write, move_into_place
 from git_gasp.base.git import config_get, git_path, is_tracked, work_tree_top
 from git_gasp.githooks import managers
 from git_gasp.githooks.templates import read_template
@@ -112,23 +113,29 @@ def _read(path: Path) -> bytes | None:
 
 
 def _write_hook(path: Path, data: bytes) -> None:
+    """Replace the hook `path` with `data`, executable (0o755 whatever the umask)."""
     _write_atomic(path, data, 0o755)
+    try:
+        os.chmod(path, 0o755)  # an existing hook keeps its mode through the replace
+    except OSError as exc:
+        raise GaspError(f"cannot make {path} executable: {exc}") from None
 
 
 def _write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write `path` whole or not at all: a temporary file beside it, then a rename.
-    `mode`: its permissions (default: the umask's, as for a new file)."""
-    tmp = path.with_name(f".{path.name}.gasp-{os.getpid()}.tmp")
+    """Write `path` whole or not at all (a temporary file beside it, then a rename).
+    `mode`: for a new file (default: the umask's); an existing file keeps its own."""
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        atomic_write(path, data, mode=mode)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise GaspError(f"cannot write {path}: {exc}") from None
+
+
+def _move(src: Path, dest: Path) -> None:
+    """Rename the hook `src` to `dest` (a legacy hook aside, or back)."""
+    try:
+        move_into_place(src, dest)
+    except OSError as exc:
+        raise GaspError(f"cannot move {src} to {dest}: {exc}") from None
 
 
 def _restore(path: Path, data: bytes | None, mode: int | None) -> Callable[[], None]:
@@ -182,8 +189,8 @@ def install_hook(top: Path, hooks_dir: Path, *, force: bool, out: Outcome,
         if legacy.exists() or legacy.is_symlink():
             raise GaspError(f"{hook} is not ours and {legacy} exists too; nothing was changed "
                             f"(move one of them away, then run install-hooks again)")
-        os.rename(hook, legacy)
-        out.undo.append(lambda: os.rename(legacy, hook))
+        _move(hook, legacy)
+        out.undo.append(lambda: _move(legacy, hook))
         if not os.access(legacy, os.X_OK):
             out.messages.append(f"note: your existing hook {legacy} is not executable, so git "
                                 "was not running it, and neither will ours")
@@ -222,13 +229,11 @@ def _update_gitattributes(root: Path, out: Outcome) -> None:
     new = attributes.updated_gitattributes(old, attributes.attribute_lines(root))
     if new is None:
         return
-    target = Path(os.path.realpath(path))  # a symlinked .gitattributes: write its target
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode) if old is not None else None
-    except OSError:
-        mode = None  # a dangling symlink: created as a new file
-    _write_atomic(target, new, mode)
-    out.undo.append(lambda: _write_atomic(target, old, mode) if old is not None
+    # A symlinked .gitattributes: write its target (a dangling link's is created);
+    # an existing file keeps its mode.
+    target = Path(os.path.realpath(path))
+    _write_atomic(target, new)
+    out.undo.append(lambda: _write_atomic(target, old) if old is not None
                     else target.unlink(missing_ok=True))
     out.messages.append(f"added merge=gasp lines to {path}; commit it so every clone merges "
                         "the append-only files with the driver")
@@ -257,7 +262,7 @@ def _uninstall_hook(hooks_dir: Path, name: str, out: Outcome) -> None:
     if existing is not None and hook_version(existing) is not None:
         hook.unlink()
         if legacy.exists() or legacy.is_symlink():
-            os.rename(legacy, hook)
+            _move(legacy, hook)
             out.messages.append(f"removed the GASP {name} hook; restored {hook} from "
                                 f"{legacy.name}")
         else:

@@ -1,2 +1,5 @@
-"""The pre-commit guard: the staged append-only files against HEAD and every merged
-parent, and the per-blob index of the committed log it reads them against."""
+"""The pre-commit guard that git's hooks run: the staged append-only files against
+HEAD and every merged parent (``commit_guard``), and the per-blob index of the
+committed log it reads them against (``committed_log``, cached by ``index_cache``).
+The git hook installer and ``doctor`` live in ``githooks/``, agent hook payloads in
+``adapters/payloads.py``, the hook script templates in the top-level ``hooks/``."""

@@ -7,37 +7,37 @@ agent root in the work tree. A root is a directory holding ``AGENT.md`` or
 ``state/events.jsonl`` in HEAD or the index. Appended log lines are checked against
 checks 1, 5 and 7 given the committed log before them. Only HEAD's, the parents'
 and the index's blobs are read: never the history. The committed log is not even
-parsed when its index is cached (``guardcache``, per blob id): the staged blob is
+parsed when its index is cached (``index_cache``, per blob id): the staged blob is
 proved to extend it by hashing its first bytes (a blob id is their sha1), and only
 the lines new events refer to are parsed.
+
+Here: which paths are guarded and the one-parent, merge and check-1 rules. The
+sides compared are read in ``staged``, checks 5 and 7 live in ``appended``, the
+rule names, fixes and printed report in ``rejection``.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
-import zlib
-from collections import ChainMap
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-from dulwich.index import ConflictedIndexEntry, Index
-from dulwich.objects import Blob, Commit
 from dulwich.repo import Repo
 
-from git_gasp.base.errors import GaspError
-from git_gasp.conformance.rules import (
-    causation_problems,
-    entity_id,
-    ops_cause_problem,
-    pairing_problems,
-    restatement_problems,
-    roundtrip_problem,
+from git_gasp.conformance.rules import roundtrip_problem
+from git_gasp.guard.appended import AppendedEvents
+from git_gasp.guard.committed_log import CommittedLog, TooLarge
+from git_gasp.guard.index_cache import CommittedLogCache
+from git_gasp.guard.rejection import (
+    CHECK1,
+    DELETED_FIX,
+    FIXES,
+    MERGE_RULE,
+    ONE_PARENT,
+    Rejection,
 )
-from git_gasp.guard.committed_log import OldLog, TooLarge
-from git_gasp.guard.index_cache import FactsCache
+from git_gasp.guard.staged import File, StagedSides, index_file
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
     extends_by_hash,
@@ -45,137 +45,21 @@ from git_gasp.protocol.appendonly import (
     is_append_only,
     merge_problem,
 )
-from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, parse_line, split_lines
-from git_gasp.protocol.vocab import ENTITY_CREATING
+from git_gasp.protocol.envelope import EnvelopeError, Event, parse_line, split_lines
 from git_gasp.store.gitrepo import open_repo
 
-ONE_PARENT = "append-only, one-parent rule"
-MERGE_RULE = "append-only, merge rule"
-CHECK1, CHECK5, CHECK7 = "check 1, envelope", "check 5, causation", "check 7, pairing"
 
-FIXES = {
-    ONE_PARENT: "append-only files may only grow at the end: put the committed lines back "
-                "as they were (`git show HEAD:{path}` has them) and append a correcting "
-                "event instead",
-    MERGE_RULE: "the merge result must keep every line of each parent in order: redo the "
-                "merge with the GASP merge driver (`git gasp install-hooks` registers it), "
-                "or add the missing lines back",
-    CHECK1: "each appended line must be one event envelope (id, schema_version, ts_ms, "
-            "actor, kind, payload, causation_id, correlation_id) ending in a newline; fix "
-            "or remove the line in the file, then `git add` it again",
-    CHECK5: "event ids must be new, and causation_id must name an earlier event (only "
-            "*.created, *.started and ops-only events may have none); fix the line and "
-            "`git add` it again",
-    CHECK7: "record each entity-creating event together with exactly one state.ops_applied "
-            "event whose causation_id names it and whose CreateNode creates its payload.id "
-            "(same kind and status); ops events name their domain event, never another ops "
-            "event",
-}
-_DELETED_FIX = ("append-only files may never be removed: restore it with "
-                "`git restore --staged --worktree --source=HEAD -- {path}`")
+class _Guard(StagedSides):
+    """One guard run: which staged paths are append-only, and what is wrong with them."""
 
-
-@dataclass
-class Rejection:
-    """One reason the commit is refused."""
-
-    path: str  # relative to the work tree top
-    line: int | None
-    rule: str
-    message: str
-    fix: str
-
-    def to_text(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: [{self.rule}] {self.message}"
-
-
-_File = tuple[int, bytes]  # (mode, blob id)
-
-
-class _Guard:
-    def __init__(self, repo: Repo, index_path: str, cache: FactsCache | None = None) -> None:
-        self.repo = repo
-        self.store = repo.object_store
+    def __init__(self, repo: Repo, index_path: str,
+                 cache: CommittedLogCache | None = None) -> None:
+        super().__init__(repo, index_path)
         self.rejections: list[Rejection] = []
-        self.index: dict[bytes, _File] = {}
-        self.conflicted: set[bytes] = set()
-        for path, entry in Index(index_path).items():
-            if isinstance(entry, ConflictedIndexEntry):
-                self.conflicted.add(path)
-            else:
-                self.index[path] = (entry.mode, entry.sha)
-        self.head = self._files_of_commit(self._head())
-        self.parents = [self._files_of_commit(sha) for sha in self._merge_heads()]
-        self._blobs: dict[bytes, bytes] = {}
         self._declared: dict[bytes, frozenset[bytes]] = {}
         self.cache = cache
         # (blob id, committed log's index, appended events): indexed once the commit passes
-        self.staged_logs: list[tuple[bytes, OldLog, list[Event]]] = []
-
-    # ---- reading git
-
-    def _head(self) -> bytes | None:
-        try:
-            return self.repo.refs[b"HEAD"]
-        except KeyError:
-            return None  # unborn branch: the first commit
-
-    def _merge_heads(self) -> list[bytes]:
-        path = os.path.join(self.repo.controldir(), "MERGE_HEAD")
-        try:
-            with open(path, "rb") as f:
-                return [w for w in f.read().split() if w]
-        except FileNotFoundError:
-            return merge_heads_from_env()
-        except OSError as exc:
-            raise GaspError(f"cannot read {path}: {exc}") from None
-
-    def _files_of_commit(self, sha: bytes | None) -> dict[bytes, _File]:
-        if sha is None:
-            return {}
-        try:
-            commit = self.store[sha]
-            if not isinstance(commit, Commit):
-                raise GaspError(f"{sha.decode()} is not a commit")
-            return {e.path: (e.mode, e.sha) for e in self.store.iter_tree_contents(commit.tree)}
-        except KeyError:
-            raise GaspError(f"commit {sha.decode()} is missing from the object store") from None
-
-    def blob(self, sha: bytes) -> bytes:
-        data = self._blobs.get(sha)
-        if data is None:
-            data = self._loose_blob(sha)
-        if data is None:
-            try:
-                obj = self.store[sha]
-            except KeyError:
-                raise GaspError(f"blob {sha.decode()} is missing from the object store") from None
-            if not isinstance(obj, Blob):
-                raise GaspError(f"object {sha.decode()} is not a blob")
-            data = obj.as_raw_string()
-        self._blobs[sha] = data
-        return data
-
-    def _loose_blob(self, sha: bytes) -> bytes | None:
-        """A loose blob's bytes read directly (dulwich's reader copies them several
-        times); None for anything else (packed, alternates, odd): dulwich reads it."""
-        root = getattr(self.store, "path", None)
-        if not isinstance(root, str) or len(sha) not in (40, 64):
-            return None
-        path = os.path.join(root, sha[:2].decode(), sha[2:].decode())
-        try:
-            with open(path, "rb") as f:
-                raw = f.read()
-            head = zlib.decompressobj().decompress(raw, 32)  # "blob <size>\0": presize
-            size = len(head) + int(head[5:head.index(b"\x00")]) if b"\x00" in head else 0
-            data = zlib.decompress(raw, bufsize=max(size, zlib.DEF_BUF_SIZE))
-        except (OSError, zlib.error, ValueError):
-            return None
-        nul = data.find(b"\x00", 0, 32)
-        if nul < 0 or data[:nul] != b"blob %d" % (len(data) - nul - 1):
-            return None
-        return data[nul + 1:]
+        self.staged_logs: list[tuple[bytes, CommittedLog, list[Event]]] = []
 
     # ---- which paths are guarded
 
@@ -205,7 +89,7 @@ class _Guard:
                 filter(None, {self._log_location(root, side) for side in sides}))
         return self._declared[root]
 
-    def _log_location(self, root: bytes, files: dict[bytes, _File]) -> bytes | None:
+    def _log_location(self, root: bytes, files: dict[bytes, File]) -> bytes | None:
         """The relocated log path the AGENT.md of `root` in `files` declares, if any."""
         entry = files.get((root + b"/" if root else b"") + b"AGENT.md")
         if entry is None or not stat.S_ISREG(entry[0]):
@@ -257,11 +141,11 @@ class _Guard:
         if new is None:
             if old is not None:
                 self.reject(path, None, ONE_PARENT, "append-only file is deleted",
-                            _DELETED_FIX)
+                            DELETED_FIX)
             return
         is_log = rel == LOG_PATH or rel in self._declared_of(root)
         base: bytes | None = b""
-        known: OldLog | None = None
+        known: CommittedLog | None = None
         if old is not None and old[1] != new[1]:
             known = self._cached(old[1], self.blob(new[1])) if is_log else None
             base = None if known is not None else self.blob(old[1])
@@ -288,7 +172,7 @@ class _Guard:
 
     # ---- the committed log's index (cached per blob id)
 
-    def _cached(self, old_sha: bytes, new: bytes) -> OldLog | None:
+    def _cached(self, old_sha: bytes, new: bytes) -> CommittedLog | None:
         """HEAD's log index from the cache, if `new` provably extends that blob (then
         the blob itself is never read)."""
         if self.cache is None:
@@ -298,11 +182,11 @@ class _Guard:
             return None
         return self.cache.load(old_sha, new)
 
-    def _indexed(self, old_sha: bytes | None, base: bytes, new: bytes) -> OldLog:
+    def _indexed(self, old_sha: bytes | None, base: bytes, new: bytes) -> CommittedLog:
         """The index of the committed log `base` (blob `old_sha`), which `new` extends:
         grown from a cached older version of it when there is one, then cached."""
         if old_sha is None or not base:
-            return OldLog.empty(new)
+            return CommittedLog.empty(new)
         known = None
         if self.cache is not None:
             for sha, length in self.cache.ancestors():
@@ -311,14 +195,14 @@ class _Guard:
                     if known is not None:
                         break
         try:
-            known = (known or OldLog.empty(base)).extended(base)
+            known = (known or CommittedLog.empty(base)).extended(base)
         except TooLarge:
-            return OldLog.build(new, len(base))  # not cacheable: index it in place
+            return CommittedLog.build(new, len(base))  # not cacheable: index it in place
         if self.cache is not None:
             self.cache.save(old_sha, known)
-        return OldLog(new, known.length, known.line_count, known.keys, known.offsets)
+        return CommittedLog(new, known.length, known.line_count, known.keys, known.offsets)
 
-    def check_appended(self, path: bytes, old: OldLog, new: bytes, new_sha: bytes) -> None:
+    def check_appended(self, path: bytes, old: CommittedLog, new: bytes, new_sha: bytes) -> None:
         """Checks 1, 5 and 7 for the lines `new` adds after the committed log `old`
         (whose bytes `new` starts with)."""
         length = old.length
@@ -351,7 +235,7 @@ class _Guard:
                 continue
             events.append(event)
         if events:
-            _Appended(self, path, old, events).check()
+            AppendedEvents(self.reject, path, old, events).check()
 
     def save_staged(self) -> None:
         """Cache the index of each staged log (the next commit's HEAD version)."""
@@ -364,120 +248,6 @@ class _Guard:
                 pass
 
 
-class _Appended:
-    """Checks 5 and 7 for appended events, with the committed log as context."""
-
-    def __init__(self, guard: _Guard, path: bytes, old: OldLog, events: list[Event]) -> None:
-        self.guard, self.path, self.old, self.events = guard, path, old, events
-        self.new_first: dict[str, int] = {}
-        self.new_by_id: dict[str, Event] = {}
-        for e in events:
-            self.new_first.setdefault(e.id, e.line)
-            self.new_by_id.setdefault(e.id, e)
-
-    def lookup(self, event_id: str) -> Event | None:
-        if self.old.first_line(event_id) is not None:
-            return self.old.event(event_id)
-        return self.new_by_id.get(event_id)
-
-    def check(self) -> None:
-        self.causation()
-        self.pairing()
-
-    def causation(self) -> None:
-        seen: dict[str, int] = {}
-        view = ChainMap(self.old.first, seen)
-        for e in self.events:
-            for problem in causation_problems(e, view, self.new_first.get):
-                self.guard.reject(self.path, e.line, CHECK5, problem)
-            seen.setdefault(e.id, e.line)
-
-    def pairing(self) -> None:
-        old, reject = self.old, self.guard.reject
-        entities = _Entities(old)
-        for e in self.events:
-            entity = entity_id(e.kind, e.payload)
-            if entity is not None:
-                entities.setdefault(entity, e.id)
-                if old.ops_only_line(entity) is not None:
-                    restater = old.ops_only_event(entity)
-                    if restater is not None:
-                        for problem in restatement_problems(restater, {entity: e.id}):
-                            reject(self.path, e.line, CHECK7, problem)
-        new_claims: dict[str, list[Event]] = {}
-        for e in self.events:
-            if e.kind != OPS_KIND:
-                continue
-            if e.causation_id is None:
-                for problem in restatement_problems(e, entities):
-                    reject(self.path, e.line, CHECK7, problem)
-                continue
-            problem = ops_cause_problem(e, self.lookup(e.causation_id))
-            if problem:
-                reject(self.path, e.line, CHECK7, problem)
-            new_claims.setdefault(e.causation_id, []).append(e)
-        domain = [e for e in self.events if e.kind in ENTITY_CREATING]
-        appended_lines = {e.line for e in self.events}
-        for cause_id in new_claims:
-            if cause_id not in self.new_by_id and old.first_line(cause_id) is not None:
-                event = old.event(cause_id)
-                if event is not None and event.kind in ENTITY_CREATING:
-                    domain.append(event)
-        for e in domain:
-            pairs = old.claim_events(e.id)
-            pairs += new_claims.get(e.id, [])
-            appended = e.line in appended_lines
-            for line, problem in pairing_problems(e, pairs):
-                if appended or line in appended_lines:
-                    reject(self.path, line, CHECK7, problem)
-                elif line == e.line:  # a committed domain event claimed again: blame the claim
-                    reject(self.path, new_claims[e.id][0].line, CHECK7, problem)
-
-
-class _Entities:
-    """Entity id -> the domain event creating it first: the committed log's, then the
-    appended events' (the mapping check 7's restatement rule takes)."""
-
-    def __init__(self, old: OldLog) -> None:
-        self.old = old
-        self.new: dict[str, str] = {}
-
-    def _get(self, entity: object) -> str | None:
-        if type(entity) is not str:
-            return None
-        found = self.old.entity_creator(entity)
-        return found if found is not None else self.new.get(entity)
-
-    def setdefault(self, entity: str, event_id: str) -> None:
-        if self._get(entity) is None:
-            self.new[entity] = event_id
-
-    def __contains__(self, entity: object) -> bool:
-        return self._get(entity) is not None
-
-    def __getitem__(self, entity: str) -> str:
-        found = self._get(entity)
-        if found is None:
-            raise KeyError(entity)
-        return found
-
-
-def index_file(repo: Repo) -> str:
-    """The index git wants checked: GIT_INDEX_FILE (relative to the cwd) or the repo's."""
-    env = os.environ.get("GIT_INDEX_FILE")
-    return os.path.abspath(env) if env else repo.index_path()
-
-
-def merge_heads_from_env() -> list[bytes]:
-    """The commits a running `git merge` merges, from the ``GITHEAD_<id>`` variables it
-    sets for its hooks: git runs pre-merge-commit before it writes MERGE_HEAD."""
-    heads = {name[len("GITHEAD_"):].lower() for name in os.environ if name.startswith("GITHEAD_")}
-    return sorted(h.encode() for h in heads if _HEX.fullmatch(h))
-
-
-_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-
 def run_guard(cwd: Path, *, cache: bool = True) -> list[Rejection]:
     """Every reason the staged commit must be refused (empty: allow it).
 
@@ -486,7 +256,7 @@ def run_guard(cwd: Path, *, cache: bool = True) -> list[Rejection]:
     store the committed logs' indexes under the git dir."""
     repo, _prefix = open_repo(cwd)
     with repo:
-        facts = FactsCache(repo.commondir()) if cache else None
+        facts = CommittedLogCache(repo.commondir()) if cache else None
         try:
             guard = _Guard(repo, index_file(repo), cache=facts)
         except FileNotFoundError:
@@ -498,25 +268,3 @@ def run_guard(cwd: Path, *, cache: bool = True) -> list[Rejection]:
         return guard.rejections
 
 
-def report(rejections: list[Rejection], limit: int = 50, hook: str = "pre-commit") -> str:
-    """The text printed when the commit is refused: each problem, then each fix once."""
-    n = len(rejections)
-    ordered = sorted(rejections, key=lambda r: (r.path, r.line or 0))
-    what = "merge commit" if hook == "pre-merge-commit" else "commit"
-    lines = [f"git gasp: {hook}: {what} refused: {n} problem{'s' * (n != 1)} in GASP "
-             "append-only files"]
-    lines += [r.to_text() for r in ordered[:limit]]
-    if n > limit:
-        lines.append(f"... and {n - limit} more")
-    fixes: dict[str, str] = {}
-    for r in ordered:
-        fixes.setdefault(r.fix, r.rule)
-    lines += [f"fix ({rule}): {fix}" for fix, rule in fixes.items()]
-    if hook == "pre-merge-commit":
-        lines.append("(the merge is left uncommitted: fix the files, `git add` them and "
-                     "`git commit`, or `git merge --abort`; `git merge --no-verify` skips "
-                     "the guard)")
-    else:
-        lines.append("(the guard checks only what this commit adds; `git gasp check` checks "
-                     "the whole repo; `git commit --no-verify` skips the guard)")
-    return "\n".join(lines)

@@ -1,14 +1,14 @@
 """What the log before a commit holds, as far as newly appended events need to know.
 
 The guard checks only appended lines, but causation (check 5) and pairing (check 7)
-depend on earlier events. `OldLog` indexes the committed log leniently (it was
+depend on earlier events. `CommittedLog` indexes the committed log leniently (it was
 committed already; its own faults are not this commit's): for every line that parses
 on its own as a JSON object with a string ``id``, which ids exist (first line), which
 ops events claim which cause, which entity each domain event creates first, which
 nodes ops-only events create first.
 
 The index is a sorted array of 64-bit keys (table, crc32 of the id, line) plus the
-byte offset of every line: cheap to store (``guardcache``), to load, and to extend
+byte offset of every line: cheap to store (``index_cache``), to load, and to extend
 with the lines a commit appends. A key only says where to look: every hit is
 confirmed by parsing that one line, so a crc32 collision never gives a wrong answer.
 Full events are built only for the lines a new event refers to.
@@ -71,7 +71,7 @@ class TooLarge(Exception):
     """The log has more lines than the index can address."""
 
 
-class OldLog:
+class CommittedLog:
     """Ids, claims and entities of the first `length` bytes of `data` (a committed log,
     or a newer version of it that starts with the committed bytes)."""
 
@@ -84,18 +84,18 @@ class OldLog:
         self.first = _FirstLines(self)  # the id -> first line mapping check 5 consults
 
     @classmethod
-    def empty(cls, data: bytes = b"") -> OldLog:
+    def empty(cls, data: bytes = b"") -> CommittedLog:
         return cls(data, 0, 0, array("Q"), array("Q"))
 
     @classmethod
-    def build(cls, data: bytes, length: int | None = None) -> OldLog:
+    def build(cls, data: bytes, length: int | None = None) -> CommittedLog:
         """Index the first `length` bytes of `data` (all of it by default)."""
         return cls.empty(data).extended(data, length)
 
     # ---- extending
 
     def extended(self, data: bytes, length: int | None = None,
-                 events: list[Event] | None = None) -> OldLog:
+                 events: list[Event] | None = None) -> CommittedLog:
         """This index grown over ``data[self.length:length]``.
 
         `data` must start with the bytes indexed so far and, when they end inside a
@@ -114,7 +114,7 @@ class OldLog:
         offsets = array("Q", self.offsets)
         offsets.extend(accumulate((len(raw) + 1 for raw in lines[:-1]), initial=start)
                        if lines else ())
-        grown = OldLog(data, length, self.line_count + len(lines), self.keys, offsets)
+        grown = CommittedLog(data, length, self.line_count + len(lines), self.keys, offsets)
         if lines:
             with gc_paused():
                 if events is None or len(events) != len(lines):
@@ -286,9 +286,9 @@ class OldLog:
 
 
 class _FirstLines:
-    """`OldLog.first_line` as the read-only mapping check 5's rule takes."""
+    """`CommittedLog.first_line` as the read-only mapping check 5's rule takes."""
 
-    def __init__(self, log: OldLog) -> None:
+    def __init__(self, log: CommittedLog) -> None:
         self._log = log
 
     def __contains__(self, event_id: object) -> bool:

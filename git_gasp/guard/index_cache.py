@@ -1,4 +1,4 @@
-"""The guard's cache: the `OldLog` index of a log blob, kept under the git dir.
+"""The guard's cache: the `CommittedLog` index of a log blob, kept under the git dir.
 
 One file per blob id (``<common git dir>/gasp/guard-<rules>-<blob>.facts``): a header
 line, then the sorted keys and the line offsets as raw 64-bit words. A blob id pins
@@ -17,7 +17,9 @@ import sys
 import zlib
 from array import array
 
-from git_gasp.guard.committed_log import OldLog
+from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write
+from git_gasp.guard.committed_log import CommittedLog
 from git_gasp.protocol.envelope import OPS_KIND
 from git_gasp.protocol.vocab import ENTITY_CREATING
 
@@ -33,8 +35,8 @@ def rules_key() -> str:
     return hashlib.sha256(material.encode()).hexdigest()[:12]
 
 
-class FactsCache:
-    """Load and save `OldLog` indexes of log blobs; never raises on a bad entry."""
+class CommittedLogCache:
+    """Load and save `CommittedLog` indexes of log blobs; never raises on a bad entry."""
 
     def __init__(self, common_dir: str) -> None:
         self.dir = os.path.join(common_dir, "gasp")
@@ -68,7 +70,7 @@ class FactsCache:
             return None
         return int(match[4])
 
-    def load(self, blob_id: bytes, data: bytes) -> OldLog | None:
+    def load(self, blob_id: bytes, data: bytes) -> CommittedLog | None:
         """The index of blob `blob_id`, reading lines from `data` (which must start with
         that blob's bytes: the caller proves it), or None."""
         found = self._read(self.path(blob_id))
@@ -87,27 +89,19 @@ class FactsCache:
         if lines and offsets[-1] > length:
             return None
         self._touch(self.path(blob_id))
-        return OldLog(data, length, lines, keys, offsets)
+        return CommittedLog(data, length, lines, keys, offsets)
 
-    def save(self, blob_id: bytes, log: OldLog) -> None:
+    def save(self, blob_id: bytes, log: CommittedLog) -> None:
         """Store the index of blob `blob_id` (best effort: a failure is not an error)."""
         path = self.path(blob_id)
         body = log.keys.tobytes() + log.offsets.tobytes()
         head = b"%s %d %s %s %d %d %d %d %s\n" % (
             _MAGIC, FORMAT, self.rules.encode(), blob_id, log.length, log.line_count,
             len(log.keys), zlib.crc32(body), sys.byteorder.encode())
-        tmp = f"{path}.{os.getpid()}.tmp"
         try:
             os.makedirs(self.dir, exist_ok=True)
-            with open(tmp, "wb") as f:
-                f.write(head)
-                f.write(body)
-            os.replace(tmp, path)
-        except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            atomic_write(path, head + body, durable=False)  # a lost entry is rebuilt
+        except (OSError, GaspError):  # GaspError: UnsafePath, a link where the entry goes
             return
         self.saved.add(path)
         self.prune()

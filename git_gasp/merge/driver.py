@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import posixpath
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from git_gasp.base import git
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write
 from git_gasp.merge.lines import MergeResult
 
 DISABLE_ENV = "GASP_NO_MERGE_DRIVER"
@@ -36,15 +37,14 @@ def rule_for(path: str) -> str:
 
 
 def text_merge(current: str, ancestor: str, other: str, marker_size: int) -> int:
-    """git's own line merge of the three files into `current`; its exit status."""
-    argv = [
-        "git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs",
+    """git's own line merge of the three files into `current` (in place); its exit
+    status, the number of conflicts. It runs in the repository and environment git gave
+    the driver, and talks to the terminal as git's own merge would."""
+    return git.run(
+        os.getcwd(), "merge-file", "-L", "ours", "-L", "base", "-L", "theirs",
         f"--marker-size={marker_size}", current, ancestor, other,
-    ]  # fmt: skip
-    try:
-        return subprocess.run(argv, check=False).returncode
-    except OSError as exc:
-        raise GaspError(f"cannot run git merge-file: {exc}") from None
+        check=False, inherit_git_env=True, capture=False,
+    ).returncode
 
 
 def _read(label: str, name: str) -> bytes:
@@ -69,13 +69,11 @@ def merge_bytes(
 
 def _write_atomic(path: Path, data: bytes) -> None:
     """Write `data` to `path` through a tmp file beside it: a kill leaves the old %A."""
-    tmp = path.with_name(f".{path.name}.gasp-merge.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        atomic_write(path, data, durable=False)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise GaspError(f"cannot write the merge result to {path}: {exc.strerror}") from None
+
 
 def run(
     ancestor: str,

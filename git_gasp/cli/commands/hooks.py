@@ -41,7 +41,8 @@ def hook(name: str) -> int:
     import sys
     from pathlib import Path
 
-    from git_gasp.guard.commit_guard import report, run_guard
+    from git_gasp.guard.commit_guard import run_guard
+    from git_gasp.guard.rejection import report
 
     rejections = run_guard(Path.cwd())
     if rejections:

@@ -1,0 +1,68 @@
+"""The check-4 cache: commits already verified (and blob lengths at the last verified
+tip), one file per (agent root, declared paths) under the common git dir.
+
+A commit id pins its whole ancestry, so a later walk stops at a verified commit.
+Anything malformed makes the whole cache empty; losing it only costs a full walk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+
+from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write
+
+CHECKER_VERSION = 1
+_CACHE_MAGIC = b"git-gasp check4 cache"
+
+
+def _cache_key(prefix: bytes, declared: frozenset[bytes]) -> str:
+    material = b"\x00".join([b"%d" % CHECKER_VERSION, prefix, *sorted(declared)])
+    return hashlib.sha256(material).hexdigest()[:20]
+
+
+_CACHE_BODY = re.compile(rb"(?:C [0-9a-f]{40}\n)*(?:L [0-9a-f]{40} [0-9]{1,15}\n)*")
+
+
+class VerifiedCache:
+    """Verified commit ids (+ blob lengths at the last verified tip), one file per key."""
+
+    def __init__(self, common_dir: str, prefix: bytes, declared: frozenset[bytes]) -> None:
+        self.key = _cache_key(prefix, declared)
+        self.path = os.path.join(common_dir, "gasp", f"check4-{self.key}.cache")
+        self.commits: set[bytes] = set()
+        self.lengths: dict[bytes, int] = {}
+        self.problem: str | None = None
+
+    def load(self) -> None:
+        """Read the file; anything malformed makes the whole cache empty (never fatal)."""
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            self.problem = f"check-4 cache unreadable, ignored ({exc})"
+            return
+        header = _CACHE_MAGIC + b"\nkey " + self.key.encode() + b"\n"
+        if not (data.startswith(header) and _CACHE_BODY.fullmatch(data, len(header))):
+            self.problem = "check-4 cache was corrupt and has been ignored"
+            return
+        for line in data[len(header):].splitlines():
+            if line.startswith(b"C "):
+                self.commits.add(line[2:])
+            else:
+                self.lengths[line[2:42]] = int(line[43:])
+
+    def save(self, commits: set[bytes], lengths: dict[bytes, int]) -> str | None:
+        """Write atomically (tmp beside it + rename); return a note if that failed."""
+        body = [_CACHE_MAGIC, b"key " + self.key.encode()]
+        body += [b"C " + c for c in sorted(commits)]
+        body += [b"L %s %d" % item for item in sorted(lengths.items())]
+        try:  # a lost cache only costs a full walk: no fsync
+            atomic_write(self.path, b"\n".join(body) + b"\n", durable=False, make_parents=True)
+        except (OSError, GaspError) as exc:
+            return f"could not write the check-4 cache ({exc})"
+        return None

@@ -1,0 +1,158 @@
+"""Reading git objects for the check-4 walk: typed reads from any dulwich object
+store, small bounded caches, blob lengths, and the append-only entries that differ
+between two trees (only trees whose ids differ are descended into)."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from dulwich.object_store import BaseObjectStore
+from dulwich.objects import Commit, Tree
+
+from git_gasp.protocol.appendonly import is_append_only
+
+_BLOB = 3
+_TREE_CACHE_SIZE = 512
+_RECENT_BLOB_BYTES = 32 << 20  # a bounded window of recently read blobs, not a content store
+
+
+class ObjectError(Exception):
+    """An object that is missing, corrupt or of the wrong type."""
+
+
+class Entry(NamedTuple):
+    mode: int
+    sha: bytes
+
+
+class CommitInfo(NamedTuple):
+    tree: bytes
+    parents: tuple[bytes, ...]
+
+
+class Change(NamedTuple):
+    path: bytes  # relative to the agent root
+    old: Entry | None  # a file entry (blob or symlink), else None
+    new: Entry | None
+
+
+def is_tree(mode: int) -> bool:
+    return stat.S_ISDIR(mode)
+
+
+def is_file(mode: int) -> bool:
+    """A blob or symlink entry (submodules and trees are not files)."""
+    return stat.S_ISREG(mode) or stat.S_ISLNK(mode)
+
+
+def short(sha: bytes | str) -> str:
+    text = sha.decode() if isinstance(sha, bytes) else sha
+    return text[:12]
+
+
+class Objects:
+    """Object access for the walk: typed reads, small bounded caches, blob lengths."""
+
+    def __init__(self, store: BaseObjectStore) -> None:
+        self._store = store
+        self._trees: dict[bytes, dict[bytes, Entry]] = {}
+        self._recent: dict[bytes, bytes] = {}
+        self._recent_bytes = 0
+        self.lengths: dict[bytes, int] = {}
+
+    def _get(self, sha: bytes, cls: type) -> object:
+        try:
+            obj = self._store[sha]
+        except KeyError:
+            raise ObjectError(f"object {sha.decode()} is missing") from None
+        except Exception as exc:  # corrupt data surfaces as many exception types
+            raise ObjectError(f"object {sha.decode()} is unreadable ({exc})") from exc
+        if not isinstance(obj, cls):
+            raise ObjectError(f"object {sha.decode()} is a {obj.type_name.decode()}, "
+                               f"expected a {cls.type_name.decode()}")
+        return obj
+
+    def commit(self, sha: bytes) -> CommitInfo:
+        obj = self._get(sha, Commit)
+        return CommitInfo(obj.tree, tuple(obj.parents))
+
+    def tree(self, sha: bytes) -> dict[bytes, Entry]:
+        cached = self._trees.get(sha)
+        if cached is not None:
+            return cached
+        obj = self._get(sha, Tree)
+        entries = {e.path: Entry(e.mode, e.sha) for e in obj.iteritems()}
+        if len(self._trees) >= _TREE_CACHE_SIZE:
+            self._trees.pop(next(iter(self._trees)))
+        self._trees[sha] = entries
+        return entries
+
+    def blob(self, sha: bytes) -> bytes:
+        try:
+            type_num, data = self._store.get_raw(sha)
+        except KeyError:
+            raise ObjectError(f"blob {sha.decode()} is missing") from None
+        except Exception as exc:
+            raise ObjectError(f"blob {sha.decode()} is unreadable ({exc})") from exc
+        if type_num != _BLOB:
+            raise ObjectError(f"object {sha.decode()} is not a blob")
+        self.lengths[sha] = len(data)
+        self._remember(sha, data)
+        return data
+
+    def recent_blob(self, sha: bytes) -> bytes | None:
+        """The content of `sha` if it was read lately (a parent is usually the last child)."""
+        return self._recent.get(sha)
+
+    def _remember(self, sha: bytes, data: bytes) -> None:
+        if len(data) > _RECENT_BLOB_BYTES // 4 or sha in self._recent:
+            return
+        self._recent[sha] = data
+        self._recent_bytes += len(data)
+        while self._recent_bytes > _RECENT_BLOB_BYTES:
+            self._recent_bytes -= len(self._recent.pop(next(iter(self._recent))))
+
+    def subtree(self, tree_sha: bytes, prefix: bytes) -> bytes | None:
+        """Id of the tree at `prefix` below `tree_sha`, or None if there is none."""
+        sha = tree_sha
+        for part in prefix.split(b"/") if prefix else ():
+            entry = self.tree(sha).get(part)
+            if entry is None or not is_tree(entry.mode):
+                return None
+            sha = entry.sha
+        return sha
+
+    def changes(
+        self, old: bytes | None, new: bytes | None, declared: frozenset[bytes]
+    ) -> Iterator[Change]:
+        """Append-only file entries that differ between two trees (pruned, iterative)."""
+        stack: list[tuple[bytes, bytes | None, bytes | None]] = [(b"", old, new)]
+        while stack:
+            base, old_sha, new_sha = stack.pop()
+            if old_sha == new_sha:
+                continue
+            a_entries = self.tree(old_sha) if old_sha else {}
+            b_entries = self.tree(new_sha) if new_sha else {}
+            for name in sorted(a_entries.keys() | b_entries.keys()):
+                a, b = a_entries.get(name), b_entries.get(name)
+                if a == b:
+                    continue
+                path = base + b"/" + name if base else name
+                a_tree = a is not None and is_tree(a.mode)
+                b_tree = b is not None and is_tree(b.mode)
+                if a_tree or b_tree:
+                    stack.append((path, a.sha if a_tree else None, b.sha if b_tree else None))
+                a_file = a if a is not None and is_file(a.mode) else None
+                b_file = b if b is not None and is_file(b.mode) else None
+                if (a_file or b_file) and is_append_only(path, declared):
+                    yield Change(path, a_file, b_file)
+
+    def append_only_files(
+        self, tree_sha: bytes, declared: frozenset[bytes]
+    ) -> Iterator[tuple[bytes, Entry]]:
+        """Every append-only file entry in a tree (iterative full walk of trees only)."""
+        for change in self.changes(None, tree_sha, declared):
+            if change.new is not None:
+                yield change.path, change.new

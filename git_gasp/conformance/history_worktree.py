@@ -1,0 +1,180 @@
+"""Check 4's side of the working tree: HEAD's append-only files on disk must extend
+the committed blobs, and a big file holding HEAD's blob is read from disk rather than
+inflated from the object store (git's own stat test, or the blob's sha1, proves it is
+that blob)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import stat
+
+from dulwich.index import FLAG_VALID, Index, IndexEntry
+from dulwich.repo import Repo
+
+from git_gasp.conformance.history_objects import Entry, ObjectError
+from git_gasp.conformance.history_walk import APPEND_HINT, Walker
+from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
+
+_INDEX_COST_RATIO = 64  # parsing an index byte costs about as much as reading 64 file bytes
+_WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
+
+
+class WorkTree:
+    """The agent root's files (`agent_root`, at `prefix` in the repository `repo`)."""
+
+    def __init__(self, repo: Repo, agent_root: pathlib.Path, prefix: bytes) -> None:
+        self.repo = repo
+        self.agent_root = agent_root
+        self.prefix = prefix
+        self._stat_index: StatIndex | None = None
+
+    def head_blob(self, walker: Walker, path: bytes, entry: Entry) -> bytes | None:
+        """The blob's bytes read from the working tree, when the file is that blob.
+
+        Only tried for the blob HEAD holds at `path` (the commit a re-check walks is
+        usually HEAD): reading a big file beats inflating the object. The file counts
+        as the blob when git's own stat test says so (as `git status` trusts it), else
+        when its sha1 as a git blob equals the blob id.
+        """
+        if walker.head_blobs.get(path) != entry.sha:
+            return None
+        full = self.agent_root / os.fsdecode(path)
+        try:
+            st = os.lstat(full)
+            if not stat.S_ISREG(st.st_mode) or st.st_size < _WORKTREE_READ_MIN:
+                return None
+            data = full.read_bytes()
+        except OSError:
+            return None
+        if self._stat_index is None:
+            self._stat_index = StatIndex(self.repo, st.st_size)
+        in_repo = self.prefix + b"/" + path if self.prefix else path
+        if len(data) == st.st_size and self._stat_index.unchanged(in_repo, entry.sha, st):
+            walker.objects.lengths[entry.sha] = len(data)
+            return data  # git's own stat test: the file holds the staged (= HEAD) blob
+        digest = hashlib.sha1(b"blob %d\x00" % len(data))
+        digest.update(data)
+        if digest.hexdigest().encode() != entry.sha:
+            return None
+        walker.objects.lengths[entry.sha] = len(data)
+        return data
+
+    def check_head(self, walker: Walker, head: bytes) -> dict[bytes, int]:
+        """The log is committed and the working tree extends HEAD; return tip lengths."""
+        tip_lengths: dict[bytes, int] = {}
+        try:
+            root = walker.objects.subtree(walker.tree_of(head), self.prefix)
+            files = list(walker.objects.append_only_files(root, walker.declared)) if root else []
+        except ObjectError as exc:
+            walker.fail(f"HEAD cannot be read: {exc}", commit=head)
+            return tip_lengths
+        if not any(path == walker.log_path and stat.S_ISREG(e.mode) for path, e in files):
+            walker.fail(f"{os.fsdecode(walker.log_path)} is not committed in HEAD: the log is not "
+                      "committed", path=walker.log_path)
+        files = [(path, entry) for path, entry in files if stat.S_ISREG(entry.mode)]
+        stats = {path: self._lstat(path) for path, _ in files}
+        index = StatIndex(self.repo, sum(st.st_size for st in stats.values()
+                                         if isinstance(st, os.stat_result)))
+        for path, entry in files:
+            self._check_working_file(walker, path, entry, stats[path], index)
+            if entry.sha in walker.objects.lengths:
+                tip_lengths[entry.sha] = walker.objects.lengths[entry.sha]
+        return tip_lengths
+
+    def _lstat(self, path: bytes) -> os.stat_result | OSError:
+        try:
+            return os.lstat(self.agent_root / os.fsdecode(path))
+        except OSError as exc:
+            return exc
+
+    def _check_working_file(self, walker: Walker, path: bytes, entry: Entry,
+                            st: os.stat_result | OSError, index: StatIndex) -> None:
+        """The working copy of HEAD's `path` must extend the committed blob `entry`."""
+        if isinstance(st, FileNotFoundError):
+            walker.fail("working tree: committed append-only file is missing; restore it with "
+                      "`git checkout HEAD -- <path>`", path=path)
+            return
+        if isinstance(st, os.stat_result) and stat.S_ISLNK(st.st_mode):
+            walker.fail("working tree: append-only file is a symlink", path=path)
+            return
+        if isinstance(st, os.stat_result) and not stat.S_ISREG(st.st_mode):
+            # Never open a FIFO or device: reading it could block or never end.
+            walker.fail("working tree: append-only file is not a regular file", path=path)
+            return
+        full = self.prefix + b"/" + path if self.prefix else path
+        if isinstance(st, os.stat_result) and index.unchanged(full, entry.sha, st):
+            return  # git's own stat test says the file holds the committed blob
+        try:
+            if isinstance(st, OSError):
+                raise st
+            data = (self.agent_root / os.fsdecode(path)).read_bytes()
+        except OSError as exc:
+            walker.fail(f"working tree: cannot read the file ({exc})", path=path)
+            return
+        committed = walker.objects.recent_blob(entry.sha)
+        if committed is None:
+            length = walker.objects.lengths.get(entry.sha)
+            if length is not None and extends_by_hash(entry.sha, length, data):
+                return
+        try:
+            if committed is None:
+                committed = walker.objects.blob(entry.sha)
+            problem = extension_problem(committed, data)
+        except ObjectError as exc:
+            walker.fail(f"working tree: cannot read the committed version: {exc}", path=path)
+            return
+        if problem is not None:
+            line, reason = problem
+            walker.fail(f"working tree does not extend HEAD: {reason} ({APPEND_HINT})",
+                      path=path, line=line)
+
+
+def _ns(stamp: object) -> int | None:
+    """A (sec, nsec) index time stamp in nanoseconds; None if its precision is unknown."""
+    if isinstance(stamp, tuple) and len(stamp) == 2:
+        return stamp[0] * 1_000_000_000 + stamp[1]
+    return None
+
+
+class StatIndex:
+    """git's stat test: a file whose lstat matches its non-racy index entry holds that blob.
+
+    Used only when parsing the index is much cheaper than reading the files; any
+    doubt (racy entry, flags, missing nanoseconds, unreadable index) means "read it".
+    """
+
+    def __init__(self, repo: Repo, file_bytes: int) -> None:
+        self.index: Index | None = None
+        try:
+            st = os.stat(repo.index_path())
+            if st.st_size * _INDEX_COST_RATIO >= file_bytes:
+                return
+            self.index_mtime_ns = st.st_mtime_ns
+            self.index = repo.open_index()
+        except Exception:  # no index, or one we cannot parse: read the files instead
+            self.index = None
+
+    def unchanged(self, path: bytes, sha: bytes, st: os.stat_result) -> bool:
+        if self.index is None:
+            return False
+        try:
+            e = self.index[path]
+        except KeyError:
+            return False
+        if not isinstance(e, IndexEntry) or e.sha != sha or e.flags & FLAG_VALID:
+            return False
+        mtime, ctime = _ns(e.mtime), _ns(e.ctime)
+        if e.extended_flags or mtime is None or ctime is None:
+            return False
+        mask = 0xFFFFFFFF
+        return (
+            mtime < self.index_mtime_ns  # not racily clean
+            and e.size == st.st_size & mask
+            and e.ino == st.st_ino & mask
+            and mtime == (st.st_mtime_ns // 1_000_000_000 & mask) * 1_000_000_000
+            + st.st_mtime_ns % 1_000_000_000
+            and ctime == (st.st_ctime_ns // 1_000_000_000 & mask) * 1_000_000_000
+            + st.st_ctime_ns % 1_000_000_000
+        )
