@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-LF_FIX = ("git's line-ending conversion (core.autocrlf or an eol attribute) rewrote it "
-          "with CRLF endings; keep GASP files LF: `git gasp install-hooks` pins "
-          "`eol=lf` for them in .gitattributes, then "
-          "`git -c core.autocrlf=false checkout -- .` rewrites them as committed")
+
+def lf_fix(paths: list[str]) -> str:
+    """The one-line explanation and fix for GASP files a checkout converted to CRLF."""
+    named = " ".join(paths)
+    return ("git converted the line endings of this checkout to CRLF (core.autocrlf or an "
+            "eol attribute); GASP files are LF: run `git gasp install-hooks` (it pins "
+            f"eol=lf for them), then `git -c core.autocrlf=false checkout -- {named}` "
+            "(this rewrites those files as committed, dropping uncommitted edits in them)")
 
 
 def crlf_converted(data: bytes) -> bool:
