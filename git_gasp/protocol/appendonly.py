@@ -108,6 +108,46 @@ def merge_error(parent: bytes, result: bytes) -> str | None:
     return None if problem is None else problem[1]
 
 
+def shared_line_prefix_len(versions: list[bytes]) -> int:
+    """Byte length of the longest run of whole (terminated) lines every version starts with."""
+    if not versions:
+        return 0
+    first = versions[0]
+    shared = len(first)
+    for other in versions[1:]:
+        shared = min(shared, common_prefix_len(first, other))
+    return first.rfind(b"\n", 0, shared) + 1
+
+
+def merge_result_problem(parents: list[bytes], result: bytes) -> tuple[int, int, str] | None:
+    """Why a merge `result` is not an append-only merge of `parents`, or None.
+
+    The rule, the same for every parent: the lines all parents share at their start
+    stay the start of the result, and every other line of every parent is kept, as
+    often as it occurs in that parent, in whatever order git resolved the concurrent
+    suffixes (a criss-cross merge whose virtual base equals one side resolves to the
+    other side's order without running the merge driver). The result may add lines
+    of its own. Returns (index of the parent, 1-based line number in it, reason).
+    """
+    skip = shared_line_prefix_len(parents)
+    if not result.startswith(memoryview(parents[0])[:skip]):
+        line, _ = extension_problem(parents[0][:skip], result) or (1, "")
+        return 0, line, f"line {line} was modified in place"
+    have = Counter(_lines(result[skip:]))
+    first_line = parents[0].count(b"\n", 0, skip) + 1
+    for index, parent in enumerate(parents):
+        tail = _lines(parent[skip:])
+        need = Counter(tail)
+        for number, line in enumerate(tail, first_line):
+            if have[line] >= need[line]:
+                continue
+            what = "is missing from" if have[line] == 0 else "occurs fewer times in"
+            torn = not parent.endswith(b"\n") and number == first_line + len(tail) - 1
+            hint = " (its unterminated last line was extended?)" if torn else ""
+            return index, number, f"line {number} of parent {index + 1} {what} the result{hint}"
+    return None
+
+
 def extends_by_hash(old_sha: bytes, length: int, new: bytes) -> bool:
     """True if `new` provably extends the git blob `old_sha` of `length` bytes.
 

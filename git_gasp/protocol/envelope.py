@@ -13,7 +13,8 @@ from typing import Any
 
 from git_gasp.base.errors import FormatError
 from git_gasp.protocol.gcpause import gc_paused
-from git_gasp.protocol.jsonstrict import JsonError, dumps_canonical, loads_strict
+from git_gasp.protocol.jsonstrict import JsonError, dumps_canonical, loads_strict, unwritable
+from git_gasp.protocol.vocab import payload_problem
 
 ENVELOPE_KEYS = (
     "id",
@@ -175,8 +176,38 @@ def parse_line(raw: bytes, line: int = 0) -> Event:
     return event_from_json(obj, line)
 
 
+def writable_problem(event: Event) -> str | None:
+    """Why the writer must refuse `event`, naming the field; None when it may append it.
+
+    Everything `serialize` refuses (a line check 1 could not read back), and a known
+    payload field of the wrong type (`title` not a string, …)."""
+    return _json_problem(event) or payload_problem(event.kind, event.payload)
+
+
+def _json_problem(event: Event) -> str | None:
+    try:
+        event_from_json(event.to_dict())
+    except EnvelopeError as exc:
+        return str(exc)
+    for name, value in (("id", event.id), ("actor.kind", event.actor_kind),
+                        ("actor.id", event.actor_id), ("kind", event.kind),
+                        ("causation_id", event.causation_id),
+                        ("correlation_id", event.correlation_id)):
+        problem = unwritable(value, name, 1)
+        if problem:
+            return problem
+    return unwritable(event.payload, "payload", 2)
+
+
 def serialize(event: Event) -> bytes:
-    """Canonical bytes of one event, including the terminating b"\\n"."""
+    """Canonical bytes of one event, including the terminating b"\\n".
+
+    Raises EnvelopeError naming the field when the line could not be read back
+    strictly (a NaN, an integer beyond 64 bits, a lone surrogate, too deep, …).
+    """
+    problem = _json_problem(event)
+    if problem:
+        raise EnvelopeError(problem)
     head = json.dumps(
         {
             "id": event.id,

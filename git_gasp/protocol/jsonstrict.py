@@ -87,7 +87,7 @@ def loads_slow(raw: bytes) -> Any:
         raise JsonError(f"unexpected data after the JSON value at column {end + 1}")
     try:
         dumps_canonical(value)
-    except UnicodeEncodeError:
+    except JsonError:
         raise JsonError("a string holds a lone UTF-16 surrogate escape") from None
     return value
 
@@ -138,6 +138,53 @@ else:  # pragma: no cover
         return _check_depth(raw, loads_slow(raw))
 
 
+def unwritable(value: Any, where: str = "payload", depth: int = 2) -> str | None:
+    """Why `value` (at `where`, nested `depth` levels deep in its line) could not be
+    read back by `loads_strict`, naming the field; None when it can.
+
+    What the checker refuses, the writer must refuse first: non-JSON types, integers
+    beyond 64 bits, NaN and infinities, lone surrogates, nesting past MAX_DEPTH.
+    """
+    stack: list[tuple[Any, str, int]] = [(value, where, depth)]
+    while stack:
+        node, path, level = stack.pop()
+        kind = type(node)
+        if node is None or kind is bool:
+            continue
+        if kind is int:
+            if not INT_MIN <= node <= INT_MAX:
+                return f"{path}: integer {str(node)[:40]} does not fit in 64 bits"
+        elif kind is float:
+            if not math.isfinite(node):
+                return f"{path}: {node} is not a JSON number"
+        elif kind is str:
+            if not _encodable(node):
+                return f"{path}: the text holds a lone UTF-16 surrogate"
+        elif kind is dict or kind is list:
+            if level > MAX_DEPTH:
+                return f"{path}: nested too deeply (more than {MAX_DEPTH} levels in the line)"
+            if kind is list:
+                stack.extend((item, f"{path}[{i}]", level + 1) for i, item in enumerate(node))
+                continue
+            for key, item in node.items():
+                if type(key) is not str:
+                    return f"{path}: key {key!r} is not a string"
+                if not _encodable(key):
+                    return f"{path}: a key holds a lone UTF-16 surrogate"
+                stack.append((item, f"{path}.{key}", level + 1))
+        else:
+            return f"{path}: {kind.__name__} is not a JSON value"
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def dumps_canonical(value: Any) -> bytes:
     """Key-sorted, compact, raw UTF-8 (the reference runtime's payload encoding)."""
     try:
@@ -146,6 +193,8 @@ def dumps_canonical(value: Any) -> bytes:
         ).encode("utf-8")
     except RecursionError:
         raise JsonError("JSON nested too deeply") from None
+    except (ValueError, TypeError, UnicodeEncodeError) as exc:
+        raise JsonError(unwritable(value, "value", 1) or f"not writable as JSON: {exc}") from None
 
 
 def json_equal(a: Any, b: Any) -> bool:

@@ -125,3 +125,36 @@ class Vocabulary:
                 required.setdefault(kind, [])
                 required[kind] += [p for p in props if p not in required[kind]]
         return cls(frozenset(kinds), frozenset(rels), required)
+
+
+# Payload fields whose type every reader relies on (the lineage views, check 7, the
+# reference runtime's typed payloads). Null is always allowed: optional fields are.
+_TEXT_FIELDS = frozenset({"title", "summary", "statement", "command", "reason", "source",
+                          "task", "tool", "model", "input_summary", "output_summary",
+                          "outcome", "status", "run_id", "goal_id", "task_id"})
+_NUMBER_FIELDS = frozenset({"score"})
+_BOOL_FIELDS = frozenset({"success"})
+_OBJECT_FIELDS = frozenset({"metadata"})
+
+
+def payload_problem(kind: str, payload: object) -> str | None:
+    """Why a domain event's `payload` has a known field of the wrong type (naming it),
+    or None. Entity-creating events need an object payload with a string `id`."""
+    if kind == "state.ops_applied":
+        return None
+    if type(payload) is not dict:
+        return "payload: must be a JSON object" if kind in ENTITY_CREATING else None
+    if kind in ENTITY_CREATING and (type(payload.get("id")) is not str or not payload["id"]):
+        return "payload.id: must be a non-empty string (the id of the entity created)"
+    for name, value in payload.items():
+        if value is None:
+            continue
+        if name in _TEXT_FIELDS and type(value) is not str:
+            return f"payload.{name}: must be a string"
+        if name in _NUMBER_FIELDS and type(value) not in (int, float):
+            return f"payload.{name}: must be a number"
+        if name in _BOOL_FIELDS and type(value) is not bool:
+            return f"payload.{name}: must be true or false"
+        if name in _OBJECT_FIELDS and type(value) is not dict:
+            return f"payload.{name}: must be a JSON object"
+    return None
