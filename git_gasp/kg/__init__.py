@@ -8,7 +8,7 @@ bare clone per repository and one worktree per branch, and `config.yml` binds
 sessions to branches. See `spec/PERSTATE.txt`.
 
 Modules, one job each: `ids` (id rules), `frontmatter` (parse/edit front matter
-without losing fields), `model` (entity/relation files), `gitcmd` (running git),
+without losing fields), `model` (entity/relation files),
 `config` (config.yml), `workspace` (clone, worktrees, sync), `index` (the search
 index cache), `save`, `search`, `info`, `view`, `branches` (fork/switch), `prune`,
 `skills` (install-skill; the file itself is skill/SKILL.md).

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from git_gasp.kg import gitcmd
+from git_gasp.base import git
 from git_gasp.kg.frontmatter import fast_fields, load_yaml, split
 from git_gasp.kg.ids import is_safe_component
 
@@ -165,12 +165,12 @@ def head_commit(root: Path) -> str:
             return ""
     except (OSError, ValueError, Exception):  # noqa: BLE001 - anything odd: ask git
         pass
-    return gitcmd.out(root, "rev-parse", "-q", "--verify", "HEAD", check=False)
+    return git.out(root, "rev-parse", "-q", "--verify", "HEAD", check=False)
 
 
 def worktree_state(root: Path) -> State:
     """HEAD and the uncommitted changes under entities/, from one `git status`."""
-    proc = gitcmd.run(
+    proc = git.run(
         root, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal",
         "--no-renames", "--ignore-submodules", "--", "entities",
     )
@@ -458,7 +458,7 @@ def _cat_blobs(root: Path, shas: list[str]) -> list[bytes]:
     """The contents of `shas`, in order, from one `git cat-file --batch`."""
     if not shas:
         return []
-    proc = gitcmd.run(root, "cat-file", "--batch", input=("\n".join(shas) + "\n").encode())
+    proc = git.run(root, "cat-file", "--batch", input=("\n".join(shas) + "\n").encode())
     data = proc.stdout
     out: list[bytes] = []
     pos = 0
@@ -477,7 +477,7 @@ def _cat_blobs(root: Path, shas: list[str]) -> list[bytes]:
 
 def _tree_blobs(root: Path, head: str) -> list[tuple[str, str]]:
     """(sha, path) of every blob under entities/ at `head`."""
-    proc = gitcmd.run(root, "ls-tree", "-r", "-z", "--full-tree", head, "--", "entities")
+    proc = git.run(root, "ls-tree", "-r", "-z", "--full-tree", head, "--", "entities")
     out = []
     for entry in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
         if not entry:
@@ -491,7 +491,7 @@ def _tree_blobs(root: Path, head: str) -> list[tuple[str, str]]:
 
 def _tree_changes(root: Path, old: str, new: str) -> list[tuple[str, str]] | None:
     """(new sha or "" for deleted, path) between two commits; None if git cannot tell."""
-    proc = gitcmd.run(root, "diff-tree", "-r", "-z", "--no-renames", old, new, "--", "entities",
+    proc = git.run(root, "diff-tree", "-r", "-z", "--no-renames", old, new, "--", "entities",
                       check=False)
     if proc.returncode != 0:
         return None

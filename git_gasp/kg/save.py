@@ -44,8 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.kg import gitcmd, ids, index, model
+from git_gasp.kg import ids, index, model
 from git_gasp.kg.frontmatter import load_yaml, parse_document, render_document
 from git_gasp.kg.workspace import Workspace, fetch_branch, locked, mark_synced
 
@@ -498,7 +499,7 @@ def apply_plan(plan: Plan) -> None:
 
 
 def _identity_args(root: Path) -> list[str]:
-    if os.environ.get("GIT_AUTHOR_EMAIL") or gitcmd.out(root, "config", "user.email", check=False):
+    if os.environ.get("GIT_AUTHOR_EMAIL") or git.out(root, "config", "user.email", check=False):
         return []
     return ["-c", "user.name=perstate", "-c", "user.email=perstate@localhost"]
 
@@ -508,7 +509,7 @@ def _spec(paths: list[str]) -> bytes:
 
 
 def _with_paths(root: Path, paths: list[str], *args: str, check: bool = True):
-    return gitcmd.run(root, *args, "--pathspec-from-file=-", "--pathspec-file-nul",
+    return git.run(root, *args, "--pathspec-from-file=-", "--pathspec-file-nul",
                       input=_spec(paths), check=check)
 
 
@@ -519,10 +520,10 @@ def commit(root: Path, paths: list[str], message: str) -> str:
     """
     parent = index.head_commit(root)
     _with_paths(root, paths, "add", "-A")
-    tree = gitcmd.out(root, "write-tree")
+    tree = git.out(root, "write-tree")
     args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
-    sha = gitcmd.out(root, *_identity_args(root), *args)
-    gitcmd.run(root, "update-ref", "-m", f"commit: {message}", "HEAD", sha, parent or "")
+    sha = git.out(root, *_identity_args(root), *args)
+    git.run(root, "update-ref", "-m", f"commit: {message}", "HEAD", sha, parent or "")
     return sha
 
 
@@ -544,7 +545,7 @@ def _restore(root: Path, head: str, paths: list[str]) -> None:
     if not paths:
         return
     _with_paths(root, paths, "reset", "-q", head or "HEAD", check=False)
-    tracked = set(gitcmd.run(root, "ls-tree", "-r", "-z", "--name-only", head, "--",
+    tracked = set(git.run(root, "ls-tree", "-r", "-z", "--name-only", head, "--",
                              "entities", check=False).stdout.decode("utf-8", "replace")
                   .split("\0")) if head else set()
     back = [p for p in paths if p in tracked]
@@ -572,15 +573,15 @@ def _rollback(root: Path, head: str, paths: list[str]) -> None:
     """Undo a save: HEAD back to `head` (keeping others' local edits), our paths restored."""
     if (Path(index.git_dir(root)) / "rebase-merge").exists() or \
             (Path(index.git_dir(root)) / "rebase-apply").exists():
-        gitcmd.run(root, "rebase", "--abort", check=False)
+        git.run(root, "rebase", "--abort", check=False)
     if head and index.head_commit(root) != head:
-        if gitcmd.run(root, "reset", "-q", "--keep", head, check=False).returncode != 0:
-            gitcmd.run(root, "update-ref", "HEAD", head, check=False)
+        if git.run(root, "reset", "-q", "--keep", head, check=False).returncode != 0:
+            git.run(root, "update-ref", "HEAD", head, check=False)
     _restore(root, head, paths)
 
 
 def _check_index_clean(root: Path) -> None:
-    if not gitcmd.ok(root, "diff", "--cached", "--quiet"):
+    if not git.ok(root, "diff", "--cached", "--quiet"):
         raise GaspError(f"the worktree {root} has staged changes; commit or unstage them first")
 
 
@@ -596,11 +597,11 @@ class Result:
 
 
 def _has_origin(root: Path) -> bool:
-    return bool(gitcmd.out(root, "config", "--get", "remote.origin.url", check=False))
+    return bool(git.out(root, "config", "--get", "remote.origin.url", check=False))
 
 
 def _push(ws: Workspace) -> tuple[bool, str]:
-    proc = gitcmd.run(ws.path, "push", "--quiet", "--porcelain", "origin",
+    proc = git.run(ws.path, "push", "--quiet", "--porcelain", "origin",
                       f"HEAD:refs/heads/{ws.branch}", check=False)
     text = (proc.stdout + proc.stderr).decode(errors="replace")
     return proc.returncode == 0, text
@@ -664,7 +665,7 @@ def _push_with_retry(ws: Workspace, doc: dict, today: str, message: str, res: Re
         ok, last = _push(ws)
         if ok:
             res.pushed = True
-            gitcmd.run(root, "update-ref", remote_ref, "HEAD", check=False)
+            git.run(root, "update-ref", remote_ref, "HEAD", check=False)
             return
         if not _rejected_nonff(last):
             tail = last.strip().splitlines()[-1] if last.strip() else "git push failed"
@@ -673,12 +674,12 @@ def _push_with_retry(ws: Workspace, doc: dict, today: str, message: str, res: Re
         if ws.bare is not None:
             fetch_branch(ws.bare, ws.branch)
         else:
-            gitcmd.run(root, "fetch", "--quiet", "--no-tags", "origin",
+            git.run(root, "fetch", "--quiet", "--no-tags", "origin",
                        f"+refs/heads/{ws.branch}:{remote_ref}", check=False)
-        if gitcmd.run(root, "rebase", "--quiet", remote_ref, check=False).returncode != 0:
-            gitcmd.run(root, "rebase", "--abort", check=False)
+        if git.run(root, "rebase", "--quiet", remote_ref, check=False).returncode != 0:
+            git.run(root, "rebase", "--abort", check=False)
             # a conflict (both sides edited one file): re-apply the document on their head
-            moved = gitcmd.run(root, "reset", "-q", "--keep", remote_ref, check=False)
+            moved = git.run(root, "reset", "-q", "--keep", remote_ref, check=False)
             if moved.returncode != 0:
                 raise GaspError("cannot rebase onto the remote: the worktree has local edits "
                                 "in the way; nothing saved")
