@@ -42,7 +42,7 @@ def fork(name: str, session_id: str | None) -> list[str]:
     try:
         ws = ensure_worktree(cfg.default_repo, name)
         proc = git.run(ws.path, "push", "--quiet", "origin", f"HEAD:refs/heads/{name}",
-                          check=False)
+                       check=False)
     except BaseException:
         git.run(bare, "branch", "-D", name, check=False)
         raise

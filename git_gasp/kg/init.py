@@ -115,7 +115,7 @@ def _identity(cwd: Path) -> list[str]:
 def _root_commit(bare: Path, branch: str) -> None:
     empty = git.run(bare, "mktree", input=b"").stdout.decode().strip()
     sha = git.out(bare, *_identity(bare), "commit-tree", empty, "-m",
-                     "perstate: initialize knowledge graph")
+                  "perstate: initialize knowledge graph")
     git.run(bare, "update-ref", f"refs/heads/{branch}", sha)
 
 
@@ -154,7 +154,7 @@ def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace,
     ws = ensure_worktree(repo, branch)
     if on_remote:
         git.run(ws.path, "merge", "--ff-only", "--quiet", f"refs/remotes/origin/{branch}",
-                   check=False)
+                check=False)
     (ws.path / "entities").mkdir(exist_ok=True)
     created = []
     for rel, text in (("schema/ontology.md", ONTOLOGY), ("README.md", README)):
@@ -169,7 +169,7 @@ def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace,
         if fresh:
             git.run(ws.path, "add", "--", *created)
             git.run(ws.path, *_identity(ws.path), "commit", "--quiet", "--amend",
-                       "--no-edit", "--no-verify")
+                    "--no-edit", "--no-verify")
         else:
             commit(ws.path, created, "perstate: initialize knowledge graph")
         notes.append(f"created {', '.join(created)}")
@@ -177,7 +177,7 @@ def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace,
         ws.path, "merge-base", "--is-ancestor", "HEAD", f"refs/remotes/origin/{branch}")
     if ahead:
         proc = git.run(ws.path, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}",
-                          check=False)
+                       check=False)
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise GaspError(f"initialised locally but the push failed: "

@@ -48,7 +48,7 @@ def _unsaved(wt: Path, branch: str) -> str | None:
     if git.out(wt, "status", "--porcelain", check=False):
         return "uncommitted changes"
     ahead = git.out(wt, "rev-list", "--count", "HEAD", "--not", "--remotes=origin",
-                       check=False)
+                    check=False)
     if ahead not in ("", "0"):
         return f"{ahead} commit(s) on no remote branch"
     return None
@@ -113,7 +113,7 @@ def run(age: str, *, execute: bool, current_session: str | None) -> list[str]:
     gone: list[str] = []
     if (bare / "HEAD").exists():
         heads = git.out(bare, "for-each-ref", "--format=%(refname:short)", "refs/heads/",
-                           check=False).splitlines()
+                        check=False).splitlines()
         removing = {b for _, b in stale_wts}
         in_use = {b for _, b in _worktrees(bare)} - removing
         for b in heads:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.base.files import UnsafePath, file_lock, move_into_place
 from git_gasp.kg import config as cfgmod
 
 REMOTE_PREFIXES = ("git@", "ssh://", "https://", "http://", "git://", "file://")
@@ -77,26 +78,12 @@ class Workspace:
 
     @property
     def git_dir(self) -> Path:
-        return git_dir_of(self.path)
+        """The worktree's own git dir (where its lock and index cache live)."""
+        return git.git_dir(self.path)
 
     @property
     def entities(self) -> Path:
         return self.path / "entities"
-
-
-def git_dir_of(worktree: Path) -> Path:
-    """The per-worktree git dir (reads `.git` directly: no subprocess)."""
-    dotgit = worktree / ".git"
-    if dotgit.is_dir():
-        return dotgit
-    try:
-        line = dotgit.read_text(encoding="utf-8").strip()
-    except OSError:
-        raise GaspError(f"{worktree} is not a git worktree") from None
-    if not line.startswith("gitdir:"):
-        raise GaspError(f"{worktree}/.git is not a gitdir link")
-    p = Path(line[len("gitdir:"):].strip())
-    return p if p.is_absolute() else (worktree / p).resolve()
 
 
 def paths_for(repo: str, branch: str) -> tuple[Path, Path]:
@@ -138,11 +125,16 @@ def ensure_bare(repo: str) -> Path:
     git.run(tmp, "config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
     git.run(tmp, "config", "core.untrackedCache", "true")
     try:
-        os.rename(tmp, bare)
+        move_into_place(tmp, bare, root=home)
     except OSError:  # another process cloned it first
         import shutil
 
         shutil.rmtree(tmp, ignore_errors=True)
+    except UnsafePath:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     git.run(bare, "fetch", "--quiet", "origin", check=False)
     return bare
 
@@ -222,11 +214,12 @@ _HELD: set[str] = set()
 @contextlib.contextmanager
 def locked(ws: Workspace) -> Iterator[None]:
     """Serialise writers of one worktree (re-entrant within this process)."""
-    key = str(ws.git_dir)
+    gd = ws.git_dir
+    key = str(gd)
     if key in _HELD:
         yield
         return
-    with cfgmod.file_lock(ws.git_dir / "perstate.lock", f"worktree {ws.path}"):
+    with file_lock(gd / "perstate.lock", f"worktree {ws.path}"):
         _HELD.add(key)
         try:
             yield
