@@ -8,8 +8,11 @@ bare clone per repository and one worktree per branch, and `config.yml` binds
 sessions to branches. See `spec/PERSTATE.txt`.
 
 Modules, one job each: `ids` (id rules), `frontmatter` (parse/edit front matter
-without losing fields), `model` (entity/relation files), `gitcmd` (running git),
-`config` (config.yml), `workspace` (clone, worktrees, sync), `index` (the search
-index cache), `save`, `search`, `info`, `view`, `branches` (fork/switch), `prune`,
-`skills` (install-skill; the file itself is skill/SKILL.md).
+without losing fields), `model` (entity/relation files), `config` (config.yml),
+`workspace` (clone, worktrees, sync), `records` (one indexed file), `packed` (the
+index format and the Graph over it), `index` (the search index cache), `document`
+(the save document), `plan` (what a save writes: no git, no writes), `save`
+(apply, commit, push), `search`, `info`, `view`, `branches` (fork/switch), `prune`,
+`skills` (install-skill; the file itself is skill/SKILL.md). Git runs through
+base.git, files are replaced through base.files.
 """

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.kg import config as cfgmod
-from git_gasp.kg import gitcmd
 from git_gasp.kg.workspace import (
     check_branch,
     ensure_bare,
@@ -37,18 +37,18 @@ def fork(name: str, session_id: str | None) -> list[str]:
     src = ensure_worktree(cfg.default_repo, current)
     with locked(src):
         pull_ff(src)
-        start = gitcmd.out(src.path, "rev-parse", "HEAD")
-    gitcmd.run(bare, "branch", "--no-track", name, start)
+        start = git.out(src.path, "rev-parse", "HEAD")
+    git.run(bare, "branch", "--no-track", name, start)
     try:
         ws = ensure_worktree(cfg.default_repo, name)
-        proc = gitcmd.run(ws.path, "push", "--quiet", "origin", f"HEAD:refs/heads/{name}",
-                          check=False)
+        proc = git.run(ws.path, "push", "--quiet", "origin", f"HEAD:refs/heads/{name}",
+                       check=False)
     except BaseException:
-        gitcmd.run(bare, "branch", "-D", name, check=False)
+        git.run(bare, "branch", "-D", name, check=False)
         raise
     lines = [f"forked {name} from {current} at {start[:12]}", f"worktree: {ws.path}"]
     if proc.returncode == 0:
-        gitcmd.run(ws.path, "update-ref", f"refs/remotes/origin/{name}", "HEAD", check=False)
+        git.run(ws.path, "update-ref", f"refs/remotes/origin/{name}", "HEAD", check=False)
         mark_synced(cfg.default_repo, name)
         lines.append(f"pushed {name} to origin")
     else:

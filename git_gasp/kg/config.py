@@ -9,23 +9,22 @@
 Perstate greps this file line by line (`grep -A1 "^  <id>:"`), so we write it in
 that shape: values plain unless YAML would read them differently, two-space
 session keys, `branch:` on the next line. Unknown top-level keys and unknown
-per-session keys are kept. Writes are atomic (tmp + rename) under a lock file so
+per-session keys are kept. Writes are atomic (base.files) under a lock file so
 two sessions binding at once cannot lose each other's entry.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.base.files import atomic_write, file_lock
 
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+=/-]{0,199}$")
 
@@ -132,49 +131,19 @@ def render(cfg: Config) -> str:
 
 
 def save(cfg: Config) -> None:
-    """Write config.yml atomically."""
-    import tempfile
-
-    path = config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".config.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(render(cfg))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Write config.yml atomically (a new file is private to the user)."""
+    home = state_home()
+    atomic_write(config_path(), render(cfg).encode("utf-8"), root=home, mode=0o600,
+                 make_parents=True)
     cfg.exists = True
-
-
-@contextlib.contextmanager
-def file_lock(path: Path, what: str, timeout: float = 120.0) -> Iterator[None]:
-    """An exclusive flock on `path` (created if needed), waiting up to `timeout` s."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise GaspError(f"timed out waiting for the {what} lock ({path})") from None
-                time.sleep(0.05)
-        yield
-    finally:
-        os.close(fd)
 
 
 @contextlib.contextmanager
 def editing() -> Iterator[Config]:
     """Load config.yml under its lock, yield it, and write it back on success."""
-    with file_lock(state_home() / ".config.lock", "config"):
+    home = state_home()
+    home.mkdir(parents=True, exist_ok=True)
+    with file_lock(home / ".config.lock", "config"):
         cfg = load()
         yield cfg
         save(cfg)

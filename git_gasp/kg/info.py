@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from git_gasp.base import git
 from git_gasp.kg import config as cfgmod
-from git_gasp.kg import gitcmd, index
+from git_gasp.kg import index
 from git_gasp.kg.workspace import Workspace, paths_for
 
 
@@ -62,9 +63,10 @@ def info(ws: Workspace, *, commits: int = 5, uncommitted: bool = False) -> dict[
     schema = ws.path / "schema"
     if schema.is_dir():
         extra += sum(f.stat().st_size for f in schema.rglob("*") if f.is_file())
-    log = gitcmd.out(ws.path, "log", "--oneline", f"-{commits}", check=False)
+    log = git.run(ws.path, "log", "--oneline", f"-{commits}", check=False).stdout.decode(
+        errors="replace").strip()
     return {
-        "repo": gitcmd.out(ws.path, "config", "--get", "remote.origin.url", check=False)
+        "repo": git.out(ws.path, "config", "--get", "remote.origin.url", check=False)
         or ws.repo,
         "branch": ws.branch,
         "path": str(ws.path),

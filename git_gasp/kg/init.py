@@ -6,9 +6,9 @@ import os
 import sys
 from pathlib import Path
 
+from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.kg import config as cfgmod
-from git_gasp.kg import gitcmd
 from git_gasp.kg.workspace import (
     Workspace,
     check_branch,
@@ -86,18 +86,18 @@ def _init_local(path: Path, branch: str) -> None:
     """Make a local path usable as a remote (Perstate: auto `git init` when not a repo)."""
     if not ((path / ".git").exists() or (path / "HEAD").is_file()):
         path.mkdir(parents=True, exist_ok=True)
-        gitcmd.run(path, "init", "--quiet", "-b", branch)
+        git.run(path, "init", "--quiet", "-b", branch)
         (path / "README.md").write_text("# Perstate Knowledge Graph\n", encoding="utf-8")
-        gitcmd.run(path, "add", "README.md")
-        gitcmd.run(path, *_identity(path), "commit", "--quiet", "-m", "init")
+        git.run(path, "add", "README.md")
+        git.run(path, *_identity(path), "commit", "--quiet", "-m", "init")
     if (path / ".git").exists():
         # a non-bare repo refuses pushes to its checked-out branch unless told otherwise
-        gitcmd.run(path, "config", "receive.denyCurrentBranch", "updateInstead", check=False)
+        git.run(path, "config", "receive.denyCurrentBranch", "updateInstead", check=False)
 
 
 def _create_branch(bare: Path, branch: str) -> str | None:
     """Start point for a branch the remote lacks: origin's HEAD branch, else None (empty)."""
-    head = gitcmd.out(bare, "symbolic-ref", "-q", "HEAD", check=False)
+    head = git.out(bare, "symbolic-ref", "-q", "HEAD", check=False)
     for ref in (head.replace("refs/heads/", "refs/remotes/origin/", 1) if head else "", head,
                 "refs/remotes/origin/main", "refs/remotes/origin/master"):
         if ref and has_ref(bare, ref):
@@ -107,20 +107,20 @@ def _create_branch(bare: Path, branch: str) -> str | None:
 
 def _identity(cwd: Path) -> list[str]:
     """`-c user.*` fallbacks when git has no identity configured (it would refuse to commit)."""
-    if os.environ.get("GIT_AUTHOR_EMAIL") or gitcmd.out(cwd, "config", "user.email", check=False):
+    if os.environ.get("GIT_AUTHOR_EMAIL") or git.out(cwd, "config", "user.email", check=False):
         return []
     return ["-c", "user.name=perstate", "-c", "user.email=perstate@localhost"]
 
 
 def _root_commit(bare: Path, branch: str) -> None:
-    empty = gitcmd.run(bare, "mktree", input=b"").stdout.decode().strip()
-    sha = gitcmd.out(bare, *_identity(bare), "commit-tree", empty, "-m",
-                     "perstate: initialize knowledge graph")
-    gitcmd.run(bare, "update-ref", f"refs/heads/{branch}", sha)
+    empty = git.run(bare, "mktree", input=b"").stdout.decode().strip()
+    sha = git.out(bare, *_identity(bare), "commit-tree", empty, "-m",
+                  "perstate: initialize knowledge graph")
+    git.run(bare, "update-ref", f"refs/heads/{branch}", sha)
 
 
 def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace, list[str]]:
-    gitcmd.have_git()
+    git.have_git()
     check_branch(branch)
     if session_id:
         cfgmod.check_session_id(session_id)
@@ -143,18 +143,18 @@ def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace,
     on_remote = fetch_branch(bare, branch)
     if not has_ref(bare, f"refs/heads/{branch}"):
         if on_remote:
-            gitcmd.run(bare, "branch", "--no-track", branch, f"refs/remotes/origin/{branch}")
+            git.run(bare, "branch", "--no-track", branch, f"refs/remotes/origin/{branch}")
         else:
             start = _create_branch(bare, branch)
             if start:
-                gitcmd.run(bare, "branch", "--no-track", branch, start)
+                git.run(bare, "branch", "--no-track", branch, start)
             else:
                 _root_commit(bare, branch)
                 fresh = True
     ws = ensure_worktree(repo, branch)
     if on_remote:
-        gitcmd.run(ws.path, "merge", "--ff-only", "--quiet", f"refs/remotes/origin/{branch}",
-                   check=False)
+        git.run(ws.path, "merge", "--ff-only", "--quiet", f"refs/remotes/origin/{branch}",
+                check=False)
     (ws.path / "entities").mkdir(exist_ok=True)
     created = []
     for rel, text in (("schema/ontology.md", ONTOLOGY), ("README.md", README)):
@@ -167,22 +167,22 @@ def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace,
         from git_gasp.kg.save import commit
 
         if fresh:
-            gitcmd.run(ws.path, "add", "--", *created)
-            gitcmd.run(ws.path, *_identity(ws.path), "commit", "--quiet", "--amend",
-                       "--no-edit", "--no-verify")
+            git.run(ws.path, "add", "--", *created)
+            git.run(ws.path, *_identity(ws.path), "commit", "--quiet", "--amend",
+                    "--no-edit", "--no-verify")
         else:
             commit(ws.path, created, "perstate: initialize knowledge graph")
         notes.append(f"created {', '.join(created)}")
-    ahead = not on_remote or not gitcmd.ok(
+    ahead = not on_remote or not git.ok(
         ws.path, "merge-base", "--is-ancestor", "HEAD", f"refs/remotes/origin/{branch}")
     if ahead:
-        proc = gitcmd.run(ws.path, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}",
-                          check=False)
+        proc = git.run(ws.path, "push", "--quiet", "origin", f"HEAD:refs/heads/{branch}",
+                       check=False)
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             raise GaspError(f"initialised locally but the push failed: "
                             f"{err[-1] if err else 'git push failed'}")
-        gitcmd.run(ws.path, "update-ref", f"refs/remotes/origin/{branch}", "HEAD", check=False)
+        git.run(ws.path, "update-ref", f"refs/remotes/origin/{branch}", "HEAD", check=False)
         notes.append("pushed")
     mark_synced(repo, branch)
     return ws, notes

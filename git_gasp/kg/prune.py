@@ -15,9 +15,9 @@ import re
 import time
 from pathlib import Path
 
+from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.kg import config as cfgmod
-from git_gasp.kg import gitcmd
 from git_gasp.kg.workspace import paths_for, repo_name
 
 
@@ -29,7 +29,7 @@ def _age_days(path: Path, now: float) -> float | None:
 
 
 def _worktrees(bare: Path) -> list[tuple[Path, str]]:
-    text = gitcmd.out(bare, "worktree", "list", "--porcelain", check=False)
+    text = git.out(bare, "worktree", "list", "--porcelain", check=False)
     out, path = [], None
     for line in text.splitlines():
         if line.startswith("worktree "):
@@ -45,10 +45,10 @@ def _unsaved(wt: Path, branch: str) -> str | None:
     """Why removing this worktree would lose work, or None."""
     if not wt.exists():
         return None
-    if gitcmd.out(wt, "status", "--porcelain", check=False):
+    if git.out(wt, "status", "--porcelain", check=False):
         return "uncommitted changes"
-    ahead = gitcmd.out(wt, "rev-list", "--count", "HEAD", "--not", "--remotes=origin",
-                       check=False)
+    ahead = git.out(wt, "rev-list", "--count", "HEAD", "--not", "--remotes=origin",
+                    check=False)
     if ahead not in ("", "0"):
         return f"{ahead} commit(s) on no remote branch"
     return None
@@ -91,8 +91,8 @@ def run(age: str, *, execute: bool, current_session: str | None) -> list[str]:
     stale_wts: list[tuple[Path, str]] = []
     kept_wts: set[str] = set()
     if (bare / "HEAD").exists():
-        gitcmd.run(bare, "fetch", "--quiet", "--prune", "origin", check=False)
-        gitcmd.run(bare, "worktree", "prune", check=False)
+        git.run(bare, "fetch", "--quiet", "--prune", "origin", check=False)
+        git.run(bare, "worktree", "prune", check=False)
         for wt, branch in _worktrees(bare):
             if branch == default or branch in live:
                 continue
@@ -112,14 +112,14 @@ def run(age: str, *, execute: bool, current_session: str | None) -> list[str]:
     # 3. branches whose remote is gone
     gone: list[str] = []
     if (bare / "HEAD").exists():
-        heads = gitcmd.out(bare, "for-each-ref", "--format=%(refname:short)", "refs/heads/",
-                           check=False).splitlines()
+        heads = git.out(bare, "for-each-ref", "--format=%(refname:short)", "refs/heads/",
+                        check=False).splitlines()
         removing = {b for _, b in stale_wts}
         in_use = {b for _, b in _worktrees(bare)} - removing
         for b in heads:
             if b == default or (b in in_use and b not in kept_wts) or b in live:
                 continue
-            if not gitcmd.ok(bare, "show-ref", "--verify", "--quiet", f"refs/remotes/origin/{b}"):
+            if not git.ok(bare, "show-ref", "--verify", "--quiet", f"refs/remotes/origin/{b}"):
                 if b in kept_wts:
                     lines.append(f"  branch {b}: remote gone, kept (its worktree holds work)")
                     continue
@@ -137,11 +137,11 @@ def run(age: str, *, execute: bool, current_session: str | None) -> list[str]:
                 c.sessions.pop(sid, None)
         lines.append(f"removed {len(stale_sessions)} session binding(s)")
     for wt, _branch in stale_wts:
-        proc = gitcmd.run(bare, "worktree", "remove", str(wt), check=False)
+        proc = git.run(bare, "worktree", "remove", str(wt), check=False)
         lines.append(f"removed worktree {wt}" if proc.returncode == 0 else
                      f"kept worktree {wt}: {proc.stderr.decode(errors='replace').strip()}")
     for b in gone:
-        proc = gitcmd.run(bare, "branch", "-d", b, check=False)
+        proc = git.run(bare, "branch", "-d", b, check=False)
         if proc.returncode == 0:
             lines.append(f"deleted branch {b}")
         else:

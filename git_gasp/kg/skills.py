@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write
 
 
 def skill_text() -> str:
@@ -28,8 +28,5 @@ def install(target: str | None, *, force: bool = False) -> Path:
             return dest
         if not force:
             raise GaspError(f"{dest} exists and differs; pass --force to overwrite it")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".SKILL.md.{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, dest)
+    atomic_write(dest, text.encode("utf-8"), make_parents=True)
     return dest

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import html
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from git_gasp.base.files import atomic_write
 from git_gasp.kg import index
+from git_gasp.kg.config import state_home
 from git_gasp.kg.frontmatter import fast_fields, load_yaml, split
 from git_gasp.kg.workspace import Workspace
 
@@ -99,14 +100,22 @@ def render(data: dict[str, Any]) -> str:
             .replace("__DATA__", script_json(data)))
 
 
+def _home_of(out: Path, ws: Workspace) -> Path | None:
+    """The state home or worktree `out` lies in (no link may lead there), else None."""
+    target = Path(os.path.abspath(out))
+    for home in (state_home(), ws.path):
+        base = Path(os.path.abspath(home))
+        if base == target or base in target.parents:
+            return base
+    return None
+
+
 def write(ws: Workspace, out: Path, *, uncommitted: bool = False) -> tuple[int, int]:
+    """Write the page to `out` atomically; (entities, relations) drawn."""
     data = graph_data(ws, uncommitted=uncommitted)
     page = render(data)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".view-", suffix=".html", dir=out.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(page)
-    os.replace(tmp, out)
+    atomic_write(out, page.encode("utf-8"), root=_home_of(out, ws), mode=0o600,
+                 make_parents=True)
     return sum(1 for n in data["nodes"] if not n.get("missing")), len(data["edges"])
 
 

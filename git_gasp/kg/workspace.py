@@ -17,9 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.base.files import UnsafePath, file_lock, move_into_place
 from git_gasp.kg import config as cfgmod
-from git_gasp.kg import gitcmd
 
 REMOTE_PREFIXES = ("git@", "ssh://", "https://", "http://", "git://", "file://")
 READ_SYNC_WINDOW = 60  # seconds a read command trusts the last fetch
@@ -52,7 +53,7 @@ def check_branch(name: str) -> str:
         not name
         or name.startswith("-")
         or ".." in name.split("/")
-        or not gitcmd.ok("/", "check-ref-format", "--branch", name)
+        or not git.ok("/", "check-ref-format", "--branch", name)
     ):
         raise UsageError(f"invalid branch name {name!r}")
     if any(part.startswith(".") for part in name.split("/")):
@@ -77,26 +78,12 @@ class Workspace:
 
     @property
     def git_dir(self) -> Path:
-        return git_dir_of(self.path)
+        """The worktree's own git dir (where its lock and index cache live)."""
+        return git.git_dir(self.path)
 
     @property
     def entities(self) -> Path:
         return self.path / "entities"
-
-
-def git_dir_of(worktree: Path) -> Path:
-    """The per-worktree git dir (reads `.git` directly: no subprocess)."""
-    dotgit = worktree / ".git"
-    if dotgit.is_dir():
-        return dotgit
-    try:
-        line = dotgit.read_text(encoding="utf-8").strip()
-    except OSError:
-        raise GaspError(f"{worktree} is not a git worktree") from None
-    if not line.startswith("gitdir:"):
-        raise GaspError(f"{worktree}/.git is not a gitdir link")
-    p = Path(line[len("gitdir:"):].strip())
-    return p if p.is_absolute() else (worktree / p).resolve()
 
 
 def paths_for(repo: str, branch: str) -> tuple[Path, Path]:
@@ -115,11 +102,11 @@ def _same_repo(a: str, b: str) -> bool:
 
 def ensure_bare(repo: str) -> Path:
     """The bare clone of `repo` under the state home, cloned on first use."""
-    gitcmd.have_git()
+    git.have_git()
     home = cfgmod.state_home()
     bare = home / f"{repo_name(repo)}.git"
     if (bare / "HEAD").exists():
-        origin = gitcmd.out(bare, "config", "--get", "remote.origin.url", check=False)
+        origin = git.out(bare, "config", "--get", "remote.origin.url", check=False)
         if origin and not _same_repo(origin, repo):
             raise GaspError(
                 f"{bare} is a clone of {origin}, not {repo}; repositories with the same "
@@ -128,28 +115,33 @@ def ensure_bare(repo: str) -> Path:
         return bare
     home.mkdir(parents=True, exist_ok=True)
     tmp = home / f".{bare.name}.tmp-{os.getpid()}"
-    proc = gitcmd.run(home, "clone", "--bare", "--quiet", repo, str(tmp), check=False)
+    proc = git.run(home, "clone", "--bare", "--quiet", repo, str(tmp), check=False)
     if proc.returncode != 0:
         import shutil
 
         shutil.rmtree(tmp, ignore_errors=True)
         msg = proc.stderr.decode(errors="replace").strip().splitlines()
         raise GaspError(f"cannot clone {repo}: {msg[-1] if msg else 'git clone failed'}")
-    gitcmd.run(tmp, "config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
-    gitcmd.run(tmp, "config", "core.untrackedCache", "true")
+    git.run(tmp, "config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
+    git.run(tmp, "config", "core.untrackedCache", "true")
     try:
-        os.rename(tmp, bare)
+        move_into_place(tmp, bare, root=home)
     except OSError:  # another process cloned it first
         import shutil
 
         shutil.rmtree(tmp, ignore_errors=True)
-    gitcmd.run(bare, "fetch", "--quiet", "origin", check=False)
+    except UnsafePath:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    git.run(bare, "fetch", "--quiet", "origin", check=False)
     return bare
 
 
 def fetch_branch(bare: Path, branch: str) -> bool:
     """Update `origin/<branch>`; False when the remote has no such branch."""
-    proc = gitcmd.run(
+    proc = git.run(
         bare, "fetch", "--quiet", "--no-tags", "origin",
         f"+refs/heads/{branch}:refs/remotes/origin/{branch}", check=False,
     )
@@ -162,7 +154,7 @@ def fetch_branch(bare: Path, branch: str) -> bool:
 
 
 def has_ref(gitdir: Path, ref: str) -> bool:
-    return gitcmd.ok(gitdir, "show-ref", "--verify", "--quiet", ref)
+    return git.ok(gitdir, "show-ref", "--verify", "--quiet", ref)
 
 
 def _sync_stamp(repo: str, branch: str) -> Path:
@@ -192,13 +184,13 @@ def ensure_worktree(repo: str, branch: str, *, create_from: str | None = None) -
     _, wt = paths_for(repo, branch)
     if (wt / ".git").is_file():
         return Workspace(wt, branch, repo, bare)
-    gitcmd.run(bare, "worktree", "prune", check=False)
+    git.run(bare, "worktree", "prune", check=False)
     if not has_ref(bare, f"refs/heads/{branch}"):
         on_remote = fetch_branch(bare, branch)
         if on_remote:
-            gitcmd.run(bare, "branch", "--no-track", branch, f"refs/remotes/origin/{branch}")
+            git.run(bare, "branch", "--no-track", branch, f"refs/remotes/origin/{branch}")
         elif create_from is not None:
-            gitcmd.run(bare, "branch", "--no-track", branch, create_from)
+            git.run(bare, "branch", "--no-track", branch, create_from)
         else:
             raise GaspError(
                 f"branch {branch!r} does not exist in {repo} "
@@ -207,7 +199,7 @@ def ensure_worktree(repo: str, branch: str, *, create_from: str | None = None) -
     if wt.exists() and any(wt.iterdir()):
         raise GaspError(f"{wt} exists but is not a worktree of {bare}; move it away")
     wt.parent.mkdir(parents=True, exist_ok=True)
-    proc = gitcmd.run(bare, "worktree", "add", "--quiet", str(wt), branch, check=False)
+    proc = git.run(bare, "worktree", "add", "--quiet", str(wt), branch, check=False)
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip().splitlines()
         raise GaspError(
@@ -222,11 +214,12 @@ _HELD: set[str] = set()
 @contextlib.contextmanager
 def locked(ws: Workspace) -> Iterator[None]:
     """Serialise writers of one worktree (re-entrant within this process)."""
-    key = str(ws.git_dir)
+    gd = ws.git_dir
+    key = str(gd)
     if key in _HELD:
         yield
         return
-    with cfgmod.file_lock(ws.git_dir / "perstate.lock", f"worktree {ws.path}"):
+    with file_lock(gd / "perstate.lock", f"worktree {ws.path}"):
         _HELD.add(key)
         try:
             yield
@@ -247,9 +240,9 @@ def _pull_ff(ws: Workspace) -> None:
     if not fetch_branch(ws.bare, ws.branch):
         return
     remote = f"refs/remotes/origin/{ws.branch}"
-    if gitcmd.ok(ws.path, "merge-base", "--is-ancestor", remote, "HEAD"):
+    if git.ok(ws.path, "merge-base", "--is-ancestor", remote, "HEAD"):
         return  # up to date or ahead
-    proc = gitcmd.run(ws.path, "merge", "--ff-only", "--quiet", remote, check=False)
+    proc = git.run(ws.path, "merge", "--ff-only", "--quiet", remote, check=False)
     if proc.returncode != 0:
         print(
             f"git gasp: warning: {ws.branch} has diverged from origin or the worktree "
@@ -263,12 +256,12 @@ def from_worktree_path(path: str) -> Workspace:
     p = Path(path).expanduser().resolve()
     if not p.is_dir():
         raise UsageError(f"--worktree {path}: no such directory")
-    top = gitcmd.run(p, "rev-parse", "--show-toplevel", check=False)
+    top = git.run(p, "rev-parse", "--show-toplevel", check=False)
     if top.returncode != 0:
         raise UsageError(f"--worktree {path}: not a git work tree")
     root = Path(top.stdout.decode().strip())
-    branch = gitcmd.out(root, "symbolic-ref", "--short", "-q", "HEAD", check=False) or "HEAD"
-    origin = gitcmd.out(root, "config", "--get", "remote.origin.url", check=False)
+    branch = git.out(root, "symbolic-ref", "--short", "-q", "HEAD", check=False) or "HEAD"
+    origin = git.out(root, "config", "--get", "remote.origin.url", check=False)
     return Workspace(root, branch, origin or str(root), None)
 
 

@@ -54,3 +54,18 @@ def test_empty_sessions_key_from_perstate_init_is_fine(home):
 def test_session_ids_that_would_break_the_file_are_refused(bad):
     with pytest.raises(UsageError):
         cfgmod.check_session_id(bad)
+
+
+def test_a_new_config_is_private_and_a_linked_one_is_refused(home, tmp_path):
+    from git_gasp.base.files import UnsafePath
+
+    with cfgmod.editing() as cfg:
+        cfg.default_repo = "/srv/memory"
+    assert (home / "config.yml").stat().st_mode & 0o777 == 0o600
+    elsewhere = tmp_path / "elsewhere.yml"
+    elsewhere.write_text("default_repo: /x\n")
+    (home / "config.yml").unlink()
+    (home / "config.yml").symlink_to(elsewhere)
+    with pytest.raises(UnsafePath), cfgmod.editing() as cfg:
+        cfg.default_branch = "main"
+    assert elsewhere.read_text() == "default_repo: /x\n"

@@ -107,3 +107,16 @@ def test_a_large_delta_replaces_the_right_documents(tmp_path):
     assert sorted(h["id"] for h in res.hits) == sorted(f"n-{i}" for i in range(1, 50, 2))
     res = run(root, "new text", idx=g, flt=Filters(), limit=100)
     assert len(res.hits) == 35
+
+
+def test_a_linked_index_dir_is_not_written_through(tmp_path):
+    root = tmp_path / "g"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _ent(root, "alpha", "first")
+    _commit(root, "one")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / ".git" / "perstate-index").symlink_to(outside)
+    assert _ids(root, "alpha") == ["alpha"]  # answered from memory
+    assert list(outside.iterdir()) == []
