@@ -1,95 +1,85 @@
-"""Shared test fixtures: a hermetic git environment and helpers to drive real git.
+"""The suite's fixtures: a hermetic git environment, the shipped fixture and an agent repo.
 
-Every test runs with an isolated HOME, GIT_CONFIG_NOSYSTEM=1 and fixed dates, so
-nothing from the developer's machine leaks in.
+Every test runs with an isolated HOME, GIT_CONFIG_NOSYSTEM=1, no inherited GIT_*
+variable and fixed dates, so nothing from the developer's machine leaks in. Helpers
+live in tests/testing/ (import them from there; this file exports nothing), and this
+is the suite's one conftest with fixtures for everyone.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = REPO_ROOT / "fixture"
+from tests.testing.hermetic import isolate
+from tests.testing.repos import copy_repo, init_agent, make_fixture_repo
+
+# Tests left out of the fast loop (`pytest -m "not slow"`): they run the installed CLI
+# end to end many times, drive real merges and history walks, live agent sessions or
+# big hypothesis runs. Keyed on the test file (its path under tests/), and within a
+# file on words of the test's name; the unit tests of every package stay in the fast
+# loop. Packaging builds carry their own `slow` marks.
+SLOW_FILES = {
+    "adapters/test_import.py",
+    "adapters/test_install_prime.py",
+    "adapters/test_live.py",
+    "cli/test_bad_input.py",
+    "conformance/test_check_properties.py",
+    "e2e/test_live_sessions.py",
+    "e2e/test_multiplayer_e2e.py",
+    "githooks/test_install_hooks.py",
+    "kg/test_kg_branches.py",
+    "kg/test_kg_concurrency.py",
+    "kg/test_kg_save.py",
+    "kg/test_kg_search.py",
+    "merge/test_merge_git.py",
+    "protocol/test_properties.py",
+    "runtime/test_cli_e2e.py",
+    "runtime/test_reliability.py",
+}
+SLOW_NAMES = {
+    "guard/test_guard.py": ("merge", "cache", "subdirectory", "worktree", "hooks_path",
+                            "relocat"),
+    "conformance/test_checks.py": ("check4", "snapshot", "subdirectory", "manifest_moved"),
+}
+TESTS = Path(__file__).resolve().parent
 
 
-def _git_gasp_exe() -> list[str]:
-    """The installed `git-gasp` next to this interpreter, else on PATH."""
-    candidate = Path(sys.executable).with_name("git-gasp")
-    if candidate.exists():
-        return [str(candidate)]
-    found = shutil.which("git-gasp")
-    if found:
-        return [found]
-    pytest.fail("git-gasp is not installed; run `pip install -e .[test]` first")
-    raise AssertionError  # unreachable
+def pytest_collection_modifyitems(config, items):
+    """Mark `slow` the tests of SLOW_FILES and those SLOW_NAMES names."""
+    for item in items:
+        try:
+            rel = Path(item.fspath).resolve().relative_to(TESTS).as_posix()
+        except ValueError:
+            continue
+        name = getattr(item, "originalname", item.name)
+        if rel in SLOW_FILES or any(w in name for w in SLOW_NAMES.get(rel, ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path_factory, monkeypatch):
     """Isolate HOME and git config; pin author/committer identity and dates."""
-    home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GASP_NO_MERGE_DRIVER"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
-    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@example.com")
-    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Committer")
-    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
-    monkeypatch.setenv("GIT_AUTHOR_DATE", "1767225600 +0000")
-    monkeypatch.setenv("GIT_COMMITTER_DATE", "1767225600 +0000")
-    # Make the venv's git-gasp reachable as `git gasp`.
-    exe_dir = str(Path(_git_gasp_exe()[0]).parent)
-    monkeypatch.setenv("PATH", exe_dir + os.pathsep + os.environ.get("PATH", ""))
-    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
-    yield home
+    yield isolate(monkeypatch, tmp_path_factory.mktemp("home"))
 
 
-def git(cwd: Path, *args: str, check: bool = True, input: bytes | None = None) -> str:
-    """Run real git in `cwd`; return stdout as text."""
-    proc = subprocess.run(
-        ["git", *args], cwd=cwd, input=input, capture_output=True, check=False
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(
-            f"git {' '.join(args)} failed ({proc.returncode}):\n"
-            f"{proc.stdout.decode(errors='replace')}{proc.stderr.decode(errors='replace')}"
-        )
-    return proc.stdout.decode()
+@pytest.fixture(scope="session")
+def agent_template(tmp_path_factory) -> Path:
+    """`git gasp init agent --agent-id tester`, built once per session: copy, never edit."""
+    with pytest.MonkeyPatch.context() as mp:
+        isolate(mp, tmp_path_factory.mktemp("template-home"))
+        return init_agent(tmp_path_factory.mktemp("template"))
 
 
-def gasp(cwd: Path, *args: str, input: bytes | None = None) -> subprocess.CompletedProcess:
-    """Run the installed `git gasp` as a user would; never raises on exit code."""
-    return subprocess.run(
-        ["git", "gasp", *args], cwd=cwd, input=input, capture_output=True, text=False
-    )
-
-
-def out(proc: subprocess.CompletedProcess) -> str:
-    """stdout + stderr of a finished process, as text."""
-    return proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
-
-
-def commit_all(repo: Path, message: str) -> str:
-    """Stage everything and commit past any hook (tests build bad histories on purpose)."""
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
-    return git(repo, "rev-parse", "HEAD").strip()
+@pytest.fixture
+def agent(agent_template, tmp_path) -> Path:
+    """A fresh `git gasp init` repo at tmp_path/agent (agent id `tester`): the layout
+    committed, the guard and merge driver installed. A copy of the session's template."""
+    return copy_repo(agent_template, tmp_path / "agent")
 
 
 @pytest.fixture
 def fixture_repo(tmp_path) -> Path:
     """A fresh git repo holding a copy of the shipped fixture, committed."""
-    repo = tmp_path / "agent"
-    shutil.copytree(FIXTURE, repo)
-    git(repo, "init", "-q")
-    commit_all(repo, "fixture")
-    return repo
+    return make_fixture_repo(tmp_path / "agent")

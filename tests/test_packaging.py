@@ -24,7 +24,8 @@ import pytest
 
 import git_gasp
 from git_gasp.cli.main import COMMANDS
-from tests.conftest import REPO_ROOT, _git_gasp_exe
+from tests.testing.paths import REPO_ROOT
+from tests.testing.run import git_gasp_exe as _git_gasp_exe
 
 MAN_DIR = REPO_ROOT / "man"
 MAN_PAGES = sorted(["git-gasp.1", *(f"git-gasp-{name}.1" for name in COMMANDS)])

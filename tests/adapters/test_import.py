@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.adapters.samples import CLAUDE_TRANSCRIPT, CODEX_ROLLOUT, read_jsonl, write_jsonl
-from tests.conftest import gasp, git, out
+from tests.testing.run import gasp, git, out
 
 SECRET = "sk-ant-api03-" + "Qx7Lm2Vb9Nc4Zr8Tp1Ws6Yd3Kf5Hg0Jj-AA"
 

@@ -12,7 +12,7 @@ from git_gasp.adapters.install import is_ours
 from git_gasp.adapters.payloads import HOOK_EVENTS
 from git_gasp.adapters.prime import BEGIN, END
 from tests.adapters.samples import CLAUDE_TRANSCRIPT
-from tests.conftest import gasp, out
+from tests.testing.run import gasp, out
 
 FOREIGN = {
     "model": "opus",

@@ -20,7 +20,7 @@ from tests.adapters.samples import (
     CODEX_ROLLOUT,
     read_jsonl,
 )
-from tests.conftest import gasp, git, out
+from tests.testing.run import gasp, git, out
 
 SECRET = "sk-ant-api03-" + "Qx7Lm2Vb9Nc4Zr8Tp1Ws6Yd3Kf5Hg0Jj-AA"
 CLAUDE_SID = "6f48f32c-63b8-44c3-9f60-37aed18fbcf2"

@@ -22,9 +22,9 @@ from git_gasp.adapters.lifting import lift
 from git_gasp.adapters.payloads import parse_hook_payload
 from git_gasp.adapters.records import MODEL_RESPONSE, TOOL_USE
 from git_gasp.adapters.session_writer import run_id_for
-from tests.conftest import gasp, git, out
 from tests.e2e import agents
 from tests.e2e.servers import PROMPT
+from tests.testing.run import gasp, git, out
 
 # Fixtures live here, not in a conftest.py (a second conftest module would shadow
 # tests/conftest.py for suites that `from conftest import` it).

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
 from tests.kg.helpers import kg
+from tests.testing.run import git
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import gasp, out
+from tests.testing.run import gasp, out
 
 
 def kg(cwd: Path, *args: str, input: str | bytes | None = None, ok: bool = True):

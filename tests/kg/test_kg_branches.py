@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import time
 
-from tests.conftest import git, out
 from tests.kg.helpers import kg, kg_json
+from tests.testing.run import git, out
 
 ONE = "entities:\n  - {{id: {}, type: concept}}\n"
 

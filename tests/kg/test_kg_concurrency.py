@@ -6,8 +6,8 @@ import json
 import os
 import subprocess
 
-from tests.conftest import git
 from tests.kg.helpers import kg
+from tests.testing.run import git
 
 
 def _spawn(cwd, env, session, eid, body="x"):

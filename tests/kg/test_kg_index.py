@@ -6,7 +6,7 @@ from pathlib import Path
 
 from git_gasp.kg import index
 from git_gasp.kg.search import Filters, run
-from tests.conftest import git
+from tests.testing.run import git
 
 
 def _ent(root: Path, eid: str, body: str) -> None:

@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from tests.conftest import git
 from tests.kg.helpers import kg, kg_json
+from tests.testing.run import git
 
 HAND = {
     "schema/ontology.md": "# Ontology\n\n## Entity Types\n\n| Type | Description |\n",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import git, out
 from tests.kg.helpers import kg, kg_json
+from tests.testing.run import git, out
 
 DOC = """
 date: 2026-03-01

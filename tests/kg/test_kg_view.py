@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from git_gasp.kg.view import render, script_json
-from tests.conftest import git
 from tests.kg.helpers import kg
+from tests.testing.run import git
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import gasp, out
+from tests.testing.run import gasp, out
 
 
 def assert_conformant(repo: Path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import gasp, git, out
 from tests.runtime.helpers import assert_conformant, one_error_line
+from tests.testing.run import gasp, git, out
 
 SCRIPT = Path(__file__).with_name("self_improvement_run.sh")
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from tests.conftest import gasp, out
 from tests.runtime.helpers import one_error_line
+from tests.testing.run import gasp, out
 
 FUTURE = 2**62
 

@@ -15,8 +15,8 @@ from git_gasp.protocol.envelope import parse_log
 from git_gasp.runtime.state import AgentState
 from git_gasp.store.append import TornLogError
 from git_gasp.store.lease import Lease, LeaseCorrupt, LeaseHeld, LeaseRecord
-from tests.conftest import gasp, out
 from tests.runtime.helpers import assert_conformant, one_error_line, run_py
+from tests.testing.run import gasp, out
 
 # A child that records goals, then dies by SIGKILL halfway through writing one batch.
 KILL_MID_WRITE = r"""

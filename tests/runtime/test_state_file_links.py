@@ -3,8 +3,8 @@ symbolic link: the write is refused with one line and the link's target is untou
 
 from __future__ import annotations
 
-from tests.conftest import gasp, out
 from tests.runtime.helpers import one_error_line
+from tests.testing.run import gasp, out
 
 
 def test_a_snapshot_is_not_written_through_a_linked_snapshots_dir(agent, tmp_path):

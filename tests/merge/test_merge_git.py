@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import gasp, git, out
-from tests.events import create, goal_pair, line, ops
+from tests.testing.events import create, goal_pair, line, ops
+from tests.testing.run import gasp, git, out
 
 LOG = "state/events.jsonl"
 FACTS = "memory/facts.jsonl"

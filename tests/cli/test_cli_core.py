@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import gasp, git, out
-from tests.events import goal_pair, ops, update
+from tests.testing.events import goal_pair, ops, update
+from tests.testing.run import gasp, git, out
 
 LOG = "state/events.jsonl"
 

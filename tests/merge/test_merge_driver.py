@@ -19,8 +19,8 @@ from git_gasp.merge.driver import disabled, rule_for
 from git_gasp.merge.journal import merge_journal
 from git_gasp.merge.jsonl import line_key, merge_jsonl
 from git_gasp.merge.lines import split
-from tests.conftest import out
-from tests.events import goal_pair, line
+from tests.testing.events import goal_pair, line
+from tests.testing.run import out
 
 LOG = "state/events.jsonl"
 

@@ -15,8 +15,8 @@ from git_gasp.protocol.manifest import ManifestError, parse_manifest
 from git_gasp.protocol.ops import OpError, parse_ops
 from git_gasp.protocol.snapshot import integrity_for, verify_integrity
 from git_gasp.protocol.vocab import PackError, Vocabulary, parse_pack
-from tests.conftest import FIXTURE
-from tests.events import create, line, ops, relate, update
+from tests.testing.events import create, line, ops, relate, update
+from tests.testing.paths import FIXTURE
 
 FIXTURE_LOG = (FIXTURE / "state" / "events.jsonl").read_bytes()
 

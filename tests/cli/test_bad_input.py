@@ -24,7 +24,8 @@ import pytest
 
 from git_gasp.protocol.envelope import EnvelopeError, parse_line, parse_log
 from git_gasp.protocol.jsonstrict import MAX_DEPTH, JsonError, loads_strict
-from tests.conftest import FIXTURE, commit_all, gasp, git, out
+from tests.testing.paths import FIXTURE
+from tests.testing.run import commit_all, gasp, git, out
 
 LOG = "state/events.jsonl"
 GOOD = (FIXTURE / LOG).read_bytes()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import gasp, git, out
+from tests.testing.run import gasp, git, out
 
 
 def ok(proc) -> str:

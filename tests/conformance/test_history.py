@@ -25,7 +25,7 @@ from git_gasp.protocol.appendonly import (
     merge_error,
 )
 from git_gasp.store.gitrepo import open_repo
-from tests.conftest import commit_all, git
+from tests.testing.run import commit_all, git
 
 LOG = LOG_PATH.decode()
 

@@ -6,19 +6,10 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 from git_gasp.githooks import install as inst
-from tests.conftest import gasp, git, out
+from tests.testing.run import gasp, git, out
 
 HOOK = Path(".git/hooks/pre-commit")
-
-
-@pytest.fixture
-def agent(tmp_path) -> Path:
-    proc = gasp(tmp_path, "init", "agent", "--agent-id", "tester")
-    assert proc.returncode == 0, out(proc)
-    return tmp_path / "agent"
 
 
 def doctor(agent: Path) -> tuple[int, str]:

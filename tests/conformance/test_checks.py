@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURE, commit_all, gasp, git, out
-from tests.events import create, goal_pair, line, ops, relate, update
+from tests.testing.events import create, goal_pair, line, ops, relate, update
+from tests.testing.paths import FIXTURE
+from tests.testing.run import commit_all, gasp, git, out
 
 LOG = "state/events.jsonl"
 
@@ -39,15 +40,6 @@ def commit_unguarded(repo: Path, message: str) -> str:
 def append(repo: Path, data: bytes, rel: str = LOG) -> None:
     with open(repo / rel, "ab") as fh:
         fh.write(data)
-
-
-@pytest.fixture
-def agent(tmp_path) -> Path:
-    """A fresh `git gasp init` repo."""
-    repo = tmp_path / "agent"
-    proc = gasp(tmp_path, "init", "agent", "--agent-id", "tester")
-    assert proc.returncode == 0, out(proc)
-    return repo
 
 
 def test_fixture_passes_all_seven_with_fixture_facts(fixture_repo):

@@ -7,18 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import gasp, git, out
-from tests.events import goal_pair, line, ops
+from tests.testing.events import goal_pair, line, ops
+from tests.testing.run import gasp, git, out
 
 LOG = "state/events.jsonl"
-
-
-@pytest.fixture
-def agent(tmp_path) -> Path:
-    """`git gasp init`: the layout is committed and the guard installed."""
-    proc = gasp(tmp_path, "init", "agent", "--agent-id", "tester")
-    assert proc.returncode == 0, out(proc)
-    return tmp_path / "agent"
 
 
 def append(repo: Path, data: bytes, rel: str = LOG) -> None:

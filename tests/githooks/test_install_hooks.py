@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from git_gasp.githooks import install as inst
-from tests.conftest import REPO_ROOT, gasp, git, out
-from tests.events import goal_pair
+from tests.testing.events import goal_pair
+from tests.testing.paths import REPO_ROOT
+from tests.testing.run import gasp, git, out
 
 LOG = "state/events.jsonl"
 FOREIGN = b"#!/bin/sh\necho foreign-ran >> \"$(git rev-parse --git-dir)/foreign.log\"\n"
