@@ -42,6 +42,7 @@ SLOW_NAMES = {
     "guard/test_guard.py": ("merge", "cache", "subdirectory", "worktree", "hooks_path",
                             "relocat"),
     "conformance/test_checks.py": ("check4", "snapshot", "subdirectory", "manifest_moved"),
+    "kg/test_kg_view.py": ("5000", "chromium"),  # headless Chromium: seconds to a minute
 }
 TESTS = Path(__file__).resolve().parent
 
