@@ -178,3 +178,16 @@ def test_identity_amend_commit_goes_through_commit_paths(agent):
                                "--reason", "why"))
     assert "append-only" in line, line
     assert snapshot_state(agent) + ((agent / "AGENT.md").read_bytes(),) == before
+
+
+def test_commit_run_with_a_failing_signer_is_one_line_and_commits_nothing(agent, tmp_path):
+    gpg = tmp_path / "broken-gpg"
+    gpg.write_text("#!/bin/sh\ncat >/dev/null\necho 'no secret key' >&2\nexit 2\n")
+    gpg.chmod(0o755)
+    git(agent, "config", "commit.gpgsign", "true")
+    git(agent, "config", "gpg.program", str(gpg))
+    finished_run(agent)
+    before = snapshot_state(agent)
+    line = one_error_line(gpg_proc := gasp(agent, "commit-run", "--no-journal"))
+    assert "cannot commit" in line, out(gpg_proc)
+    assert snapshot_state(agent) == before
