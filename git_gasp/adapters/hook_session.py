@@ -260,10 +260,14 @@ def process(state: Any, h: HookEvent, gdir: Path, root: Path,
     sess.save()
     if commit is not None:
         from git_gasp.runtime import commit_run
+        from git_gasp.runtime.commit import CommitError
 
         run_id, outcome, paths = commit
-        sha = commit_run(root, run_id, sess.goal, outcome, paths,
-                         log_rel=state.store.rel)
+        try:  # the guard's rules apply to this commit too (runtime.commit)
+            sha = commit_run(root, run_id, sess.goal, outcome, paths,
+                             log_rel=state.store.rel)
+        except CommitError as exc:  # recorded, not committed: say why in the hook log
+            return f"SessionEnd: {run_id} finished ({outcome}), not committed: {exc}"
         sha = sha.decode() if isinstance(sha, bytes) else str(sha)
         return f"SessionEnd: {run_id} finished ({outcome}), committed {sha[:12]}"
     return f"{h.event}: recorded in {sess.run_id}"

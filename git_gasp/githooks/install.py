@@ -23,7 +23,7 @@ from pathlib import Path
 
 import git_gasp
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write, move_into_place
+from git_gasp.base.files import atomic_write, move_into_place, refuse_links
 from git_gasp.base.git import config_get, git_path, is_tracked, work_tree_top
 from git_gasp.githooks import managers
 from git_gasp.githooks.templates import read_template
@@ -149,10 +149,25 @@ def _restore(path: Path, data: bytes | None, mode: int | None) -> Callable[[], N
     return undo
 
 
+def _refuse_linked_hooks_dir(top: Path, hooks_dir: Path) -> None:
+    """A hooks dir inside the work tree (core.hooksPath naming a committed directory) is
+    written only when no directory on the way is a link: a cloned repo's links are never
+    followed. (A hook that is itself a link is moved aside as legacy, never written.)"""
+    inside = Path(os.path.abspath(hooks_dir))
+    for base in (Path(os.path.abspath(top)), Path(os.path.realpath(top))):
+        try:
+            inside.relative_to(base)
+        except ValueError:
+            continue
+        refuse_links(inside, base)
+        return
+
+
 def install_hook(top: Path, hooks_dir: Path, *, force: bool, out: Outcome,
                  name: str = HOOK) -> None:
     """Write our `name` hook into `hooks_dir`, keeping any foreign hook as legacy."""
     hook, legacy = hooks_dir / name, hooks_dir / legacy_name(name)
+    _refuse_linked_hooks_dir(top, hooks_dir)
     existing = _read(hook)
     wanted = render(hook=name)
     version = hook_version(existing) if existing is not None else None
@@ -225,13 +240,13 @@ def install(root: Path, *, force: bool = False, gitattributes: bool = True) -> O
 
 def _update_gitattributes(root: Path, out: Outcome) -> None:
     path = root / ".gitattributes"
+    # A symlinked .gitattributes (or a link on the way to it: a cloned repo's committed
+    # link to ~/.bashrc, say) is refused, never written through; a file keeps its mode.
+    target = refuse_links(path, work_tree_top(root))
     old = _read(path)
     new = attributes.updated_gitattributes(old, attributes.attribute_lines(root))
     if new is None:
         return
-    # A symlinked .gitattributes: write its target (a dangling link's is created);
-    # an existing file keeps its mode.
-    target = Path(os.path.realpath(path))
     _write_atomic(target, new)
     out.undo.append(lambda: _write_atomic(target, old) if old is not None
                     else target.unlink(missing_ok=True))

@@ -1,9 +1,13 @@
 """The run-boundary commit: the log and the named paths only, with Run-Id / Goal /
-Outcome trailers (spec Part I commit rules), made with dulwich.
+Outcome trailers (spec Part I commit rules), tree built with dulwich.
 
 The tree is HEAD's tree with just those paths replaced by their working-tree
 content, so whatever else the user has staged is neither committed nor unstaged;
-the index entries of the committed paths are updated to match. Hooks are not run.
+the index entries of the committed paths are updated to match. The user's git hooks
+are not run (no pre-commit, commit-msg or post-commit): the guard's rules are applied
+in-process to exactly what is committed, against HEAD (`guard.api.check_tree`). The
+commit object is made by `git commit-tree`, so `commit.gpgsign` signs it as
+`git commit` would.
 """
 
 from __future__ import annotations
@@ -37,39 +41,105 @@ def run_message(run_id: str, goal: str | None, outcome: str) -> bytes:
     return f"run {run_id.strip()}: {outcome.strip()}\n\n" + "\n".join(lines) + "\n"
 
 
-def _expand(root: Path, top: Path, paths: Iterable[str | os.PathLike]) -> list[bytes]:
+def _expand(root: Path, top: Path, paths: Iterable[str | os.PathLike],
+            git_dirs: list[Path] = ()) -> list[bytes]:
     """Repo-relative byte paths for the named files (directories expand to their files)."""
     out: list[bytes] = []
     for p in paths:
         path = Path(p) if Path(p).is_absolute() else root / p
+        rel = os.path.relpath(os.path.abspath(path), top)
+        if rel == ".." or rel.startswith(".." + os.sep):
+            raise CommitError(f"{p} is outside the work tree; refusing to commit it")
+        _refuse_git_dirs(os.fsencode(rel).replace(os.sep.encode(), b"/"), path, git_dirs)
         if path.is_dir() and not path.is_symlink():
             for dirpath, dirnames, files in os.walk(path):
                 dirnames[:] = [d for d in dirnames if d != ".git"]
                 out += [os.fsencode(os.path.relpath(Path(dirpath, f), top)) for f in files]
         else:
-            rel = os.path.relpath(os.path.abspath(path), top)
-            if rel.startswith(".."):
-                raise CommitError(f"{p} is outside the repository")
             out.append(os.fsencode(rel))
     return sorted({o.replace(os.sep.encode(), b"/") for o in out})
 
 
+def _refuse_git_dirs(rel: bytes, full: Path, git_dirs: list[Path]) -> None:
+    """A path inside the git dir (or named `.git` anywhere) is never committed."""
+    text = os.fsdecode(rel)
+    if ".git" in text.split("/"):
+        raise CommitError(f"{text} is inside a .git directory; refusing to commit it")
+    real = Path(os.path.realpath(full))
+    for gdir in git_dirs:
+        if real == gdir or gdir in real.parents:
+            raise CommitError(f"{text} lies in the git dir ({gdir}); refusing to commit it")
+
+
+def _git_dirs(root: Path) -> list[Path]:
+    from git_gasp.base import git
+
+    return sorted({Path(os.path.realpath(git.git_dir(root))),
+                   Path(os.path.realpath(git.common_dir(root)))})
+
+
+def _link_problem(full: Path, top: Path) -> str | None:
+    """Why the link `full` may not be committed (it points outside the work tree), or None."""
+    real = Path(os.path.realpath(full))
+    top_real = Path(os.path.realpath(top))
+    if real != top_real and top_real not in real.parents:
+        return f"is a symbolic link to {os.readlink(full)}, outside the work tree"
+    return None
+
+
+def _signing(root: Path) -> list[str]:
+    """`-S` when commit.gpgsign is true: the commit is signed by git as `git commit` would."""
+    from git_gasp.base import git
+
+    proc = git.run(root, "config", "--type=bool", "--get", "commit.gpgsign", check=False)
+    return ["-S"] if proc.returncode == 0 and proc.stdout.strip() == b"true" else []
+
+
+def make_commit(root: Path, tree: bytes, parent: bytes | None, message: bytes, *,
+                ref: str = "HEAD", old: bytes | None = None) -> bytes:
+    """Build the commit of `tree` on `parent` with `git commit-tree` (signed when
+    commit.gpgsign says so) and move `ref` to it, only if `ref` still points at `old`
+    (None: `parent` for HEAD, or that `ref` does not exist yet)."""
+    from git_gasp.base import git
+
+    if old is None and ref == "HEAD":
+        old = parent
+    args = ["commit-tree", *_signing(root), tree.decode()]
+    if parent is not None:
+        args += ["-p", parent.decode()]
+    try:
+        sha = git.run(root, *args, input=message).stdout.strip()
+        git.run(root, "update-ref", "-m", message.splitlines()[0].decode("utf-8", "replace"),
+                ref, sha.decode(), old.decode() if old is not None else "")
+    except git.GitError as exc:
+        lines = exc.stderr.strip().splitlines()
+        raise CommitError(f"cannot commit: {lines[-1] if lines else exc}") from None
+    return sha
+
+
 def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes, *,
-                 log_rel: str | None = None) -> bytes:
+                 log_rel: str | None = None, dry_run: bool = False) -> bytes | None:
     """Commit exactly `paths` (relative to `root`) on top of HEAD; return the commit id.
 
     A path missing from the working tree is committed as a deletion — except the
-    log, whose disappearance is refused when HEAD tracks it.
+    log, whose disappearance is refused when HEAD tracks it. The new tree passes the
+    guard's rules against HEAD (append-only files only grow, appended log lines pass
+    checks 1, 5 and 7) or nothing is committed; paths in the git dir, outside the work
+    tree, under a symlinked directory or linking outside the work tree are refused.
+    `dry_run`: make every check (a match with HEAD included), commit nothing, return None.
     """
     from dulwich.index import commit_tree, index_entry_from_stat
     from dulwich.objects import Blob
 
+    from git_gasp.base.files import UnsafePath, refuse_links
+    from git_gasp.guard.api import check_tree, refusal_line
     from git_gasp.store.gitrepo import open_repo
 
     repo, prefix = open_repo(root)
     with repo:
         top = Path(repo.path)
-        rels = _expand(Path(root), top, paths)
+        git_dirs = _git_dirs(Path(root))
+        rels = _expand(Path(root), top, paths, git_dirs)
         try:
             head = repo.head()
         except KeyError:
@@ -86,6 +156,12 @@ def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes,
         changed = False
         for rel in rels:
             full = top / os.fsdecode(rel)
+            _refuse_git_dirs(rel, full, git_dirs)
+            try:
+                refuse_links(full.parent, top)
+            except UnsafePath:
+                raise CommitError(f"{os.fsdecode(rel)} lies under a symbolic link; refusing "
+                                  "to commit it") from None
             try:
                 st = os.lstat(full)
             except FileNotFoundError:
@@ -96,6 +172,9 @@ def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes,
                     changed = True
                 continue
             if stat.S_ISLNK(st.st_mode):
+                problem = _link_problem(full, top)
+                if problem is not None:
+                    raise CommitError(f"{os.fsdecode(rel)} {problem}; refusing to commit it")
                 blob = Blob.from_string(os.fsencode(os.readlink(full)))
                 mode = 0o120000
             elif stat.S_ISREG(st.st_mode):
@@ -108,13 +187,15 @@ def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes,
                 changed = True
             entries[rel] = (blob.id, mode)
             staged.append((rel, blob.id, mode, st))
-        if not changed and head is not None:
+        if not changed and head is not None and not dry_run:
             raise CommitError("nothing to commit: the named paths match HEAD")
+        rejections = check_tree(repo, {p: (m, s) for p, (s, m) in entries.items()}, head)
+        if rejections:
+            raise CommitError(refusal_line(rejections))
+        if dry_run:
+            return None
         tree = commit_tree(repo.object_store, [(p, s, m) for p, (s, m) in entries.items()])
-        try:
-            commit = repo.get_worktree().commit(message=message, tree=tree, no_verify=True)
-        except ValueError as exc:
-            raise CommitError(f"cannot commit: {exc}") from None
+        commit = make_commit(Path(root), tree, head, message)
         index = repo.open_index()
         for rel, sha, mode, st in staged:
             index[rel] = index_entry_from_stat(st, sha, mode)

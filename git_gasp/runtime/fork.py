@@ -17,10 +17,42 @@ from git_gasp.protocol.envelope import OPS_KIND, Event, serialize, split_lines
 from git_gasp.runtime.state import create_node
 
 
+def _fields(raw: bytes) -> tuple[object, object, object]:
+    """(id, kind, causation_id) of a committed line, leniently (Nones when not JSON)."""
+    import orjson
+
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None, None, None
+    if type(obj) is not dict:
+        return None, None, None
+    return obj.get("id"), obj.get("kind"), obj.get("causation_id")
+
+
+def _keep_pairs(lines: list[bytes], count: int) -> int:
+    """How many lines the fork keeps when cut after line `count`: the cut is moved past
+    the state.ops_applied event pairing each entity-creating event it keeps (check 7),
+    so `--at` may name a domain event as `git gasp log` shows it."""
+    from git_gasp.protocol.vocab import ENTITY_CREATING
+
+    fields = [_fields(raw) for raw in lines]
+    claimed: dict[object, int] = {}  # domain event id -> line index of its first ops claim
+    for i, (_eid, kind, cause) in enumerate(fields):
+        if kind == OPS_KIND and type(cause) is str:
+            claimed.setdefault(cause, i)
+    while True:
+        need = [claimed[eid] for eid, kind, _c in fields[:count]
+                if kind in ENTITY_CREATING and claimed.get(eid, -1) >= count]
+        if not need:
+            return count
+        count = max(need) + 1
+
+
 def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp")) -> bytes:
     """Create branch `name` forked at event `at` (default: the last committed event)."""
     from dulwich.index import commit_tree
-    from dulwich.objects import Blob, Commit
+    from dulwich.objects import Blob
 
     from git_gasp.protocol.manifest import parse_manifest
     from git_gasp.runtime.queries import read_at_revision
@@ -39,19 +71,18 @@ def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp"
         raise GaspError(f"{rel} at HEAD ends in a torn line; repair it first")
     from git_gasp.protocol.envelope import parse_line
 
-    end = len(log)
+    count = len(lines)
     at_id = None
     if at is not None:
-        pos = 0
         for n, raw in enumerate(lines, 1):
-            pos += len(raw) + 1
             if raw.startswith(b'{"id":"') and parse_line(raw, n).id == at:
-                end, at_id = pos, at
+                count, at_id = _keep_pairs(lines, n), at
                 break
         else:
             raise UsageError(f"no event {at!r} in the committed {rel} (commit it first)")
     elif lines:
         at_id = parse_line(lines[-1], len(lines)).id
+    end = sum(len(raw) + 1 for raw in lines[:count])
     prefix = log[:end]
     # newest first-parent commit whose log is a prefix of `prefix`
     base = None
@@ -86,18 +117,13 @@ def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp"
         path = (pfx + b"/" if pfx else b"") + rel.encode()
         entries[path] = (blob.id, 0o100644)
         tree = commit_tree(repo.object_store, [(p, s, m) for p, (s, m) in entries.items()])
-        template = repo[repo.head()]
-        commit = Commit()
-        commit.tree = tree
-        commit.parents = [base_commit.id]
-        commit.author = commit.committer = template.committer
-        ident = git.out(root, "var", "GIT_COMMITTER_IDENT").strip().rsplit(" ", 2)
-        commit.author = commit.committer = ident[0].encode()
-        commit.commit_time = commit.author_time = int(ident[1])
-        tz = ident[2]
-        offset = (int(tz[1:3]) * 3600 + int(tz[3:5]) * 60) * (-1 if tz[0] == "-" else 1)
-        commit.commit_timezone = commit.author_timezone = offset
-        commit.message = (f"fork {name} at {at_id}\n\nForked-From: {base}\n").encode()
-        repo.object_store.add_object(commit)
-        repo.refs[b"refs/heads/" + name.encode()] = commit.id
-        return commit.id
+        from git_gasp.guard.api import check_tree, refusal_line
+        from git_gasp.runtime.commit import make_commit
+
+        rejections = check_tree(repo, {p: (m, s) for p, (s, m) in entries.items()},
+                                base_commit.id)
+        if rejections:
+            raise GaspError(refusal_line(rejections))
+        message = f"fork {name} at {at_id}\n\nForked-From: {base}\n".encode()
+        return make_commit(root, tree, base_commit.id, message,
+                           ref=f"refs/heads/{name}", old=None)

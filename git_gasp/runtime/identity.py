@@ -149,6 +149,10 @@ def amend_identity(state, approver: str, reason: str,
     except (AgentFileError, UnicodeDecodeError) as exc:
         raise GaspError(f"AGENT.md: {exc}") from None
     agent_md = set_manifest_hash(agent_text, new).encode("utf-8")
+    # the commit must pass the guard: refuse before writing anything when what is on
+    # disk already would not (an in-place edit of the log, a link on the way, ...)
+    commit_paths(root, [ident, "AGENT.md", state.store.rel], b"", log_rel=state.store.rel,
+                 dry_run=True)
     writes = _Writes(root)
     log_lines: list[int] = []
 

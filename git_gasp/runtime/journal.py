@@ -10,6 +10,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
+from git_gasp.base.files import refuse_links
 from git_gasp.runtime.queries import label
 from git_gasp.store.append import append_line_file
 
@@ -51,6 +52,7 @@ def run_entry(graph, run_id: str) -> str:
 def append_journal(state) -> list[str]:
     """Append an entry for every finished run not yet in the journal; return their ids."""
     path: Path = state.root / JOURNAL_REL
+    refuse_links(path, state.root)  # a committed link (to ~/.bashrc, say) is never written
     try:
         old = path.read_bytes()
     except FileNotFoundError:
@@ -67,5 +69,5 @@ def append_journal(state) -> list[str]:
     if not old:
         text = "# Journal\n" + text
     state.store.lease.ensure()
-    append_line_file(path, text.encode(), fsync=state.store.fsync)
+    append_line_file(path, text.encode(), fsync=state.store.fsync, root=state.root)
     return runs

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, refuse_links
 from git_gasp.base.ids import new_id, now_ms
 from git_gasp.store.append import append_line_file
 
@@ -40,7 +40,9 @@ class Facts:
         self.active_path = self.root / self.dir_rel / "active_memory.md"
 
     def load(self) -> list[dict]:
-        """Every fact in line order (raises FactError on a bad or torn line)."""
+        """Every fact in line order (raises FactError on a bad or torn line; UnsafePath
+        when the file, or a directory on the way to it, is a link)."""
+        refuse_links(self.path, self.root)
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -94,7 +96,8 @@ class Facts:
         fact = {"id": new_id("fact"), "ts_ms": now_ms(), "text": text.strip(),
                 "derived_from": sources, "supersedes": supersedes}
         self.state.store.lease.ensure()
-        append_line_file(self.path, fact_line(fact), fsync=self.state.store.fsync)
+        append_line_file(self.path, fact_line(fact), fsync=self.state.store.fsync,
+                         root=self.root)
         return fact["id"]
 
     def supersede(self, old: str, text: str, derived_from: list[str]) -> str:

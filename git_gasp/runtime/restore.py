@@ -7,7 +7,11 @@ not support filters (or a local path) simply gives a full clone.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,32 +61,35 @@ def clone(url: str, dest: Path, *, partial: bool = True) -> None:
     _run_git(["checkout", "-q"], cwd=dest)
 
 
-def bind_model(root: Path, model: str) -> None:
-    """Set `model` under [executor] in .agent/config.toml, touching nothing else."""
-    import json
+def _bound_model(config: dict) -> object:
+    """The model [executor] names (None when unset); GaspError when it is not a table."""
+    executor = config.get("executor", {})
+    if not isinstance(executor, dict):
+        raise GaspError(".agent/config.toml: `executor` is not a table")
+    return executor.get("model")
 
-    if "\n" in model or not model.strip():
-        raise UsageError("a model name is one non-empty line")
-    path = root / ".agent" / "config.toml"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    value = json.dumps(model.strip())
-    section = re.search(r"^\[executor\][ \t]*$", text, re.M)
-    if section is None:
-        text += ("" if not text or text.endswith("\n") else "\n") + f"[executor]\nmodel = {value}\n"
-    else:
-        nxt = re.search(r"^\[", text[section.end():], re.M)
-        stop = section.end() + (nxt.start() if nxt else len(text) - section.end())
-        body = text[section.end():stop]
-        line = re.compile(r"^model[ \t]*=.*$", re.M)
-        if line.search(body):
-            body = line.sub(f"model = {value}", body, count=1)
-        else:
-            body = f"\nmodel = {value}" + body
-        text = text[:section.end()] + body + text[stop:]
+
+def bind_model(root: Path, model: str) -> None:
+    """Set `model` under [executor] in .agent/config.toml, keeping every other setting.
+
+    The file is read with tomllib and written with tomli_w (so any model name, accents
+    and quotes included, comes out as valid TOML); comments in it are not kept. A link
+    at the file or on the way to it is refused."""
+    import tomli_w
+
+    from git_gasp.base.files import refuse_links
     from git_gasp.runtime.policy import load_config
 
-    atomic_write(path, text.encode("utf-8"), root=root, make_parents=True)
-    if load_config(root).get("executor", {}).get("model") != model.strip():
+    if "\n" in model or "\r" in model or not model.strip():
+        raise UsageError("a model name is one non-empty line")
+    path = refuse_links(root / ".agent" / "config.toml", root)
+    config = load_config(root)
+    executor = config.setdefault("executor", {})
+    if not isinstance(executor, dict):
+        raise GaspError(".agent/config.toml: `executor` is not a table; cannot bind the model")
+    executor["model"] = model.strip()
+    atomic_write(path, tomli_w.dumps(config).encode("utf-8"), root=root, make_parents=True)
+    if _bound_model(load_config(root)) != model.strip():
         raise GaspError(".agent/config.toml: could not bind the model")
 
 
@@ -150,24 +157,49 @@ def where_it_stands(root: Path, *, at: str | None = None) -> RestoreReport:
     decisions = [n for n in graph.nodes.values() if n["kind"] == "decision"][-3:]
     from git_gasp.runtime.policy import load_config
 
-    model = load_config(root).get("executor", {}).get("model") or None
+    model = _bound_model(load_config(root)) or None
     return RestoreReport(root, manifest.agent_id, actual, identity_files, skills, goals,
                          run_info, decisions, last, seeded, model, notes)
 
 
+InstallHooks = Callable[[Path], object]
+
+
 def restore(url: str, dest: str | Path | None = None, *, at: str | None = None,
-            model: str | None = None, partial: bool = True) -> RestoreReport:
-    """Clone `url` and bring the agent up: the restore contract of spec Part I."""
+            model: str | None = None, partial: bool = True,
+            install_hooks: InstallHooks | None = None) -> RestoreReport:
+    """Clone `url` and bring the agent up: the restore contract of spec Part I.
+
+    All or nothing: the clone is made in a temporary directory beside `dest`, verified,
+    loaded, bound to `model`, given the merge driver and (with `install_hooks`, the
+    hooks layer's installer `git gasp init` uses) the guard hooks, and only then renamed
+    to `dest`; on any failure the temporary directory is removed and `dest` is left as
+    it was."""
     if dest is None:
         name = re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
         dest = name or "agent"
-    dest = Path(dest)
-    clone(url, dest, partial=partial)
-    report = where_it_stands(dest, at=at)
-    if model is not None:
-        bind_model(dest, model)
-        report.model = model.strip()
-    from git_gasp.store.attributes import register_driver
+    dest = Path(os.path.abspath(dest))
+    if dest.exists() and (not dest.is_dir() or dest.is_symlink() or any(dest.iterdir())):
+        raise UsageError(f"{dest} exists and is not empty")
+    if not dest.parent.is_dir():
+        raise UsageError(f"{dest.parent} is not a directory")
+    work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.restore-", dir=dest.parent))
+    try:
+        tmp = work / "clone"
+        clone(url, tmp, partial=partial)
+        report = where_it_stands(tmp, at=at)
+        if model is not None:
+            bind_model(tmp, model)
+            report.model = model.strip()
+        from git_gasp.store.attributes import register_driver
 
-    register_driver(dest)
+        register_driver(tmp)
+        if install_hooks is not None:
+            install_hooks(tmp)
+        if dest.exists():
+            dest.rmdir()  # empty (checked above): the clone takes its place
+        os.rename(tmp, dest)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report.root = dest
     return report

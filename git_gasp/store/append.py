@@ -186,7 +186,8 @@ class EventStore:
 
 def _open_append(path: Path, rel: str) -> int:
     try:
-        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                       0o644)
     except OSError as exc:
         raise LogError(f"{rel} cannot be opened for append: {exc.strerror}") from None
 
@@ -226,10 +227,15 @@ def _fsync_dir(directory: Path, rel: str) -> None:
                        f"{exc.strerror}") from None
 
 
-def append_line_file(path: Path, data: bytes, *, fsync: bool = True) -> None:
+def append_line_file(path: Path, data: bytes, *, fsync: bool = True,
+                     root: Path | None = None) -> None:
     """Durably append bytes to a plain append-only file (facts, journal).
 
-    A failed write or fsync leaves the file as it was and raises LogError."""
+    A link at `path`, or on the way to it from `root`, is refused (UnsafePath). A
+    failed write or fsync leaves the file as it was and raises LogError."""
+    from git_gasp.base.files import refuse_links
+
+    refuse_links(path, root)
     created = not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = _open_append(path, str(path))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.base.files import refuse_links
 from git_gasp.protocol.identity import identity_hash
 
 GITIGNORE_LINES = (".agent/lease", ".agent/HEAD")
@@ -100,7 +101,9 @@ class Created:
                 shutil.rmtree(path, ignore_errors=True)
 
 
-def _write_new(path: Path, data: bytes, created: Created) -> None:
+def _write_new(path: Path, data: bytes, created: Created, root: Path | None = None) -> None:
+    if root is not None:
+        refuse_links(path, root)  # a committed link (a cloned repo's) is never written
     for parent in reversed(path.parents):
         if not parent.exists():
             parent.mkdir()
@@ -111,7 +114,7 @@ def _write_new(path: Path, data: bytes, created: Created) -> None:
 
 
 def _ensure_gitignore(root: Path, created: Created) -> None:
-    path = root / ".gitignore"
+    path = refuse_links(root / ".gitignore", root)
     old = path.read_bytes() if path.exists() else None
     have = set(old.decode("utf-8", "replace").splitlines()) if old is not None else set()
     missing = [line for line in GITIGNORE_LINES if line not in have]
@@ -129,7 +132,7 @@ def _ensure_gitattributes(root: Path, created: Created) -> None:
     """The merge=gasp lines for the append-only files, committed with the layout."""
     from git_gasp.store.attributes import attribute_lines, updated_gitattributes
 
-    path = root / ".gitattributes"
+    path = refuse_links(root / ".gitattributes", root)
     old = path.read_bytes() if path.exists() else None
     new = updated_gitattributes(old, attribute_lines(root))
     if new is None:
@@ -178,7 +181,7 @@ def init_agent(root: Path, agent_id: str | None = None, *,
         with repo:
             _refuse_staged_changes(repo)
             for rel, data in layout_files(agent_id).items():
-                _write_new(root / rel, data, created)
+                _write_new(root / rel, data, created, root)
             _ensure_gitignore(root, created)
             _ensure_gitattributes(root, created)
             top = Path(repo.path).resolve()

@@ -16,10 +16,12 @@ from git_gasp.cli.options import CONTEXT
 def restore(url: str, directory: str | None, at: str | None, model: str | None,
             full: bool) -> None:
     """Clone URL and bring the agent up; print where it stands."""
+    from git_gasp.githooks.install import install_for_init
     from git_gasp.runtime.queries import label
     from git_gasp.runtime.restore import restore as do_restore
 
-    rep = do_restore(url, directory, at=at, model=model, partial=not full)
+    rep = do_restore(url, directory, at=at, model=model, partial=not full,
+                     install_hooks=install_for_init)
     for note in rep.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(f"restored {rep.agent_id} into {rep.root}")

@@ -1,0 +1,57 @@
+"""The guard's rules for a commit the runtime builds itself (no index involved).
+
+`check_tree` applies exactly what the pre-commit guard applies — the append-only
+one-parent rule and checks 1, 5 and 7 on the lines appended to a log — to a new tree
+given as path -> (mode, blob id), against one parent commit (HEAD by default). It is
+how `commit-run`, the live hook's boundary commit, `identity amend` and `fork` obey
+the same rules as a commit made by hand.
+"""
+
+from __future__ import annotations
+
+from dulwich.repo import Repo
+
+from git_gasp.guard.commit_guard import _Guard
+from git_gasp.guard.index_cache import CommittedLogCache
+from git_gasp.guard.rejection import Rejection
+from git_gasp.guard.staged import File
+
+
+class _TreeGuard(_Guard):
+    """A guard run over a tree held in memory instead of an index file."""
+
+    def __init__(self, repo: Repo, files: dict[bytes, File], parent: bytes | None,
+                 cache: CommittedLogCache | None) -> None:
+        # StagedSides.__init__ reads an index file; set the same fields from `files`.
+        self.repo = repo
+        self.store = repo.object_store
+        self.index = dict(files)
+        self.conflicted = set()
+        self.head = self._files_of_commit(parent)
+        self.parents = []  # a one-parent commit: no merge rule
+        self._blobs = {}
+        self.rejections = []
+        self._declared = {}
+        self.cache = cache
+        self.staged_logs = []
+
+
+def check_tree(repo: Repo, files: dict[bytes, File], parent: bytes | None,
+               *, cache: bool = True) -> list[Rejection]:
+    """Every reason the commit of tree `files` on top of `parent` must be refused."""
+    facts = CommittedLogCache(repo.commondir()) if cache else None
+    guard = _TreeGuard(repo, files, parent, facts)
+    for path, root, rel in guard.guarded():
+        guard.check_path(path, root, rel)
+    if not guard.rejections:
+        guard.save_staged()
+    return guard.rejections
+
+
+def refusal_line(rejections: list[Rejection]) -> str:
+    """The one line a runtime commit is refused with: the first problem, and how many."""
+    ordered = sorted(rejections, key=lambda r: (r.path, r.line or 0))
+    first = ordered[0]
+    more = len(ordered) - 1
+    tail = f" (and {more} more problem{'s' * (more != 1)})" if more else ""
+    return f"commit refused by the guard: {first.to_text()}{tail}"
