@@ -88,7 +88,7 @@ class TornLogError(LogError):
             super().__init__(
                 f"{what}; nothing was written — the partial line is already committed in "
                 f"HEAD (HEAD's {rel} is {committed} bytes), so it cannot be cut off without "
-                "rewriting history; repair the history (check 4 reports the commit)")
+                f"rewriting history (`git log -- {rel}` finds the commit that holds it)")
             return
         cut, keep, extra = offset, line - 1, ""
         if batch is not None:  # (line, offset, kind) of a domain event left without its pair
