@@ -10,7 +10,8 @@ Only click is imported here; the runtime is imported when a helper runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -48,21 +49,89 @@ def release_lease(state) -> None:
             pass
 
 
-def json_obj(text: str | None, what: str) -> dict:
-    """Parse an option's JSON object (`{}` when not given); UsageError otherwise."""
-    import json
-
+def json_obj(text: str | None, what: str, where: str = "payload.metadata") -> dict:
+    """Parse an option's JSON object (`{}` when not given) strictly, as check 1 reads a log
+    line: no NaN/Infinity, no number out of range, no duplicate key, no lone surrogate.
+    UsageError naming the option (and the field, `where` being the object's place in the
+    event) otherwise."""
     from git_gasp.base.errors import UsageError
+    from git_gasp.protocol.jsonstrict import JsonError, loads_strict
 
     if text is None:
         return {}
     try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"{what} is not JSON: {exc}") from None
-    if not isinstance(value, dict):
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{what}: the text is not valid UTF-8") from None
+    try:
+        value = loads_strict(raw)
+    except JsonError as exc:
+        raise UsageError(f"{what}: {_locate(text, where) or exc}") from None
+    if type(value) is not dict:
         raise UsageError(f"{what} must be a JSON object")
     return value
+
+
+def _locate(text: str, where: str) -> str | None:
+    """The field (and reason) a strict parse refused, found by a lenient parse."""
+    import json
+
+    from git_gasp.protocol.jsonstrict import unwritable
+
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return unwritable(value, where, where.count(".") + 2)
+
+
+def finite_float(ctx: click.Context, param: click.Parameter, value: float | None):
+    """A click callback: the number must be finite (JSON has no NaN or infinity)."""
+    import math
+
+    from git_gasp.base.errors import UsageError
+
+    if value is not None and not math.isfinite(value):
+        raise UsageError(f"{param.opts[0]}: must be a finite number, not {value}")
+    return value
+
+
+def option_labels(flags: dict[str, Any], json_keys=()) -> dict[str, str]:
+    """field name -> the option that gave it: the current command's flags that were given
+    (by their parameter name) and `--json`'s keys."""
+    params = {p.name: p.opts[0] for p in click.get_current_context().command.params
+              if isinstance(p, click.Option)}
+    labels = {k: "--json" for k in json_keys}
+    labels.update({k: params.get(k, "--" + k.replace("_", "-"))
+                   for k, v in flags.items() if v is not None})
+    return labels
+
+
+@contextmanager
+def refused_input(labels: dict[str, str]) -> Iterator[None]:
+    """Turn the writer's refusal of a field the user gave into a usage error naming the
+    option: `--metadata: payload.metadata.x: integer … does not fit in 64 bits`."""
+    from git_gasp.base.errors import UsageError
+    from git_gasp.store.append import WriteRefused
+
+    try:
+        yield
+    except WriteRefused as exc:
+        label = _label_for(exc.field, labels)
+        if label is None:
+            raise
+        raise UsageError(f"{label}: {exc.problem}") from None
+
+
+def _label_for(field: str | None, labels: dict[str, str]) -> str | None:
+    import re
+
+    if not field:
+        return None
+    for segment in re.split(r"[.\[\]]+", field)[1:]:  # after "payload"
+        if segment in labels:
+            return labels[segment]
+    return None
 
 
 metadata_option = click.option("--metadata", metavar="OBJECT", help="Metadata as a JSON object.")

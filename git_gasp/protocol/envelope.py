@@ -257,17 +257,17 @@ def split_lines(data: bytes) -> tuple[list[bytes], bool]:
     return lines, False
 
 
-def parse_log(data: bytes) -> ParsedLog:
-    """Parse every line of a log; never raises on bad content.
+def parse_log(data: bytes, rel: str = "state/events.jsonl") -> ParsedLog:
+    """Parse every line of a log (`rel`, named in repair advice); never raises on bad content.
 
     The cyclic garbage collector is paused while parsing: the parsed events are
     acyclic, and rescanning the growing heap was most of the cost on large logs.
     """
     with gc_paused():
-        return _parse_lines(data)
+        return _parse_lines(data, rel)
 
 
-def _parse_lines(data: bytes) -> ParsedLog:
+def _parse_lines(data: bytes, rel: str) -> ParsedLog:
     lines, terminated = split_lines(data)
     out = ParsedLog(line_count=len(lines), terminated=terminated)
     append = out.events.append
@@ -279,12 +279,14 @@ def _parse_lines(data: bytes) -> ParsedLog:
         except RecursionError:
             out.errors.append(LineError(number, "JSON nested too deeply"))
     if not terminated and lines:
-        out.errors.append(
-            LineError(
-                len(lines),
-                "last line has no terminating newline (a torn write?); "
-                "if the line is complete append a newline, else remove the partial line "
-                "before it is committed",
-            )
-        )
+        last = len(lines)
+        if out.errors and out.errors[-1].line == last:  # a torn write: never a whole event
+            start = len(data) - len(lines[-1])
+            message = ("last line has no terminating newline and does not parse (a torn "
+                       f"write); if it is not committed yet, remove the partial line (bytes "
+                       f"{start}-{len(data) - 1}); if it is, the history needs repair")
+        else:  # complete: only the newline is missing, and removing it loses an event
+            message = ("last line has no terminating newline but is a complete event; "
+                       f"append the newline: `printf '\\n' >> {rel}`")
+        out.errors.append(LineError(last, message))
     return out

@@ -78,7 +78,7 @@ def open_state(cls: type[AgentState], path: str | Path, worker_id: str | None, *
         else:
             data = store.read_bytes()
             if data and not data.endswith(b"\n"):
-                raise torn_error(rel, data)
+                raise torn_error(rel, data, root)
             total = data.count(b"\n")
             seed = None
             if use_snapshots and data:

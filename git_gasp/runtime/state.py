@@ -133,7 +133,7 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
     def events(self) -> list[Event]:
         """Every event of the log, parsed (reads the whole file)."""
         data = self.store.read_bytes()
-        return parse_tail(data, 0, 1, self.store.rel)
+        return parse_tail(data, 0, 1, self.store.rel, self.root)
 
     # --- queries (thin; see runtime.queries) ---------------------------------------------
     def lineage(self, node_id: str, depth: int = 3):

@@ -17,6 +17,7 @@ from git_gasp.protocol.fold import apply_op
 from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_ops
 from git_gasp.runtime.ops import Op
 from git_gasp.runtime.policy import ApprovalRequired, Gate, PolicyDenied, Verdict
+from git_gasp.store.append import refuse_unwritable
 
 if TYPE_CHECKING:
     from git_gasp.runtime.state import AgentState
@@ -139,6 +140,9 @@ class WritePath:
              before_append: Callable[[], None] | None = None) -> Event:
         """Append a domain event (+ its paired ops event) atomically; return the domain event.
 
+        An event the log could not hold (strict JSON, known payload field types) raises
+        WriteRefused (a FormatError naming the field) and appends nothing.
+
         `before_append` runs once every check has passed, just before the write (an error
         it raises appends nothing)."""
         self._begin()
@@ -170,6 +174,7 @@ class WritePath:
             batch.append(Event(new_id("event"), 1, ts, akind, aid, OPS_KIND, ops, domain.id,
                                correlation))
         if before_append is not None:
+            refuse_unwritable(self.store.rel, batch)  # its side effects need a batch that fits
             before_append()
         self._append(batch)
         self._dispatch(domain)

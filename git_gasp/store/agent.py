@@ -29,7 +29,9 @@ class AgentRepo:
     @cached_property
     def parsed(self) -> ParsedLog:
         """The parsed log (empty when it could not be read)."""
-        return parse_log(self.log_bytes) if self.log_bytes is not None else ParsedLog()
+        if self.log_bytes is None:
+            return ParsedLog()
+        return parse_log(self.log_bytes, self.log_rel)
 
     @cached_property
     def folded(self) -> FoldResult:

@@ -14,7 +14,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.protocol.envelope import EnvelopeError, Event, parse_line, serialize
+from git_gasp.protocol.envelope import (
+    EnvelopeError,
+    Event,
+    parse_line,
+    serialize,
+    writable_problem,
+)
 from git_gasp.store.lease import Lease
 
 
@@ -22,33 +28,99 @@ class LogError(GaspError):
     """The log cannot be read or extended as it stands."""
 
 
+class WriteRefused(EnvelopeError):
+    """An event of a batch the writer refuses: check 1 could not read it back (a NaN, an
+    integer beyond 64 bits, a lone surrogate, too deep, …) or a known payload field has
+    the wrong type. Nothing of the batch was written.
+
+    `problem` is the reason naming the field (``payload.metadata.x: …``), `field` that
+    field's path (None when the reason names none), `event` the refused event."""
+
+    def __init__(self, rel: str, event: Event, problem: str) -> None:
+        self.event = event
+        self.problem = _short_field(problem)
+        head = problem.split(": ", 1)[0]
+        self.field = head if head != problem and " " not in head else None
+        super().__init__(f"{rel}: refusing to append {event.kind} event {event.id}: "
+                         f"{self.problem}; nothing was written")
+
+
+def _short_field(problem: str, limit: int = 120) -> str:
+    """`problem` with an absurdly long field path (a deep nesting) cut in the middle."""
+    head, sep, rest = problem.partition(": ")
+    if not sep or len(head) <= limit or " " in head:
+        return problem
+    return f"{head[:limit - 40]}…{head[-30:]}{sep}{rest}"
+
+
+def refuse_unwritable(rel: str, events: Iterable[Event]) -> None:
+    """Raise WriteRefused for the first event that must not be appended (the one gate:
+    `writable_problem`, strict JSON as check 1 reads it plus known payload field types)."""
+    for event in events:
+        problem = writable_problem(event)
+        if problem:
+            raise WriteRefused(rel, event, problem)
+
+
 class TornLogError(LogError):
-    """The last line of the log is incomplete (a write was interrupted)."""
+    """The last line of the log lacks its newline (a write was interrupted, or the line
+    is complete and only the newline is missing); nothing is appended until it is fixed.
+
+    `complete` says the line is a whole event (the fix is to append a newline, never to
+    remove it); `offset` is where the partial line starts; `cut` the byte length the
+    advised `truncate -s` keeps (None when no truncate is advised)."""
 
     def __init__(self, rel: str, line: int, offset: int, partial: bytes,
-                 batch: tuple[int, int, str] | None = None) -> None:
-        self.line, self.offset = line, offset
+                 batch: tuple[int, int, str] | None = None, *, complete: bool = False,
+                 committed: int = 0) -> None:
+        self.line, self.offset, self.complete = line, offset, complete
+        self.cut: int | None = None
         tail = partial[:60].decode("utf-8", "replace")
-        cut, keep = offset, line - 1
-        extra = ""
+        if complete:
+            super().__init__(
+                f"{rel}:{line}: the last line is a complete event but lacks its terminating "
+                f"newline; nothing was written — append the newline with "
+                f"`printf '\\n' >> {rel}` (do not remove the line: it is a recorded event)")
+            return
+        what = (f"{rel}:{line}: torn final line ({len(partial)} bytes without a newline "
+                f"that do not parse: {tail!r}…)")
+        if committed > offset:  # the partial line itself is in HEAD's blob
+            super().__init__(
+                f"{what}; nothing was written — the partial line is already committed in "
+                f"HEAD (HEAD's {rel} is {committed} bytes), so it cannot be cut off without "
+                f"rewriting history (`git log -- {rel}` finds the commit that holds it)")
+            return
+        cut, keep, extra = offset, line - 1, ""
         if batch is not None:  # (line, offset, kind) of a domain event left without its pair
-            cut, keep = batch[1], batch[0] - 1
             extra = (f"; line {batch[0]} ({batch[2]}) lost its ops pair in the same "
                      "interrupted batch")
+            if committed > batch[1]:
+                extra += " (it is committed in HEAD, so it stays)"
+            else:
+                cut, keep = batch[1], batch[0] - 1
+        self.cut = cut
         super().__init__(
-            f"{rel}:{line}: torn final line ({len(partial)} bytes without a newline: "
-            f"{tail!r}…){extra}; nothing was written — remove the interrupted batch with "
+            f"{what}{extra}; nothing was written — remove the interrupted batch with "
             f"`truncate -s {cut} {rel}` (keeps lines 1-{keep})")
 
 
-def torn_error(rel: str, data: bytes) -> TornLogError:
-    """Describe the torn tail of `data`, including a domain event whose pair was cut off."""
+def torn_error(rel: str, data: bytes, root: Path | None = None) -> TornLogError:
+    """Describe the unterminated tail of `data` (the whole log): a complete line that only
+    lacks its newline, or a torn line (with a domain event whose pair was cut off).
+
+    With `root` (the agent root) the advice never cuts into HEAD's committed log."""
     from git_gasp.protocol.envelope import OPS_KIND
     from git_gasp.protocol.vocab import ENTITY_CREATING
 
     start = data.rfind(b"\n") + 1
     partial = data[start:]
     line = data.count(b"\n") + 1
+    try:
+        parse_line(partial, line)
+    except (EnvelopeError, RecursionError):
+        pass
+    else:
+        return TornLogError(rel, line, start, partial, complete=True)
     batch = None
     if start:
         prev = data.rfind(b"\n", 0, start - 1) + 1
@@ -61,11 +133,30 @@ def torn_error(rel: str, data: bytes) -> TornLogError:
                 or b'"kind":"state.ops_applied"' in partial) and (
                 event.id.encode() in partial or b'"causation_id"' not in partial):
             batch = (line - 1, prev, event.kind)
-    return TornLogError(rel, line, start, partial, batch)
+    committed = _committed_size(root, rel) if root is not None else 0
+    return TornLogError(rel, line, start, partial, batch, committed=committed)
 
 
-def parse_tail(data: bytes, start: int, first_line: int, rel: str) -> list[Event]:
-    """Parse every line of data[start:]; raise LogError / TornLogError on the first bad one."""
+def _committed_size(root: Path, rel: str) -> int:
+    """The size of `rel`'s blob in HEAD (0 when there is none or git cannot tell)."""
+    from git_gasp.base.git import run
+
+    try:
+        proc = run(root, "cat-file", "-s", f"HEAD:./{rel}", check=False)
+    except GaspError:
+        return 0
+    try:
+        return int(proc.stdout) if proc.returncode == 0 else 0
+    except ValueError:
+        return 0
+
+
+def parse_tail(data: bytes, start: int, first_line: int, rel: str,
+               root: Path | None = None) -> list[Event]:
+    """Parse every line of data[start:]; raise LogError / TornLogError on the first bad one.
+
+    `data` is the whole log (a torn tail's advice counts offsets in it); `root`, the agent
+    root, keeps that advice from cutting into HEAD's committed log."""
     events: list[Event] = []
     number = first_line
     pos = start
@@ -73,7 +164,7 @@ def parse_tail(data: bytes, start: int, first_line: int, rel: str) -> list[Event
     while pos < end:
         nl = data.find(b"\n", pos)
         if nl < 0:
-            raise torn_error(rel, data)
+            raise torn_error(rel, data, root)
         try:
             events.append(parse_line(data[pos:nl], number))
         except (EnvelopeError, RecursionError) as exc:
@@ -151,7 +242,10 @@ class EventStore:
         with open(self.path, "rb") as fh:
             fh.seek(self.size)
             tail = fh.read()
-        events = parse_tail(tail, 0, self.line_count + 1, self.rel)
+        try:
+            events = parse_tail(tail, 0, self.line_count + 1, self.rel)
+        except TornLogError:  # describe it in the whole file: offsets, lines, HEAD
+            raise torn_error(self.rel, self._read_regular(), self.root) from None
         self.size += len(tail)
         self.line_count += len(events)
         return events
@@ -159,9 +253,13 @@ class EventStore:
     def append(self, events: Iterable[Event]) -> int:
         """Durably append a batch (one write, one fsync); return the new line count.
 
-        Checks the lease and that the file is still exactly as long as we left it.
+        Every event of the batch must pass `writable_problem` first (WriteRefused, and
+        nothing of the batch is written, when one does not). Checks the lease and that the
+        file is still exactly as long as we left it.
         """
-        data = b"".join(serialize(e) for e in events)
+        batch = list(events)
+        refuse_unwritable(self.rel, batch)
+        data = b"".join(serialize(e) for e in batch)
         if not data:
             return self.line_count
         self.lease.ensure()

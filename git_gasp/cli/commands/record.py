@@ -10,25 +10,51 @@ import click
 
 from git_gasp.cli.options import (
     CONTEXT,
+    finite_float,
     json_obj,
     open_state,
+    option_labels,
     record_options,
+    refused_input,
     release_lease,
 )
 
+# annotation words of the record_* helpers -> the JSON types --json may give for them
+_JSON_TYPES = {"str": (str,), "dict": (dict,), "float": (int, float), "int": (int,),
+               "bool": (bool,), "None": (type(None),), "Any": (str, type(None))}
+_TYPE_NAMES = {"str": "a string", "dict": "a JSON object", "float": "a number",
+               "int": "an integer", "bool": "true or false", "None": "null", "Any": "a string"}
+
+
+def _json_kwargs(params, payload: str | None) -> dict:
+    """--json's fields as helper arguments, each of the type the helper takes."""
+    from git_gasp.base.errors import UsageError
+
+    kwargs = json_obj(payload, "--json", "payload")
+    usable = {n: str(p.annotation) for n, p in params.items()
+              if all(w.strip() in _JSON_TYPES for w in str(p.annotation).split("|"))}
+    unknown = sorted(k for k in kwargs if k not in usable)
+    if unknown:
+        raise UsageError(f"--json has unknown field{'s' * (len(unknown) > 1)} "
+                         f"{', '.join(unknown)} (allowed: {', '.join(usable)})")
+    for name, value in kwargs.items():
+        words = [w.strip() for w in usable[name].split("|")]
+        if not any(type(value) in _JSON_TYPES[w] for w in words):
+            want = " or ".join(_TYPE_NAMES[w] for w in words)
+            raise UsageError(f"--json: {name}: must be {want}")
+    return kwargs
+
 
 def _call(helper, positional: tuple, flags: dict, payload: str | None):
-    """Call a record_* helper with flags merged over a --json payload."""
+    """Call a record_* helper with flags merged over a --json payload; a field the log
+    cannot hold is a usage error naming the option that gave it."""
     import inspect
 
     from git_gasp.base.errors import UsageError
 
     params = inspect.signature(helper).parameters
-    kwargs = json_obj(payload, "--json")
-    unknown = sorted(k for k in kwargs if k not in params)
-    if unknown:
-        raise UsageError(f"--json has unknown field{'s' * (len(unknown) > 1)} "
-                         f"{', '.join(unknown)} (allowed: {', '.join(params)})")
+    kwargs = _json_kwargs(params, payload)
+    labels = option_labels(flags, kwargs)
     kwargs.update({k: v for k, v in flags.items() if v is not None})
     names = list(params)[: len(positional)]
     for name, value in zip(names, positional, strict=False):
@@ -38,7 +64,8 @@ def _call(helper, positional: tuple, flags: dict, payload: str | None):
                and p.kind is not p.VAR_KEYWORD and n not in kwargs]
     if missing:
         raise UsageError(f"missing {', '.join('--' + m.replace('_', '-') for m in missing)}")
-    return helper(**kwargs)
+    with refused_input(labels):
+        return helper(**kwargs)
 
 
 def _record(helper_name: str, positional: tuple = (), **flags):
@@ -49,10 +76,12 @@ def _record(helper_name: str, positional: tuple = (), **flags):
     payload = flags.pop("payload", None)
     cause = flags.pop("cause", None)
     approved_by = flags.pop("approved_by", None)
+    parsed = json_obj(metadata, "--metadata") if metadata is not None else None
+    json_obj(payload, "--json", "payload")  # bad JSON is refused before the log is opened
     state = open_state()
     helper = getattr(state, helper_name)
-    if metadata is not None:
-        flags["metadata"] = json_obj(metadata, "--metadata")
+    if parsed is not None:
+        flags["metadata"] = parsed
     if cause is not None:
         flags["cause"] = cause
     with state.approval(approved_by) if approved_by else nullcontext():
@@ -133,7 +162,7 @@ def record_patch(**kw) -> None:
 @record.command("eval", context_settings=CONTEXT)
 @click.option("--command", "command")
 @click.option("--status", help="Passed or Failed.")
-@click.option("--score", type=float)
+@click.option("--score", type=float, callback=finite_float)
 @click.option("--validates", metavar="PATCH_ID")
 @record_options
 def record_eval(**kw) -> None:
@@ -165,14 +194,25 @@ def _call_pair(start: str, finish: str, start_kw: dict, output: str | None,
                success: bool | None, common_kw: dict) -> None:
     from contextlib import nullcontext
 
+    if output is not None:  # both events or neither: refuse it before tool.called is written
+        from git_gasp.base.errors import UsageError
+        from git_gasp.protocol.jsonstrict import unwritable
+
+        problem = unwritable(output, "payload.output_summary", 3)
+        if problem:
+            raise UsageError(f"--output: {problem}")
+    given = common_kw.get("metadata")
+    metadata = json_obj(given, "--metadata") if given is not None else None
+    json_obj(common_kw.get("payload"), "--json", "payload")
     state = open_state()
     approved = common_kw.get("approved_by")
     with state.approval(approved) if approved else nullcontext():
-        flags = {**start_kw, "metadata": json_obj(common_kw.get("metadata"), "--metadata")}
+        flags = {**start_kw, "metadata": metadata}
         call_id = _call(getattr(state, start), (), flags, common_kw.get("payload"))
         if output is not None or success is not None:
-            getattr(state, finish)(call_id, output_summary=output or "",
-                                   success=True if success is None else success)
+            with refused_input({"output_summary": "--output"}):
+                getattr(state, finish)(call_id, output_summary=output or "",
+                                       success=True if success is None else success)
     release_lease(state)
     click.echo(call_id)
 
@@ -210,5 +250,6 @@ def record_model_call(model, provider, input_summary, output, success, **common_
 def record_status(node: str, status: str, reason: str | None) -> None:
     """<kind>.status_changed after validating the transition."""
     state = open_state()
-    click.echo(state.update_status(node, status, reason=reason))
+    with refused_input({"reason": "--reason"} if reason is not None else {}):
+        click.echo(state.update_status(node, status, reason=reason))
     release_lease(state)

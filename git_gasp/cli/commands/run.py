@@ -9,6 +9,8 @@ from git_gasp.cli.options import (
     json_obj,
     metadata_option,
     open_state,
+    option_labels,
+    refused_input,
     release_lease,
 )
 
@@ -25,9 +27,11 @@ def run() -> None:
 @metadata_option
 def run_start(task: str, goal: str | None, task_id: str | None, metadata: str | None) -> None:
     """Record run.started; print the run id. Later events chain to it."""
+    meta = json_obj(metadata, "--metadata")
     state = open_state()
-    rid = state.start_run(task, goal=goal, task_id=task_id,
-                          metadata=json_obj(metadata, "--metadata"))
+    with refused_input(option_labels({"task": task, "goal": goal, "task_id": task_id,
+                                      "metadata": metadata})):
+        rid = state.start_run(task, goal=goal, task_id=task_id, metadata=meta)
     click.echo(rid)
 
 
@@ -38,8 +42,10 @@ def run_start(task: str, goal: str | None, task_id: str | None, metadata: str | 
 @metadata_option
 def run_finish(outcome: str, run_id: str | None, metadata: str | None) -> None:
     """Record run.finished; print the run id."""
+    meta = json_obj(metadata, "--metadata")
     state = open_state()
-    rid = state.finish_run(outcome, run_id=run_id, metadata=json_obj(metadata, "--metadata"))
+    with refused_input(option_labels({"outcome": outcome, "metadata": metadata})):
+        rid = state.finish_run(outcome, run_id=run_id, metadata=meta)
     release_lease(state)
     click.echo(rid)
 
