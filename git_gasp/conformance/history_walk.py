@@ -319,8 +319,7 @@ class Walker:
             return
         try:
             data = self._new_content(new, contents, path)
-            blobs = [self.objects.recent_blob(e.sha) or self.objects.blob(e.sha)
-                     for _side, _path, e in versions]
+            blobs = [self._parent_content(e, data) for _side, _path, e in versions]
         except ObjectError as exc:
             self.fail(f"cannot compare with the merged parents: {exc}", commit=sha, path=path)
             return
@@ -332,6 +331,17 @@ class Walker:
         where = "" if old_path == path else f" (its {self._full(old_path)})"
         self.fail(f"merge loses lines of parent {short(side.sha)}{where}: {reason}",
                   commit=sha, path=path, line=line)
+
+    def _parent_content(self, entry: Entry, result: bytes) -> bytes:
+        """A parent's blob: lately read, else the result's first bytes when they hash to
+        it (the usual merge extends its first parent: no inflating), else read."""
+        data = self.objects.recent_blob(entry.sha)
+        if data is None:
+            length = self.objects.lengths.get(entry.sha)
+            if length is not None and extends_by_hash(entry.sha, length, result):
+                return result[:length]
+            data = self.objects.blob(entry.sha)
+        return data
 
     def _symlink(self, sha: bytes, path: bytes, entry: Entry | None, seen: set[bytes]) -> bool:
         """Report an append-only path committed as a symlink; True if it is one."""

@@ -31,7 +31,8 @@ def manifest(log: bytes, style: int) -> bytes:
     if log == DEFAULT and style == 0:
         return _YAML % b""
     if style == 2:  # the Markdown Locations table
-        return _YAML % b"" + b"\n## Locations\n\n| what | where |\n|---|---|\n| log | `%s` |\n" % log
+        table = b"\n## Locations\n\n| what | where |\n|---|---|\n| log | `%s` |\n" % log
+        return _YAML % b"" + table
     return _YAML % (b"locations:\n  log: %s\n" % log)
 
 
