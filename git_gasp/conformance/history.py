@@ -58,9 +58,10 @@ def check_history(
 ) -> HistoryResult:
     """Run check 4 on the repository around `agent_root`.
 
-    `declared` adds append-only paths relative to the agent root (from the
-    manifest); `log_path` is where the manifest puts the event log (it is
-    append-only and must be committed). Raises NotAGitRepo when `agent_root` is
+    Each commit's append-only paths come from its own AGENT.md; `declared` adds
+    paths relative to the agent root to every commit's; `log_path` is where the
+    working tree's manifest puts the event log (it is append-only in every commit
+    and must be committed in HEAD). Raises NotAGitRepo when `agent_root` is
     not in a git work tree; every other problem is reported as a failure.
     """
     agent_root = pathlib.Path(agent_root)

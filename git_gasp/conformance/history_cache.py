@@ -14,7 +14,9 @@ import re
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
 
-CHECKER_VERSION = 1
+# 2: each commit's append-only paths from its own manifest (a moved log must extend the
+# old one), and merges judged by meaning: caches made under the old rules are not trusted.
+CHECKER_VERSION = 2
 _CACHE_MAGIC = b"git-gasp check4 cache"
 
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 from dulwich.object_store import BaseObjectStore
 from dulwich.objects import Commit, Tree
 
-from git_gasp.protocol.appendonly import is_append_only
+from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 _BLOB = 3
 _TREE_CACHE_SIZE = 512
@@ -124,8 +124,17 @@ class Objects:
             sha = entry.sha
         return sha
 
+    def entry_at(self, tree_sha: bytes | None, path: bytes) -> Entry | None:
+        """The file entry (blob or symlink) at `path` below `tree_sha`, or None."""
+        if tree_sha is None:
+            return None
+        head, _, name = path.rpartition(b"/")
+        sha = self.subtree(tree_sha, head)
+        entry = self.tree(sha).get(name) if sha is not None else None
+        return entry if entry is not None and is_file(entry.mode) else None
+
     def changes(
-        self, old: bytes | None, new: bytes | None, declared: frozenset[bytes]
+        self, old: bytes | None, new: bytes | None, paths: AppendOnlyPaths
     ) -> Iterator[Change]:
         """Append-only file entries that differ between two trees (pruned, iterative)."""
         stack: list[tuple[bytes, bytes | None, bytes | None]] = [(b"", old, new)]
@@ -146,13 +155,13 @@ class Objects:
                     stack.append((path, a.sha if a_tree else None, b.sha if b_tree else None))
                 a_file = a if a is not None and is_file(a.mode) else None
                 b_file = b if b is not None and is_file(b.mode) else None
-                if (a_file or b_file) and is_append_only(path, declared):
+                if (a_file or b_file) and path in paths:
                     yield Change(path, a_file, b_file)
 
     def append_only_files(
-        self, tree_sha: bytes, declared: frozenset[bytes]
+        self, tree_sha: bytes, paths: AppendOnlyPaths
     ) -> Iterator[tuple[bytes, Entry]]:
         """Every append-only file entry in a tree (iterative full walk of trees only)."""
-        for change in self.changes(None, tree_sha, declared):
+        for change in self.changes(None, tree_sha, paths):
             if change.new is not None:
                 yield change.path, change.new

@@ -1,8 +1,12 @@
 """The check-4 walk: every commit reachable from HEAD against each of its parents,
 parents first, iteratively, over any dulwich object store.
 
-A one-parent change to an append-only file must only append; a merge must keep
-every line of each parent; an append-only file is never deleted nor committed as a
+Each commit's append-only paths come from its own AGENT.md (and each parent's from
+the parent's): moving the log (or facts, journal) is allowed only when the new file
+starts with the old one's bytes. A one-parent change to an append-only file must only
+append; a merge is judged by meaning (`merge_result_problem`: the parents' shared
+lines stay the start, every parent line is kept, in whatever order git resolved the
+concurrent suffixes); an append-only file is never deleted nor committed as a
 symlink. A one-parent extension is proved without reading the parent blob when its
 length is known: git blob ids are ``sha1(b"blob <len>\\0" + content)``, so hashing
 the first ``len`` bytes of the new blob suffices.
@@ -13,12 +17,11 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from dulwich.object_store import BaseObjectStore
 
 from git_gasp.conformance.history_objects import (
-    Change,
     CommitInfo,
     Entry,
     ObjectError,
@@ -27,11 +30,13 @@ from git_gasp.conformance.history_objects import (
 )
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
+    AppendOnlyPaths,
     extends_by_hash,
     extension_problem,
-    merge_problem,
+    merge_result_problem,
 )
 from git_gasp.protocol.failure import Failure
+from git_gasp.protocol.manifest import manifest_paths
 
 if TYPE_CHECKING:
     from git_gasp.conformance.history_worktree import WorkTree
@@ -50,6 +55,14 @@ class HistoryResult:
     # Verified commits known from the cache when the walk stopped at one (0 otherwise):
     # the ancestors skipped, give or take cached commits of other branches.
     commits_cached: int = 0
+
+
+class _Side(NamedTuple):
+    """A parent of the commit being checked: its id, agent root tree and paths."""
+
+    sha: bytes
+    root: bytes | None
+    paths: AppendOnlyPaths
 
 
 class Walker:
@@ -74,6 +87,8 @@ class Walker:
         self.cached: set[bytes] = set()
         self.info: dict[bytes, CommitInfo | str] = {}
         self.bad: set[bytes] = set()
+        self.commit_paths: dict[bytes, AppendOnlyPaths] = {}
+        self._by_manifest: dict[bytes | None, AppendOnlyPaths] = {}
 
     # ---- reporting helpers
 
@@ -123,13 +138,29 @@ class Walker:
         self.result.commits_cached = len(self.cached) if hit_cache else 0
         return order
 
+    def paths_of(self, sha: bytes, root: bytes | None) -> AppendOnlyPaths:
+        """The append-only paths of commit `sha` (agent root tree `root`), from its own
+        AGENT.md: read only when its blob id is one not seen before."""
+        found = self.commit_paths.get(sha)
+        if found is None:
+            entry = self.objects.entry_at(root, b"AGENT.md")
+            key = entry.sha if entry is not None and stat.S_ISREG(entry.mode) else None
+            found = self._by_manifest.get(key)
+            if found is None:
+                data = self.objects.blob(key) if key is not None else None
+                found = manifest_paths(data, self.declared)
+                self._by_manifest[key] = found
+            self.commit_paths[sha] = found
+        return found
+
     def note_head_blobs(self, head: bytes) -> None:
         """Remember HEAD's append-only blob ids (best effort; errors surface later)."""
         try:
             root = self.objects.subtree(self.objects.commit(head).tree, self.prefix)
             if root is not None:
+                paths = self.paths_of(head, root)
                 self.head_blobs = {path: e.sha for path, e in
-                                   self.objects.append_only_files(root, self.declared)
+                                   self.objects.append_only_files(root, paths)
                                    if stat.S_ISREG(e.mode)}
         except ObjectError:
             self.head_blobs = {}
@@ -144,27 +175,173 @@ class Walker:
         return info.tree
 
     def check_commit(self, sha: bytes, info: CommitInfo) -> bool:
-        """Compare `sha` with each parent; return True if nothing failed."""
+        """Compare `sha` with its parents; return True if nothing failed."""
         before = len(self.result.failures)
         new_root = self.objects.subtree(info.tree, self.prefix)
-        contents: dict[bytes, bytes] = {}
-        symlinks_seen: set[bytes] = set()
+        child = self.paths_of(sha, new_root)
+        seen: set[bytes] = set()
         if not info.parents:
-            for path, entry in self.objects.append_only_files(new_root, self.declared):
-                self._symlink(sha, path, entry, symlinks_seen)
+            for path, entry in self.objects.append_only_files(new_root, child):
+                self._symlink(sha, path, entry, seen)
             return len(self.result.failures) == before
-        for index, parent in enumerate(info.parents):
+        sides: list[_Side] = []
+        for parent in info.parents:
             try:
                 old_root = self.objects.subtree(self.tree_of(parent), self.prefix)
+                sides.append(_Side(parent, old_root, self.paths_of(parent, old_root)))
             except ObjectError as exc:
                 if parent not in self.bad:
                     self.fail(f"parent {short(parent)} cannot be read: {exc}", commit=sha)
                 self.bad.add(parent)
-                continue
-            for change in self.objects.changes(old_root, new_root, self.declared):
-                self._check_change(sha, parent, index, len(info.parents) > 1, change,
-                                   contents, symlinks_seen)
+        if len(info.parents) == 1:
+            for side in sides:
+                self._one_parent(sha, side, new_root, child, seen)
+        else:
+            self._merge(sha, sides, new_root, child, seen)
         return len(self.result.failures) == before
+
+    # ---- one parent: the new version of each append-only file extends the old one
+
+    def _one_parent(self, sha: bytes, side: _Side, new_root: bytes | None,
+                    child: AppendOnlyPaths, seen: set[bytes]) -> None:
+        contents: dict[bytes, bytes] = {}
+        moves = side.paths.moves(child)
+        for path, old, new in self.objects.changes(side.root, new_root, side.paths.union(child)):
+            if path in child and self._symlink(sha, path, new, seen):
+                continue
+            if path not in side.paths or path in moves:
+                continue  # newly append-only, or a moved role (below)
+            self._extends(sha, side.sha, path, old, path, new, contents)
+        for old_path, (role, new_path) in moves.items():
+            old = self.objects.entry_at(side.root, old_path)
+            if old is None or not stat.S_ISREG(old.mode):
+                continue  # nothing to keep
+            new = self.objects.entry_at(new_root, new_path)
+            if new is not None and stat.S_ISLNK(new.mode):
+                self._symlink(sha, new_path, new, seen)
+                continue
+            if new is None and self.objects.entry_at(new_root, old_path) is not None:
+                # The file stayed where it was: it must still only grow there.
+                self._extends(sha, side.sha, old_path, old, old_path,
+                              self.objects.entry_at(new_root, old_path), contents)
+                continue
+            self._extends(sha, side.sha, old_path, old, new_path, new, contents, role)
+
+    def _extends(self, sha: bytes, parent: bytes, old_path: bytes, old: Entry | None,
+                 new_path: bytes, new: Entry | None, contents: dict[bytes, bytes],
+                 role: str | None = None) -> None:
+        """The one-parent rule for `old_path` of the parent against `new_path` here."""
+        if old is None or stat.S_ISLNK(old.mode):
+            return  # newly added (a symlink replaced by a file counts as added)
+        if new is not None and stat.S_ISLNK(new.mode):
+            return  # reported as a symlink
+        moved = "" if role is None else (
+            f" (the manifest moves the {role} from {self._full(old_path)} to "
+            f"{self._full(new_path)})")
+        if new is None:
+            if role is None:
+                self.fail("append-only file was deleted (or replaced by a non-file); restore "
+                          "it and only append", commit=sha, path=old_path)
+            else:
+                self.fail(f"append-only file was deleted{moved}, but {self._full(new_path)} is "
+                          f"not in the commit: the {role}'s history is dropped; commit it "
+                          f"there starting with the old file's bytes", commit=sha, path=old_path)
+            return
+        if old.sha == new.sha:
+            return  # a mode-only change (or a pure move)
+        try:
+            data = self._new_content(new, contents, new_path)
+            old_data = self.objects.recent_blob(old.sha)
+            problem = None
+            if old_data is None:
+                length = self.objects.lengths.get(old.sha)
+                if length is None or not extends_by_hash(old.sha, length, data):
+                    old_data = self.objects.blob(old.sha)
+            if old_data is not None:
+                problem = extension_problem(old_data, data)
+        except ObjectError as exc:
+            self.fail(f"cannot compare with parent {short(parent)}: {exc}",
+                      commit=sha, path=new_path)
+            return
+        if problem is not None:
+            line, reason = problem
+            self.fail(f"{reason}{moved} ({APPEND_HINT})", commit=sha, path=new_path, line=line)
+
+    # ---- merges: by meaning (protocol.appendonly.merge_result_problem)
+
+    def _merge(self, sha: bytes, sides: list[_Side], new_root: bytes | None,
+               child: AppendOnlyPaths, seen: set[bytes]) -> None:
+        targets: dict[bytes, None] = {}  # result paths to check, in a stable order
+        sources: list[dict[bytes, bytes]] = []  # per parent: result path -> its path
+        for side in sides:
+            moves = side.paths.moves(child)
+            source: dict[bytes, bytes] = {}
+            for path, _old, new in self.objects.changes(side.root, new_root,
+                                                        side.paths.union(child)):
+                if path in child and self._symlink(sha, path, new, seen):
+                    continue
+                if path in side.paths and path not in moves:
+                    targets[path] = None
+            for old_path, (_role, new_path) in moves.items():
+                if self.objects.entry_at(new_root, new_path) is None and \
+                        self.objects.entry_at(new_root, old_path) is not None:
+                    targets[old_path] = None  # it stayed where it was
+                    continue
+                source[new_path] = old_path
+                targets[new_path] = None
+            sources.append(source)
+        contents: dict[bytes, bytes] = {}
+        for path in targets:
+            self._merged_file(sha, sides, sources, path, new_root, contents)
+
+    def _merged_file(self, sha: bytes, sides: list[_Side], sources: list[dict[bytes, bytes]],
+                     path: bytes, new_root: bytes | None, contents: dict[bytes, bytes]) -> None:
+        versions: list[tuple[_Side, bytes, Entry]] = []  # (parent, its path, its entry)
+        for side, source in zip(sides, sources, strict=True):
+            old_path = source.get(path, path)
+            if old_path not in side.paths:
+                continue
+            entry = self.objects.entry_at(side.root, old_path)
+            if entry is not None and stat.S_ISREG(entry.mode):
+                versions.append((side, old_path, entry))
+        if not versions:
+            return  # added by the merge
+        new = self.objects.entry_at(new_root, path)
+        if new is not None and stat.S_ISLNK(new.mode):
+            return  # reported as a symlink
+        if new is None:
+            for side, old_path, _entry in versions:
+                where = "" if old_path == path else f" (moved to {self._full(path)})"
+                self.fail(f"append-only file of parent {short(side.sha)} is missing from the "
+                          f"merge result{where}", commit=sha, path=old_path)
+            return
+        if all(entry.sha == new.sha for _side, _path, entry in versions):
+            return
+        try:
+            data = self._new_content(new, contents, path)
+            blobs = [self._parent_content(e, data) for _side, _path, e in versions]
+        except ObjectError as exc:
+            self.fail(f"cannot compare with the merged parents: {exc}", commit=sha, path=path)
+            return
+        problem = merge_result_problem(blobs, data)
+        if problem is None:
+            return
+        index, line, reason = problem
+        side, old_path, _entry = versions[index]
+        where = "" if old_path == path else f" (its {self._full(old_path)})"
+        self.fail(f"merge loses lines of parent {short(side.sha)}{where}: {reason}",
+                  commit=sha, path=path, line=line)
+
+    def _parent_content(self, entry: Entry, result: bytes) -> bytes:
+        """A parent's blob: lately read, else the result's first bytes when they hash to
+        it (the usual merge extends its first parent: no inflating), else read."""
+        data = self.objects.recent_blob(entry.sha)
+        if data is None:
+            length = self.objects.lengths.get(entry.sha)
+            if length is not None and extends_by_hash(entry.sha, length, result):
+                return result[:length]
+            data = self.objects.blob(entry.sha)
+        return data
 
     def _symlink(self, sha: bytes, path: bytes, entry: Entry | None, seen: set[bytes]) -> bool:
         """Report an append-only path committed as a symlink; True if it is one."""
@@ -187,55 +364,6 @@ class Walker:
                 data = self.objects.blob(entry.sha)
             contents[entry.sha] = data
         return data
-
-    def _check_change(self, sha: bytes, parent: bytes, index: int, merge: bool,
-                      change: Change, contents: dict[bytes, bytes],
-                      symlinks_seen: set[bytes]) -> None:
-        path, old, new = change
-        if self._symlink(sha, path, new, symlinks_seen):
-            return
-        if old is None or stat.S_ISLNK(old.mode):
-            return  # newly added (a symlink replaced by a file counts as added)
-        if new is None:
-            if not merge:
-                self.fail("append-only file was deleted (or replaced by a non-file); restore "
-                          "it and only append", commit=sha, path=path)
-            else:
-                self.fail(f"append-only file of parent {short(parent)} is missing from the "
-                          "merge result", commit=sha, path=path)
-            return
-        if old.sha == new.sha:
-            return  # a mode-only change
-        try:
-            problem = self._compare(index, old, new, contents, path)
-        except ObjectError as exc:
-            self.fail(f"cannot compare with parent {short(parent)}: {exc}",
-                      commit=sha, path=path)
-            return
-        if problem is None:
-            return
-        line, reason = problem
-        if index == 0:
-            self.fail(f"{reason} ({APPEND_HINT})", commit=sha, path=path, line=line)
-        else:
-            self.fail(f"merge loses lines of parent {short(parent)}: {reason}",
-                      commit=sha, path=path, line=line)
-
-    def _compare(self, index: int, old: Entry, new: Entry,
-                 contents: dict[bytes, bytes], path: bytes | None = None,
-                 ) -> tuple[int, str] | None:
-        data = self._new_content(new, contents, path)
-        old_data = self.objects.recent_blob(old.sha)
-        if index == 0:
-            if old_data is None:
-                length = self.objects.lengths.get(old.sha)
-                if length is not None and extends_by_hash(old.sha, length, data):
-                    return None
-                old_data = self.objects.blob(old.sha)
-            return extension_problem(old_data, data)
-        if old_data is None:
-            old_data = self.objects.blob(old.sha)
-        return merge_problem(old_data, data)
 
     def walk(self, head: bytes, shallow: set[bytes]) -> set[bytes]:
         """Check every new commit; return the ids that may be cached as verified."""

@@ -66,7 +66,8 @@ class WorkTree:
         tip_lengths: dict[bytes, int] = {}
         try:
             root = walker.objects.subtree(walker.tree_of(head), self.prefix)
-            files = list(walker.objects.append_only_files(root, walker.declared)) if root else []
+            files = list(walker.objects.append_only_files(
+                root, walker.paths_of(head, root))) if root else []
         except ObjectError as exc:
             walker.fail(f"HEAD cannot be read: {exc}", commit=head)
             return tip_lengths

@@ -2,8 +2,11 @@
 must be valid.
 
 Compares the index (``GIT_INDEX_FILE`` when git sets it) with HEAD, and during a
-merge (``MERGE_HEAD``) with every merged parent, for each append-only file of every
-agent root in the work tree. A root is a directory holding ``AGENT.md`` or
+merge (``MERGE_HEAD``) with HEAD and every merged parent together (the merge rule by
+meaning, ``merge_result_problem``), for each append-only file of every agent root in
+the work tree. Each side's append-only paths come from its own AGENT.md: a staged
+manifest that moves the log (or facts, journal) must find the moved file starting
+with the old one's bytes. A root is a directory holding ``AGENT.md`` or
 ``state/events.jsonl`` in HEAD or the index. Appended log lines are checked against
 checks 1, 5 and 7 given the committed log before them. Only HEAD's, the parents'
 and the index's blobs are read: never the history. The committed log is not even
@@ -20,7 +23,6 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 from dulwich.repo import Repo
@@ -40,12 +42,14 @@ from git_gasp.guard.rejection import (
 from git_gasp.guard.staged import File, StagedSides, index_file
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
+    AppendOnlyPaths,
     extends_by_hash,
     extension_problem,
-    is_append_only,
-    merge_problem,
+    merge_result_problem,
+    shared_line_prefix_len,
 )
 from git_gasp.protocol.envelope import EnvelopeError, Event, parse_line, split_lines
+from git_gasp.protocol.manifest import manifest_paths
 from git_gasp.store.gitrepo import open_repo
 
 
@@ -55,8 +59,11 @@ class _Guard(StagedSides):
     def __init__(self, repo: Repo, index_path: str,
                  cache: CommittedLogCache | None = None) -> None:
         super().__init__(repo, index_path)
+        self._init_rules(cache)
+
+    def _init_rules(self, cache: CommittedLogCache | None) -> None:
         self.rejections: list[Rejection] = []
-        self._declared: dict[bytes, frozenset[bytes]] = {}
+        self._paths: dict[tuple[bytes, bytes | None], AppendOnlyPaths] = {}
         self.cache = cache
         # (blob id, committed log's index, appended events): indexed once the commit passes
         self.staged_logs: list[tuple[bytes, CommittedLog, list[Event]]] = []
@@ -66,56 +73,52 @@ class _Guard(StagedSides):
     def _present(self, path: bytes) -> bool:
         return path in self.index or path in self.head or any(path in p for p in self.parents)
 
+    def _is_root(self, root: bytes) -> bool:
+        join = (root + b"/") if root else b""
+        return self._present(join + b"AGENT.md") or self._present(join + LOG_PATH)
+
     def _root_of(self, path: bytes) -> tuple[bytes, bytes] | None:
         """(agent root, path relative to it) if `path` is append-only, else None."""
         parts = path.split(b"/")
         for depth in range(len(parts) - 1, -1, -1):
             root = b"/".join(parts[:depth])
-            join = (root + b"/") if root else b""
-            if not (self._present(join + b"AGENT.md") or self._present(join + LOG_PATH)):
+            if not self._is_root(root):
                 continue
-            rel = path[len(join):]
-            if is_append_only(rel, self._declared_of(root)):
+            rel = path[len(root) + 1 if root else 0:]
+            if any(rel in paths for paths in self._sides_paths(root)):
                 return root, rel
         return None
 
-    def _declared_of(self, root: bytes) -> frozenset[bytes]:
-        """Every relocated log path a manifest of `root` declares: the index's, HEAD's
-        and each merged parent's (unstaging or editing AGENT.md must not unguard the
-        log HEAD's manifest relocated)."""
-        if root not in self._declared:
-            sides = [self.index, self.head, *self.parents]
-            self._declared[root] = frozenset(
-                filter(None, {self._log_location(root, side) for side in sides}))
-        return self._declared[root]
+    def _sides_paths(self, root: bytes) -> list[AppendOnlyPaths]:
+        """The append-only paths of `root` in the index, then HEAD, then each parent."""
+        return [self.paths_of(root, side) for side in (self.index, self.head, *self.parents)]
 
-    def _log_location(self, root: bytes, files: dict[bytes, File]) -> bytes | None:
-        """The relocated log path the AGENT.md of `root` in `files` declares, if any."""
+    def paths_of(self, root: bytes, files: dict[bytes, File]) -> AppendOnlyPaths:
+        """The append-only paths the AGENT.md of `root` in `files` declares."""
         entry = files.get((root + b"/" if root else b"") + b"AGENT.md")
-        if entry is None or not stat.S_ISREG(entry[0]):
-            return None
-        data = self.blob(entry[1])
-        if b"ocations" not in data:  # the fast path: no Locations, no YAML parse
-            return None
-        from git_gasp.protocol.manifest import ManifestError, parse_manifest
+        key = (root, entry[1] if entry is not None and stat.S_ISREG(entry[0]) else None)
+        found = self._paths.get(key)
+        if found is None:
+            found = manifest_paths(self.blob(key[1]) if key[1] is not None else None)
+            self._paths[key] = found
+        return found
 
-        try:
-            log = parse_manifest(data).locations["log"].encode()
-        except (ManifestError, UnicodeError):
-            return None
-        return None if log == LOG_PATH else log
-
-    def guarded(self) -> Iterator[tuple[bytes, bytes, bytes]]:
-        """(path, agent root, relative path) of every append-only path that changed."""
+    def guarded(self) -> dict[bytes, set[bytes]]:
+        """Agent root -> the append-only paths (relative to it) that changed; a root
+        whose AGENT.md changed is listed too (it may move an append-only file)."""
         candidates = set(self.conflicted)
-        sides = [self.head, *self.parents]
-        for side in sides:
+        for side in (self.head, *self.parents):
             candidates.update(p for p, f in side.items() if self.index.get(p) != f)
         candidates.update(p for p, f in self.index.items() if self.head.get(p) != f)
+        roots: dict[bytes, set[bytes]] = {}
         for path in sorted(candidates):
+            if path == b"AGENT.md" or path.endswith(b"/AGENT.md"):
+                roots.setdefault(path[:-len(b"/AGENT.md")] if b"/" in path else b"", set())
+                continue
             found = self._root_of(path)
             if found is not None:
-                yield path, *found
+                roots.setdefault(found[0], set()).add(found[1])
+        return roots
 
     # ---- the rules
 
@@ -125,7 +128,40 @@ class _Guard(StagedSides):
         self.rejections.append(
             Rejection(text, line, rule, message, (fix or FIXES[rule]).format(path=text)))
 
-    def check_path(self, path: bytes, root: bytes, rel: bytes) -> None:
+    def check_root(self, root: bytes, changed: set[bytes]) -> None:
+        """Every rule for the append-only files of the agent root `root`."""
+        join = root + b"/" if root else b""
+        child = self.paths_of(root, self.index)
+        sides = [self.head, *self.parents]  # the commit's parents (HEAD: none when unborn)
+        sides_paths = [self.paths_of(root, side) for side in sides]
+        targets: dict[bytes, None] = {}
+        sources: list[dict[bytes, tuple[str, bytes]]] = []  # per side: target -> (role, its path)
+        for files, paths in zip(sides, sides_paths, strict=True):
+            moves = paths.moves(child)
+            source: dict[bytes, tuple[str, bytes]] = {}
+            for rel in changed:
+                if (rel in paths and rel not in moves) or rel in child:
+                    targets[rel] = None
+            for old, (role, new) in moves.items():
+                if not _regular(files.get(join + old)):
+                    continue
+                if join + new not in self.index and join + old in self.index:
+                    targets[old] = None  # it stayed where it was: it must still only grow
+                    continue
+                source[new] = (role, old)
+                targets[new] = None
+            sources.append(source)
+        for rel in sorted(targets):
+            versions = []  # (side's files, its path, its file, the role it moved)
+            for files, paths, source in zip(sides, sides_paths, sources, strict=True):
+                role, old = source.get(rel, (None, rel))
+                if old in paths and _regular(files.get(join + old)):
+                    versions.append((join + old, files[join + old], role))
+            self.check_path(join + rel, rel == child.log, versions)
+
+    def check_path(self, path: bytes, is_log: bool,
+                   versions: list[tuple[bytes, File, str | None]]) -> None:
+        """The staged `path` against each parent's version (path, file, moved role)."""
         if path in self.conflicted:
             self.reject(path, None, ONE_PARENT, "the file is unmerged (conflict stages in the "
                         "index)", "resolve the conflict, then `git add` the file")
@@ -135,40 +171,75 @@ class _Guard(StagedSides):
             self.reject(path, None, ONE_PARENT, "append-only file is staged as a symlink (git "
                         "stores the link, not the content)", "commit the file itself")
             return
-        old = self.head.get(path)
-        if old is not None and not stat.S_ISREG(old[0]):
-            old = None  # a symlink replaced by a file counts as added
         if new is None:
-            if old is not None:
-                self.reject(path, None, ONE_PARENT, "append-only file is deleted",
-                            DELETED_FIX)
+            for old_path, _file, role in versions:
+                moved = "" if role is None else (
+                    f" (the manifest moves the {role} to {os.fsdecode(path)}, which is not "
+                    "staged: its history would be dropped)")
+                if self.parents:
+                    self.reject(old_path, None, MERGE_RULE, "append-only file of a merged "
+                                f"parent is missing from the merge result{moved}")
+                else:
+                    self.reject(old_path, None, ONE_PARENT, f"append-only file is deleted{moved}",
+                                DELETED_FIX)
             return
-        is_log = rel == LOG_PATH or rel in self._declared_of(root)
+        if all(file[1] == new[1] for _path, file, _role in versions) and versions:
+            return  # unchanged (against every parent)
+        if not self.parents:
+            self._one_parent(path, is_log, versions[0] if versions else None, new)
+        else:
+            self._merge(path, is_log, versions, new)
+
+    def _one_parent(self, path: bytes, is_log: bool,
+                    version: tuple[bytes, File, str | None] | None, new: File) -> None:
         base: bytes | None = b""
         known: CommittedLog | None = None
-        if old is not None and old[1] != new[1]:
+        old = version[1] if version is not None else None
+        if old is not None:
             known = self._cached(old[1], self.blob(new[1])) if is_log else None
             base = None if known is not None else self.blob(old[1])
             problem = None if base is None else extension_problem(base, self.blob(new[1]))
             if problem is not None:
-                self.reject(path, problem[0], ONE_PARENT, problem[1])
+                assert version is not None
+                moved = "" if version[2] is None else (
+                    f" (the manifest moves the {version[2]} from {os.fsdecode(version[0])}: "
+                    "the new file must start with the old one's bytes)")
+                self.reject(path, problem[0], ONE_PARENT, problem[1] + moved)
                 return
-        for parent_files in self.parents:
-            theirs = parent_files.get(path)
-            if theirs is None or not stat.S_ISREG(theirs[0]) or theirs[1] == new[1]:
-                continue
-            problem = merge_problem(self.blob(theirs[1]), self.blob(new[1]))
-            if problem is not None:
-                self.reject(path, problem[0], MERGE_RULE,
-                            f"the merge loses lines of {theirs[1].decode()[:12]}: {problem[1]}")
-        if old is not None and old[1] == new[1]:
-            return
         if is_log:
             data = self.blob(new[1])
             if known is None:
                 assert base is not None
                 known = self._indexed(old[1] if old is not None else None, base, data)
             self.check_appended(path, known, data, new[1])
+
+    def _merge(self, path: bytes, is_log: bool,
+               versions: list[tuple[bytes, File, str | None]], new: File) -> None:
+        data = self.blob(new[1])
+        blobs = [self.blob(file[1]) for _path, file, _role in versions]
+        if blobs:
+            problem = merge_result_problem(blobs, data)
+            if problem is not None:
+                index, line, reason = problem
+                old_path, file, _role = versions[index]
+                where = "" if old_path == path else f" ({os.fsdecode(old_path)})"
+                self.reject(path, line, MERGE_RULE,
+                            f"the merge loses lines of {file[1].decode()[:12]}{where}: {reason}")
+                return
+        if not is_log:
+            return
+        # The lines new to the merge are those after the longest parent it extends (the
+        # driver's base + ours + theirs extends ours; a criss-cross resolved to the other
+        # side's order is that side's bytes), else after the parents' shared lines.
+        best: tuple[bytes, bytes] | None = None
+        for (_path, file, _role), blob in zip(versions, blobs, strict=True):
+            if extension_problem(blob, data) is None and (best is None or len(blob) > len(best[1])):
+                best = (file[1], blob)
+        if best is not None:
+            known = self._indexed(best[0], best[1], data)
+        else:
+            known = CommittedLog.build(data, shared_line_prefix_len(blobs) if blobs else 0)
+        self.check_appended(path, known, data, new[1])
 
     # ---- the committed log's index (cached per blob id)
 
@@ -248,6 +319,25 @@ class _Guard(StagedSides):
                 pass
 
 
+def _regular(file: File | None) -> bool:
+    return file is not None and stat.S_ISREG(file[0])
+
+
+def check_files(index: dict[bytes, File], head: dict[bytes, File],
+                parents: list[dict[bytes, File]], blobs: dict[bytes, bytes]) -> list[Rejection]:
+    """The guard's rules over sides given as path -> (mode, blob id) with every blob's
+    bytes in `blobs`: no repository, no cache (what `run_guard` decides for a commit
+    whose index is `index`, HEAD `head` and merged heads `parents`)."""
+    guard = _Guard.__new__(_Guard)
+    guard.repo, guard.store = None, None  # type: ignore[assignment]
+    guard.index, guard.conflicted = dict(index), set()
+    guard.head, guard.parents, guard._blobs = head, parents, dict(blobs)
+    guard._init_rules(None)
+    for root, changed in guard.guarded().items():
+        guard.check_root(root, changed)
+    return guard.rejections
+
+
 def run_guard(cwd: Path, *, cache: bool = True) -> list[Rejection]:
     """Every reason the staged commit must be refused (empty: allow it).
 
@@ -261,8 +351,8 @@ def run_guard(cwd: Path, *, cache: bool = True) -> list[Rejection]:
             guard = _Guard(repo, index_file(repo), cache=facts)
         except FileNotFoundError:
             return []  # no index yet: nothing is staged
-        for path, root, rel in guard.guarded():
-            guard.check_path(path, root, rel)
+        for root, changed in guard.guarded().items():
+            guard.check_root(root, changed)
         if not guard.rejections:
             guard.save_staged()
         return guard.rejections

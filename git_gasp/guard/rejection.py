@@ -13,7 +13,8 @@ FIXES = {
     ONE_PARENT: "append-only files may only grow at the end: put the committed lines back "
                 "as they were (`git show HEAD:{path}` has them) and append a correcting "
                 "event instead",
-    MERGE_RULE: "the merge result must keep every line of each parent in order: redo the "
+    MERGE_RULE: "the merge result must start with the lines its parents share and keep every "
+                "other line of each parent (in any order): redo the "
                 "merge with the GASP merge driver (`git gasp install-hooks` registers it), "
                 "or add the missing lines back",
     CHECK1: "each appended line must be one event envelope (id, schema_version, ts_ms, "

@@ -12,6 +12,8 @@ import posixpath
 from collections import Counter
 
 LOG_PATH = b"state/events.jsonl"
+# Where each append-only role lives unless the manifest moves it.
+DEFAULT_ROLES = {"log": LOG_PATH, "facts": b"memory/facts.jsonl", "journal": b"JOURNAL.md"}
 APPEND_ONLY_BASENAMES = frozenset({b"facts.jsonl", b"JOURNAL.md"})
 
 def is_append_only(relpath: bytes, declared: frozenset[bytes] = frozenset()) -> bool:
@@ -19,6 +21,61 @@ def is_append_only(relpath: bytes, declared: frozenset[bytes] = frozenset()) -> 
     if relpath == LOG_PATH or relpath in declared:
         return True
     return posixpath.basename(relpath) in APPEND_ONLY_BASENAMES
+
+
+class AppendOnlyPaths:
+    """The append-only paths of one commit, as its own manifest says (relative to the
+    agent root): the log (and the facts and journal files a manifest moves) by role,
+    any further declared paths, and every ``facts.jsonl`` and ``JOURNAL.md``.
+
+    ``path in paths`` says whether a path is append-only. Moving a role between a
+    parent and a child (``roles``) is allowed only when the child's file extends the
+    parent's: the history must not vanish through a manifest edit.
+    """
+
+    __slots__ = ("roles", "declared", "_explicit")
+
+    def __init__(self, roles: dict[str, bytes] | None = None,
+                 declared: frozenset[bytes] = frozenset()) -> None:
+        self.roles: dict[str, bytes] = {**DEFAULT_ROLES, **(roles or {})}
+        self.declared = declared
+        self._explicit = frozenset(self.roles.values()) | declared
+
+    def __contains__(self, relpath: object) -> bool:
+        return relpath in self._explicit or (
+            isinstance(relpath, bytes) and posixpath.basename(relpath) in APPEND_ONLY_BASENAMES)
+
+    @property
+    def log(self) -> bytes:
+        return self.roles["log"]
+
+    def explicit(self) -> frozenset[bytes]:
+        """The paths named (by role or declaration), not found by their basename."""
+        return self._explicit
+
+    def union(self, other: AppendOnlyPaths) -> AppendOnlyPaths:
+        """Append-only in either (the roles are this one's)."""
+        merged = AppendOnlyPaths(self.roles, self.declared | other.explicit())
+        return merged
+
+    def moves(self, child: AppendOnlyPaths) -> dict[bytes, tuple[str, bytes]]:
+        """Parent path -> (role, the child's path) for each role the child moves."""
+        out: dict[bytes, tuple[str, bytes]] = {}
+        for role, old in self.roles.items():
+            new = child.roles[role]
+            if new != old:
+                out[old] = (role, new)
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AppendOnlyPaths) and (self.roles, self.declared) == (
+            other.roles, other.declared)
+
+    def __hash__(self) -> int:
+        return hash((tuple(sorted(self.roles.items())), self.declared))
+
+    def __repr__(self) -> str:
+        return f"AppendOnlyPaths({self.roles!r}, {sorted(self.declared)!r})"
 
 
 def common_prefix_len(a: bytes, b: bytes) -> int:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_gasp.base.errors import FormatError
+
+if TYPE_CHECKING:
+    from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 DEFAULT_LOCATIONS = {"identity": "identity", "memory": "memory", "log": "state/events.jsonl"}
 _FENCE = re.compile(r"^```ya?ml[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
@@ -101,3 +104,82 @@ def parse_manifest(data: bytes) -> Manifest:
         locations=_locations(doc, text),
         raw=doc,
     )
+
+
+APPEND_ONLY_ROLES = ("log", "facts", "journal")
+_ROW = re.compile(r"^\|(.*)\|[ \t]*$", re.M)
+
+
+def _cell(text: str) -> str:
+    return text.strip().strip("`").strip()
+
+
+def _path_or_none(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return _safe_relpath(value, "path")
+    except ManifestError:
+        return None
+
+
+def append_only_locations(data: bytes) -> tuple[dict[str, str], frozenset[str]]:
+    """What check 4 reads of AGENT.md bytes: the append-only roles it moves (``log``,
+    ``facts``, ``journal`` -> path) and the further paths it declares append-only.
+
+    YAML ``locations`` (``log:``/``facts:``/``journal:`` and an ``append_only:`` list),
+    else the Markdown Locations table: a ``log``/``facts``/``journal`` row moves that
+    role, and a row whose other cells say "append-only" declares its path. Lenient:
+    a manifest that does not parse, or a bad path, declares nothing (the defaults).
+    """
+    try:
+        manifest = parse_manifest(data)
+    except (ManifestError, UnicodeError, RecursionError, ValueError):
+        return {}, frozenset()
+    roles: dict[str, str] = {}
+    declared: set[str] = set()
+    locs = manifest.raw.get("locations")
+    if isinstance(locs, dict):
+        for key in APPEND_ONLY_ROLES:
+            path = _path_or_none(locs.get(key))
+            if path is not None:
+                roles[key] = path
+        extra = locs.get("append_only")
+        for value in extra if isinstance(extra, list) else ():
+            path = _path_or_none(value)
+            if path is not None:
+                declared.add(path)
+        return roles, frozenset(declared)
+    if locs is not None:
+        return roles, frozenset(declared)
+    text = data.decode("utf-8", "replace").replace("\r\n", "\n")
+    heading = re.search(r"^#+\s*Locations\s*$", text, re.M | re.I)
+    if heading is None:
+        return roles, frozenset(declared)
+    after = text[heading.end():]
+    end = re.search(r"^#+\s", after, re.M)  # the table ends with the section
+    for row in _ROW.findall(after[:end.start()] if end else after):
+        cells = [_cell(c) for c in row.split("|")]
+        if len(cells) < 2 or set(cells[1]) <= set("-: "):
+            continue
+        key, path = cells[0].lower(), _path_or_none(cells[1])
+        if path is None:
+            continue
+        if key in APPEND_ONLY_ROLES:
+            roles[key] = path
+        elif any("append-only" in c.lower() or "append only" in c.lower()
+                 for c in [cells[0], *cells[2:]]):
+            declared.add(path)
+    return roles, frozenset(declared)
+
+
+def manifest_paths(data: bytes | None, extra: frozenset[bytes] = frozenset()) -> AppendOnlyPaths:
+    """The append-only paths of a commit whose AGENT.md holds `data` (None: no
+    manifest; the defaults), plus `extra` (paths declared from outside)."""
+    from git_gasp.protocol.appendonly import AppendOnlyPaths
+
+    if data is None or (b"ocations" not in data and b"append_only" not in data):
+        return AppendOnlyPaths(declared=extra)  # the fast path: nothing moved, no YAML
+    roles, declared = append_only_locations(data)
+    return AppendOnlyPaths({k: v.encode() for k, v in roles.items()},
+                           extra | {p.encode() for p in declared})
