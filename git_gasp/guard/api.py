@@ -22,7 +22,7 @@ class _TreeGuard(_Guard):
 
     def __init__(self, repo: Repo, files: dict[bytes, File], parent: bytes | None,
                  cache: CommittedLogCache | None) -> None:
-        # StagedSides.__init__ reads an index file; set the same fields from `files`.
+        # StagedSides.__init__ reads an index file; set the same sides from `files`.
         self.repo = repo
         self.store = repo.object_store
         self.index = dict(files)
@@ -30,10 +30,7 @@ class _TreeGuard(_Guard):
         self.head = self._files_of_commit(parent)
         self.parents = []  # a one-parent commit: no merge rule
         self._blobs = {}
-        self.rejections = []
-        self._declared = {}
-        self.cache = cache
-        self.staged_logs = []
+        self._init_rules(cache)
 
 
 def check_tree(repo: Repo, files: dict[bytes, File], parent: bytes | None,
@@ -41,8 +38,8 @@ def check_tree(repo: Repo, files: dict[bytes, File], parent: bytes | None,
     """Every reason the commit of tree `files` on top of `parent` must be refused."""
     facts = CommittedLogCache(repo.commondir()) if cache else None
     guard = _TreeGuard(repo, files, parent, facts)
-    for path, root, rel in guard.guarded():
-        guard.check_path(path, root, rel)
+    for root, changed in guard.guarded().items():
+        guard.check_root(root, changed)
     if not guard.rejections:
         guard.save_staged()
     return guard.rejections
