@@ -152,7 +152,22 @@ def crlf_paths(root: Path) -> list[str]:
             for dirpath, _dirs, files in os.walk(base):
                 rel_dir = Path(dirpath).relative_to(root).as_posix()
                 rels += [f"{rel_dir}/{name}" for name in sorted(files)]
-    return [rel for rel in rels if _converted(root / rel)]
+    found = [rel for rel in rels if _converted(root / rel)]
+    return _git_converted(root, found) if found else []
+
+
+def _git_converted(root: Path, rels: list[str]) -> list[str]:
+    """Those of `rels` that git converted: committed with LF, CRLF in the work tree. A
+    file committed with CRLF (or not committed) is the log's own content, for check 1."""
+    proc = run(root, "ls-files", "--eol", "-z", "--", *rels, check=False)
+    if proc.returncode != 0:
+        return []
+    converted = set()
+    for entry in proc.stdout.split(b"\0"):
+        info, _tab, name = entry.partition(b"\t")
+        if info.split()[:2] == [b"i/lf", b"w/crlf"]:
+            converted.add(name.decode("utf-8", "surrogateescape"))
+    return [rel for rel in rels if rel in converted]  # ls-files names them relative to root
 
 
 def lineendings_error(root: Path) -> str | None:
