@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from git_gasp.protocol.failure import Failure
+from git_gasp.protocol.summary import printable
 
 __all__ = ["CheckResult", "Failure", "Report"]
 
@@ -17,6 +18,9 @@ class CheckResult:
     name: str
     failures: list[Failure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Findings the reference checker reports as notes (an op naming a missing node, a
+    # snapshot directory without graph.json): notes, or failures under `check --strict`.
+    soft: list[Failure] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -26,13 +30,30 @@ class CheckResult:
         """Record a failure; `where` takes line=, commit=, path=."""
         self.failures.append(Failure(message, **where))
 
+    def soft_fail(self, message: str, **where) -> None:
+        """Record a finding that is a note, and a failure only in strict mode."""
+        self.soft.append(Failure(message, **where))
+
+    def harden(self) -> None:
+        """Strict mode: the soft findings become failures."""
+        self.failures.extend(self.soft)
+        self.soft = []
+
+    def all_notes(self) -> list[str]:
+        """The soft findings (with their location), then the plain notes."""
+        out = []
+        for f in self.soft:
+            loc = f.location()
+            out.append(f"{loc}: {f.message}" if loc else f.message)
+        return out + list(self.notes)
+
     def to_json(self) -> dict:
         return {
             "number": self.number,
             "name": self.name,
             "passed": self.passed,
             "failures": [f.to_json() for f in self.failures],
-            "notes": list(self.notes),
+            "notes": self.all_notes(),
         }
 
 
@@ -55,7 +76,10 @@ class Report:
         }
 
     def to_text(self, max_failures: int = 50) -> str:
-        """One line per check, then each failure (capped) with its location."""
+        """One line per check, then each failure (capped) with its location.
+
+        Control characters taken from the log are shown escaped (\\x1b …), never sent
+        to the terminal raw."""
         lines = []
         for c in self.checks:
             mark = "ok  " if c.passed else "FAIL"
@@ -69,8 +93,8 @@ class Report:
                 lines.append(f"       {loc + ': ' if loc else ''}{f.message}")
             if len(c.failures) > max_failures:
                 lines.append(f"       … and {len(c.failures) - max_failures} more (use --json)")
-            for note in c.notes:
+            for note in c.all_notes():
                 lines.append(f"       note: {note}")
         verdict = "conformant" if self.conformant else "NOT conformant"
         lines.append(f"{self.path}: {verdict}")
-        return "\n".join(lines)
+        return "\n".join(printable(line) for line in lines)

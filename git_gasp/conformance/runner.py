@@ -33,7 +33,9 @@ def resolve_agent_root(path: str | None) -> Path:
 
 
 def check_repo(root: Path, *, fixture: bool = False, use_cache: bool = True,
-               label: str | None = None) -> Report:
-    """Run all seven checks against the agent repo at `root`."""
+               label: str | None = None, strict: bool = False) -> Report:
+    """Run all seven checks against the agent repo at `root` (`strict`: notes the
+    reference checker tolerates are failures)."""
     repo = load_agent(root)
-    return Report(label or str(root), run_all(repo, fixture=fixture, use_cache=use_cache))
+    return Report(label or str(root),
+                  run_all(repo, fixture=fixture, use_cache=use_cache, strict=strict))

@@ -44,11 +44,27 @@ def _loader() -> Any:
     return _loader_cls
 
 
+def _refuse_aliases(text: str) -> None:
+    """Refuse YAML anchors and aliases before anything is built: front matter never
+    needs them, and an alias bomb (aliases of aliases) would expand past any memory.
+    Only tokens are scanned (linear in the text); most texts hold neither & nor *."""
+    if "&" not in text and "*" not in text:
+        return
+    import yaml
+
+    for token in yaml.scan(text, Loader=_loader()):
+        if isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
+            kind = "anchor" if isinstance(token, yaml.AnchorToken) else "alias"
+            raise GaspError(f"YAML {kind} &/* at line {token.start_mark.line + 1} refused: "
+                            "front matter may not use anchors or aliases")
+
+
 def load_yaml(text: str) -> Any:
     """Parse YAML text (dates stay strings); raise GaspError on a syntax error."""
     import yaml
 
     try:
+        _refuse_aliases(text)
         return yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise GaspError(f"invalid YAML: {' '.join(str(exc).split())}") from None

@@ -38,7 +38,7 @@ from git_gasp.kg.packed import (
     repack,
     unpack,
 )
-from git_gasp.kg.records import R_PATH, parse_file, read_record
+from git_gasp.kg.records import R_PATH, parse_file, read_record, utf8_name
 
 __all__ = ["DELTA_MAX", "Graph", "Part", "State", "head_commit", "load", "parse_file",
            "read_record", "worktree_state"]
@@ -114,6 +114,8 @@ def worktree_state(root: Path) -> State:
                 paths.append(rel)
     dirty: list[list[Any]] = []
     for path in paths:
+        if not utf8_name(path):  # reported and skipped, never fatal to every kg command
+            continue
         try:
             st = os.stat(root / path)
             dirty.append([path, st.st_mtime_ns, st.st_size])
@@ -158,6 +160,8 @@ def _tree_blobs(root: Path, head: str) -> list[tuple[str, str]]:
             continue
         meta, _, path = entry.partition("\t")
         parts = meta.split()
+        if not utf8_name(path):
+            continue  # reported and skipped
         if len(parts) == 3 and parts[1] == "blob" and parts[0] in ("100644", "100755"):
             out.append((parts[2], path))  # symlinks (120000) are not graph files
     return out
@@ -173,7 +177,7 @@ def _tree_changes(root: Path, old: str, new: str) -> list[tuple[str, str]] | Non
     out = []
     for meta, path in zip(items[0::2], items[1::2], strict=False):
         parts = meta.split()
-        if len(parts) < 5:
+        if len(parts) < 5 or not utf8_name(path):
             continue
         new_sha = "" if parts[4].startswith("D") or set(parts[3]) == {"0"} else parts[3]
         if parts[1] == "160000" or (new_sha and parts[1] not in ("100644", "100755")):

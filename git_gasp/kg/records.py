@@ -35,8 +35,30 @@ def _safe(part: str) -> bool:
     return bool(_PLAIN_ID.fullmatch(part)) or is_safe_component(part)
 
 
+_REPORTED: set[str] = set()
+
+
+def utf8_name(rel: str) -> bool:
+    """True when the path `rel` is UTF-8; else it is reported (once, on stderr) and the
+    caller skips it: a graph file is named by its id, and no id is a non-UTF-8 name."""
+    try:
+        rel.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        if rel not in _REPORTED:
+            import sys
+
+            _REPORTED.add(rel)
+            shown = rel.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+            print(f"git gasp: warning: kg: skipped {shown}: its name is not UTF-8",
+                  file=sys.stderr)
+        return False
+
+
 def parse_file(rel: str, raw: bytes) -> list[Any] | None:
     """One record from a file's bytes; None when `rel` is not an entity/relation path."""
+    if not utf8_name(rel):
+        return None
     parts = rel.split("/")
     if len(parts) == 3 and parts[2] == "entity.md":
         kind, ident, to, ftype = "e", parts[1], "", ""

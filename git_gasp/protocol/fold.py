@@ -26,6 +26,9 @@ class SkippedOp:
     line: int
     index: int  # 1-based op position in the event's payload; 0 = the whole payload
     reason: str
+    # True when the op is well formed but names a node that was never created: the
+    # reference checker and yoagent-state >= 0.5.1 skip such an op and note it.
+    missing_node: bool = False
 
     def describe(self) -> str:
         where = f"op #{self.index} of " if self.index else ""
@@ -124,14 +127,16 @@ def _fold(events: Iterable[Event], strict: bool, graph: Graph | None) -> FoldRes
             skipped.append(miss)
             continue
         for index, op in enumerate(payload):
+            missing = False
             try:
                 tag, body = parse_op(op)
             except OpError as exc:
                 reason: str | None = str(exc)
             else:
                 reason = apply_op(g, tag, body)
+                missing = reason is not None
             if reason is not None:
-                miss = SkippedOp(event.id, event.line, index + 1, reason)
+                miss = SkippedOp(event.id, event.line, index + 1, reason, missing)
                 if strict:
                     raise FoldError(miss)
                 skipped.append(miss)

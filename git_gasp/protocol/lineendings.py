@@ -8,7 +8,7 @@ def lf_fix(paths: list[str]) -> str:
     named = " ".join(paths)
     return ("git converted the line endings of this checkout to CRLF (core.autocrlf or an "
             "eol attribute); GASP files are LF: run `git gasp install-hooks` (it pins "
-            f"eol=lf for them), then `git -c core.autocrlf=false checkout -- {named}` "
+            f"their line endings), then `git -c core.autocrlf=false checkout -- {named}` "
             "(this rewrites those files as committed, dropping uncommitted edits in them)")
 
 

@@ -6,6 +6,16 @@ from collections import Counter
 
 from git_gasp.protocol.fold import FoldResult
 
+# C0 controls, DEL and C1 controls (ESC, CSI, OSC, BEL, CR …) shown as \x.. escapes.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))}
+
+
+def printable(text: object) -> str:
+    """`text` safe for a terminal: every control character (ESC, CSI, OSC, BEL, CR, a
+    newline inside a field …) shown as its \\xNN escape, nothing raw."""
+    return str(text).translate(_CONTROLS)
+
+
 CLOSED_STATUSES = frozenset(
     {"done", "completed", "closed", "achieved", "abandoned", "cancelled", "canceled", "failed"}
 )
@@ -43,4 +53,4 @@ def summarize(result: FoldResult) -> list[str]:
     if result.skipped:
         lines.append(f"skipped ops ({len(result.skipped)}):")
         lines += [f"  {s.describe()}" for s in result.skipped]
-    return lines
+    return [printable(line) for line in lines]

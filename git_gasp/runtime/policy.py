@@ -124,16 +124,58 @@ class PolicySet:
         return ALLOW
 
 
+MAX_CONFIG = 1 << 20  # a config is a few lines; a bigger one is not one
+
+
 def load_config(root: Path) -> dict:
-    """.agent/config.toml as a dict ({} when missing)."""
+    """.agent/config.toml as a dict ({} when missing); a hostile one (a symlink, a
+    device, a huge file, wrong types, a non-finite threshold) is one GaspError line."""
+    import math
+    import os
+    import stat
+
     try:
         import tomllib
     except ImportError:  # pragma: no cover - Python 3.10
         import tomli as tomllib
+    where = ".agent/config.toml"
     path = Path(root) / ".agent" / "config.toml"
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        # no following a link, no waiting on a FIFO
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         return {}
+    except OSError as exc:  # ELOOP: a symlink (git would commit the link, not the file)
+        raise GaspError(f"{where} cannot be read: it must be a regular file, not a symlink "
+                        f"({exc.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise GaspError(f"{where} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_CONFIG + 1)
+        if len(data) > MAX_CONFIG:
+            raise GaspError(f"{where} is larger than {MAX_CONFIG >> 20} MiB")
+        config = tomllib.loads(data.decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise GaspError(f".agent/config.toml does not parse: {exc}") from None
+        raise GaspError(f"{where} does not parse: {exc}") from None
+    finally:
+        os.close(fd)
+    section = config.get("policy", {})
+    tables = {"policy": section} if not isinstance(section, dict) else {
+        f"policy.{k}": section.get(k, {}) for k in ("nodes", "relations", "promotion")}
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise GaspError(f"{where}: [{name}] must be a table")
+    for key, value in tables.get("policy.promotion", {}).items():
+        ok = (type(value) is bool if key == "require_approval" else
+              type(value) is int if key == "min_evals" else
+              type(value) in (int, float) and math.isfinite(value))
+        if key in ("min_evals", "min_pass_rate", "min_score", "require_approval") and not ok:
+            raise GaspError(f"{where}: policy.promotion.{key} = {value!r} is not "
+                            + ("true or false" if key == "require_approval" else
+                               "an integer" if key == "min_evals" else "a finite number"))
+    executor = config.get("executor", {})
+    if not isinstance(executor, dict) or not isinstance(executor.get("model", ""), str):
+        raise GaspError(f"{where}: [executor] must be a table and its model a string")
+    return config

@@ -119,7 +119,10 @@ def where_it_stands(root: Path, *, at: str | None = None) -> RestoreReport:
     from git_gasp.runtime.identity import verify_identity
     from git_gasp.runtime.state import AgentState
     from git_gasp.store.agentfs import list_files
+    from git_gasp.store.attributes import lineendings_error
 
+    if converted := lineendings_error(root):  # a CRLF checkout: one line with the fix
+        raise GaspError(converted)
     _declared, actual = verify_identity(root)
     from git_gasp.runtime.identity import declared_identity_hash
 

@@ -41,7 +41,7 @@ from git_gasp.base.files import AtomicFile, UnsafePath
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.graph import Graph
 from git_gasp.store.append import LogError, parse_tail
-from git_gasp.store.snapshots import Seed, candidates
+from git_gasp.store.snapshots import Seed, candidates, git_dir
 
 CACHE_DIR = ("gasp", "snapshot-cache")
 _MAGIC = b"gasp-snapshot-cache/2"
@@ -64,26 +64,6 @@ class FastOpen:
     events: list[Event]  # the tail, parsed, line numbers those of the whole log
     size: int  # bytes of the log read (offset + tail)
     tail_lines: int
-
-
-def git_dir(root: Path) -> Path | None:
-    """The git dir of the work tree holding `root` (a `.git` dir or `.git` file), or None."""
-    here = Path(os.path.realpath(root))
-    for place in (here, *here.parents):
-        dotgit = place / ".git"
-        try:
-            if dotgit.is_dir():
-                return dotgit
-            if dotgit.is_file():
-                text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
-                if text.startswith("gitdir:"):
-                    target = Path(text[len("gitdir:"):].strip())
-                    target = target if target.is_absolute() else place / target
-                    return target if target.is_dir() else None
-                return None
-        except OSError:
-            return None
-    return None
 
 
 def cache_path(gitdir: Path, root: Path, rel: str) -> Path:

@@ -27,7 +27,8 @@ from git_gasp.base.git import (
 DRIVER = "gasp"
 DRIVER_NAME = "GASP union merge for append-only agent state"
 DRIVER_ARGS = "merge-driver --ancestor %O --current %A --other %B --marker-size %L --path %P"
-ATTR_COMMENT = "# GASP append-only files: union merge driver (git gasp install-hooks)"
+ATTR_COMMENT = ("# GASP files: union merge driver for the append-only ones, exact bytes (-text) "
+                "for all (git gasp install-hooks)")
 DEFAULT_LOG = "state/events.jsonl"
 OTHER_PATTERNS = ("**/facts.jsonl", "**/JOURNAL.md")
 SAMPLE_PATHS = ("memory/facts.jsonl", "journal/JOURNAL.md")
@@ -49,21 +50,26 @@ def driver_command() -> str:
     return " ".join(shlex.quote(w) for w in gasp_command()) + " " + DRIVER_ARGS
 
 
-def log_location(root: Path) -> str:
-    """The log path relative to the agent root (the manifest may move it)."""
+def locations(root: Path) -> dict[str, str]:
+    """The manifest's locations (log, identity, memory), or the defaults."""
+    from git_gasp.protocol.manifest import DEFAULT_LOCATIONS, ManifestError, parse_manifest
+
     manifest = root / "AGENT.md"
     try:
         data = manifest.read_bytes()
     except OSError:
-        return DEFAULT_LOG
+        return dict(DEFAULT_LOCATIONS)
     if b"ocations" not in data:
-        return DEFAULT_LOG
-    from git_gasp.protocol.manifest import ManifestError, parse_manifest
-
-    try:
-        return parse_manifest(data).locations["log"]
+        return dict(DEFAULT_LOCATIONS)
+    try:  # a checkout converted to CRLF still names its locations
+        return parse_manifest(data.replace(b"\r\n", b"\n")).locations
     except (ManifestError, UnicodeError):
-        return DEFAULT_LOG
+        return dict(DEFAULT_LOCATIONS)
+
+
+def log_location(root: Path) -> str:
+    """The log path relative to the agent root (the manifest may move it)."""
+    return locations(root)["log"]
 
 
 def _pattern(path: str) -> str:
@@ -76,10 +82,100 @@ def _pattern(path: str) -> str:
     return escaped
 
 
+def _tree_pattern(path: str) -> str:
+    """A gitattributes pattern matching every file below directory `path`."""
+    pattern = _pattern(path.strip("/"))
+    return pattern[:-1] + '/**"' if pattern.startswith('"') else pattern + "/**"
+
+
+def eol_patterns(root: Path) -> list[str]:
+    """Patterns of every GASP file whose bytes are hashed or parsed line by line."""
+    locs = locations(root)
+    return [_pattern(locs["log"]), *OTHER_PATTERNS, _tree_pattern(locs["identity"]),
+            "/AGENT.md", "/snapshots/**", "/.agent/config.toml"]
+
+
 def attribute_lines(root: Path) -> list[str]:
-    """The `.gitattributes` lines for the append-only files of the agent at `root`."""
+    """The `.gitattributes` lines for the GASP files of the agent at `root`.
+
+    The append-only files get the union merge driver. Every GASP file gets `-text`: git
+    never converts its line endings, whatever core.autocrlf or a broader `* text=auto`
+    says. `-text` rather than `text eol=lf` because it keeps the bytes exact both ways:
+    the log's sha256 (snapshot integrity), the identity hash and append-only history
+    are over raw bytes, and `text` would also rewrite on commit (normalizing a CRLF
+    that some tool wrote), changing bytes already hashed.
+    """
     return [f"{_pattern(log_location(root))} merge={DRIVER}",
-            *(f"{p} merge={DRIVER}" for p in OTHER_PATTERNS)]
+            *(f"{p} merge={DRIVER}" for p in OTHER_PATTERNS),
+            *(f"{p} -text" for p in eol_patterns(root))]
+
+
+_PROBE = 1 << 16
+
+
+def _converted(path: Path) -> bool:
+    """True when the regular file at `path` reads as LF text converted to CRLF."""
+    import os
+    import stat
+
+    from git_gasp.protocol.lineendings import crlf_converted
+
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        with open(path, "rb") as fh:
+            head = fh.read(_PROBE)
+            if st.st_size > _PROBE:  # a one-line graph.json ends in its only newline
+                fh.seek(st.st_size - 2)
+                if b"\r\n" not in head and fh.read(2) != b"\r\n":
+                    return False
+                fh.seek(len(head))
+            elif b"\r\n" not in head:
+                return False
+            data = head + fh.read()
+    except OSError:
+        return False
+    return crlf_converted(data)
+
+
+def crlf_paths(root: Path) -> list[str]:
+    """The GASP files of this checkout whose line endings git converted to CRLF."""
+    import os
+
+    locs = locations(root)
+    rels = [locs["log"], "AGENT.md", ".agent/config.toml", f"{locs['memory']}/facts.jsonl",
+            "journal/JOURNAL.md"]
+    for top in (locs["identity"], "snapshots"):
+        base = root / top
+        if base.is_dir() and not base.is_symlink():
+            for dirpath, _dirs, files in os.walk(base):
+                rel_dir = Path(dirpath).relative_to(root).as_posix()
+                rels += [f"{rel_dir}/{name}" for name in sorted(files)]
+    found = [rel for rel in rels if _converted(root / rel)]
+    return _git_converted(root, found) if found else []
+
+
+def _git_converted(root: Path, rels: list[str]) -> list[str]:
+    """Those of `rels` that git converted: committed with LF, CRLF in the work tree. A
+    file committed with CRLF (or not committed) is the log's own content, for check 1."""
+    proc = run(root, "ls-files", "--eol", "-z", "--", *rels, check=False)
+    if proc.returncode != 0:
+        return []
+    converted = set()
+    for entry in proc.stdout.split(b"\0"):
+        info, _tab, name = entry.partition(b"\t")
+        if info.split()[:2] == [b"i/lf", b"w/crlf"]:
+            converted.add(name.decode("utf-8", "surrogateescape"))
+    return [rel for rel in rels if rel in converted]  # ls-files names them relative to root
+
+
+def lineendings_error(root: Path) -> str | None:
+    """The one line (with its fix) when git converted GASP files of `root` to CRLF."""
+    from git_gasp.protocol.lineendings import lf_fix
+
+    paths = crlf_paths(root)
+    return lf_fix(paths) if paths else None
 
 
 def updated_gitattributes(old: bytes | None, lines: list[str]) -> bytes | None:

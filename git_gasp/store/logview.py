@@ -31,11 +31,15 @@ def fold_agent(root: Path, *, at: str | None = None, strict: bool = False,
     """
     from git_gasp.protocol.envelope import parse_log
     from git_gasp.protocol.snapshot import prefix_bytes
+    from git_gasp.store.attributes import lineendings_error
     from git_gasp.store.snapshots import find_seed
 
     repo = load_agent(root)
     if repo.log_error is not None:
         raise GaspError(repo.log_error)
+    converted = lineendings_error(root)
+    if converted:  # one line with the fix, not every line of the log as invalid
+        raise GaspError(converted)
     log = repo.log_bytes or b""
     notes: list[str] = []
     seed = None

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
 from git_gasp.protocol.envelope import EnvelopeError, parse_line
 from git_gasp.protocol.graph import Graph
@@ -41,6 +42,77 @@ class Seed:
     integrity: Integrity
     offset: int  # byte offset just past the lines the snapshot covers
     source_sha256: str | None = None  # of the graph.json bytes the graph was loaded from
+
+
+def git_dir(root: Path) -> Path | None:
+    """The git dir of the work tree holding `root` (a `.git` dir or `.git` file), or None."""
+    here = Path(os.path.realpath(root))
+    for place in (here, *here.parents):
+        dotgit = place / ".git"
+        try:
+            if dotgit.is_dir():
+                return dotgit
+            if dotgit.is_file():
+                text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+                if text.startswith("gitdir:"):
+                    target = Path(text[len("gitdir:"):].strip())
+                    target = target if target.is_absolute() else place / target
+                    return target if target.is_dir() else None
+                return None
+        except OSError:
+            return None
+    return None
+
+
+# --- a snapshot is never an authority ----------------------------------------
+# Its integrity record only says which log prefix it claims to be the fold of; anyone can
+# edit the graph and keep the record. So the first time a clone seeds from a snapshot its
+# graph is checked against the fold of that prefix, and the verdict is kept under the git
+# dir (never committed), keyed by the git blob id of the graph.json bytes.
+VERDICT_DIR = ("gasp", "snapshot-verdicts")
+_OK, _FORGED = b"ok\n", b"differs\n"
+
+
+def blob_id(data: bytes) -> str:
+    """The git (SHA-1) blob id of `data`."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _verdict_path(root: Path, blob: str) -> Path | None:
+    gitdir = git_dir(root)
+    return None if gitdir is None else gitdir.joinpath(*VERDICT_DIR, blob)
+
+
+def _remember(root: Path, blob: str, verdict: bytes) -> None:
+    path = _verdict_path(root, blob)
+    if path is None:
+        return
+    try:
+        atomic_write(path, verdict, root=path.parents[2], make_parents=True, durable=False)
+    except (OSError, GaspError):
+        pass  # only costs a second verification later
+
+
+def graph_matches_prefix(root: Path, log: bytes, offset: int, graph: Graph,
+                         raw: bytes) -> bool:
+    """True when `graph` (loaded from the graph.json bytes `raw`) equals the fold of
+    log[:offset]; the verdict is remembered in the git dir, keyed by raw's blob id."""
+    from git_gasp.protocol.envelope import parse_log
+    from git_gasp.protocol.fold import fold
+
+    blob = blob_id(raw)
+    path = _verdict_path(root, blob)
+    if path is not None:
+        try:
+            known = path.read_bytes()
+        except OSError:
+            known = None
+        if known in (_OK, _FORGED):
+            return known == _OK
+    parsed = parse_log(bytes(log[:offset]))
+    ok = not parsed.errors and fold(parsed.events).graph.same_as(graph)
+    _remember(root, blob, _OK if ok else _FORGED)
+    return ok
 
 
 def _event_id_of_line(log: bytes, prefix_len: int) -> str | None:
@@ -151,17 +223,22 @@ def find_seed(root: Path, log: bytes, upto_line: int | None = None, *,
             notes.append(f"{rel} ignored (integrity does not match: {reason}); full fold used")
             continue
         source = None
-        if doc is None:
-            try:
-                raw = read_regular(root, rel)
+        try:
+            raw = read_regular(root, rel)
+            if doc is None:
                 doc = parse_snapshot(load_document(raw), copy=False)
-            except (AgentFileError, JsonError, SnapshotError) as exc:
-                notes.append(f"{rel} ignored: {exc}")
-                continue
-            if doc[1] != rec:
-                notes.append(f"{rel} ignored: its integrity record is not the last member")
-                continue
-            source = hashlib.sha256(raw).hexdigest()
+                if doc[1] != rec:
+                    notes.append(f"{rel} ignored: its integrity record is not the last member")
+                    continue
+                source = hashlib.sha256(raw).hexdigest()
+        except (AgentFileError, JsonError, SnapshotError) as exc:
+            notes.append(f"{rel} ignored: {exc}")
+            continue
+        if not graph_matches_prefix(root, log, offset, doc[0], raw):
+            notes.append(f"warning: {rel} is not trusted: its graph differs from the fold of "
+                         f"the log's first {rec.line_count} lines (edited after it was "
+                         "written?); folded from the log instead")
+            continue
         return Seed(rel, doc[0], rec, offset, source), notes
     return None, notes
 def write_snapshot(root: Path, log: bytes, graph: Graph, line_count: int, event_id: str) -> tuple[
@@ -187,5 +264,15 @@ def write_snapshot(root: Path, log: bytes, graph: Graph, line_count: int, event_
         if existing == data:
             return rel, False
         raise SnapshotError(f"{rel} already exists with different content; not overwritten")
-    atomic_write(target, data, root=root, make_parents=True)  # a link on the way: UnsafePath
+    made = not os.path.lexists(target.parent)
+    try:
+        atomic_write(target, data, root=root, make_parents=True)  # a link on the way: UnsafePath
+    except BaseException:
+        if made:  # never leave a snapshots/<id>/ without graph.json behind
+            try:
+                os.rmdir(target.parent)
+            except OSError:
+                pass
+        raise
+    _remember(root, blob_id(data), _OK)  # built from the fold itself: verified
     return rel, True

@@ -111,9 +111,15 @@ def test_check1_non_canonical_but_valid_json_passes(agent):
 
 
 # --- check 2 ---------------------------------------------------------------------------
-def test_check2_dangling_op_fails_with_event_id_and_line(agent):
+def test_check2_dangling_op_is_a_note_and_fails_under_strict(agent):
+    # Issue 10: the reference checker (and yoagent-state >= 0.5.1) skip an op naming a
+    # missing node and note it; only `check --strict` fails it (it failed before).
     append(agent, goal_pair(1) + ops("o9", None, update("ghost", status="x")))
     code, report = run_check(agent)
+    assert 2 not in failed_checks(report)
+    (note,) = [n for n in report["checks"][1]["notes"] if "ghost" in n]
+    assert ":3:" in note and "o9" in note
+    code, report = run_check(agent, "--strict")
     assert failed_checks(report) == {2}
     (f,) = failures(report, 2)
     assert f["line"] == 3 and "o9" in f["message"] and "ghost" in f["message"]

@@ -41,6 +41,7 @@ def log(kinds, run_id, since, ops, limit, as_json) -> None:
         events = [e for e in events if e.correlation_id == run_id]
     if limit is not None:
         events = events[-limit:] if limit > 0 else []
+    from git_gasp.protocol.summary import printable
     from git_gasp.runtime.queries import label
 
     for e in events:
@@ -55,4 +56,5 @@ def log(kinds, run_id, since, ops, limit, as_json) -> None:
                 or p.get("summary") or p.get("to") or "")
         if e.kind == "state.ops_applied":
             text = f"{len(e.payload) if isinstance(e.payload, list) else '?'} op(s)"
-        click.echo(f"{e.line:>6}  {when}  {e.kind:<26} {subject}  {text}".rstrip())
+        # escaped: a control character taken from the log never reaches the terminal raw
+        click.echo(printable(f"{e.line:>6}  {when}  {e.kind:<26} {subject}  {text}".rstrip()))

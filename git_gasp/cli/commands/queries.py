@@ -20,7 +20,11 @@ def lineage(node: str, depth: int, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
     else:
-        click.echo(result.to_markdown(), nl=False)
+        from git_gasp.protocol.summary import printable
+
+        # one line at a time, escaped: no control character from the log reaches a terminal
+        for line in result.to_markdown().splitlines():
+            click.echo(printable(line))
 
 
 @click.command("diff", context_settings=CONTEXT)
@@ -38,5 +42,7 @@ def diff(a: str, b: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
     else:
+        from git_gasp.protocol.summary import printable
+
         for line in result.lines():
-            click.echo(line)
+            click.echo(printable(line))

@@ -13,6 +13,7 @@ def snapshot(path: str | None, at: str | None) -> int:
     from git_gasp.base.errors import GaspError
     from git_gasp.conformance.runner import resolve_agent_root
     from git_gasp.protocol.snapshot import SnapshotError
+    from git_gasp.protocol.summary import printable
     from git_gasp.store.logview import fold_agent
     from git_gasp.store.snapshots import write_snapshot
 
@@ -27,7 +28,7 @@ def snapshot(path: str | None, at: str | None) -> int:
     if view.last_event_id is None:
         raise GaspError(f"{view.repo.log_rel} has no events to snapshot")
     for skip in view.result.skipped:
-        click.echo(f"warning: skipped {skip.describe()}", err=True)
+        click.echo(printable(f"warning: skipped {skip.describe()}"), err=True)
     try:
         rel, created = write_snapshot(root, view.repo.log_bytes or b"", view.result.graph,
                                       view.upto_line, view.last_event_id)
