@@ -288,9 +288,15 @@ class _Guard(StagedSides):
         offset = old.line_count
         for number, raw in enumerate(lines, offset + 1):
             if number == offset + len(lines) and not terminated:
-                self.reject(path, number, CHECK1, "the last line has no terminating newline "
-                            "(a torn write?)", "end the line with a newline, or remove the "
-                            "partial line, then `git add` the file again")
+                try:  # a complete event only lacks its newline: never advise removing it
+                    parse_line(raw, number)
+                    why, fix = ("the last line is a complete event with no terminating "
+                                "newline", "append the newline, then `git add` the file again")
+                except (EnvelopeError, RecursionError):
+                    why, fix = ("the last line has no terminating newline and does not parse "
+                                "(a torn write?)", "remove the partial (uncommitted) line, then "
+                                "`git add` the file again")
+                self.reject(path, number, CHECK1, why, fix)
                 continue
             try:
                 event = parse_line(raw, number)

@@ -594,3 +594,13 @@ def test_a_log_relocated_by_a_merged_parent_is_guarded(agent):
     (agent / MOVED).write_bytes(b"")
     proc = commit(agent, "AGENT.md", LOG, MOVED)
     refused(proc, MOVED, "merge rule")
+
+
+def test_an_unterminated_complete_event_is_told_to_get_its_newline_not_removed(agent):
+    append(agent, goal_pair(1)[:-1])  # the ops line complete but without its newline
+    git(agent, "add", LOG)
+    proc = gasp(agent, "hook", "pre-commit")
+    assert proc.returncode != 0
+    text = out(proc)
+    assert "complete event with no terminating newline" in text
+    assert "append the newline" in text and "remove" not in text
