@@ -17,7 +17,7 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, move_into_place
 
 SUPPORTED_SPEC = {1, "1", "1.0"}
 
@@ -201,7 +201,7 @@ def restore(url: str, dest: str | Path | None = None, *, at: str | None = None,
             install_hooks(tmp)
         if dest.exists():
             dest.rmdir()  # empty (checked above): the clone takes its place
-        os.rename(tmp, dest)
+        move_into_place(tmp, dest)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report.root = dest
