@@ -133,6 +133,28 @@ def git_dir(cwd: Path | str) -> Path:
     return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))
 
 
+def find_git_dir(root: Path | str) -> Path | None:
+    """The git dir of the work tree holding `root`, read from its `.git` dir or `.git`
+    file without starting git (for hot paths such as opening the state); None when
+    there is none or it cannot be read. `git_dir` asks git itself."""
+    here = Path(os.path.realpath(root))
+    for place in (here, *here.parents):
+        dotgit = place / ".git"
+        try:
+            if dotgit.is_dir():
+                return dotgit
+            if dotgit.is_file():
+                text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+                if text.startswith("gitdir:"):
+                    target = Path(text[len("gitdir:"):].strip())
+                    target = target if target.is_absolute() else place / target
+                    return target if target.is_dir() else None
+                return None
+        except OSError:
+            return None
+    return None
+
+
 def common_dir(cwd: Path | str) -> Path:
     """The git dir shared by all worktrees of the repository (objects, refs, config)."""
     proc = run(cwd, "rev-parse", "--git-common-dir", check=False)

@@ -38,10 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.files import AtomicFile, UnsafePath
+from git_gasp.base.git import find_git_dir
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.graph import Graph
 from git_gasp.store.append import LogError, parse_tail
-from git_gasp.store.snapshots import Seed, candidates, git_dir
+from git_gasp.store.snapshots import Seed, candidates
 
 CACHE_DIR = ("gasp", "snapshot-cache")
 _MAGIC = b"gasp-snapshot-cache/2"
@@ -119,7 +120,7 @@ def open_fast(root: Path, log_path: Path, log_rel: str, notes: list[str]) -> Fas
     error in the tail is raised only once the prefix is verified (its line numbers
     come from the cache entry).
     """
-    gitdir = git_dir(root)
+    gitdir = find_git_dir(root)
     if gitdir is None:
         return None
     scratch: list[str] = []
@@ -249,7 +250,7 @@ def save(root: Path, seed: Seed, notes: list[str]) -> None:
     Only the snapshot that covers the most lines is cached: it is the one an open tries
     first. Failures only cost the cache (a note), never the open.
     """
-    gitdir = git_dir(root)
+    gitdir = find_git_dir(root)
     if gitdir is None or seed.source_sha256 is None:
         return
     found = candidates(root, [])

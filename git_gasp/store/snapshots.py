@@ -11,6 +11,7 @@ from pathlib import Path
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
+from git_gasp.base.git import find_git_dir
 from git_gasp.protocol.envelope import EnvelopeError, parse_line
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
@@ -44,26 +45,6 @@ class Seed:
     source_sha256: str | None = None  # of the graph.json bytes the graph was loaded from
 
 
-def git_dir(root: Path) -> Path | None:
-    """The git dir of the work tree holding `root` (a `.git` dir or `.git` file), or None."""
-    here = Path(os.path.realpath(root))
-    for place in (here, *here.parents):
-        dotgit = place / ".git"
-        try:
-            if dotgit.is_dir():
-                return dotgit
-            if dotgit.is_file():
-                text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
-                if text.startswith("gitdir:"):
-                    target = Path(text[len("gitdir:"):].strip())
-                    target = target if target.is_absolute() else place / target
-                    return target if target.is_dir() else None
-                return None
-        except OSError:
-            return None
-    return None
-
-
 # --- a snapshot is never an authority ----------------------------------------
 # Its integrity record only says which log prefix it claims to be the fold of; anyone can
 # edit the graph and keep the record. So the first time a clone seeds from a snapshot its
@@ -79,7 +60,7 @@ def blob_id(data: bytes) -> str:
 
 
 def _verdict_path(root: Path, blob: str) -> Path | None:
-    gitdir = git_dir(root)
+    gitdir = find_git_dir(root)
     return None if gitdir is None else gitdir.joinpath(*VERDICT_DIR, blob)
 
 

@@ -54,3 +54,14 @@ def test_helpers(repo, tmp_path):
     assert len(git.resolve_commit(repo, "HEAD")) == 40
     with pytest.raises(NotAGitRepo):
         git.work_tree_top(tmp_path)
+
+
+def test_find_git_dir_reads_dot_git_without_git(repo, tmp_path):
+    sub = repo / "a" / "b"
+    sub.mkdir(parents=True)
+    assert git.find_git_dir(sub) == repo / ".git"
+    git.run(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+            "--allow-empty", "-m", "m")
+    git.run(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
+    assert git.find_git_dir(tmp_path / "wt") == git.git_dir(tmp_path / "wt")
+    assert git.find_git_dir(tmp_path / "nowhere") is None

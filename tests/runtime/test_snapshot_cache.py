@@ -114,7 +114,7 @@ def test_torn_and_bad_tails_are_reported_as_without_the_cache(snapped):
 
 
 def test_no_git_dir_means_no_cache(tmp_path, monkeypatch):
-    monkeypatch.setattr(seeds, "git_dir", lambda root: None)
+    monkeypatch.setattr(seeds, "find_git_dir", lambda root: None)
     assert seeds.open_fast(tmp_path, tmp_path / "log", "log", []) is None
 
 
