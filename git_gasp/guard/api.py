@@ -17,27 +17,13 @@ from git_gasp.guard.rejection import Rejection
 from git_gasp.guard.staged import File
 
 
-class _TreeGuard(_Guard):
-    """A guard run over a tree held in memory instead of an index file."""
-
-    def __init__(self, repo: Repo, files: dict[bytes, File], parent: bytes | None,
-                 cache: CommittedLogCache | None) -> None:
-        # StagedSides.__init__ reads an index file; set the same sides from `files`.
-        self.repo = repo
-        self.store = repo.object_store
-        self.index = dict(files)
-        self.conflicted = set()
-        self.head = self._files_of_commit(parent)
-        self.parents = []  # a one-parent commit: no merge rule
-        self._blobs = {}
-        self._init_rules(cache)
-
-
 def check_tree(repo: Repo, files: dict[bytes, File], parent: bytes | None,
                *, cache: bool = True) -> list[Rejection]:
-    """Every reason the commit of tree `files` on top of `parent` must be refused."""
+    """Every reason the commit of tree `files` on top of `parent` must be refused
+    (a one-parent commit: no merge rule)."""
     facts = CommittedLogCache(repo.commondir()) if cache else None
-    guard = _TreeGuard(repo, files, parent, facts)
+    guard = _Guard.from_sides(repo, files, {}, [], cache=facts)
+    guard.head = guard._files_of_commit(parent)
     for root, changed in guard.guarded().items():
         guard.check_root(root, changed)
     if not guard.rejections:

@@ -61,6 +61,20 @@ class _Guard(StagedSides):
         super().__init__(repo, index_path)
         self._init_rules(cache)
 
+    @classmethod
+    def from_sides(cls, repo: Repo | None, index: dict[bytes, File], head: dict[bytes, File],
+                   parents: list[dict[bytes, File]], *, blobs: dict[bytes, bytes] | None = None,
+                   cache: CommittedLogCache | None = None) -> _Guard:
+        """A guard over sides given as path -> (mode, blob id) instead of an index file:
+        a tree the runtime commits itself, or (with no repo) blobs held in `blobs`."""
+        guard = cls.__new__(cls)
+        guard.repo = repo  # type: ignore[assignment]
+        guard.store = repo.object_store if repo is not None else None  # type: ignore[assignment]
+        guard.index, guard.conflicted = dict(index), set()
+        guard.head, guard.parents, guard._blobs = head, parents, dict(blobs or {})
+        guard._init_rules(cache)
+        return guard
+
     def _init_rules(self, cache: CommittedLogCache | None) -> None:
         self.rejections: list[Rejection] = []
         self._paths: dict[tuple[bytes, bytes | None], AppendOnlyPaths] = {}
@@ -334,11 +348,7 @@ def check_files(index: dict[bytes, File], head: dict[bytes, File],
     """The guard's rules over sides given as path -> (mode, blob id) with every blob's
     bytes in `blobs`: no repository, no cache (what `run_guard` decides for a commit
     whose index is `index`, HEAD `head` and merged heads `parents`)."""
-    guard = _Guard.__new__(_Guard)
-    guard.repo, guard.store = None, None  # type: ignore[assignment]
-    guard.index, guard.conflicted = dict(index), set()
-    guard.head, guard.parents, guard._blobs = head, parents, dict(blobs)
-    guard._init_rules(None)
+    guard = _Guard.from_sides(None, index, head, parents, blobs=blobs)
     for root, changed in guard.guarded().items():
         guard.check_root(root, changed)
     return guard.rejections

@@ -263,3 +263,17 @@ def fast_fields(fm_text: str) -> dict[str, Any] | None:
             return None
         out[m.group(1)] = val
     return out
+
+
+def lenient_fields(fm_text: str | None) -> dict[str, Any]:
+    """The fields of front matter `fm_text` for reading, never raising: the fast parser,
+    else YAML, else nothing (a broken file is still indexed and shown by its text)."""
+    if not fm_text:
+        return {}
+    fields = fast_fields(fm_text)
+    if fields is None:
+        try:
+            fields = load_yaml(fm_text)
+        except Exception:  # noqa: BLE001 - a broken or refused front matter has no fields
+            fields = {}
+    return fields if isinstance(fields, dict) else {}

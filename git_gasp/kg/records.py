@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from git_gasp.kg.frontmatter import fast_fields, load_yaml, split
+from git_gasp.kg.frontmatter import lenient_fields, split
 from git_gasp.kg.ids import is_safe_component
 
 # record: [path, kind, id_or_from, label, type, aliases, valid, valid_until,
@@ -70,16 +70,7 @@ def parse_file(rel: str, raw: bytes) -> list[Any] | None:
         return None
     text = raw.decode("utf-8", "replace")
     fm_text, _ = split(text)
-    fields: Any = {}
-    if fm_text:
-        fields = fast_fields(fm_text)
-        if fields is None:
-            try:
-                fields = load_yaml(fm_text)
-            except Exception:  # noqa: BLE001 - a broken file is indexed by its text only
-                fields = {}
-            if not isinstance(fields, dict):
-                fields = {}
+    fields = lenient_fields(fm_text)
     if "valid_until" not in fields:
         valid = "u"
     elif fields.get("valid_until") in (None, "", "null"):

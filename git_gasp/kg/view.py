@@ -18,7 +18,7 @@ from typing import Any
 from git_gasp.base.files import atomic_write
 from git_gasp.kg import index
 from git_gasp.kg.config import state_home
-from git_gasp.kg.frontmatter import fast_fields, load_yaml, split
+from git_gasp.kg.frontmatter import lenient_fields, split
 from git_gasp.kg.workspace import Workspace
 
 MAX_TEXT = 20_000  # characters of body kept per entity/relation
@@ -31,16 +31,7 @@ def _read(root: Path, rel: str) -> tuple[dict[str, Any], str]:
     if text is None:
         return {}, ""
     fm, body = split(text)
-    fields: Any = {}
-    if fm:
-        fields = fast_fields(fm)
-        if fields is None:
-            try:
-                fields = load_yaml(fm)
-            except Exception:  # noqa: BLE001 - show what we can of a broken file
-                fields = {}
-    if not isinstance(fields, dict):
-        fields = {}
+    fields = lenient_fields(fm)
     body = body.strip("\n")
     if len(body) > MAX_TEXT:
         body = body[:MAX_TEXT] + "\n… (truncated)"
