@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
+
 
 def lf_fix(paths: list[str]) -> str:
     """The one-line explanation and fix for GASP files a checkout converted to CRLF."""
-    named = " ".join(paths)
+    named = " ".join(shlex.quote(p) for p in paths)  # names come from a cloned repo
     return ("git converted the line endings of this checkout to CRLF (core.autocrlf or an "
             "eol attribute); GASP files are LF: run `git gasp install-hooks` (it pins "
             f"their line endings), then `git -c core.autocrlf=false checkout -- {named}` "

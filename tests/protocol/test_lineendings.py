@@ -13,3 +13,10 @@ def test_lf_text_or_a_single_stray_cr_is_not():
     assert not crlf_converted(b'{"a":1}\n{"b":2}\r\n')
     assert not crlf_converted(b'{"a":1}\n')
     assert not crlf_converted(b"no newline at all\r")
+
+
+def test_the_fix_quotes_path_names_taken_from_the_repo():
+    from git_gasp.protocol.lineendings import lf_fix
+
+    fix = lf_fix(["state/events.jsonl", "a b;$(rm -rf ~)"])
+    assert "checkout -- state/events.jsonl 'a b;$(rm -rf ~)'" in fix
