@@ -4,8 +4,9 @@ Every commit reachable from HEAD is compared with each of its parents, parents
 first (``history_walk``, over ``history_objects``); verified commits are remembered
 under the git dir (``history_cache``), so a later run stops at them and only walks
 new commits; HEAD's log must be committed and the working tree must extend HEAD
-(``history_worktree``). `check_store` runs the commit rules alone over any dulwich
-object store, an in-memory one included.
+(``history_worktree``). On a packed repository most one-parent appends are proven
+from the pack deltas without building the versions (``history_pack``). `check_store`
+runs the commit rules alone over any dulwich object store, an in-memory one included.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from dulwich.object_store import BaseObjectStore
 from dulwich.repo import Repo
 
 from git_gasp.conformance.history_cache import VerifiedCache
-from git_gasp.conformance.history_walk import HistoryResult, Walker
+from git_gasp.conformance.history_pack import PackProver
+from git_gasp.conformance.history_pack_files import PackFiles
+from git_gasp.conformance.history_walk import HistoryResult, Progress, Walker
 from git_gasp.conformance.history_worktree import WorkTree
 from git_gasp.protocol.appendonly import LOG_PATH
 from git_gasp.store.gitrepo import open_repo, shallow_commits
 
-__all__ = ["HistoryResult", "check_history", "check_store"]
+__all__ = ["HistoryResult", "Progress", "check_history", "check_store"]
 
 
 def _wanted(declared: Iterable[bytes], log_path: bytes) -> frozenset[bytes]:
@@ -35,7 +38,7 @@ def _wanted(declared: Iterable[bytes], log_path: bytes) -> frozenset[bytes]:
 def check_store(
     store: BaseObjectStore, head: bytes, *, prefix: bytes = b"",
     declared: Iterable[bytes] = (), log_path: bytes = LOG_PATH,
-    shallow: Iterable[bytes] = (),
+    shallow: Iterable[bytes] = (), use_packs: bool = True,
 ) -> HistoryResult:
     """Check 4's commit rules over every commit reachable from `head` in `store`.
 
@@ -43,39 +46,61 @@ def check_store(
     `log_path` as for `check_history`; `shallow` the shallow-boundary commits. No
     work tree, no cache, and no "the log is committed in HEAD" check: those belong
     to `check_history`. A missing or unreadable object is a failure (fail closed).
+    `use_packs=False` decides every pair from content (the verdicts are the same).
     """
     walker = Walker(store, prefix, _wanted(declared, log_path), log_path)
+    files = None
     try:
+        files = _use_packs(walker, store) if use_packs else None
         walker.walk(head, set(shallow))
     except Exception as exc:  # fail closed, never crash
         walker.fail(f"history walk failed: {type(exc).__name__}: {exc}")
+    finally:
+        if files is not None:
+            files.close()
     return walker.result
+
+
+def _use_packs(walker: Walker, store: BaseObjectStore) -> PackFiles | None:
+    """Let the walk read trees and commits, and prove appends, from the raw packs."""
+    files = PackFiles.for_store(store)
+    if files is not None:
+        walker.objects.packed = files
+        walker.prover = PackProver(files)
+    return files
 
 
 def check_history(
     agent_root: pathlib.Path, *, declared: Iterable[bytes] = (), use_cache: bool = True,
-    log_path: bytes = LOG_PATH,
+    log_path: bytes = LOG_PATH, progress: Progress | None = None, use_packs: bool = True,
 ) -> HistoryResult:
     """Run check 4 on the repository around `agent_root`.
 
     Each commit's append-only paths come from its own AGENT.md; `declared` adds
     paths relative to the agent root to every commit's; `log_path` is where the
     working tree's manifest puts the event log (it is append-only in every commit
-    and must be committed in HEAD). Raises NotAGitRepo when `agent_root` is
-    not in a git work tree; every other problem is reported as a failure.
+    and must be committed in HEAD). `progress` is called as (commits walked, commits
+    to walk) at most a few times a second during a walk; it prints nothing itself.
+    `use_packs=False` decides every pair from content (the verdicts are the same).
+    Raises NotAGitRepo when `agent_root` is not in a git work tree; every other
+    problem is reported as a failure.
     """
     agent_root = pathlib.Path(agent_root)
     repo, prefix = open_repo(agent_root)
+    files = None
     try:
         worktree = WorkTree(repo, agent_root, prefix)
         walker = Walker(repo.object_store, prefix, _wanted(declared, log_path), log_path,
-                        worktree)
+                        worktree, progress)
         try:
+            files = _use_packs(walker, repo.object_store) if use_packs else None
             _run(repo, walker, worktree, use_cache)
         except Exception as exc:  # fail closed, never crash
             walker.fail(f"history walk failed: {type(exc).__name__}: {exc}")
         return walker.result
     finally:
+        if files is not None:
+            files.close()
         repo.close()
 
 

@@ -1,19 +1,24 @@
 """Reading git objects for the check-4 walk: typed reads from any dulwich object
 store, small bounded caches, blob lengths, and the append-only entries that differ
-between two trees (only trees whose ids differ are descended into)."""
+between two trees (only trees whose ids differ are descended into). Packed trees and
+commits are read straight from the mapped packs when `packed` is set (the same
+parsers as dulwich's; anything that does not read cleanly goes through dulwich)."""
 
 from __future__ import annotations
 
 import stat
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from dulwich.object_store import BaseObjectStore
-from dulwich.objects import Commit, Tree
+from dulwich.objects import Commit, ShaFile, Tree, parse_tree
 
 from git_gasp.protocol.appendonly import AppendOnlyPaths
 
-_BLOB = 3
+if TYPE_CHECKING:
+    from git_gasp.conformance.history_pack_files import PackFiles
+
+_COMMIT, _TREE, _BLOB = 1, 2, 3
 _TREE_CACHE_SIZE = 512
 _RECENT_BLOB_BYTES = 32 << 20  # a bounded window of recently read blobs, not a content store
 
@@ -61,6 +66,7 @@ class Objects:
         self._recent: dict[bytes, bytes] = {}
         self._recent_bytes = 0
         self.lengths: dict[bytes, int] = {}
+        self.packed: PackFiles | None = None
 
     def _get(self, sha: bytes, cls: type) -> object:
         try:
@@ -75,6 +81,13 @@ class Objects:
         return obj
 
     def commit(self, sha: bytes) -> CommitInfo:
+        raw = self.packed.read_small(sha) if self.packed is not None else None
+        if raw is not None and raw[0] == _COMMIT:
+            try:
+                obj = ShaFile.from_raw_string(_COMMIT, raw[1], sha=sha)
+                return CommitInfo(obj.tree, tuple(obj.parents))
+            except Exception:  # noqa: BLE001 - dulwich reads (and reports) it below
+                pass
         obj = self._get(sha, Commit)
         return CommitInfo(obj.tree, tuple(obj.parents))
 
@@ -82,8 +95,17 @@ class Objects:
         cached = self._trees.get(sha)
         if cached is not None:
             return cached
-        obj = self._get(sha, Tree)
-        entries = {e.path: Entry(e.mode, e.sha) for e in obj.iteritems()}
+        entries = None
+        raw = self.packed.read_small(sha) if self.packed is not None else None
+        if raw is not None and raw[0] == _TREE:
+            try:  # what dulwich's Tree does with the same bytes
+                entries = {name: Entry(mode, hexsha)
+                           for name, mode, hexsha in parse_tree(raw[1], sha_len=20)}
+            except Exception:  # noqa: BLE001 - dulwich reads (and reports) it below
+                entries = None
+        if entries is None:
+            obj = self._get(sha, Tree)
+            entries = {e.path: Entry(e.mode, e.sha) for e in obj.iteritems()}
         if len(self._trees) >= _TREE_CACHE_SIZE:
             self._trees.pop(next(iter(self._trees)))
         self._trees[sha] = entries

@@ -7,15 +7,19 @@ starts with the old one's bytes. A one-parent change to an append-only file must
 append; a merge is judged by meaning (`merge_result_problem`: the parents' shared
 lines stay the start, every parent line is kept, in whatever order git resolved the
 concurrent suffixes); an append-only file is never deleted nor committed as a
-symlink. A one-parent extension is proved without reading the parent blob when its
-length is known: git blob ids are ``sha1(b"blob <len>\\0" + content)``, so hashing
-the first ``len`` bytes of the new blob suffices.
+symlink. A one-parent extension is proved without reading any content when it is in
+`Walker.proven` or the pack prover (`history_pack`) proves it from the deltas; else
+without reading the parent blob when its length is known: git blob ids are
+``sha1(b"blob <len>\\0" + content)``, so hashing the first ``len`` bytes of the new
+blob suffices. Anything not proven is decided (and described) from content.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -39,10 +43,25 @@ from git_gasp.protocol.failure import Failure
 from git_gasp.protocol.manifest import manifest_paths
 
 if TYPE_CHECKING:
+    from git_gasp.conformance.history_pack import PackProver
     from git_gasp.conformance.history_worktree import WorkTree
+
+Progress = Callable[[int, int], None]
+_PROGRESS_EVERY = 0.25  # seconds between progress calls
 
 _UNSHALLOW_HINT = "run `git fetch --unshallow` to check the full history"
 APPEND_HINT = "append-only files may only grow at the end; revert it and append a correction"
+
+
+@dataclass
+class WalkStats:
+    """How the walk decided its pairs (not part of the verdict, nor of equality)."""
+
+    proven_known: int = 0  # one-parent pairs found in `Walker.proven`
+    proven_packs: int = 0  # one-parent pairs the pack prover proved from deltas
+    read: int = 0  # one-parent pairs decided by comparing content
+    merges_proven: int = 0  # merged files whose every parent version was proven
+    merges_read: int = 0  # merged files compared by content
 
 
 @dataclass
@@ -55,6 +74,7 @@ class HistoryResult:
     # Verified commits known from the cache when the walk stopped at one (0 otherwise):
     # the ancestors skipped, give or take cached commits of other branches.
     commits_cached: int = 0
+    stats: WalkStats = field(default_factory=WalkStats, compare=False, repr=False)
 
 
 class _Side(NamedTuple):
@@ -70,12 +90,20 @@ class Walker:
 
     `prefix`: the agent root inside the trees (``/``-separated, ``b""`` at the top);
     `declared`: further append-only paths relative to it; `worktree`: where HEAD's
-    blobs may be read from disk instead (None: objects only).
+    blobs may be read from disk instead (None: objects only); `progress`: called as
+    (commits walked, commits to walk) at most every quarter second, and once at the
+    end if it was called at all.
+
+    `proven` holds (old blob id, new blob id) pairs known to satisfy the one-parent
+    extension rule (new starts with old; an unterminated last line of old is not
+    extended): consulted before any content is read, and filled by `prover` (a
+    `history_pack.PackProver`, or None) as it proves pairs from pack deltas.
     """
 
     def __init__(
         self, store: BaseObjectStore, prefix: bytes, declared: frozenset[bytes],
         log_path: bytes = LOG_PATH, worktree: WorkTree | None = None,
+        progress: Progress | None = None,
     ) -> None:
         self.prefix = prefix
         self.declared = declared
@@ -89,6 +117,9 @@ class Walker:
         self.bad: set[bytes] = set()
         self.commit_paths: dict[bytes, AppendOnlyPaths] = {}
         self._by_manifest: dict[bytes | None, AppendOnlyPaths] = {}
+        self.proven: set[tuple[bytes, bytes]] = set()
+        self.prover: PackProver | None = None
+        self.progress = progress
 
     # ---- reporting helpers
 
@@ -249,12 +280,15 @@ class Walker:
             return
         if old.sha == new.sha:
             return  # a mode-only change (or a pure move)
+        if self.extends_proven(old.sha, new.sha):
+            return
+        self.result.stats.read += 1
         try:
             data = self._new_content(new, contents, new_path)
             old_data = self.objects.recent_blob(old.sha)
             problem = None
             if old_data is None:
-                length = self.objects.lengths.get(old.sha)
+                length = self._length(old.sha)
                 if length is None or not extends_by_hash(old.sha, length, data):
                     old_data = self.objects.blob(old.sha)
             if old_data is not None:
@@ -266,6 +300,29 @@ class Walker:
         if problem is not None:
             line, reason = problem
             self.fail(f"{reason}{moved} ({APPEND_HINT})", commit=sha, path=new_path, line=line)
+
+    def extends_proven(self, old: bytes, new: bytes) -> bool:
+        """True if blob `new` is known (`proven`) or proven from the packs to satisfy
+        the one-parent extension rule against blob `old`; reads no content."""
+        stats = self.result.stats
+        if (old, new) in self.proven:
+            stats.proven_known += 1
+            return True
+        if self.prover is not None and self.prover.proves(old, new):
+            self.proven.add((old, new))
+            length = self.prover.length(new)
+            if length is not None:
+                self.objects.lengths[new] = length
+            stats.proven_packs += 1
+            return True
+        return False
+
+    def _length(self, sha: bytes) -> int | None:
+        """A blob's length if known without reading it (a hint: it is hash-checked)."""
+        length = self.objects.lengths.get(sha)
+        if length is None and self.prover is not None:
+            length = self.prover.length(sha)
+        return length
 
     # ---- merges: by meaning (protocol.appendonly.merge_result_problem)
 
@@ -317,6 +374,13 @@ class Walker:
             return
         if all(entry.sha == new.sha for _side, _path, entry in versions):
             return
+        # Every parent extending the result by the one-parent rule is a merge by meaning
+        # (each parent's lines are the result's first lines).
+        if all(e.sha == new.sha or self.extends_proven(e.sha, new.sha)
+               for _side, _path, e in versions):
+            self.result.stats.merges_proven += 1
+            return
+        self.result.stats.merges_read += 1
         try:
             data = self._new_content(new, contents, path)
             blobs = [self._parent_content(e, data) for _side, _path, e in versions]
@@ -337,7 +401,7 @@ class Walker:
         it (the usual merge extends its first parent: no inflating), else read."""
         data = self.objects.recent_blob(entry.sha)
         if data is None:
-            length = self.objects.lengths.get(entry.sha)
+            length = self._length(entry.sha)
             if length is not None and extends_by_hash(entry.sha, length, result):
                 return result[:length]
             data = self.objects.blob(entry.sha)
@@ -369,8 +433,13 @@ class Walker:
         """Check every new commit; return the ids that may be cached as verified."""
         verified: set[bytes] = set()
         order = self.order(head, shallow)
-        self.result.commits_walked = len(order)
-        for sha in order:
+        self.result.commits_walked = total = len(order)
+        last = time.monotonic()
+        told = False
+        for done, sha in enumerate(order):
+            if self.progress is not None and done and time.monotonic() - last >= _PROGRESS_EVERY:
+                self.progress(done, total)
+                last, told = time.monotonic(), True
             info = self.info[sha]
             if isinstance(info, str):
                 self.fail(f"commit cannot be read: {info}", commit=sha)
@@ -390,4 +459,6 @@ class Walker:
                 verified.add(sha)
             else:
                 self.bad.add(sha)
+        if told and self.progress is not None:
+            self.progress(total, total)
         return verified

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dulwich.object_store import MemoryObjectStore
 from dulwich.objects import Blob, Commit, Tree
 
+from git_gasp.conformance import history_walk
 from git_gasp.conformance.history import HistoryResult, check_store
+from git_gasp.conformance.history_walk import Walker
 
 LOG = "state/events.jsonl"
 REG, LINK = 0o100644, 0o120000
@@ -214,3 +216,52 @@ def test_shallow_boundary_is_reported():
     c2 = g.commit({LOG: b"a\nb\n"}, c1)
     [failure] = check(g, c2, shallow=[c2]).failures
     assert failure.commit == c2.decode() and "shallow" in failure.message
+
+
+def _edited_history(g: Graph) -> tuple[bytes, bytes, bytes, bytes]:
+    """Three commits whose second edits the log in place: (head, blob ids 1 and 2)."""
+    c1 = g.commit({LOG: b"a\nb\n"})
+    c2 = g.commit({LOG: b"a\nB\nc\n"}, c1)
+    c3 = g.commit({LOG: b"a\nB\nc\nd\n"}, c2)
+    return c3, c2, g.blob(b"a\nb\n"), g.blob(b"a\nB\nc\n")
+
+
+def test_walker_proven_pairs_are_trusted_without_reading_content():
+    g = Graph()
+    head, _bad, old, new = _edited_history(g)
+    walker = Walker(g.store, b"", frozenset())
+    walker.walk(head, set())
+    assert len(walker.result.failures) == 1 and walker.result.stats.read == 2
+    walker = Walker(g.store, b"", frozenset())
+    walker.proven.add((old, new))  # e.g. a record the guard wrote: never re-read
+    walker.walk(head, set())
+    assert walker.result.failures == []
+    assert (walker.result.stats.proven_known, walker.result.stats.read) == (1, 1)
+
+
+def test_stats_do_not_take_part_in_equality():
+    a, b = HistoryResult(), HistoryResult()
+    b.stats.read = 5
+    assert a == b
+
+
+def test_progress_reports_walked_and_total(monkeypatch):
+    monkeypatch.setattr(history_walk, "_PROGRESS_EVERY", 0.0)
+    g = Graph()
+    head = g.commit({LOG: b"a\n"})
+    for n in range(5):
+        head = g.commit({LOG: b"a\n" + b"b\n" * (n + 1)}, head)
+    calls: list[tuple[int, int]] = []
+    walker = Walker(g.store, b"", frozenset(), progress=lambda done, total: calls.append(
+        (done, total)))
+    walker.walk(head, set())
+    assert calls == [(1, 6), (2, 6), (3, 6), (4, 6), (5, 6), (6, 6)]
+
+
+def test_progress_is_not_called_for_a_quick_walk():
+    g = Graph()
+    head = g.commit({LOG: b"a\n"})
+    calls: list[tuple[int, int]] = []
+    walker = Walker(g.store, b"", frozenset(), progress=lambda *a: calls.append(a))
+    walker.walk(g.commit({LOG: b"a\nb\n"}, head), set())
+    assert calls == []

@@ -1,0 +1,314 @@
+"""Proving one-parent appends from the structure of pack deltas, without building
+the versions.
+
+Each blob in a pack is a node: a full object (a root), or a delta against a base
+node. A delta whose instructions copy base offset == target position from 0 for its
+first k bytes proves ``target[:k] == base[:k]``; git stores the versions of an
+append-only file as such deltas (an old version as a prefix copy of a newer one, or
+a new one as the old one plus an insert), so the chains relate hundreds of versions
+to a few full objects. Along a chain the proven agreements combine by their minimum:
+every node knows its root and how many first bytes it shares with it, and two nodes
+of one root share at least the least agreement on the path between them. "Old is a
+prefix of new" is then a matter of lengths; the newline rule needs single bytes,
+resolved through the delta instructions down to an insert or a full object (whose
+content is inflated at most once, and kept only as the offsets of its newlines).
+
+Nothing here reports a failure: a pair it does not prove goes back to the content
+comparison, which decides and describes it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import zlib
+from array import array
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from git_gasp.conformance.history_pack_delta import (
+    BLOB,
+    OFS_DELTA,
+    REF_DELTA,
+    Delta,
+    PackFormatError,
+    parse_delta,
+)
+from git_gasp.conformance.history_pack_files import READ_ERRORS, Loc, PackFiles
+
+_MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains prove nothing
+_DELTA_CACHE_BYTES = 16 << 20
+_ROOT_CACHE_BYTES = 64 << 20
+_LOOSE_HEADER = 64
+
+
+class Node(NamedTuple):
+    length: int
+    base: Loc | None  # None: a full object (a root)
+    prefix: int  # first bytes proven equal to the base's (0 for a root)
+    depth: int
+    root: Loc
+    shared: int  # first bytes proven equal to the root's
+
+
+@dataclass
+class ProverStats:
+    """What the prover did: pairs proven or not, deltas parsed, roots inflated."""
+
+    proven: int = 0
+    unproven: int = 0
+    deltas: int = 0
+    roots: int = 0
+
+
+class PackProver:
+    """Proves "new extends old" (the one-parent rule) from the packs of one store."""
+
+    def __init__(self, files: PackFiles) -> None:
+        self._files = files
+        self._nodes: dict[Loc, Node | None] = {}
+        self._deltas: OrderedDict[Loc, Delta] = OrderedDict()
+        self._delta_bytes = 0
+        self._roots: OrderedDict[Loc, array | bytes] = OrderedDict()
+        self._root_bytes = 0
+        self._unreadable: set[Loc] = set()
+        self.stats = ProverStats()
+
+    # ---- the question
+
+    def length(self, sha: bytes) -> int | None:
+        """The length of blob `sha` from its pack entry or loose header, if known."""
+        node = self._node_of(sha)
+        return None if node is None else node[1].length
+
+    def proves(self, old: bytes, new: bytes) -> bool:
+        """True if blob `new` provably extends blob `old` under the one-parent rule
+        (starts with it; an unterminated last line of `old` is not extended)."""
+        ok = self._proves(old, new)
+        if ok:
+            self.stats.proven += 1
+        else:
+            self.stats.unproven += 1
+        return ok
+
+    def _proves(self, old: bytes, new: bytes) -> bool:
+        p, c = self._node_of(old), self._node_of(new)
+        if p is None or c is None:
+            return False
+        (ploc, pnode), (cloc, cnode) = p, c
+        n = pnode.length
+        if n and (cnode.length <= n or self._agreement(ploc, cloc, n) < n):
+            return False
+        try:
+            # Every delta from either version down to its root parsed cleanly; the roots
+            # must inflate cleanly too (once each), so that reading either version
+            # (which the content comparison would do) cannot fail where this proves.
+            self._lines(pnode.root)
+            self._lines(cnode.root)
+            if n == 0:
+                return True
+            last = self._is_newline(ploc, n - 1)
+            return last is True or (last is False and self._is_newline(cloc, n) is True)
+        except READ_ERRORS:
+            return False
+
+    def _agreement(self, a: Loc, b: Loc, need: int) -> int:
+        """How many first bytes `a` and `b` are proven to share (exact along the path
+        between them; stops early once below `need`)."""
+        na, nb = self._nodes[a], self._nodes[b]
+        if na is None or nb is None or na.root != nb.root:
+            return 0
+        shared = min(na.shared, nb.shared)
+        if shared >= need:
+            return shared
+        ka, kb = na.length, nb.length
+        while a != b and min(ka, kb) >= need:
+            if na.depth >= nb.depth:
+                ka = min(ka, na.prefix)
+                a = na.base  # type: ignore[assignment]
+                na = self._nodes[a]  # type: ignore[assignment]
+            else:
+                kb = min(kb, nb.prefix)
+                b = nb.base  # type: ignore[assignment]
+                nb = self._nodes[b]  # type: ignore[assignment]
+        return min(ka, kb)
+
+    def _is_newline(self, loc: Loc, pos: int) -> bool | None:
+        """Whether byte `pos` of node `loc` is b"\\n", through the delta instructions."""
+        for _ in range(_MAX_DEPTH):
+            node = self._nodes[loc]
+            if node is None or pos >= node.length:
+                return None
+            if node.base is None:
+                return self._root_newline(loc, pos)
+            if pos < node.shared:
+                loc = node.root
+                continue
+            if pos < node.prefix:
+                loc = node.base
+                continue
+            delta = self._delta(loc)
+            off, byte = delta.source(pos)
+            if off < 0:
+                return byte == 0x0A
+            loc, pos = node.base, off
+        return None
+
+    # ---- locating and parsing entries
+
+    def _node_of(self, sha: bytes) -> tuple[Loc, Node] | None:
+        loc = self._files.locate(sha)
+        if loc is None:
+            return None
+        node = self._node(loc)
+        return None if node is None else (loc, node)
+
+    def _node(self, loc: Loc) -> Node | None:
+        """The node at `loc`, parsing its delta chain down to a known node or a root."""
+        if loc in self._nodes:
+            return self._nodes[loc]
+        chain: list[tuple[Loc, tuple[int, Loc | None, Delta | None] | None]] = []
+        on_chain: set[Loc] = set()
+        cur: Loc | None = loc
+        while cur is not None and cur not in self._nodes:
+            if cur in on_chain or len(chain) > _MAX_DEPTH:
+                chain.append((cur, None))  # a cycle or an absurd depth: prove nothing
+                break
+            on_chain.add(cur)
+            try:
+                parsed = self._parse(cur)
+            except READ_ERRORS:
+                parsed = None
+            chain.append((cur, parsed))
+            cur = None if parsed is None else parsed[1]
+        for here, parsed in reversed(chain):
+            self._nodes[here] = self._build(here, parsed)
+        return self._nodes[loc]
+
+    def _build(self, loc: Loc, parsed: tuple[int, Loc | None, Delta | None] | None
+               ) -> Node | None:
+        if parsed is None:
+            return None
+        length, base, delta = parsed
+        if base is None:
+            return Node(length, None, 0, 0, loc, length)
+        below = self._nodes.get(base)
+        if below is None or delta is None or delta.base_size != below.length:
+            return None
+        if delta.starts:
+            self._keep_delta(loc, delta)
+        return Node(length, base, delta.prefix, below.depth + 1, below.root,
+                    min(delta.prefix, below.shared))
+
+    def _parse(self, loc: Loc) -> tuple[int, Loc | None, Delta | None] | None:
+        """(length, base location or None, parsed delta) of a blob entry; None if the
+        entry is not a blob (or a delta whose base cannot be found)."""
+        number, where = loc
+        if number < 0:
+            assert isinstance(where, bytes)
+            kind, size = self._loose_header(where)
+            return (size, None, None) if kind == b"blob" else None
+        head = self._files.header(loc)
+        if head.type_num == BLOB:
+            return head.size, None, None
+        if head.type_num not in (OFS_DELTA, REF_DELTA):
+            return None
+        delta = parse_delta(self._files.entry_data(loc, head))
+        self.stats.deltas += 1
+        base = self._files.base_of(loc, head)
+        return (delta.target_size, base, delta) if base is not None else None
+
+    def _loose_header(self, sha: bytes) -> tuple[bytes, int]:
+        with open(self._files.loose_path(sha), "rb") as f:
+            head = zlib.decompressobj().decompress(f.read(256), _LOOSE_HEADER)
+        kind, _, rest = head.partition(b" ")
+        size, nul, _ = rest.partition(b"\x00")
+        if not nul or not size.isdigit():
+            raise PackFormatError(f"bad loose object header in {sha.decode()}")
+        return kind, int(size)
+
+    # ---- bounded caches: parsed deltas, and the newlines of full objects
+
+    def _delta(self, loc: Loc) -> Delta:
+        delta = self._deltas.get(loc)
+        if delta is not None:
+            self._deltas.move_to_end(loc)
+            return delta
+        parsed = self._parse(loc)
+        if parsed is None or parsed[2] is None:
+            raise PackFormatError("delta vanished")
+        self._keep_delta(loc, parsed[2])
+        return parsed[2]
+
+    def _keep_delta(self, loc: Loc, delta: Delta) -> None:
+        cost = len(delta.data) + 48 * len(delta.ops)
+        if cost > _DELTA_CACHE_BYTES // 4 or loc in self._deltas:
+            return
+        self._deltas[loc] = delta
+        self._delta_bytes += cost
+        while self._delta_bytes > _DELTA_CACHE_BYTES:
+            _, old = self._deltas.popitem(last=False)
+            self._delta_bytes -= len(old.data) + 48 * len(old.ops)
+
+    def _root_newline(self, loc: Loc, pos: int) -> bool:
+        lines = self._lines(loc)
+        if isinstance(lines, bytes):
+            return lines[pos] == 0x0A
+        i = bisect.bisect_left(lines, pos)
+        return i < len(lines) and lines[i] == pos
+
+    def _lines(self, loc: Loc) -> array | bytes:
+        """The newline offsets of root `loc`, from its content inflated (and checked)
+        once; kept in a bounded cache."""
+        lines = self._roots.get(loc)
+        if lines is None:
+            node = self._nodes[loc]
+            assert node is not None and node.base is None
+            if loc in self._unreadable:
+                raise PackFormatError("an unreadable full object")
+            try:
+                lines = _newlines(self._root_content(loc, node.length))
+            except READ_ERRORS:
+                self._unreadable.add(loc)
+                raise
+            self.stats.roots += 1
+            cost = len(lines) * lines.itemsize if isinstance(lines, array) else len(lines)
+            self._roots[loc] = lines
+            self._root_bytes += cost
+            while self._root_bytes > _ROOT_CACHE_BYTES and len(self._roots) > 1:
+                _, old = self._roots.popitem(last=False)
+                self._root_bytes -= len(old) * old.itemsize if isinstance(old, array) \
+                    else len(old)
+        else:
+            self._roots.move_to_end(loc)
+        return lines
+
+    def _root_content(self, loc: Loc, length: int) -> bytes:
+        number, where = loc
+        if number < 0:
+            assert isinstance(where, bytes)
+            with open(self._files.loose_path(where), "rb") as f:
+                raw = zlib.decompress(f.read())
+            data = raw[raw.index(b"\x00") + 1:]
+            if len(data) != length:
+                raise PackFormatError(f"loose object {where.decode()} has the wrong size")
+            return data
+        head = self._files.header(loc)
+        if head.type_num != BLOB or head.size != length:
+            raise PackFormatError("a full object changed under the prover")
+        return self._files.entry_data(loc, head)
+
+
+def _newlines(data: bytes) -> array | bytes:
+    """The offsets of b"\\n" in `data` (or `data` itself when lines are very short)."""
+    count = data.count(b"\n")
+    code = "I" if len(data) < 1 << 32 else "Q"
+    if count * array(code).itemsize > len(data):
+        return data
+    out = array(code)
+    find = data.find
+    i = find(b"\n")
+    while i >= 0:
+        out.append(i)
+        i = find(b"\n", i + 1)
+    return out

@@ -1,0 +1,185 @@
+"""Raw git pack entries for the pack prover: entry headers, a bounded inflate, and
+delta instructions parsed (never applied).
+
+A pack entry starts with a header holding its type and the size of what its zlib
+stream inflates to: the whole object for a full entry, the delta data for a delta
+(an OFS_DELTA names its base by a backward offset in the same pack, a REF_DELTA by
+object id). Delta data starts with the base's and the target's sizes (varints), then
+instructions: a copy of a range of the base, or an insert of literal bytes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import zlib
+from typing import NamedTuple
+
+BLOB, OFS_DELTA, REF_DELTA = 3, 6, 7
+_FULL_TYPES = frozenset({1, 2, 3, 4})
+_CHUNK = 1 << 20
+
+
+class PackFormatError(Exception):
+    """A pack entry or delta that does not parse as git writes them."""
+
+
+class EntryHeader(NamedTuple):
+    type_num: int  # 1..4 (commit, tree, blob, tag) or OFS_DELTA / REF_DELTA
+    size: int  # bytes the entry's zlib stream inflates to
+    data: int  # offset of the zlib stream
+    base: int | bytes | None  # OFS_DELTA: the base's offset; REF_DELTA: its raw id
+
+
+def entry_header(buf: bytes | memoryview, offset: int, oid_length: int = 20) -> EntryHeader:
+    """Parse the header of the pack entry at `offset` of `buf` (a mapped pack)."""
+    try:
+        c = buf[offset]
+        pos = offset + 1
+        type_num, size, shift = (c >> 4) & 7, c & 15, 4
+        while c & 0x80:
+            c = buf[pos]
+            pos += 1
+            size |= (c & 0x7F) << shift
+            shift += 7
+        base: int | bytes | None = None
+        if type_num == OFS_DELTA:
+            c = buf[pos]
+            pos += 1
+            back = c & 0x7F
+            while c & 0x80:
+                c = buf[pos]
+                pos += 1
+                back = ((back + 1) << 7) | (c & 0x7F)
+            if not 0 < back <= offset:
+                raise PackFormatError(f"bad delta base offset at {offset}")
+            base = offset - back
+        elif type_num == REF_DELTA:
+            base = bytes(buf[pos:pos + oid_length])
+            if len(base) != oid_length:
+                raise PackFormatError(f"truncated entry at {offset}")
+            pos += oid_length
+        elif type_num not in _FULL_TYPES:
+            raise PackFormatError(f"bad entry type {type_num} at {offset}")
+    except IndexError:
+        raise PackFormatError(f"truncated entry at {offset}") from None
+    return EntryHeader(type_num, size, pos, base)
+
+
+def inflate(buf: bytes | memoryview, start: int, size: int) -> bytes:
+    """The zlib stream at `start` of `buf`, which must inflate to exactly `size` bytes."""
+    z = zlib.decompressobj()
+    parts: list[bytes] = []
+    got, pos = 0, start
+    try:
+        while not z.eof and pos < len(buf):
+            step = min(_CHUNK, max(64, size - got + 64))
+            chunk = z.decompress(buf[pos:pos + step], size - got + 1)
+            pos += step - len(z.unconsumed_tail)
+            got += len(chunk)
+            parts.append(chunk)
+            if got > size:
+                break
+    except zlib.error as exc:
+        raise PackFormatError(f"bad zlib stream at {start}: {exc}") from None
+    if got != size or not z.eof:
+        raise PackFormatError(f"zlib stream at {start} does not inflate to {size} bytes")
+    return b"".join(parts)
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(data):
+            raise PackFormatError("truncated delta header")
+        c = data[pos]
+        pos += 1
+        value |= (c & 0x7F) << shift
+        shift += 7
+        if not c & 0x80:
+            return value, pos
+
+
+def delta_sizes(data: bytes) -> tuple[int, int]:
+    """The (base size, target size) a delta starts with."""
+    base_size, pos = _varint(data, 0)
+    return base_size, _varint(data, pos)[0]
+
+
+class Delta(NamedTuple):
+    """A parsed delta: the target's first `prefix` bytes equal the base's (copies from
+    base offset == target position, from 0); past that, one instruction per entry of
+    `starts` (target offset) and `ops` (base offset of a copy or -1 for an insert,
+    length, offset of an insert's bytes in `data`)."""
+
+    base_size: int
+    target_size: int
+    prefix: int
+    starts: list[int]
+    ops: list[tuple[int, int, int]]
+    data: bytes
+
+    def source(self, pos: int) -> tuple[int, int]:
+        """Where target byte `pos` (>= prefix) comes from: (base offset, -1) for a copy,
+        (-1, the byte) for an insert."""
+        i = bisect.bisect_right(self.starts, pos) - 1
+        start = self.starts[i]
+        off, _length, at = self.ops[i]
+        if off < 0:
+            return -1, self.data[at + pos - start]
+        return off + pos - start, -1
+
+
+def parse_delta(data: bytes) -> Delta:
+    """Parse and check a delta's instructions (sizes and copy ranges); apply nothing."""
+    base_size, pos = _varint(data, 0)
+    target_size, pos = _varint(data, pos)
+    end = len(data)
+    tpos = 0
+    prefix = -1  # -1 while the copies are still contiguous from 0
+    starts: list[int] = []
+    ops: list[tuple[int, int, int]] = []
+    while pos < end:
+        op = data[pos]
+        pos += 1
+        if op & 0x80:
+            off = length = 0
+            try:
+                for bit, shift in ((1, 0), (2, 8), (4, 16), (8, 24)):
+                    if op & bit:
+                        off |= data[pos] << shift
+                        pos += 1
+                for bit, shift in ((16, 0), (32, 8), (64, 16)):
+                    if op & bit:
+                        length |= data[pos] << shift
+                        pos += 1
+            except IndexError:
+                raise PackFormatError("truncated delta copy") from None
+            if length == 0:
+                length = 0x10000
+            if off + length > base_size:
+                raise PackFormatError("delta copies past the end of its base")
+            if prefix < 0 and off == tpos:
+                tpos += length
+                continue
+            if prefix < 0:
+                prefix = tpos
+            starts.append(tpos)
+            ops.append((off, length, 0))
+            tpos += length
+        elif op:
+            if pos + op > end:
+                raise PackFormatError("truncated delta insert")
+            if prefix < 0:
+                prefix = tpos
+            starts.append(tpos)
+            ops.append((-1, op, pos))
+            pos += op
+            tpos += op
+        else:
+            raise PackFormatError("delta opcode 0")
+        if tpos > target_size:
+            break
+    if tpos != target_size:
+        raise PackFormatError("delta does not build its declared size")
+    return Delta(base_size, target_size, tpos if prefix < 0 else prefix, starts, ops,
+                 data if any(o[0] < 0 for o in ops) else b"")

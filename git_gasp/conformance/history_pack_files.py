@@ -1,0 +1,179 @@
+"""The packs (and loose objects) of an on-disk dulwich store, read raw: where an
+object's entry is, and small objects (trees, commits) built from their entries.
+
+Each pack is mapped once; dulwich's index finds an entry. Reading a tree or commit
+this way skips dulwich's per-object lookup machinery; anything that does not read
+cleanly returns None, and the caller asks dulwich, which reads (or reports) it.
+"""
+
+from __future__ import annotations
+
+import binascii
+import mmap
+import os
+import zlib
+from collections import OrderedDict
+from typing import NamedTuple
+
+from dulwich.object_store import BaseObjectStore, DiskObjectStore
+
+from git_gasp.conformance.history_pack_delta import (
+    OFS_DELTA,
+    REF_DELTA,
+    EntryHeader,
+    PackFormatError,
+    entry_header,
+    inflate,
+)
+
+try:  # dulwich's C delta applier; the pure-Python one is the fallback
+    from dulwich._pack import apply_delta  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover
+    from dulwich.pack import apply_delta
+
+Loc = tuple[int, int | bytes]  # (pack number, offset), or (-1, hex id) for a loose object
+READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError)
+_MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains read nothing
+_SMALL_OBJECT = 4 << 20  # trees and commits above this are left to dulwich
+_RESOLVED_BYTES = 8 << 20
+
+
+class _Pack(NamedTuple):
+    index: object  # a dulwich PackIndex: object_offset(hex id) -> offset, else KeyError
+    buf: mmap.mmap
+    oid_length: int
+
+
+class PackFiles:
+    """The mapped packs and the loose-object directory of one store."""
+
+    def __init__(self, packs: list[_Pack], objects_dir: str | None) -> None:
+        self._packs = packs
+        self.objects_dir = objects_dir
+        self._where: dict[bytes, Loc | None] = {}
+        self._resolved: OrderedDict[Loc, tuple[int, bytes]] = OrderedDict()
+        self._resolved_bytes = 0
+
+    @classmethod
+    def for_store(cls, store: BaseObjectStore) -> PackFiles | None:
+        """The packs of an on-disk store (None for any other kind of store)."""
+        if not isinstance(store, DiskObjectStore):
+            return None
+        packs: list[_Pack] = []
+        for pack in store.packs:
+            try:
+                with open(pack.data.path, "rb") as f:
+                    buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                if buf[:4] != b"PACK":
+                    buf.close()
+                    continue
+                oid_length = getattr(getattr(pack, "object_format", None), "oid_length", 20)
+                packs.append(_Pack(pack.index, buf, oid_length))
+            except Exception:  # noqa: BLE001 - its objects are read the ordinary way
+                continue
+        return cls(packs, os.fspath(store.path))
+
+    def close(self) -> None:
+        for pack in self._packs:
+            pack.buf.close()
+        self._packs = []
+        self._resolved.clear()
+
+    # ---- locating entries
+
+    def locate(self, sha: bytes, prefer: int = -1) -> Loc | None:
+        """Where object `sha` (hex) is: in pack `prefer` if there, else the first pack
+        holding it, else loose; None if nowhere."""
+        if prefer >= 0:
+            try:
+                return prefer, self._packs[prefer].index.object_offset(sha)
+            except Exception:  # noqa: BLE001 - KeyError, or an index that vanished
+                pass
+        if sha in self._where:
+            return self._where[sha]
+        found: Loc | None = None
+        for number, pack in enumerate(self._packs):
+            try:
+                found = number, pack.index.object_offset(sha)
+                break
+            except Exception:  # noqa: BLE001 - KeyError, or an index that vanished
+                continue
+        if found is None and self.objects_dir is not None and len(sha) in (40, 64):
+            if os.path.isfile(self.loose_path(sha)):
+                found = -1, sha
+        self._where[sha] = found
+        return found
+
+    def loose_path(self, sha: bytes) -> str:
+        assert self.objects_dir is not None
+        return os.path.join(self.objects_dir, os.fsdecode(sha[:2]), os.fsdecode(sha[2:]))
+
+    def header(self, loc: Loc) -> EntryHeader:
+        """The header of the pack entry at `loc`."""
+        number, where = loc
+        assert isinstance(where, int)
+        pack = self._packs[number]
+        return entry_header(pack.buf, where, pack.oid_length)
+
+    def entry_data(self, loc: Loc, head: EntryHeader) -> bytes:
+        """What the entry's zlib stream inflates to (the object, or the delta)."""
+        return inflate(self._packs[loc[0]].buf, head.data, head.size)
+
+    def base_of(self, loc: Loc, head: EntryHeader) -> Loc | None:
+        """The location of a delta entry's base (a REF_DELTA's in its own pack first)."""
+        if head.type_num == OFS_DELTA:
+            assert isinstance(head.base, int)
+            return loc[0], head.base
+        assert isinstance(head.base, bytes)
+        return self.locate(binascii.hexlify(head.base), prefer=loc[0])
+
+    # ---- small objects
+
+    def read_small(self, sha: bytes) -> tuple[int, bytes] | None:
+        """(type number, content) of a packed tree or commit `sha`; None when it is not
+        packed, is big, or does not read cleanly (dulwich then reads or reports it)."""
+        loc = self.locate(sha)
+        if loc is None or loc[0] < 0:
+            return None
+        try:
+            return self._resolve(loc)
+        except READ_ERRORS:
+            return None
+        except Exception:  # noqa: BLE001 - e.g. dulwich's ApplyDeltaError
+            return None
+
+    def _resolve(self, loc: Loc) -> tuple[int, bytes] | None:
+        chain: list[tuple[Loc, bytes]] = []  # (location, its delta), newest first
+        seen: set[Loc] = set()
+        cur: Loc | None = loc
+        while True:
+            if cur is None or cur[0] < 0 or cur in seen or len(chain) > _MAX_DEPTH:
+                return None
+            seen.add(cur)
+            hit = self._resolved.get(cur)
+            if hit is not None:
+                self._resolved.move_to_end(cur)
+                type_num, data = hit
+                break
+            head = self.header(cur)
+            if head.size > _SMALL_OBJECT:
+                return None
+            if head.type_num not in (OFS_DELTA, REF_DELTA):
+                type_num, data = head.type_num, self.entry_data(cur, head)
+                self._keep(cur, type_num, data)
+                break
+            chain.append((cur, self.entry_data(cur, head)))
+            cur = self.base_of(cur, head)
+        for here, delta in reversed(chain):
+            data = b"".join(apply_delta(data, delta))
+            self._keep(here, type_num, data)
+        return type_num, data
+
+    def _keep(self, loc: Loc, type_num: int, data: bytes) -> None:
+        if loc in self._resolved:
+            return
+        self._resolved[loc] = (type_num, data)
+        self._resolved_bytes += len(data)
+        while self._resolved_bytes > _RESOLVED_BYTES and len(self._resolved) > 1:
+            _, (_t, old) = self._resolved.popitem(last=False)
+            self._resolved_bytes -= len(old)
