@@ -112,6 +112,11 @@ class Objects:
         return entries
 
     def blob(self, sha: bytes) -> bytes:
+        data = self.packed.read_blob(sha) if self.packed is not None else None
+        if data is not None:
+            self.lengths[sha] = len(data)
+            self._remember(sha, data)
+            return data
         try:
             type_num, data = self._store.get_raw(sha)
         except KeyError:

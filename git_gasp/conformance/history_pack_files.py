@@ -1,9 +1,11 @@
 """The packs (and loose objects) of an on-disk dulwich store, read raw: where an
-object's entry is, and small objects (trees, commits) built from their entries.
+object's entry is, and objects built from their entries.
 
-Each pack is mapped once; dulwich's index finds an entry. Reading a tree or commit
-this way skips dulwich's per-object lookup machinery; anything that does not read
-cleanly returns None, and the caller asks dulwich, which reads (or reports) it.
+Each pack is mapped once; dulwich's index finds an entry. Reading an object this
+way skips dulwich's per-object lookup machinery and its large cache of every
+version built (a bounded cache here holds what chains are built from: at most
+twice the largest object, or 16 MiB); anything that does not read cleanly returns
+None, and the caller asks dulwich, which reads (or reports) it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import NamedTuple
 from dulwich.object_store import BaseObjectStore, DiskObjectStore
 
 from git_gasp.conformance.history_pack_delta import (
+    BLOB,
     OFS_DELTA,
     REF_DELTA,
     EntryHeader,
@@ -35,7 +38,7 @@ Loc = tuple[int, int | bytes]  # (pack number, offset), or (-1, hex id) for a lo
 READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError)
 _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains read nothing
 _SMALL_OBJECT = 4 << 20  # trees and commits above this are left to dulwich
-_RESOLVED_BYTES = 8 << 20
+_RESOLVED_BYTES = 16 << 20  # the cache's budget, or twice the largest object if more
 
 
 class _Pack(NamedTuple):
@@ -53,6 +56,7 @@ class PackFiles:
         self._where: dict[bytes, Loc | None] = {}
         self._resolved: OrderedDict[Loc, tuple[int, bytes]] = OrderedDict()
         self._resolved_bytes = 0
+        self._budget = _RESOLVED_BYTES
 
     @classmethod
     def for_store(cls, store: BaseObjectStore) -> PackFiles | None:
@@ -132,17 +136,26 @@ class PackFiles:
     def read_small(self, sha: bytes) -> tuple[int, bytes] | None:
         """(type number, content) of a packed tree or commit `sha`; None when it is not
         packed, is big, or does not read cleanly (dulwich then reads or reports it)."""
+        return self._read(sha, _SMALL_OBJECT)
+
+    def read_blob(self, sha: bytes) -> bytes | None:
+        """The content of packed blob `sha`; None when it is not a packed blob or does
+        not read cleanly (dulwich then reads or reports it)."""
+        got = self._read(sha, None)
+        return got[1] if got is not None and got[0] == BLOB else None
+
+    def _read(self, sha: bytes, limit: int | None) -> tuple[int, bytes] | None:
         loc = self.locate(sha)
         if loc is None or loc[0] < 0:
             return None
         try:
-            return self._resolve(loc)
+            return self._resolve(loc, limit)
         except READ_ERRORS:
             return None
         except Exception:  # noqa: BLE001 - e.g. dulwich's ApplyDeltaError
             return None
 
-    def _resolve(self, loc: Loc) -> tuple[int, bytes] | None:
+    def _resolve(self, loc: Loc, limit: int | None) -> tuple[int, bytes] | None:
         chain: list[tuple[Loc, bytes]] = []  # (location, its delta), newest first
         seen: set[Loc] = set()
         cur: Loc | None = loc
@@ -156,7 +169,7 @@ class PackFiles:
                 type_num, data = hit
                 break
             head = self.header(cur)
-            if head.size > _SMALL_OBJECT:
+            if limit is not None and head.size > limit:
                 return None
             if head.type_num not in (OFS_DELTA, REF_DELTA):
                 type_num, data = head.type_num, self.entry_data(cur, head)
@@ -172,8 +185,9 @@ class PackFiles:
     def _keep(self, loc: Loc, type_num: int, data: bytes) -> None:
         if loc in self._resolved:
             return
+        self._budget = max(self._budget, 2 * len(data))
         self._resolved[loc] = (type_num, data)
         self._resolved_bytes += len(data)
-        while self._resolved_bytes > _RESOLVED_BYTES and len(self._resolved) > 1:
+        while self._resolved_bytes > self._budget and len(self._resolved) > 1:
             _, (_t, old) = self._resolved.popitem(last=False)
             self._resolved_bytes -= len(old)

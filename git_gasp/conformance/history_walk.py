@@ -57,8 +57,8 @@ APPEND_HINT = "append-only files may only grow at the end; revert it and append 
 class WalkStats:
     """How the walk decided its pairs (not part of the verdict, nor of equality)."""
 
-    proven_known: int = 0  # one-parent pairs found in `Walker.proven`
-    proven_packs: int = 0  # one-parent pairs the pack prover proved from deltas
+    proven_known: int = 0  # (old, new) pairs found in `Walker.proven`
+    proven_packs: int = 0  # pairs the pack prover proved from deltas (merge parents too)
     read: int = 0  # one-parent pairs decided by comparing content
     merges_proven: int = 0  # merged files whose every parent version was proven
     merges_read: int = 0  # merged files compared by content
@@ -376,14 +376,14 @@ class Walker:
             return
         # Every parent extending the result by the one-parent rule is a merge by meaning
         # (each parent's lines are the result's first lines).
-        if all(e.sha == new.sha or self.extends_proven(e.sha, new.sha)
-               for _side, _path, e in versions):
+        if all([e.sha == new.sha or self.extends_proven(e.sha, new.sha)
+                for _side, _path, e in versions]):  # every pair asked: _parent_content
             self.result.stats.merges_proven += 1
             return
         self.result.stats.merges_read += 1
         try:
             data = self._new_content(new, contents, path)
-            blobs = [self._parent_content(e, data) for _side, _path, e in versions]
+            blobs = [self._parent_content(e, new.sha, data) for _side, _path, e in versions]
         except ObjectError as exc:
             self.fail(f"cannot compare with the merged parents: {exc}", commit=sha, path=path)
             return
@@ -396,12 +396,19 @@ class Walker:
         self.fail(f"merge loses lines of parent {short(side.sha)}{where}: {reason}",
                   commit=sha, path=path, line=line)
 
-    def _parent_content(self, entry: Entry, result: bytes) -> bytes:
-        """A parent's blob: lately read, else the result's first bytes when they hash to
-        it (the usual merge extends its first parent: no inflating), else read."""
+    def _parent_content(self, entry: Entry, result_sha: bytes, result: bytes) -> bytes:
+        """A parent's blob: lately read, else the result's first bytes when the result
+        is proven to extend it or they hash to it (the usual merge extends its first
+        parent: no inflating), else read."""
         data = self.objects.recent_blob(entry.sha)
         if data is None:
-            length = self._length(entry.sha)
+            if self.prover is not None and (entry.sha, result_sha) in self.proven:
+                exact = self.prover.length(entry.sha)  # from the pack, not a cached hint
+                if exact is not None and len(result) >= exact:
+                    return result[:exact]
+            # The prover was asked: an unproven parent rarely is a prefix, so read it
+            # rather than hash its length of the result for nothing.
+            length = self._length(entry.sha) if self.prover is None else None
             if length is not None and extends_by_hash(entry.sha, length, result):
                 return result[:length]
             data = self.objects.blob(entry.sha)

@@ -191,15 +191,15 @@ def merge_result_problem(parents: list[bytes], result: bytes) -> tuple[int, int,
         line, _ = extension_problem(parents[0][:skip], result) or (1, "")
         return 0, line, f"line {line} was modified in place"
     have = Counter(_lines(result[skip:]))
-    first_line = parents[0].count(b"\n", 0, skip) + 1
     for index, parent in enumerate(parents):
         tail = _lines(parent[skip:])
         need = Counter(tail)
-        for number, line in enumerate(tail, first_line):
+        for at, line in enumerate(tail):
             if have[line] >= need[line]:
                 continue
+            number = parents[0].count(b"\n", 0, skip) + 1 + at  # counted only to report
             what = "is missing from" if have[line] == 0 else "occurs fewer times in"
-            torn = not parent.endswith(b"\n") and number == first_line + len(tail) - 1
+            torn = not parent.endswith(b"\n") and at == len(tail) - 1
             hint = " (its unterminated last line was extended?)" if torn else ""
             return index, number, f"line {number} of parent {index + 1} {what} the result{hint}"
     return None

@@ -133,24 +133,30 @@ class Builder:
             state.log = new
         self.commit(state, [state.mark] if state.mark else [])
 
-    def merge(self, state: State, role: int, ours: int, theirs: int, good: bool) -> None:
-        """Fork, append on both sides, merge: the union, or one side's line dropped."""
-        if state.mark is None:
-            self.step(state, (0, role, ours, 1))
+    def merge(self, state: State, role: int, ours: int, theirs: int, good: bool,
+              apart: bool) -> None:
+        """Fork, append on both sides (to one file, or `apart`: to two), merge: the
+        union, or one side's line dropped."""
         path = state.path(role)
+        side_path = state.path((role + 1) % 3) if apart else path
         side = state.copy()
         base = state.files.get(path, b"")
         if base and not base.endswith(b"\n"):
             base += b"\n"
+        side_base = side.files.get(side_path, b"") if apart else base
+        if side_base and not side_base.endswith(b"\n"):
+            side_base += b"\n"
         side_text, main_text = self.lines(theirs), self.lines(ours)
-        side.files[path] = base + side_text
+        side.files[side_path] = side_base + side_text
         self.commit(side, [state.mark], b"side")  # type: ignore[list-item]
         state.files[path] = base + main_text
         self.commit(state, [state.mark])  # type: ignore[list-item]
-        merged = base + main_text + side_text
         if not good:
-            merged = base + main_text + side_text.split(b"\n", 1)[1]
-        state.files[path] = merged
+            side_text = side_text.split(b"\n", 1)[1]
+        if apart:
+            state.files[side_path] = side_base + side_text
+        else:
+            state.files[path] = base + main_text + side_text
         self.commit(state, [state.mark, side.mark])  # type: ignore[list-item]
 
 
@@ -163,7 +169,7 @@ def build(root: pathlib.Path, steps: list[tuple[int, int, int, int]]) -> list[st
     for step in steps:
         kind, role, a, b = step
         if kind == 10:
-            builder.merge(state, role, 1 + a % 3, 1 + b % 3, a % 4 != 0)
+            builder.merge(state, role, 1 + a % 3, 1 + b % 3, a % 4 != 0, b % 2 == 1)
         else:
             builder.step(state, step)
     root.mkdir()
@@ -335,7 +341,9 @@ FIXED = appends_only(24) + [
     (0, 1, 2, 3),  # ...terminated first, then appended to (fine)
     (7, 2, 50, 0),  # a truncated journal
     (10, 0, 1, 2),  # a good merge
-    (10, 0, 4, 1),  # a merge dropping a line of the second parent
+    (10, 0, 4, 2),  # a merge dropping a line of the second parent
+    (10, 1, 1, 3),  # a merge of appends to two files: each result extends both parents
+    (10, 2, 8, 1),  # the same, dropping a line of the second parent's file
     (9, 0, 1, 1),  # the log moved, keeping its bytes
     (8, 1, 0, 0),  # facts deleted
 ] + appends_only(12)
@@ -349,6 +357,7 @@ def test_the_prover_proves_packed_appends_with_the_content_verdicts(tmp_path):
         stats = results[how].stats
         assert stats.proven_packs >= 0.7 * (stats.proven_packs + stats.read), (how, stats)
     assert results["loose"].stats.proven_packs == 0
+    assert results["gc"].stats.merges_proven >= 2, results["gc"].stats
 
 
 def test_appends_in_several_packs_are_proven(tmp_path):
