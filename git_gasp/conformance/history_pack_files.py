@@ -3,9 +3,10 @@ object's entry is, and objects built from their entries.
 
 Each pack is mapped once; dulwich's index finds an entry. Reading an object this
 way skips dulwich's per-object lookup machinery and its large cache of every
-version built (a bounded cache here holds what chains are built from: at most
-twice the largest object, or 16 MiB); anything that does not read cleanly returns
-None, and the caller asks dulwich, which reads (or reports) it.
+version built (a bounded cache here holds what chains are built from: the full
+objects and intermediate versions, within 16 MiB or the largest object); anything
+that does not read cleanly returns None, and the caller asks dulwich, which reads
+(or reports) it.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ Loc = tuple[int, int | bytes]  # (pack number, offset), or (-1, hex id) for a lo
 READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError)
 _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains read nothing
 _SMALL_OBJECT = 4 << 20  # trees and commits above this are left to dulwich
-_RESOLVED_BYTES = 16 << 20  # the cache's budget, or twice the largest object if more
+_RESOLVED_BYTES = 16 << 20  # the cache's budget, or the largest object + 2 MiB if more
+_KEEP_RESULT = 2 << 20  # a built object this small is kept (a bigger one: only bases)
 
 
 class _Pack(NamedTuple):
@@ -60,9 +62,10 @@ class PackFiles:
 
     @classmethod
     def for_store(cls, store: BaseObjectStore) -> PackFiles | None:
-        """The packs of an on-disk store (None for any other kind of store)."""
-        if not isinstance(store, DiskObjectStore):
-            return None
+        """The packs of an on-disk sha1 store (None for any other kind of store)."""
+        if not isinstance(store, DiskObjectStore) or getattr(
+                getattr(store, "object_format", None), "oid_length", 20) != 20:
+            return None  # sha256 object ids: read the ordinary way
         packs: list[_Pack] = []
         for pack in store.packs:
             try:
@@ -71,8 +74,7 @@ class PackFiles:
                 if buf[:4] != b"PACK":
                     buf.close()
                     continue
-                oid_length = getattr(getattr(pack, "object_format", None), "oid_length", 20)
-                packs.append(_Pack(pack.index, buf, oid_length))
+                packs.append(_Pack(pack.index, buf, 20))
             except Exception:  # noqa: BLE001 - its objects are read the ordinary way
                 continue
         return cls(packs, os.fspath(store.path))
@@ -102,7 +104,7 @@ class PackFiles:
                 break
             except Exception:  # noqa: BLE001 - KeyError, or an index that vanished
                 continue
-        if found is None and self.objects_dir is not None and len(sha) in (40, 64):
+        if found is None and self.objects_dir is not None and len(sha) == 40:
             if os.path.isfile(self.loose_path(sha)):
                 found = -1, sha
         self._where[sha] = found
@@ -179,13 +181,14 @@ class PackFiles:
             cur = self.base_of(cur, head)
         for here, delta in reversed(chain):
             data = b"".join(apply_delta(data, delta))
-            self._keep(here, type_num, data)
+            if here != loc or len(data) <= _KEEP_RESULT:
+                self._keep(here, type_num, data)  # what later chains are built from
         return type_num, data
 
     def _keep(self, loc: Loc, type_num: int, data: bytes) -> None:
         if loc in self._resolved:
             return
-        self._budget = max(self._budget, 2 * len(data))
+        self._budget = max(self._budget, len(data) + _KEEP_RESULT)
         self._resolved[loc] = (type_num, data)
         self._resolved_bytes += len(data)
         while self._resolved_bytes > self._budget and len(self._resolved) > 1:
