@@ -87,14 +87,9 @@ class PackFiles:
 
     # ---- locating entries
 
-    def locate(self, sha: bytes, prefer: int = -1) -> Loc | None:
-        """Where object `sha` (hex) is: in pack `prefer` if there, else the first pack
-        holding it, else loose; None if nowhere."""
-        if prefer >= 0:
-            try:
-                return prefer, self._packs[prefer].index.object_offset(sha)
-            except Exception:  # noqa: BLE001 - KeyError, or an index that vanished
-                pass
+    def locate(self, sha: bytes) -> Loc | None:
+        """Where object `sha` (hex) is: the first pack holding it, else loose; None if
+        nowhere."""
         if sha in self._where:
             return self._where[sha]
         found: Loc | None = None
@@ -126,12 +121,17 @@ class PackFiles:
         return inflate(self._packs[loc[0]].buf, head.data, head.size)
 
     def base_of(self, loc: Loc, head: EntryHeader) -> Loc | None:
-        """The location of a delta entry's base (a REF_DELTA's in its own pack first)."""
+        """The location of a delta entry's base, in its own pack (as git and dulwich
+        read packs: a REF_DELTA whose base is elsewhere, as in a thin pack nothing
+        completed, reads as missing, so it proves and builds nothing here either)."""
         if head.type_num == OFS_DELTA:
             assert isinstance(head.base, int)
             return loc[0], head.base
         assert isinstance(head.base, bytes)
-        return self.locate(binascii.hexlify(head.base), prefer=loc[0])
+        try:
+            return loc[0], self._packs[loc[0]].index.object_offset(binascii.hexlify(head.base))
+        except Exception:  # noqa: BLE001 - KeyError: not in this pack
+            return None
 
     # ---- small objects
 

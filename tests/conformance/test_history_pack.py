@@ -518,3 +518,64 @@ def test_entry_headers_and_inflate_read_a_real_pack(tmp_path):
             seen.add("full")
             assert head.type_num == 3
     assert seen == {"delta", "full"}
+
+
+# --------------------------------------------------------------------------- unfixed thin packs
+
+
+@pytest.mark.parametrize("bases", ["loose", "packed"])
+def test_a_thin_pack_with_bases_outside_it_gets_the_content_verdicts(tmp_path, bases):
+    """A pack whose REF_DELTAs name bases it lacks (loose, or in another pack): git
+    never keeps one (index-pack --fix-thin appends the bases), and dulwich reads those
+    objects as missing; the prover must not prove from them either."""
+    from dulwich.object_format import SHA1
+    from dulwich.pack import PackData
+    from dulwich.repo import Repo
+
+    src = tmp_path / "src"
+    stages = build(src, appends_only(40))
+    git(src, "repack", "-adfq")
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    git(dest, "init", "-q", "-b", "main")
+    _fetch(dest, src, stages[0], keep_pack=False)
+    git(dest, "reset", "-q", "--hard", "main")
+    if bases == "packed":
+        git(dest, "repack", "-adq")
+    thin = subprocess.run(["git", "pack-objects", "--thin", "--stdout", "--revs", "-q"],
+                          cwd=src, input=f"main\n^{stages[0]}\n".encode(),
+                          capture_output=True, check=True).stdout
+    pack_dir = dest / ".git" / "objects" / "pack"
+    pack_dir.mkdir(exist_ok=True)
+    path = pack_dir / f"pack-{hashlib.sha1(thin).hexdigest()}.pack"
+    path.write_bytes(thin)
+    with Repo(str(dest)) as repo, PackData(str(path), object_format=SHA1) as data:
+        data.create_index_v2(str(path.with_suffix(".idx")),
+                             resolve_ext_ref=repo.object_store.get_raw)
+    (dest / ".git" / "refs" / "heads" / "main").write_text(stages[-1] + "\n")
+    for rel in (LOG, FACTS, JOURNAL):  # the work tree of the new HEAD
+        (dest / rel.decode()).write_bytes((src / rel.decode()).read_bytes())
+    content = check_history(dest, use_cache=False, use_packs=False)
+    proven = check_history(dest, use_cache=False)
+    assert any("missing" in f.message for f in content.failures), content.failures
+    assert verdict(proven) == verdict(content)
+    # Every blob delta on a base outside its pack is a node of nothing.
+    from git_gasp.conformance.history_pack import PackProver
+    from git_gasp.conformance.history_pack_delta import REF_DELTA
+    from git_gasp.conformance.history_pack_files import PackFiles
+
+    with Repo(str(dest)) as repo:
+        files = PackFiles.for_store(repo.object_store)
+        assert files is not None
+        prover = PackProver(files)
+        outside = 0
+        for row in git(src, "rev-list", "--objects", "main", f"^{stages[0]}").splitlines():
+            sha = row.split()[0]
+            loc = files.locate(sha.encode())
+            if loc is None or loc[0] < 0 or files.header(loc).type_num != REF_DELTA:
+                continue
+            if files.base_of(loc, files.header(loc)) is None:
+                outside += 1
+                assert prover.length(sha.encode()) is None
+        files.close()
+    assert outside > 0
