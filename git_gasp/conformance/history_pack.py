@@ -13,8 +13,11 @@ prefix of new" is then a matter of lengths; the newline rule needs single bytes,
 resolved through the delta instructions down to an insert or a full object (whose
 content is inflated at most once, and kept only as the offsets of its newlines).
 
-Nothing here reports a failure: a pair it does not prove goes back to the content
-comparison, which decides and describes it.
+A pair is proven only when every entry from either version down to its root
+parsed and checked cleanly (sizes, copy ranges, a base in the same pack) and the
+root inflated cleanly: reading the versions, as the content comparison would, could
+not have failed. Nothing here reports a failure: a pair it does not prove goes back
+to the content comparison, which decides and describes it.
 """
 
 from __future__ import annotations

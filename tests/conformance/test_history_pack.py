@@ -579,3 +579,15 @@ def test_a_thin_pack_with_bases_outside_it_gets_the_content_verdicts(tmp_path, b
                 assert prover.length(sha.encode()) is None
         files.close()
     assert outside > 0
+
+
+def test_check_history_reports_progress(tmp_path, monkeypatch):
+    from git_gasp.conformance import history_walk
+
+    monkeypatch.setattr(history_walk, "_PROGRESS_EVERY", 0.0)
+    root = tmp_path / "p"
+    build(root, appends_only(5))
+    calls: list[tuple[int, int]] = []
+    result = check_history(root, use_cache=False, progress=lambda *a: calls.append(a))
+    assert result.failures == [] and result.commits_walked == 6
+    assert calls == [(n, 6) for n in range(1, 7)]
