@@ -19,6 +19,7 @@ from dulwich.object_store import BaseObjectStore
 from dulwich.repo import Repo
 
 from git_gasp.conformance.history_cache import VerifiedCache
+from git_gasp.conformance.history_objects import PACKED_RECENT_BYTES
 from git_gasp.conformance.history_pack import PackProver
 from git_gasp.conformance.history_pack_files import PackFiles
 from git_gasp.conformance.history_walk import HistoryResult, Progress, Walker
@@ -66,6 +67,8 @@ def _use_packs(walker: Walker, store: BaseObjectStore) -> PackFiles | None:
     files = PackFiles.for_store(store)
     if files is not None:
         walker.objects.packed = files
+        if files.packs:
+            walker.objects.recent_budget = PACKED_RECENT_BYTES
         walker.prover = PackProver(files)
     return files
 

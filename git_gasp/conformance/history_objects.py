@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 _COMMIT, _TREE, _BLOB = 1, 2, 3
 _TREE_CACHE_SIZE = 512
 _RECENT_BLOB_BYTES = 32 << 20  # a bounded window of recently read blobs, not a content store
+PACKED_RECENT_BYTES = 4 << 20  # reading from the mapped packs, a window is seldom needed
 
 
 class ObjectError(Exception):
@@ -67,6 +68,7 @@ class Objects:
         self._recent_bytes = 0
         self.lengths: dict[bytes, int] = {}
         self.packed: PackFiles | None = None
+        self.recent_budget = _RECENT_BLOB_BYTES
 
     def _get(self, sha: bytes, cls: type) -> object:
         try:
@@ -134,11 +136,11 @@ class Objects:
         return self._recent.get(sha)
 
     def _remember(self, sha: bytes, data: bytes) -> None:
-        if len(data) > _RECENT_BLOB_BYTES // 4 or sha in self._recent:
+        if len(data) > self.recent_budget // 4 or sha in self._recent:
             return
         self._recent[sha] = data
         self._recent_bytes += len(data)
-        while self._recent_bytes > _RECENT_BLOB_BYTES:
+        while self._recent_bytes > self.recent_budget:
             self._recent_bytes -= len(self._recent.pop(next(iter(self._recent))))
 
     def subtree(self, tree_sha: bytes, prefix: bytes) -> bytes | None:

@@ -79,6 +79,11 @@ class PackFiles:
                 continue
         return cls(packs, os.fspath(store.path))
 
+    @property
+    def packs(self) -> int:
+        """How many packs are mapped."""
+        return len(self._packs)
+
     def close(self) -> None:
         for pack in self._packs:
             pack.buf.close()
