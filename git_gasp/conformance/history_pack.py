@@ -26,6 +26,7 @@ import bisect
 import zlib
 from array import array
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -269,8 +270,10 @@ class PackProver:
             assert node is not None and node.base is None
             if loc in self._unreadable:
                 raise PackFormatError("an unreadable full object")
-            try:
-                lines = _newlines(self._root_content(loc, node.length))
+            try:  # streamed: the offsets of its newlines, not the content, are kept
+                found = _newlines(self._root_content(loc, node.length), node.length)
+                lines = found if found is not None else b"".join(
+                    self._root_content(loc, node.length))  # very short lines: the bytes
             except READ_ERRORS:
                 self._unreadable.add(loc)
                 raise
@@ -286,7 +289,8 @@ class PackProver:
             self._roots.move_to_end(loc)
         return lines
 
-    def _root_content(self, loc: Loc, length: int) -> bytes:
+    def _root_content(self, loc: Loc, length: int) -> Iterable[bytes]:
+        """The content of root `loc` (checked to be `length` bytes), in pieces."""
         number, where = loc
         if number < 0:
             assert isinstance(where, bytes)
@@ -295,23 +299,26 @@ class PackProver:
             data = raw[raw.index(b"\x00") + 1:]
             if len(data) != length:
                 raise PackFormatError(f"loose object {where.decode()} has the wrong size")
-            return data
+            return (data,)
         head = self._files.header(loc)
         if head.type_num != BLOB or head.size != length:
             raise PackFormatError("a full object changed under the prover")
-        return self._files.entry_data(loc, head)
+        return self._files.entry_chunks(loc, head)
 
 
-def _newlines(data: bytes) -> array | bytes:
-    """The offsets of b"\\n" in `data` (or `data` itself when lines are very short)."""
-    count = data.count(b"\n")
-    code = "I" if len(data) < 1 << 32 else "Q"
-    if count * array(code).itemsize > len(data):
-        return data
-    out = array(code)
-    find = data.find
-    i = find(b"\n")
-    while i >= 0:
-        out.append(i)
-        i = find(b"\n", i + 1)
+def _newlines(pieces: Iterable[bytes], length: int) -> array | None:
+    """The offsets of b"\\n" in the content `pieces` make (None when lines are so short
+    that the offsets would take more room than the content)."""
+    out = array("I" if length < 1 << 32 else "Q")
+    budget = length // out.itemsize
+    base = 0
+    for piece in pieces:
+        find = piece.find
+        i = find(b"\n")
+        while i >= 0:
+            out.append(base + i)
+            i = find(b"\n", i + 1)
+        if len(out) > budget:
+            return None  # the caller reads (and checks) the whole content instead
+        base += len(piece)
     return out

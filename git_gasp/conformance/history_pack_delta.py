@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import zlib
+from collections.abc import Iterator
 from typing import NamedTuple
 
 BLOB, OFS_DELTA, REF_DELTA = 3, 6, 7
@@ -65,25 +66,30 @@ def entry_header(buf: bytes | memoryview, offset: int, oid_length: int = 20) -> 
     return EntryHeader(type_num, size, pos, base)
 
 
-def inflate(buf: bytes | memoryview, start: int, size: int) -> bytes:
-    """The zlib stream at `start` of `buf`, which must inflate to exactly `size` bytes."""
+def inflate_chunks(buf: bytes | memoryview, start: int, size: int) -> Iterator[bytes]:
+    """The zlib stream at `start` of `buf`, in pieces of at most 1 MiB; it must inflate
+    to exactly `size` bytes (else PackFormatError once the pieces run out)."""
     z = zlib.decompressobj()
-    parts: list[bytes] = []
     got, pos = 0, start
     try:
         while not z.eof and pos < len(buf):
-            step = min(_CHUNK, max(64, size - got + 64))
-            chunk = z.decompress(buf[pos:pos + step], size - got + 1)
-            pos += step - len(z.unconsumed_tail)
+            piece = buf[pos:pos + min(_CHUNK, max(64, size - got + 64))]
+            chunk = z.decompress(piece, min(_CHUNK, size - got + 1))
+            pos += len(piece) - len(z.unconsumed_tail)
             got += len(chunk)
-            parts.append(chunk)
             if got > size:
                 break
+            if chunk:
+                yield chunk
     except zlib.error as exc:
         raise PackFormatError(f"bad zlib stream at {start}: {exc}") from None
     if got != size or not z.eof:
         raise PackFormatError(f"zlib stream at {start} does not inflate to {size} bytes")
-    return b"".join(parts)
+
+
+def inflate(buf: bytes | memoryview, start: int, size: int) -> bytes:
+    """The zlib stream at `start` of `buf`, which must inflate to exactly `size` bytes."""
+    return b"".join(inflate_chunks(buf, start, size))
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:

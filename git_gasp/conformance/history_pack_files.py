@@ -16,6 +16,7 @@ import mmap
 import os
 import zlib
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from dulwich.object_store import BaseObjectStore, DiskObjectStore
@@ -28,6 +29,7 @@ from git_gasp.conformance.history_pack_delta import (
     PackFormatError,
     entry_header,
     inflate,
+    inflate_chunks,
 )
 
 try:  # dulwich's C delta applier; the pure-Python one is the fallback
@@ -124,6 +126,10 @@ class PackFiles:
     def entry_data(self, loc: Loc, head: EntryHeader) -> bytes:
         """What the entry's zlib stream inflates to (the object, or the delta)."""
         return inflate(self._packs[loc[0]].buf, head.data, head.size)
+
+    def entry_chunks(self, loc: Loc, head: EntryHeader) -> Iterator[bytes]:
+        """`entry_data` in pieces of at most 1 MiB (checked when they run out)."""
+        return inflate_chunks(self._packs[loc[0]].buf, head.data, head.size)
 
     def base_of(self, loc: Loc, head: EntryHeader) -> Loc | None:
         """The location of a delta entry's base, in its own pack (as git and dulwich
