@@ -591,3 +591,27 @@ def test_check_history_reports_progress(tmp_path, monkeypatch):
     result = check_history(root, use_cache=False, progress=lambda *a: calls.append(a))
     assert result.failures == [] and result.commits_walked == 6
     assert calls == [(n, 6) for n in range(1, 7)]
+
+
+@pytest.mark.parametrize("size", [0, 10, (1 << 20) - 1, 3 * (1 << 20) + 17])
+def test_inflate_reads_one_stream_in_pieces(size):
+    import random
+    import zlib
+
+    from git_gasp.conformance.history_pack_delta import (
+        PackFormatError,
+        inflate,
+        inflate_chunks,
+    )
+
+    rng = random.Random(size)
+    data = rng.randbytes(size // 3) + b"x\n" * (size // 3)
+    data += b"y" * (size - len(data))
+    buf = b"PACK" + zlib.compress(data) + b"\x00" * 20  # another stream's bytes follow
+    assert inflate(buf, 4, size) == data
+    assert all(len(piece) <= 1 << 20 for piece in inflate_chunks(buf, 4, size))
+    with pytest.raises(PackFormatError):
+        inflate(buf, 4, size + 1)
+    if size:
+        with pytest.raises(PackFormatError):
+            inflate(buf, 4, size - 1)
