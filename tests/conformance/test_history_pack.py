@@ -360,6 +360,7 @@ def test_the_prover_proves_packed_appends_with_the_content_verdicts(tmp_path):
     assert results["gc"].stats.merges_proven >= 2, results["gc"].stats
 
 
+@pytest.mark.slow
 def test_appends_in_several_packs_are_proven(tmp_path):
     results = compare(tmp_path / "staged", appends_only(45), ("staged", "repack250"))
     for how, result in results.items():
