@@ -166,11 +166,15 @@ class StagedSides:
         path = os.path.join(self.repo.controldir(), "MERGE_HEAD")
         try:
             with open(path, "rb") as f:
-                return [w for w in f.read().split() if w]
+                heads = f.read().split()
         except FileNotFoundError:
             return merge_heads_from_env()
         except OSError as exc:
             raise GaspError(f"cannot read {path}: {exc}") from None
+        for word in heads:
+            if not _HEX.fullmatch(word.decode("ascii", "replace")):
+                raise GaspError(f"{path} names {word[:40]!r}, not a commit id")
+        return heads
 
     def _tree_of(self, sha: bytes) -> bytes:
         try:
