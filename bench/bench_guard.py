@@ -2,7 +2,7 @@
 without, measured round-robin in one run.
 
 Run: ``.venv/bin/python bench/bench_guard.py [--files F] [--events N] [--append K]
-[--commits C] [--runs R] [--source DIR] [--quick]``
+[--commits C] [--runs R] [--baseline DIR] [--quick]``
 
 Builds with ``git fast-import``, then packs with ``git gc --aggressive`` (the way a
 real repository arrives), an agent repository (``git gasp init``, hooks installed with
@@ -21,10 +21,11 @@ hook in Python pays (the hook's interpreter running ``git gasp --version``). Pri
 medians and ratios; asserts only that the guarded commits succeed.
 
 The hook runs as after a pip install: from a fresh virtualenv (in the temp dir) that
-finds git_gasp in the checkout `--source` (default: this one; another checkout
-measures its code, e.g. the code before a change) and its dependencies in this
-interpreter's site-packages, with bytecode cached (no editable-install finder and no
-recompiling on every start, which would add tens of milliseconds to each hook).
+finds git_gasp in a checkout and its dependencies in this interpreter's site-packages,
+with bytecode cached (no editable-install finder, no recompiling on every start: either
+would add tens of milliseconds to each hook). ``--baseline DIR``: also time the guard
+of the checkout DIR (e.g. the code before a change) in the same round-robin, its hook
+swapped in before each of its commits, so both meet the same machine load.
 """
 
 from __future__ import annotations
@@ -39,13 +40,14 @@ import sysconfig
 import tempfile
 import time
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+HERE = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HERE))
 
 from tests.testing.events import goal_pair  # noqa: E402
 
 LOG = "state/events.jsonl"
-GASP: list[str] = []  # the CLI as the hook runs it (set up by `interpreter`)
 WHEN = 1767225600  # 2026-01-01T00:00:00Z
+HOOKS = ("pre-commit", "pre-merge-commit")
 
 
 def git(cwd: pathlib.Path, *args: str, input: bytes | None = None) -> bytes:
@@ -55,40 +57,36 @@ def git(cwd: pathlib.Path, *args: str, input: bytes | None = None) -> bytes:
     return proc.stdout
 
 
-def tree_paths(files: int) -> list[bytes]:
-    """`files` paths in a project-like tree: src/<pkg>/<module>/<file> and docs/."""
-    paths = []
-    n = 0
-    while len(paths) < files:
-        pkg, rest = divmod(n, 400)
-        mod, leaf = divmod(rest, 20)
-        top = b"docs" if pkg % 10 == 9 else b"src"
-        paths.append(b"%s/pkg%03d/mod%02d/file%02d.%s"
-                     % (top, pkg, mod, leaf, b"md" if top == b"docs" else b"py"))
-        n += 1
-    return paths
-
-
-def interpreter(base: pathlib.Path, source: pathlib.Path) -> list[str]:
-    """A fresh virtualenv's python that imports git_gasp from `source` and the rest
-    from this interpreter's site-packages (like an installed package, not editable)."""
-    venv = base / "venv"
+def interpreter(base: pathlib.Path, name: str, source: pathlib.Path) -> list[str]:
+    """The CLI run by a fresh virtualenv's python that imports git_gasp from `source`
+    and the rest from this interpreter's site-packages (like an installed package)."""
+    venv = base / name
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
                            "['purelib'])"], capture_output=True, text=True, check=True)
     here = sysconfig.get_paths()["purelib"]
     pathlib.Path(site.stdout.strip(), "gasp-bench.pth").write_text(f"{source}\n{here}\n")
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    os.environ["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
     return [str(python), "-P", "-m", "git_gasp.cli.main"]
 
 
-def make_repo(base: pathlib.Path, name: str, files: int, events: int,
+def tree_paths(files: int) -> list[bytes]:
+    """`files` paths in a project-like tree: src/<pkg>/<module>/<file> and docs/."""
+    paths = []
+    for n in range(files):
+        pkg, rest = divmod(n, 400)
+        mod, leaf = divmod(rest, 20)
+        top = b"docs" if pkg % 10 == 9 else b"src"
+        paths.append(b"%s/pkg%03d/mod%02d/file%02d.%s"
+                     % (top, pkg, mod, leaf, b"md" if top == b"docs" else b"py"))
+    return paths
+
+
+def make_repo(base: pathlib.Path, gasp: list[str], name: str, files: int, events: int,
               commits: int) -> pathlib.Path:
     """An agent repo with `files` tracked files and a log of `events` events, then
     `commits` - 1 more commits touching another file, packed by `git gc --aggressive`."""
-    subprocess.run([*GASP, "init", name, "--agent-id", "bench"], cwd=base, check=True,
+    subprocess.run([*gasp, "init", name, "--agent-id", "bench"], cwd=base, check=True,
                    capture_output=True)
     repo = base / name
     parent = git(repo, "rev-parse", "HEAD").strip()
@@ -112,17 +110,25 @@ def make_repo(base: pathlib.Path, name: str, files: int, events: int,
         raise SystemExit("git fast-import failed")
     git(repo, "gc", "-q", "--aggressive", "--prune=now")
     git(repo, "reset", "-q", "--hard", "main")
-    proc = subprocess.run([*GASP, "install-hooks"], cwd=repo, capture_output=True)
+    return repo
+
+
+def install_hooks(repo: pathlib.Path, gasp: list[str]) -> dict[str, bytes]:
+    """`git gasp install-hooks` with this CLI; the hook files it wrote."""
+    proc = subprocess.run([*gasp, "install-hooks"], cwd=repo, capture_output=True)
     if proc.returncode:
         raise SystemExit(f"install-hooks failed: {proc.stderr.decode(errors='replace')}")
-    return repo
+    hooks = repo / ".git" / "hooks"
+    assert not list(hooks.glob("*.legacy")), "install-hooks chained a hook"
+    return {name: (hooks / name).read_bytes() for name in HOOKS}
 
 
 class Timer:
     """Commits of the same appended lines in one repo, each reset afterwards."""
 
-    def __init__(self, repo: pathlib.Path, extra: bytes) -> None:
-        self.repo, self.extra = repo, extra
+    def __init__(self, repo: pathlib.Path, extra: bytes,
+                 variants: dict[str, tuple[list[str], dict[str, bytes]]]) -> None:
+        self.repo, self.extra, self.variants = repo, extra, variants
         self.head = git(repo, "rev-parse", "HEAD").strip().decode()
 
     def stage(self) -> None:
@@ -130,9 +136,16 @@ class Timer:
             f.write(self.extra)
         git(self.repo, "add", LOG)
 
-    def commit(self, hook: bool) -> float:
+    def use(self, variant: str) -> None:
+        for name, data in self.variants[variant][1].items():
+            (self.repo / ".git" / "hooks" / name).write_bytes(data)
+
+    def commit(self, variant: str | None) -> float:
+        """One `git commit` with `variant`'s guard (None: --no-verify)."""
+        if variant is not None:
+            self.use(variant)
         self.stage()
-        args = ["commit", "-q", "-m", "bench"] + ([] if hook else ["--no-verify"])
+        args = ["commit", "-q", "-m", "bench"] + ([] if variant else ["--no-verify"])
         start = time.perf_counter()
         proc = subprocess.run(["git", *args], cwd=self.repo, capture_output=True)
         took = time.perf_counter() - start
@@ -141,11 +154,11 @@ class Timer:
         git(self.repo, "reset", "-q", "--hard", self.head)
         return took
 
-    def hook_alone(self) -> float:
+    def hook_alone(self, variant: str) -> float:
         self.stage()
         start = time.perf_counter()
-        proc = subprocess.run([*GASP, "hook", "pre-commit"], cwd=self.repo,
-                              capture_output=True)
+        proc = subprocess.run([*self.variants[variant][0], "hook", "pre-commit"],
+                              cwd=self.repo, capture_output=True)
         took = time.perf_counter() - start
         if proc.returncode:
             raise SystemExit(f"hook failed: {proc.stderr.decode(errors='replace')}")
@@ -157,29 +170,36 @@ class Timer:
             old.unlink()
 
 
-def floor(runs: int) -> float:
-    """The hook's interpreter starting the CLI and doing nothing (`--version`)."""
-    argv = [*GASP, "--version"]
-    times = []
+def floors(clis: dict[str, list[str]], runs: int) -> dict[str, float]:
+    """Per CLI: its interpreter starting it and doing nothing (`--version`), round-robin."""
+    times: dict[str, list[float]] = {name: [] for name in clis}
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(argv, capture_output=True, check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, gasp in clis.items():
+            start = time.perf_counter()
+            subprocess.run([*gasp, "--version"], capture_output=True, check=True)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(found) for name, found in times.items()}
 
 
-def measure(repo: pathlib.Path, extra: bytes, runs: int) -> dict[str, float]:
-    timer = Timer(repo, extra)
-    timer.commit(False)  # warm the page cache and git's index stat data
-    timer.drop_cache()
-    cold = timer.commit(True)
-    plain, guarded, alone = [], [], []
-    for _ in range(runs):  # round-robin: noise hits both sides alike
-        plain.append(timer.commit(False))
-        guarded.append(timer.commit(True))
-        alone.append(timer.hook_alone())
-    return {"plain": statistics.median(plain), "guarded": statistics.median(guarded),
-            "alone": statistics.median(alone), "cold": cold}
+def measure(timer: Timer, runs: int) -> dict[str, dict[str, float]]:
+    """Per variant: medians of plain and guarded commits, the hook alone, the cold run."""
+    timer.commit(None)  # warm the page cache and git's index stat data
+    for variant in timer.variants:  # compile and cache each variant's bytecode
+        timer.hook_alone(variant)
+    cold = {}
+    for variant in timer.variants:
+        timer.drop_cache()
+        cold[variant] = timer.commit(variant)
+    plain: list[float] = []
+    guarded: dict[str, list[float]] = {v: [] for v in timer.variants}
+    alone: dict[str, list[float]] = {v: [] for v in timer.variants}
+    for _ in range(runs):  # round-robin: noise hits every side alike
+        plain.append(timer.commit(None))
+        for variant in timer.variants:
+            guarded[variant].append(timer.commit(variant))
+            alone[variant].append(timer.hook_alone(variant))
+    return {v: {"plain": statistics.median(plain), "guarded": statistics.median(guarded[v]),
+                "alone": statistics.median(alone[v]), "cold": cold[v]} for v in timer.variants}
 
 
 def main() -> None:
@@ -189,9 +209,8 @@ def main() -> None:
     ap.add_argument("--append", type=int, default=20)
     ap.add_argument("--commits", type=int, default=2_000)
     ap.add_argument("--runs", type=int, default=9)
-    ap.add_argument("--source", type=pathlib.Path,
-                    default=pathlib.Path(__file__).resolve().parent.parent,
-                    help="the checkout whose git_gasp the hook runs")
+    ap.add_argument("--baseline", type=pathlib.Path,
+                    help="another checkout whose guard is timed in the same run")
     ap.add_argument("--quick", action="store_true", help="2,000 files, 10,000 events")
     args = ap.parse_args()
     if args.quick:
@@ -202,9 +221,13 @@ def main() -> None:
         home.mkdir()
         os.environ.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="b",
                           GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b",
-                          GIT_COMMITTER_EMAIL="b@b")
+                          GIT_COMMITTER_EMAIL="b@b", PYTHONPYCACHEPREFIX=str(base / "pyc"))
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
-        GASP[:] = interpreter(base, args.source.resolve())
+        sources = {"this": HERE}
+        if args.baseline is not None:
+            sources["baseline"] = args.baseline.resolve()
+        clis = {name: interpreter(base, f"venv-{name}", src) for name, src in sources.items()}
         extra = b"".join(goal_pair(10**7 + i) for i in range(args.append // 2))
         histories = [("1 commit", 1)]
         if args.commits > 1:
@@ -212,28 +235,36 @@ def main() -> None:
         rows = []
         for label, commits in histories:
             start = time.perf_counter()
-            repo = make_repo(base, f"r{commits}", args.files, args.events, commits)
+            repo = make_repo(base, clis["this"], f"r{commits}", args.files, args.events,
+                             commits)
             built = time.perf_counter() - start
+            variants = {name: (cli, install_hooks(repo, cli)) for name, cli in clis.items()}
             size = (repo / LOG).stat().st_size
             tracked = git(repo, "ls-files", "-z").count(b"\0")
             n_commits = int(git(repo, "rev-list", "--count", "HEAD"))
             print(f"built {label}: {tracked:,} tracked files, {n_commits:,} commits, "
                   f"log {size / 1e6:.1f} MB, in {built:.0f} s", flush=True)
-            rows.append((label, measure(repo, extra, args.runs)))
-        base_floor = floor(args.runs)
+            rows.append((label, measure(Timer(repo, extra, variants), args.runs)))
+        starts = floors(clis, args.runs)
         print(f"log: {args.events:,} events; commit appends {args.append} events; "
-              f"median of {args.runs} runs, round-robin; git_gasp from {args.source}")
-        print(f"{'history':>16} {'no hook s':>10} {'guard s':>8} {'ratio':>6} "
+              f"median of {args.runs} runs, round-robin")
+        for name, src in sources.items():
+            print(f"  {name}: git_gasp from {src}")
+        print(f"{'history':>16} {'code':>9} {'no hook s':>10} {'guard s':>8} {'ratio':>6} "
               f"{'cold s':>7} {'ratio':>6} {'hook alone s':>13}")
-        for label, m in rows:
-            print(f"{label:>16} {m['plain']:>10.3f} {m['guarded']:>8.3f} "
-                  f"{m['guarded'] / m['plain']:>6.2f} {m['cold']:>7.3f} "
-                  f"{m['cold'] / m['plain']:>6.2f} {m['alone']:>13.3f}")
-        print(f"floor: the hook's interpreter running `git gasp --version`: {base_floor:.3f} s")
+        for label, found in rows:
+            for name, m in found.items():
+                print(f"{label:>16} {name:>9} {m['plain']:>10.3f} {m['guarded']:>8.3f} "
+                      f"{m['guarded'] / m['plain']:>6.2f} {m['cold']:>7.3f} "
+                      f"{m['cold'] / m['plain']:>6.2f} {m['alone']:>13.3f}")
+        for name, value in starts.items():
+            print(f"floor ({name}): the hook's interpreter running `git gasp --version`: "
+                  f"{value:.3f} s")
         if len(rows) > 1:
-            flat = rows[1][1]["guarded"] / rows[0][1]["guarded"]
-            print(f"guard time, long history / short history: {flat:.2f} "
-                  "(~1: the guard reads HEAD and the index, never the history)")
+            for name in clis:
+                flat = rows[1][1][name]["guarded"] / rows[0][1][name]["guarded"]
+                print(f"guard time ({name}), long history / short history: {flat:.2f} "
+                      "(~1: the guard never walks the history)")
 
 
 if __name__ == "__main__":
