@@ -8,11 +8,14 @@ the work tree. Each side's append-only paths come from its own AGENT.md: a stage
 manifest that moves the log (or facts, journal) must find the moved file starting
 with the old one's bytes. A root is a directory holding ``AGENT.md`` or
 ``state/events.jsonl`` in HEAD or the index. Appended log lines are checked against
-checks 1, 5 and 7 given the committed log before them. Only HEAD's, the parents'
-and the index's blobs are read: never the history. The committed log is not even
-parsed when its index is cached (``index_cache``, per blob id): the staged blob is
-proved to extend it by hashing its first bytes (a blob id is their sha1), and only
-the lines new events refer to are parsed.
+checks 1, 5 and 7 given the committed log before them. Only the paths the commit
+changes are looked at (``staged``: git names them), and only HEAD's, the parents'
+and the index's blobs of those paths are read: never the rest of the tree, never the
+history. The committed log is not even parsed when its index is cached
+(``index_cache``, per blob id): the staged blob is proved to extend it by hashing its
+first bytes (a blob id is their sha1), and only the lines new events refer to are
+parsed. Each extension proved for a commit that passes is recorded for check 4
+(``conformance.proven``).
 
 Here: which paths are guarded and the one-parent, merge and check-1 rules. The
 sides compared are read in ``staged``, checks 5 and 7 live in ``appended``, the
@@ -27,6 +30,7 @@ from pathlib import Path
 
 from dulwich.repo import Repo
 
+from git_gasp.conformance.proven import record_extensions
 from git_gasp.conformance.rules import roundtrip_problem
 from git_gasp.guard.appended import AppendedEvents
 from git_gasp.guard.committed_log import CommittedLog, TooLarge
@@ -68,10 +72,8 @@ class _Guard(StagedSides):
         """A guard over sides given as path -> (mode, blob id) instead of an index file:
         a tree the runtime commits itself, or (with no repo) blobs held in `blobs`."""
         guard = cls.__new__(cls)
-        guard.repo = repo  # type: ignore[assignment]
-        guard.store = repo.object_store if repo is not None else None  # type: ignore[assignment]
-        guard.index, guard.conflicted = dict(index), set()
-        guard.head, guard.parents, guard._blobs = head, parents, dict(blobs or {})
+        guard._setup(repo, dict(index), head, parents, set(), None)
+        guard._blobs.update(blobs or {})
         guard._init_rules(cache)
         return guard
 
@@ -81,6 +83,9 @@ class _Guard(StagedSides):
         self.cache = cache
         # (blob id, committed log's index, appended events): indexed once the commit passes
         self.staged_logs: list[tuple[bytes, CommittedLog, list[Event]]] = []
+        # (parent's blob id, its length, staged blob id): extensions proved by content or
+        # hash, recorded for check 4 once the commit passes
+        self.proofs: list[tuple[bytes, int, bytes]] = []
 
     # ---- which paths are guarded
 
@@ -120,10 +125,7 @@ class _Guard(StagedSides):
     def guarded(self) -> dict[bytes, set[bytes]]:
         """Agent root -> the append-only paths (relative to it) that changed; a root
         whose AGENT.md changed is listed too (it may move an append-only file)."""
-        candidates = set(self.conflicted)
-        for side in (self.head, *self.parents):
-            candidates.update(p for p, f in side.items() if self.index.get(p) != f)
-        candidates.update(p for p, f in self.index.items() if self.head.get(p) != f)
+        candidates = self.changed_paths()
         roots: dict[bytes, set[bytes]] = {}
         for path in sorted(candidates):
             if path == b"AGENT.md" or path.endswith(b"/AGENT.md"):
@@ -181,9 +183,11 @@ class _Guard(StagedSides):
                         "index)", "resolve the conflict, then `git add` the file")
             return
         new = self.index.get(path)
-        if new is not None and stat.S_ISLNK(new[0]):
-            self.reject(path, None, ONE_PARENT, "append-only file is staged as a symlink (git "
-                        "stores the link, not the content)", "commit the file itself")
+        if new is not None and not stat.S_ISREG(new[0]):
+            what = "a symlink (git stores the link" if stat.S_ISLNK(new[0]) else \
+                "a submodule (git stores a commit id"
+            self.reject(path, None, ONE_PARENT, f"append-only file is staged as {what}, not "
+                        "the content)", "commit the file itself")
             return
         if new is None:
             for old_path, _file, role in versions:
@@ -210,7 +214,7 @@ class _Guard(StagedSides):
         known: CommittedLog | None = None
         old = version[1] if version is not None else None
         if old is not None:
-            known = self._cached(old[1], self.blob(new[1])) if is_log else None
+            known = self._cached(old[1], new[1]) if is_log else None
             base = None if known is not None else self.blob(old[1])
             problem = None if base is None else extension_problem(base, self.blob(new[1]))
             if problem is not None:
@@ -220,6 +224,8 @@ class _Guard(StagedSides):
                     "the new file must start with the old one's bytes)")
                 self.reject(path, problem[0], ONE_PARENT, problem[1] + moved)
                 return
+            length = known.length if known is not None else len(base or b"")
+            self.proofs.append((old[1], length, new[1]))
         if is_log:
             data = self.blob(new[1])
             if known is None:
@@ -240,15 +246,20 @@ class _Guard(StagedSides):
                 self.reject(path, line, MERGE_RULE,
                             f"the merge loses lines of {file[1].decode()[:12]}{where}: {reason}")
                 return
-        if not is_log:
-            return
-        # The lines new to the merge are those after the longest parent it extends (the
-        # driver's base + ours + theirs extends ours; a criss-cross resolved to the other
-        # side's order is that side's bytes), else after the parents' shared lines.
+        # The parents the result extends by the one-parent rule (it starts with their
+        # bytes): proved by content. For the log, the lines new to the merge are those
+        # after the longest of them (the driver's base + ours + theirs extends ours; a
+        # criss-cross resolved to the other side's order is that side's bytes), else
+        # after the parents' shared lines.
         best: tuple[bytes, bytes] | None = None
         for (_path, file, _role), blob in zip(versions, blobs, strict=True):
-            if extension_problem(blob, data) is None and (best is None or len(blob) > len(best[1])):
-                best = (file[1], blob)
+            if extension_problem(blob, data) is None:
+                if file[1] != new[1]:
+                    self.proofs.append((file[1], len(blob), new[1]))
+                if best is None or len(blob) > len(best[1]):
+                    best = (file[1], blob)
+        if not is_log:
+            return
         if best is not None:
             known = self._indexed(best[0], best[1], data)
         else:
@@ -257,15 +268,26 @@ class _Guard(StagedSides):
 
     # ---- the committed log's index (cached per blob id)
 
-    def _cached(self, old_sha: bytes, new: bytes) -> CommittedLog | None:
-        """HEAD's log index from the cache, if `new` provably extends that blob (then
-        the blob itself is never read)."""
+    def _cached(self, old_sha: bytes, new_sha: bytes) -> CommittedLog | None:
+        """HEAD's log index from the cache, if the staged blob `new_sha` provably
+        extends that blob (then the blob itself is never read)."""
         if self.cache is None:
             return None
         length = self.cache.header(old_sha)
-        if length is None or not extends_by_hash(old_sha, length, new):
+        if length is None or not self._extends_by_hash(old_sha, length, new_sha):
             return None
-        return self.cache.load(old_sha, new)
+        return self.cache.load(old_sha, self.blob(new_sha))
+
+    def _extends_by_hash(self, old_sha: bytes, length: int, new_sha: bytes) -> bool:
+        """True if blob `new_sha` provably extends blob `old_sha` of `length` bytes
+        (`extends_by_hash`, its first bytes hashed beside the work-tree read's check)."""
+        new = self.blob(new_sha, prefix=length)
+        if len(old_sha) != 40 or len(new) < length or self.prefix_id(new_sha, length) != old_sha:
+            return False
+        # The prefix is the old blob: the one-parent rule is left to its last byte and
+        # the byte after it (an unterminated last line must not be extended).
+        edge = max(length - 1, 0)
+        return extension_problem(new[edge:length], new[edge:length + 1]) is None
 
     def _indexed(self, old_sha: bytes | None, base: bytes, new: bytes) -> CommittedLog:
         """The index of the committed log `base` (blob `old_sha`), which `new` extends:
@@ -329,7 +351,10 @@ class _Guard(StagedSides):
             AppendedEvents(self.reject, path, old, events).check()
 
     def save_staged(self) -> None:
-        """Cache the index of each staged log (the next commit's HEAD version)."""
+        """Record the extensions proved for check 4 and cache the index of each staged
+        log (the next commit's HEAD version). Call only when the commit passes."""
+        if self.repo is not None and self.proofs:
+            record_extensions(self.repo.commondir(), self.proofs)
         if self.cache is None:
             return
         for sha, old, events in self.staged_logs:

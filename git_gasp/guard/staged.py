@@ -1,41 +1,158 @@
-"""What the guard compares: the index (``GIT_INDEX_FILE`` when git sets it), HEAD
-and every merged parent as path -> (mode, blob id), and the blobs' bytes.
+"""What the guard compares: the index git commits (``GIT_INDEX_FILE`` when git sets
+it), HEAD and every merged parent as path -> (mode, blob id), and the blobs' bytes.
 
-Everything is read through dulwich from the repository git gave the hook (its
-``GIT_DIR`` / ``GIT_INDEX_FILE``); no git process is started.
+Only what changed is read. ``git diff-index --cached`` against HEAD (the empty tree
+when the branch is unborn) and against each merged parent names the paths whose index
+entry differs from that commit's, with the index's (mode, blob id); every other path of
+the index holds HEAD's entry. Git reads the index itself, so a split index, a sparse
+index, a conflict (an unmerged path) and an intent-to-add entry (absent: `git commit`
+leaves it out) mean what they mean to the commit being made; paths are compared byte
+for byte, as the commit stores them (``core.ignorecase`` only changes how git matches
+work-tree names to index entries). A commit's entry for one path is looked up through
+dulwich in its trees, loading only the trees along that path. A staged blob whose
+work-tree file hashes to its id is read from the work tree (no inflating).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import stat
+import threading
 import zlib
+from collections.abc import Iterable
 
-from dulwich.index import ConflictedIndexEntry, Index
-from dulwich.objects import Blob, Commit
+from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.git import run
 
 File = tuple[int, bytes]  # (mode, blob id)
 
 
+class TreeReader:
+    """Tree objects by id, each read and parsed once (sides share unchanged subtrees)."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+        self._trees: dict[bytes, dict[bytes, File]] = {}
+
+    def entries(self, tree_id: bytes) -> dict[bytes, File]:
+        """name -> (mode, id) of the tree `tree_id`."""
+        found = self._trees.get(tree_id)
+        if found is None:
+            found = self._trees[tree_id] = self.load(tree_id)
+        return found
+
+    def load(self, tree_id: bytes) -> dict[bytes, File]:
+        try:
+            tree = self.store[tree_id]
+        except KeyError:
+            raise GaspError(f"tree {tree_id.decode()} is missing from the object store") from None
+        if not isinstance(tree, Tree):
+            raise GaspError(f"object {tree_id.decode()} is not a tree")
+        return {name: (mode, sha) for name, mode, sha in tree.iteritems()}
+
+
+class TreeFiles:
+    """path -> (mode, id) of the files (not directories) of one tree, looked up on demand."""
+
+    def __init__(self, trees: TreeReader, tree_id: bytes) -> None:
+        self.trees, self.tree_id = trees, tree_id
+        self._found: dict[bytes, File | None] = {}
+
+    def get(self, path: bytes, default: File | None = None) -> File | None:
+        if path not in self._found:
+            self._found[path] = self._lookup(path)
+        found = self._found[path]
+        return default if found is None else found
+
+    def _lookup(self, path: bytes) -> File | None:
+        *dirs, name = path.split(b"/")
+        tree_id = self.tree_id
+        for part in dirs:
+            entry = self.trees.entries(tree_id).get(part)
+            if entry is None or not stat.S_ISDIR(entry[0]):
+                return None
+            tree_id = entry[1]
+        entry = self.trees.entries(tree_id).get(name)
+        return None if entry is None or stat.S_ISDIR(entry[0]) else entry
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, bytes) and self.get(path) is not None
+
+    def __getitem__(self, path: bytes) -> File:
+        found = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+
+class IndexFiles:
+    """path -> (mode, id) of the index: the diff's entry where it names the path (None:
+    not staged), else HEAD's."""
+
+    def __init__(self, changed: dict[bytes, File | None], head: TreeFiles | dict) -> None:
+        self.changed, self.head = changed, head
+
+    def get(self, path: bytes, default: File | None = None) -> File | None:
+        found = self.changed[path] if path in self.changed else self.head.get(path)
+        return default if found is None else found
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, bytes) and self.get(path) is not None
+
+    def __getitem__(self, path: bytes) -> File:
+        found = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+
 class StagedSides:
-    """The index, HEAD and the merged parents of the commit being made."""
+    """The index, HEAD and the merged parents of the commit being made.
+
+    Built from the repository git gave the hook (a diff per side, trees on demand),
+    or in memory (`_setup`, every side a dict: the runtime's own commits)."""
 
     def __init__(self, repo: Repo, index_path: str) -> None:
-        self.repo = repo
-        self.store = repo.object_store
-        self.index: dict[bytes, File] = {}
-        self.conflicted: set[bytes] = set()
-        for path, entry in Index(index_path).items():
-            if isinstance(entry, ConflictedIndexEntry):
-                self.conflicted.add(path)
-            else:
-                self.index[path] = (entry.mode, entry.sha)
-        self.head = self._files_of_commit(self._head())
-        self.parents = [self._files_of_commit(sha) for sha in self._merge_heads()]
+        os.stat(index_path)  # FileNotFoundError: no index, nothing staged
+        self.repo, self.store = repo, repo.object_store
+        trees = TreeReader(repo.object_store)
+        head_sha = self._head()
+        head: TreeFiles | dict = TreeFiles(trees, self._tree_of(head_sha)) if head_sha else {}
+        target = head_sha.decode() if head_sha else empty_tree_id(repo)
+        changed: dict[bytes, File | None] = {}
+        conflicted: set[bytes] = set()
+        for path, _old, new, status in diff_index(repo, index_path, target):
+            changed[path] = new
+            if status == b"U":
+                conflicted.add(path)
+        paths = set(changed)
+        parents: list[TreeFiles | dict] = []
+        for sha in self._merge_heads():
+            parents.append(TreeFiles(trees, self._tree_of(sha)))
+            # the paths the parent has and the index holds otherwise (as with dict sides)
+            paths.update(p for p, old, _new, _s in diff_index(repo, index_path, sha.decode())
+                         if old is not None)
+        self._setup(repo, IndexFiles(changed, head), head, parents, conflicted, paths)
+        self.worktree = repo.path
+        self._staged_at = {new[1]: path for path, new in changed.items() if new is not None}
+
+    def _setup(self, repo: Repo | None, index, head, parents: list, conflicted: set[bytes],
+               changed: set[bytes] | None) -> None:
+        """The sides (path -> File mappings) and what reads blobs; `changed`: the paths
+        that differ, None to compute them from dict sides."""
+        self.repo = repo  # type: ignore[assignment]
+        self.store = repo.object_store if repo is not None else None
+        self.index, self.head, self.parents = index, head, parents
+        self.conflicted, self._changed = conflicted, changed
+        self.worktree: str | None = None  # where a staged blob may be read from
+        self._staged_at: dict[bytes, bytes] = {}  # staged blob id -> its path
         self._blobs: dict[bytes, bytes] = {}
+        self._prefix_ids: dict[tuple[bytes, int], bytes] = {}
 
     # ---- reading git
 
@@ -49,25 +166,50 @@ class StagedSides:
         path = os.path.join(self.repo.controldir(), "MERGE_HEAD")
         try:
             with open(path, "rb") as f:
-                return [w for w in f.read().split() if w]
+                heads = f.read().split()
         except FileNotFoundError:
             return merge_heads_from_env()
         except OSError as exc:
             raise GaspError(f"cannot read {path}: {exc}") from None
+        for word in heads:
+            if not _HEX.fullmatch(word.decode("ascii", "replace")):
+                raise GaspError(f"{path} names {word[:40]!r}, not a commit id")
+        return heads
 
-    def _files_of_commit(self, sha: bytes | None) -> dict[bytes, File]:
-        if sha is None:
-            return {}
+    def _tree_of(self, sha: bytes) -> bytes:
         try:
             commit = self.store[sha]
-            if not isinstance(commit, Commit):
-                raise GaspError(f"{sha.decode()} is not a commit")
-            return {e.path: (e.mode, e.sha) for e in self.store.iter_tree_contents(commit.tree)}
         except KeyError:
             raise GaspError(f"commit {sha.decode()} is missing from the object store") from None
+        if not isinstance(commit, Commit):
+            raise GaspError(f"{sha.decode()} is not a commit")
+        return commit.tree
 
-    def blob(self, sha: bytes) -> bytes:
+    def _files_of_commit(self, sha: bytes | None) -> dict[bytes, File]:
+        """Every file of commit `sha` (none for None): for sides built in memory."""
+        if sha is None:
+            return {}
+        tree = self._tree_of(sha)
+        return {e.path: (e.mode, e.sha) for e in self.store.iter_tree_contents(tree)}
+
+    def changed_paths(self) -> set[bytes]:
+        """Every path whose entry in the index differs from HEAD's, or from a merged
+        parent's that has it, and every unmerged path."""
+        if self._changed is not None:
+            return set(self._changed) | self.conflicted
+        index = self.index
+        found = set(self.conflicted)
+        for side in (self.head, *self.parents):
+            found.update(p for p, f in side.items() if index.get(p) != f)
+        found.update(p for p, f in index.items() if self.head.get(p) != f)
+        return found
+
+    def blob(self, sha: bytes, prefix: int | None = None) -> bytes:
+        """The bytes of blob `sha`. `prefix`: the blob id of its first `prefix` bytes
+        will be asked for (`prefix_id`); a work-tree read hashes it beside its own check."""
         data = self._blobs.get(sha)
+        if data is None:
+            data = self._worktree_blob(sha, prefix)
         if data is None:
             data = self._loose_blob(sha)
         if data is None:
@@ -81,13 +223,78 @@ class StagedSides:
         self._blobs[sha] = data
         return data
 
-    def _loose_blob(self, sha: bytes) -> bytes | None:
-        """A loose blob's bytes read directly (dulwich's reader copies them several
-        times); None for anything else (packed, alternates, odd): dulwich reads it."""
+    def prefix_id(self, sha: bytes, length: int) -> bytes:
+        """The (sha1) git blob id of the first `length` bytes of blob `sha`."""
+        found = self._prefix_ids.get((sha, length))
+        if found is None:
+            found = self._prefix_ids[sha, length] = git_blob_id(memoryview(self.blob(sha))[:length])
+        return found
+
+    def _worktree_blob(self, sha: bytes, prefix: int | None) -> bytes | None:
+        """A staged blob's bytes from its work-tree file when that hashes to the blob id
+        (as after `git add`): reading a file costs less than inflating the object."""
+        path = self._staged_at.get(sha)
+        if path is None or self.worktree is None or len(sha) != 40:
+            return None
+        size = self._loose_size(sha)  # known only for a loose object (as `git add` writes)
+        if size is None:
+            return None
+        full = os.path.join(self.worktree, os.fsdecode(path))
+        try:
+            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+                return None
+            with os.fdopen(os.dup(fd), "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        ids: list[bytes] = []
+        worker = None
+        if prefix is not None and prefix <= len(data):  # hashlib lets go of the GIL
+            worker = threading.Thread(
+                target=lambda: ids.append(git_blob_id(memoryview(data)[:prefix])))
+            worker.start()
+        whole = git_blob_id(data)
+        if worker is not None:
+            worker.join()
+        if whole != sha:
+            return None
+        if ids:
+            self._prefix_ids[sha, prefix] = ids[0]
+        return data
+
+    def _loose_path(self, sha: bytes) -> str | None:
         root = getattr(self.store, "path", None)
         if not isinstance(root, str) or len(sha) not in (40, 64):
             return None
-        path = os.path.join(root, sha[:2].decode(), sha[2:].decode())
+        return os.path.join(root, sha[:2].decode(), sha[2:].decode())
+
+    def _loose_size(self, sha: bytes) -> int | None:
+        """The size a loose object's header states (None: not loose, or not a blob)."""
+        path = self._loose_path(sha)
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as f:  # a deflate block's code tables come first
+                head = zlib.decompressobj().decompress(f.read(65536), 32)
+            if not head.startswith(b"blob ") or b"\x00" not in head:
+                return None
+            return int(head[5:head.index(b"\x00")])
+        except (OSError, zlib.error, ValueError):
+            return None
+
+    def _loose_blob(self, sha: bytes) -> bytes | None:
+        """A loose blob's bytes read directly (dulwich's reader copies them several
+        times); None for anything else (packed, alternates, odd): dulwich reads it."""
+        path = self._loose_path(sha)
+        if path is None:
+            return None
         try:
             with open(path, "rb") as f:
                 raw = f.read()
@@ -100,6 +307,65 @@ class StagedSides:
         if nul < 0 or data[:nul] != b"blob %d" % (len(data) - nul - 1):
             return None
         return data[nul + 1:]
+
+
+def git_blob_id(data: bytes | memoryview) -> bytes:
+    """The (sha1) git blob id of `data`, as hex bytes."""
+    digest = hashlib.sha1(b"blob %d\x00" % len(data))
+    digest.update(data)
+    return digest.hexdigest().encode()
+
+
+def empty_tree_id(repo: Repo) -> str:
+    """The id of the empty tree in the repository's object format."""
+    try:
+        fmt = repo.get_config().get((b"extensions",), b"objectformat")
+    except KeyError:
+        fmt = b"sha1"
+    algo = hashlib.sha256 if fmt.lower() == b"sha256" else hashlib.sha1
+    return algo(b"tree 0\x00").hexdigest()
+
+
+_RAW = re.compile(rb":([0-7]{6}) ([0-7]{6}) ([0-9a-f]{40}|[0-9a-f]{64}) "
+                  rb"([0-9a-f]{40}|[0-9a-f]{64}) ([ADMTU])")
+
+
+def diff_index(repo: Repo, index_path: str, tree: str
+               ) -> Iterable[tuple[bytes, File | None, File | None, bytes]]:
+    """(path, tree's entry, index's entry, status) for every path whose entry differs
+    between the index at `index_path` and the tree-ish `tree` (``git diff-index
+    --cached``; an unmerged path has status U and no index entry). Raises GaspError
+    on anything it cannot read: the guard never passes what it could not check."""
+    env = {"GIT_DIR": os.path.abspath(repo.controldir()), "GIT_INDEX_FILE": index_path}
+    proc = run(repo.path, "diff-index", "--cached", "--raw", "-z", "--no-renames",
+               "--no-abbrev", "--ignore-submodules=none", "--ita-invisible-in-index",
+               tree, "--", env=env, check=False)
+    if proc.returncode != 0:
+        detail = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise GaspError("cannot compare the index with "
+                        f"{tree[:12]}: {detail[-1] if detail else 'git diff-index failed'}")
+    fields = proc.stdout.split(b"\x00")
+    if fields and fields[-1] == b"":
+        fields.pop()
+    if len(fields) % 2:
+        raise GaspError("cannot read git diff-index's output (odd record)")
+    for i in range(0, len(fields), 2):
+        match = _RAW.fullmatch(fields[i])
+        if match is None:
+            raise GaspError(f"cannot read git diff-index's output: {fields[i][:80]!r}")
+        path = fields[i + 1]
+        old, new = _side(match[1], match[3], path), _side(match[2], match[4], path)
+        yield path, old, None if match[5] == b"U" else new, match[5]
+
+
+def _side(mode: bytes, sha: bytes, path: bytes) -> File | None:
+    value = int(mode, 8)
+    if value == 0:
+        return None
+    if stat.S_ISDIR(value):  # a sparse index's directory entry, never a file
+        raise GaspError(f"the index holds {os.fsdecode(path)} as a directory entry "
+                        "(a sparse index git did not expand): cannot check it")
+    return value, sha
 
 
 def index_file(repo: Repo) -> str:
@@ -116,5 +382,3 @@ def merge_heads_from_env() -> list[bytes]:
 
 
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-

@@ -460,9 +460,9 @@ def test_the_guard_reads_no_committed_log_blob_when_its_index_is_cached(agent, m
     read = []
     real = guard._Guard.blob
 
-    def spy(self, sha):
+    def spy(self, sha, *args, **kw):
         read.append(sha)
-        return real(self, sha)
+        return real(self, sha, *args, **kw)
 
     monkeypatch.setattr(guard._Guard, "blob", spy)
     monkeypatch.chdir(agent)

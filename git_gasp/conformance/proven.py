@@ -1,0 +1,89 @@
+"""Extensions the guard proved when it accepted a commit, kept for check 4.
+
+When the pre-commit guard (or a runtime commit's) accepts a staged version of an
+append-only file that extends its parent's version — proved by content, or by hashing
+its first bytes into the parent's blob id — it records the pair of blob ids here, so
+check 4 after the commit need not compare the two versions again. One small file,
+``<common git dir>/gasp/proven-extensions``: a header line with the format and a crc32
+of the body, then one ``<old blob> <old length> <new blob>`` line per pair, newest
+last, at most `KEEP` of them. Best effort both ways: recording never raises, and a
+missing, foreign, oversized or damaged file reads as no pairs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zlib
+from collections.abc import Iterable
+
+from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write
+
+FORMAT = 1
+KEEP = 256  # pairs kept (a few per commit: the log, facts, journal)
+NAME = "proven-extensions"
+_ID = rb"(?:[0-9a-f]{40}|[0-9a-f]{64})"
+_HEADER = re.compile(rb"gasp-proven-extensions (\d+) ([0-9a-f]{8})\n")
+_LINE = re.compile(rb"(%s) (\d{1,19}) (%s)" % (_ID, _ID))
+_LIMIT = 64 + KEEP * (64 + 20 + 64 + 3)  # the largest file this module writes
+
+Proof = tuple[bytes, int, bytes]  # (old blob id, its length, new blob id)
+
+
+def path_of(common_dir: str) -> str:
+    """Where the pairs of the repository whose common git dir is `common_dir` live."""
+    return os.path.join(common_dir, "gasp", NAME)
+
+
+def _read(common_dir: str) -> list[Proof]:
+    """The recorded pairs in order; [] for any problem with the file."""
+    try:
+        with open(path_of(common_dir), "rb") as f:
+            raw = f.read(_LIMIT + 1)
+    except OSError:
+        return []
+    head, sep, body = raw.partition(b"\n")
+    match = _HEADER.fullmatch(head + sep)
+    if len(raw) > _LIMIT or match is None or int(match[1]) != FORMAT \
+            or int(match[2], 16) != zlib.crc32(body):
+        return []
+    if body and not body.endswith(b"\n"):
+        return []
+    out: list[Proof] = []
+    for line in body.split(b"\n")[:-1]:
+        found = _LINE.fullmatch(line)
+        if found is None or len(found[1]) != len(found[3]):
+            return []
+        out.append((found[1], int(found[2]), found[3]))
+    return out if len(out) <= KEEP else []
+
+
+def load_extensions(common_dir: str) -> set[tuple[bytes, bytes]]:
+    """The (old blob id, new blob id) pairs recorded (hex bytes): each new blob starts
+    with the old one's bytes and obeys the one-parent rule. Empty on any problem."""
+    return {(old, new) for old, _length, new in _read(common_dir)}
+
+
+def record_extensions(common_dir: str, proofs: Iterable[Proof]) -> None:
+    """Record several proved pairs at once (see `record_extension`); never raises."""
+    try:
+        new = [(old, int(length), blob) for old, length, blob in proofs
+               if _LINE.fullmatch(b"%s %d %s" % (old, length, blob)) and len(old) == len(blob)]
+        if not new:
+            return
+        kept = [p for p in _read(common_dir) if p not in new]
+        pairs = (kept + list(dict.fromkeys(new)))[-KEEP:]
+        body = b"".join(b"%s %d %s\n" % p for p in pairs)
+        head = b"gasp-proven-extensions %d %08x\n" % (FORMAT, zlib.crc32(body))
+        os.makedirs(os.path.dirname(path_of(common_dir)), exist_ok=True)
+        atomic_write(path_of(common_dir), head + body, durable=False)  # a lost pair is re-proved
+    except (OSError, GaspError, TypeError, ValueError):
+        return
+
+
+def record_extension(common_dir: str, old_blob: bytes, old_len: int, new_blob: bytes) -> None:
+    """Record that blob `new_blob` extends blob `old_blob` (of `old_len` bytes) by the
+    one-parent rule, as the guard proved it (hex ids as bytes). Best effort: never
+    raises; the write is atomic and the file keeps only the newest `KEEP` pairs."""
+    record_extensions(common_dir, [(old_blob, old_len, new_blob)])
