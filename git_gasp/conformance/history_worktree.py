@@ -1,7 +1,13 @@
 """Check 4's side of the working tree: HEAD's append-only files on disk must extend
 the committed blobs, and a big file holding HEAD's blob is read from disk rather than
 inflated from the object store (git's own stat test, or the blob's sha1, proves it is
-that blob)."""
+that blob).
+
+What check 4 proved about the log on the way is handed to the other checks as a
+`TipFacts` (``result.tip``): HEAD's log blob, how the working file relates to it, and
+the older log blobs it provably starts with — so a cached re-check of checks 1-3, 5-7
+trusts its saved state of an older log version without reading the file.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +15,60 @@ import hashlib
 import os
 import pathlib
 import stat
+from dataclasses import dataclass, field
 
 from dulwich.index import FLAG_VALID, Index, IndexEntry
 from dulwich.repo import Repo
 
-from git_gasp.conformance.history_objects import Entry, ObjectError
+from git_gasp.conformance.history_objects import CommitInfo, Entry, ObjectError
 from git_gasp.conformance.history_walk import APPEND_HINT, Walker
 from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
 
 _INDEX_COST_RATIO = 64  # parsing an index byte costs about as much as reading 64 file bytes
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
+SAME, EXTENDS = "same", "extends"  # how the working file relates to HEAD's blob
+
+
+@dataclass
+class TipFacts:
+    """What check 4 proved about the log at the tip, for the other checks.
+
+    `head_log`: HEAD's log blob id (None when the log is not a file in HEAD), of
+    `head_length` bytes when known; `worktree`: SAME when the working file is that blob
+    (git's stat test or its sha1), EXTENDS when it starts with its bytes, None when
+    check 4 could not show either; `chain`: HEAD's log blob, then the log blobs of the
+    one-parent ancestors walked this run (and the first one verified before), each a
+    byte prefix of the one before it, as check 4 verified; `proven`: further (old, new)
+    blob id pairs known to satisfy the one-parent rule (``Walker.proven``, if the walker
+    keeps one).
+    """
+
+    common_dir: str
+    prefix: bytes
+    log_path: bytes
+    head_log: bytes | None = None
+    head_length: int | None = None
+    worktree: str | None = None
+    chain: list[bytes] = field(default_factory=list)
+    proven: set[tuple[bytes, bytes]] = field(default_factory=set)
+
+    def starts_with(self, blob_id: bytes) -> bool:
+        """True when the working log file provably starts with the bytes of `blob_id`."""
+        if self.worktree is None or not self.chain:
+            return False
+        if blob_id in self.chain:
+            return True
+        targets = set(self.chain)
+        seen, todo = {blob_id}, [blob_id]
+        while todo:  # blob_id -> ... -> a chain blob, over proven pairs
+            old = todo.pop()
+            for a, b in self.proven:
+                if a == old and b not in seen:
+                    if b in targets:
+                        return True
+                    seen.add(b)
+                    todo.append(b)
+        return False
 
 
 class WorkTree:
@@ -62,8 +112,13 @@ class WorkTree:
         return data
 
     def check_head(self, walker: Walker, head: bytes) -> dict[bytes, int]:
-        """The log is committed and the working tree extends HEAD; return tip lengths."""
+        """The log is committed and the working tree extends HEAD; return tip lengths.
+
+        Leaves what it proved about the log in ``walker.result.tip`` (a `TipFacts`)."""
         tip_lengths: dict[bytes, int] = {}
+        tip = TipFacts(self.repo.commondir(), self.prefix, walker.log_path,
+                       proven=set(getattr(walker, "proven", ())))
+        walker.result.tip = tip  # type: ignore[attr-defined]  # see TipFacts
         try:
             root = walker.objects.subtree(walker.tree_of(head), self.prefix)
             files = list(walker.objects.append_only_files(
@@ -79,9 +134,19 @@ class WorkTree:
         index = StatIndex(self.repo, sum(st.st_size for st in stats.values()
                                          if isinstance(st, os.stat_result)))
         for path, entry in files:
-            self._check_working_file(walker, path, entry, stats[path], index)
+            relation = self._check_working_file(walker, path, entry, stats[path], index)
             if entry.sha in walker.objects.lengths:
                 tip_lengths[entry.sha] = walker.objects.lengths[entry.sha]
+            if path == walker.log_path:
+                tip.head_log, tip.worktree = entry.sha, relation
+                tip.head_length = walker.objects.lengths.get(entry.sha)
+                if relation == SAME and tip.head_length is None:
+                    st = stats[path]
+                    tip.head_length = st.st_size if isinstance(st, os.stat_result) else None
+                try:
+                    tip.chain = log_chain(walker, head)
+                except ObjectError:
+                    tip.chain = []
         return tip_lengths
 
     def _lstat(self, path: bytes) -> os.stat_result | OSError:
@@ -91,45 +156,91 @@ class WorkTree:
             return exc
 
     def _check_working_file(self, walker: Walker, path: bytes, entry: Entry,
-                            st: os.stat_result | OSError, index: StatIndex) -> None:
-        """The working copy of HEAD's `path` must extend the committed blob `entry`."""
+                            st: os.stat_result | OSError, index: StatIndex) -> str | None:
+        """The working copy of HEAD's `path` must extend the committed blob `entry`;
+        return SAME or EXTENDS as proved, None when it failed."""
         if isinstance(st, FileNotFoundError):
             walker.fail("working tree: committed append-only file is missing; restore it with "
                       "`git checkout HEAD -- <path>`", path=path)
-            return
+            return None
         if isinstance(st, os.stat_result) and stat.S_ISLNK(st.st_mode):
             walker.fail("working tree: append-only file is a symlink", path=path)
-            return
+            return None
         if isinstance(st, os.stat_result) and not stat.S_ISREG(st.st_mode):
             # Never open a FIFO or device: reading it could block or never end.
             walker.fail("working tree: append-only file is not a regular file", path=path)
-            return
+            return None
         full = self.prefix + b"/" + path if self.prefix else path
         if isinstance(st, os.stat_result) and index.unchanged(full, entry.sha, st):
-            return  # git's own stat test says the file holds the committed blob
+            return SAME  # git's own stat test says the file holds the committed blob
         try:
             if isinstance(st, OSError):
                 raise st
             data = (self.agent_root / os.fsdecode(path)).read_bytes()
         except OSError as exc:
             walker.fail(f"working tree: cannot read the file ({exc})", path=path)
-            return
+            return None
         committed = walker.objects.recent_blob(entry.sha)
         if committed is None:
             length = walker.objects.lengths.get(entry.sha)
             if length is not None and extends_by_hash(entry.sha, length, data):
-                return
+                return SAME if length == len(data) else EXTENDS
         try:
             if committed is None:
                 committed = walker.objects.blob(entry.sha)
             problem = extension_problem(committed, data)
         except ObjectError as exc:
             walker.fail(f"working tree: cannot read the committed version: {exc}", path=path)
-            return
+            return None
         if problem is not None:
             line, reason = problem
             walker.fail(f"working tree does not extend HEAD: {reason} ({APPEND_HINT})",
                       path=path, line=line)
+            return None
+        walker.objects.lengths.setdefault(entry.sha, len(committed))
+        return SAME if len(committed) == len(data) else EXTENDS
+
+
+def _log_blob(walker: Walker, sha: bytes) -> tuple[bytes, bytes] | None:
+    """(log path, blob id) of commit `sha`'s log when it is a regular file, else None."""
+    root = walker.objects.subtree(walker.tree_of(sha), walker.prefix)
+    if root is None:
+        return None
+    path = walker.paths_of(sha, root).log
+    entry = walker.objects.entry_at(root, path)
+    if entry is None or not stat.S_ISREG(entry.mode):
+        return None
+    return path, entry.sha
+
+
+def log_chain(walker: Walker, head: bytes, limit: int = 64) -> list[bytes]:
+    """HEAD's log blob, then its one-parent ancestors' while check 4 verified each step.
+
+    A commit with one parent that check 4 verified (walked this run without a failure,
+    its parents not failing either) has a log that starts with its parent's when both
+    keep it at the same path. The chain follows the commits walked this run and stops
+    after the first one verified by an earlier run (a re-check's saved states are of
+    the blobs at the tips it checked before)."""
+    found = _log_blob(walker, head)
+    if found is None:
+        return []
+    chain = [found[1]]
+    sha, path = head, found[0]
+    for _ in range(limit):
+        if sha in walker.bad or sha in walker.cached:
+            break
+        info = walker.info.get(sha)
+        if not isinstance(info, CommitInfo) or len(info.parents) != 1:
+            break
+        parent = info.parents[0]
+        if parent in walker.bad:
+            break
+        found = _log_blob(walker, parent)
+        if found is None or found[0] != path:
+            break
+        chain.append(found[1])
+        sha = parent
+    return chain
 
 
 def _ns(stamp: object) -> int | None:

@@ -153,6 +153,8 @@ class IndexFiles:
             length = self.header(blob_id)
             if length is not None:
                 out.append((blob_id, length))
+            else:
+                self.problem = "corrupt"  # a file of ours whose header does not read
         return out
 
     def _entries(self) -> list[str]:
