@@ -33,6 +33,7 @@ class LogAnalysis:
     graph: Graph | None = None  # the fold of the whole log (asked for by --fixture)
     notes: list[str] = field(default_factory=list)  # about the cache
     resumed_lines: int = 0  # lines the saved state held (0: a cold pass)
+    proof: str | None = None  # how the saved state's prefix was proven ("facts", "hash")
 
 
 def analyze_log(repo: AgentRepo, vocab: Vocabulary, *, tip: TipFacts | None = None,
@@ -89,6 +90,7 @@ def _analyze(repo: AgentRepo, vocab: Vocabulary, source: LogSource, cache, tip,
     analysis = LogAnalysis(found, snap_res, snaps.graph,
                            resumed_lines=state.old_lines if resumed else 0)
     if cache is not None:
+        analysis.proof = cache.proof
         if cache.note:
             analysis.notes.append(cache.note)
         if saved is not None:

@@ -67,6 +67,7 @@ class LogStateCache:
                                 extras=1)
         self.problem: str | None = None
         self.resumed: tuple[bytes, int] | None = None  # (blob, length) of the state used
+        self.proof: str | None = None  # how its prefix was proven: "facts" or "hash"
 
     def resume(self, source: LogSource, vocab: Vocabulary,
                starts_with: Callable[[bytes], bool]) -> LogState | None:
@@ -91,6 +92,7 @@ class LogStateCache:
                 self.files.problem = "corrupt"
                 continue
             self.resumed = (blob, length)
+            self.proof = "facts" if (length, blob) in proven else "hash"
             return state
         return None
 

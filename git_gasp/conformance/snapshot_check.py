@@ -98,7 +98,7 @@ class SnapshotCheck:
                 verdict = known.get((name, snap.sha))
                 if verdict is not None and (verdict[3] == BAD or
                                             verdict[4] <= self.reusable_lines):
-                    snap.verdict = verdict
+                    snap.verdict = (name, snap.sha, snap.sig, *verdict[3:])
                     self.snaps.append(snap)
                     continue
                 if raw is None:

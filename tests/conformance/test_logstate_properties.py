@@ -138,3 +138,105 @@ def test_keys_that_all_collide_change_no_finding(roots, data, where, monkeypatch
     repo = _repo(roots[True], data)
     state = _resumed(data, cut, vocab, vocab)
     assert _results(repo, _analysis(state), roots[True]) == _reference(repo, roots[True])
+
+
+# ---- snapshots and the saved state, with check 4's facts given by hand ----------------
+
+def _blob(data: bytes) -> bytes:
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest().encode()
+
+
+def _tip(root, data: bytes):
+    from git_gasp.conformance.history_worktree import EXTENDS, TipFacts
+
+    return TipFacts(str(root / "gitdir"), b"", LOG.encode(), _blob(data), len(data), EXTENDS,
+                    [_blob(data)])
+
+
+def _write_snapshot(root, data: bytes, n: int, how: str) -> None:
+    """A snapshot of the first `n` lines of `data`: true, forged, misnamed, of another
+    log, naming the wrong event, unreadable, or a directory without graph.json."""
+    import os
+
+    from git_gasp.protocol.envelope import parse_log
+    from git_gasp.protocol.fold import fold
+    from git_gasp.protocol.snapshot import SnapshotError
+    from git_gasp.store.snapshots import write_snapshot
+
+    name = f"s{n}{how}"
+    base = root / "snapshots"
+    if how == "empty":
+        (base / name).mkdir(parents=True, exist_ok=True)
+        return
+    if how == "garbage":
+        (base / name).mkdir(parents=True, exist_ok=True)
+        (base / name / "graph.json").write_bytes(b"{not json")
+        return
+    source = data.replace(b'"e1"', b'"e7"') if how == "other log" else data
+    parsed = parse_log(source)
+    graph = fold([e for e in parsed.events if e.line <= n]).graph
+    if how == "forged":
+        graph.version += 1
+    last = next((e.id for e in parsed.events if e.line == n), name)
+    event_id = {"misnamed": "elsewhere", "wrong event": name}.get(how, last)
+    try:
+        rel, _ = write_snapshot(root, source, graph, n, event_id)
+    except SnapshotError:
+        return
+    if how == "misnamed" and not (base / name).exists():
+        os.rename((root / rel).parent, base / name)
+
+
+snapshot_kinds = st.sampled_from(["true", "true", "forged", "misnamed", "other log",
+                                  "wrong event", "garbage", "empty"])
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(data=logs(), where=st.floats(0, 1),
+       before=st.lists(st.tuples(st.floats(0, 1), snapshot_kinds), max_size=3),
+       after=st.lists(st.tuples(st.floats(0, 1), snapshot_kinds), max_size=2),
+       fixture=st.booleans())
+def test_snapshot_verdicts_saved_and_resumed_match_the_whole_log_check(data, where, before,
+                                                                      after, fixture):
+    import tempfile
+    from pathlib import Path
+
+    from git_gasp.conformance.logcheck import analyze_log
+    from git_gasp.store.agent import load_agent
+
+    ends = [i + 1 for i, byte in enumerate(data) if byte == 0x0A]
+    cut = ends[int(where * (len(ends) - 1))] if ends else 0
+    prefix = data[:cut]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "state").mkdir()
+        (root / LOG).write_bytes(prefix)
+        lines_before = prefix.count(b"\n")
+        for at, how in before:
+            if lines_before:
+                _write_snapshot(root, prefix, 1 + int(at * (lines_before - 1)), how)
+        vocab = checks.load_vocabulary(root)
+        first = analyze_log(load_agent(root), vocab, tip=_tip(root, prefix), fixture=fixture)
+        assert first is not None and first.resumed_lines == 0
+        (root / LOG).write_bytes(data)
+        lines_after = data.count(b"\n")
+        for at, how in after:
+            if lines_after:
+                _write_snapshot(root, data, 1 + int(at * (lines_after - 1)), how)
+        repo = load_agent(root)
+        resumed = analyze_log(repo, vocab, tip=_tip(root, prefix), fixture=fixture)
+        assert resumed is not None
+        if cut:
+            assert resumed.resumed_lines == lines_before
+        cold_repo = load_agent(root)
+        cold = analyze_log(cold_repo, vocab, fixture=fixture)
+        want = oracle.check_replay(cold_repo).to_json()
+        assert checks.check_replay(repo, resumed).to_json() == want
+        assert checks.check_replay(cold_repo, cold).to_json() == want
+        if fixture:
+            assert resumed.graph.same_as(oracle.fold_graph(cold_repo))
+            assert cold.graph.same_as(oracle.fold_graph(cold_repo))
