@@ -24,7 +24,7 @@ from array import array
 from dataclasses import dataclass, field
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import AtomicFile
 
 _ID = rb"[0-9a-f]{40}|[0-9a-f]{64}"
 
@@ -97,10 +97,11 @@ class IndexFiles:
         return entry
 
     def _decode(self, raw: bytes, blob_id: bytes) -> Entry | None:
-        head, sep, body = raw.partition(b"\n")
-        match = self._match(head + sep, blob_id)
+        cut = raw.find(b"\n", 0, 512) + 1
+        match = self._match(raw[:cut], blob_id) if cut else None
         if match is None:
             return None
+        body = memoryview(raw)[cut:]  # no copy of the words
         length, lines = int(match[4]), int(match[5])
         sizes = [int(match[6 + i]) for i in range(1 + self.extras)]
         crc, order = int(match[7 + self.extras]), match[8 + self.extras].decode()
@@ -118,7 +119,7 @@ class IndexFiles:
             return None
         extras = []
         for size in sizes[1:]:
-            extras.append(body[at:at + size])
+            extras.append(bytes(body[at:at + size]))
             at += size
         return Entry(length, lines, keys, offsets, extras)
 
@@ -126,15 +127,21 @@ class IndexFiles:
         """Store `entry` for blob `blob_id` (best effort: a failure returns False)."""
         if len(entry.extras) != self.extras:
             raise ValueError(f"{self.prefix} entries hold {self.extras} extra strings")
-        body = b"".join([entry.keys.tobytes(), entry.offsets.tobytes(), *entry.extras])
+        parts = [memoryview(entry.keys).cast("B"), memoryview(entry.offsets).cast("B"),
+                 *entry.extras]
+        crc = 0
+        for part in parts:
+            crc = zlib.crc32(part, crc)
         sizes = b" ".join(b"%d" % n for n in [len(entry.keys), *map(len, entry.extras)])
         head = b"%s %d %s %s %d %d %s %d %s\n" % (
             self.magic, self.format, self.rules.encode(), blob_id, entry.length,
-            entry.line_count, sizes, zlib.crc32(body), sys.byteorder.encode())
+            entry.line_count, sizes, crc, sys.byteorder.encode())
         path = self.path(blob_id)
         try:
             os.makedirs(self.dir, exist_ok=True)
-            atomic_write(path, head + body, durable=False)  # a lost entry is rebuilt
+            with AtomicFile(path, durable=False) as out:  # a lost entry is rebuilt
+                for part in (head, *parts):
+                    out.write(part)
         except (OSError, GaspError):  # GaspError: UnsafePath, a link where the entry goes
             return False
         self.saved.add(path)

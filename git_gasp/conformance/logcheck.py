@@ -23,6 +23,8 @@ from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.vocab import Vocabulary
 from git_gasp.store.agent import AgentRepo
 
+CHUNK = 1 << 24
+
 
 @dataclass
 class LogAnalysis:
@@ -80,11 +82,11 @@ def _analyze(repo: AgentRepo, vocab: Vocabulary, source: LogSource, cache, tip,
     saved = None
     cut = _save_point(cache, tip, state, tail)
     if cut is not None:
-        state.feed(tail[:cut - start], start, final=False)
+        _feed(state, tail, start, 0, cut - start, final=False)
         saved = _saved_form(state)
-        state.feed(tail[cut - start:], cut)
+        _feed(state, tail, start, cut - start, len(tail))
     else:
-        state.feed(tail, start)
+        _feed(state, tail, start, 0, len(tail))
     found = findings(state, repo.log_rel)
     snaps.finish(state, found.first_error)
     analysis = LogAnalysis(found, snap_res, snaps.graph,
@@ -99,6 +101,22 @@ def _analyze(repo: AgentRepo, vocab: Vocabulary, source: LogSource, cache, tip,
             entry.extras = [marshal.dumps(records)]
             cache.save(tip.head_log, entry)
     return analysis
+
+
+def _feed(state: LogState, tail: bytes, at: int, begin: int, end: int, *,
+          final: bool = True) -> None:
+    """Feed tail[begin:end] (the log's bytes from offset `at + begin`) in pieces of
+    about CHUNK bytes cut after a newline, so that a cold pass never holds every line
+    of a big log at once."""
+    while end - begin > CHUNK:
+        cut = tail.rfind(b"\n", begin, begin + CHUNK) + 1
+        if cut <= begin:
+            cut = tail.find(b"\n", begin + CHUNK, end) + 1
+            if cut <= begin:
+                break
+        state.feed(tail[begin:cut], at + begin, final=False)
+        begin = cut
+    state.feed(tail[begin:end], at + begin, final=final)
 
 
 def _save_point(cache, tip: TipFacts | None, state: LogState, tail: bytes) -> int | None:

@@ -79,14 +79,18 @@ def test_check_on_a_pseudo_terminal_shows_and_clears_the_walk(agent, monkeypatch
     tty = os.fdopen(follower, "w")
     monkeypatch.setattr(sys, "stderr", tty)
     _run_check(str(agent), *(["--json"] if as_json else []))
-    tty.flush()
-    os.set_blocking(leader, False)
-    try:
-        shown = os.read(leader, 65536).decode()
-    except BlockingIOError:
-        shown = ""
-    tty.close()
+    tty.close()  # then the terminal's side reads what was written, and then EIO
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
     os.close(leader)
+    shown = b"".join(chunks).decode()
     if as_json:
         assert calls == [None] and "check 4" not in shown
     else:

@@ -199,14 +199,17 @@ snapshot_kinds = st.sampled_from(["true", "true", "forged", "misnamed", "other l
 @given(data=logs(), where=st.floats(0, 1),
        before=st.lists(st.tuples(st.floats(0, 1), snapshot_kinds), max_size=3),
        after=st.lists(st.tuples(st.floats(0, 1), snapshot_kinds), max_size=2),
-       fixture=st.booleans())
-def test_snapshot_verdicts_saved_and_resumed_match_the_whole_log_check(data, where, before,
-                                                                      after, fixture):
+       fixture=st.booleans(), chunk=st.sampled_from([1 << 24, 1, 40, 300]))
+def test_snapshot_verdicts_saved_and_resumed_match_the_whole_log_check(
+        monkeypatch, data, where, before, after, fixture, chunk):
     import tempfile
     from pathlib import Path
 
+    from git_gasp.conformance import logcheck
     from git_gasp.conformance.logcheck import analyze_log
     from git_gasp.store.agent import load_agent
+
+    monkeypatch.setattr(logcheck, "CHUNK", chunk)  # the feed in pieces of this size
 
     ends = [i + 1 for i, byte in enumerate(data) if byte == 0x0A]
     cut = ends[int(where * (len(ends) - 1))] if ends else 0
