@@ -81,7 +81,10 @@ def _analyze(repo: AgentRepo, vocab: Vocabulary, source: LogSource, cache, tip,
         tail = tail[start:]
     saved = None
     cut = _save_point(cache, tip, state, tail)
-    if cut is not None:
+    if cut == start:  # the saved state is HEAD's: saved again only for new verdicts
+        saved = _saved_form(state)
+        _feed(state, tail, start, 0, len(tail))
+    elif cut is not None:
         _feed(state, tail, start, 0, cut - start, final=False)
         saved = _saved_form(state)
         _feed(state, tail, start, cut - start, len(tail))
@@ -97,9 +100,11 @@ def _analyze(repo: AgentRepo, vocab: Vocabulary, source: LogSource, cache, tip,
             analysis.notes.append(cache.note)
         if saved is not None:
             entry, records, lines = saved
-            records["snapshots"] = snaps.verdicts(lines)
-            entry.extras = [marshal.dumps(records)]
-            cache.save(tip.head_log, entry)
+            verdicts = snaps.verdicts(lines)
+            if cut != start or verdicts != records["snapshots"]:
+                records["snapshots"] = verdicts
+                entry.extras = [marshal.dumps(records)]
+                cache.save(tip.head_log, entry)
     return analysis
 
 
@@ -121,7 +126,8 @@ def _feed(state: LogState, tail: bytes, at: int, begin: int, end: int, *,
 
 def _save_point(cache, tip: TipFacts | None, state: LogState, tail: bytes) -> int | None:
     """Where a state worth saving ends: HEAD's log blob, when the working file provably
-    starts with it, it ends a line, and it goes beyond the state we resumed."""
+    starts with it, it ends a line, and it goes beyond the state we resumed (or is the
+    state we resumed: saved again when a snapshot's verdict is new)."""
     if cache is None or tip is None or tip.head_log is None or tip.head_length is None:
         return None
     if tip.worktree not in (SAME, EXTENDS):
@@ -129,6 +135,8 @@ def _save_point(cache, tip: TipFacts | None, state: LogState, tail: bytes) -> in
     from git_gasp.conformance.lineindex import MAX_LINES
 
     cut, start = tip.head_length, state.length
+    if cut == start:
+        return cut if cache.resumed and cache.resumed[0] == tip.head_log else None
     if not start < cut <= start + len(tail) or tail[cut - start - 1] != 0x0A:
         return None
     if state.line_count + tail.count(b"\n", 0, cut - start) > MAX_LINES:

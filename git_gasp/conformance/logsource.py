@@ -11,6 +11,13 @@ import stat
 _CHUNK = 1 << 20
 
 
+def _pread(fd: int, size: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - Windows
+    return os.read(fd, size)
+
+
 class LogSource:
     """The first `size` bytes of a log: `data` in memory, or the open file `fd`."""
 
@@ -70,7 +77,7 @@ class LogSource:
         assert self.fd is not None
         out = []
         while start < end:
-            piece = os.pread(self.fd, min(end - start, 1 << 30), start)
+            piece = _pread(self.fd, min(end - start, 1 << 30), start)
             if not piece:
                 break
             out.append(piece)

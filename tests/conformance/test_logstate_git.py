@@ -285,3 +285,18 @@ def test_a_kept_snapshots_verdict_is_reused_and_its_stat_spares_reading_it(agent
     snap.write_bytes(snap.read_bytes().replace(b'"goal 1"', b'"goal Z"'))
     assert "differs from the fold of the first 6 lines" in json.dumps(_report(agent))
     assert parsed
+
+
+def test_a_snapshot_added_without_a_commit_is_verified_once(agent, monkeypatch):
+    from git_gasp.conformance import snapshot_check
+
+    (agent / LOG).write_bytes(b"".join(goal_pair(n) for n in range(1, 4)))
+    _commit(agent)
+    _report(agent)
+    _snapshot(agent, 4)  # not committed: the log's state is saved again with its verdict
+    assert "1 snapshot examined" in json.dumps(_report(agent))
+    parsed = []
+    real = snapshot_check.loads_slow
+    monkeypatch.setattr(snapshot_check, "loads_slow", lambda raw: parsed.append(1) or real(raw))
+    assert "1 snapshot examined" in json.dumps(_report(agent))
+    assert parsed == []

@@ -20,7 +20,7 @@ from git_gasp.store.agent import AgentRepo
 from tests.conformance import oracle
 from tests.conformance.logcases import PACK, logs
 
-SETTINGS = settings(max_examples=300, deadline=None,
+SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.function_scoped_fixture])
 LOG = "state/events.jsonl"
@@ -193,7 +193,7 @@ snapshot_kinds = st.sampled_from(["true", "true", "forged", "misnamed", "other l
                                   "wrong event", "garbage", "empty"])
 
 
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(data=logs(), where=st.floats(0, 1),

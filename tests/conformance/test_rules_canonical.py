@@ -22,15 +22,16 @@ def _json(value) -> bytes:
 
 
 def test_orjson_writes_every_string_as_the_json_module_does():
-    differ = [cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000
-              and orjson.dumps(chr(cp)) != _json(chr(cp))]
-    assert differ == []
+    """Every code point (escaping is per character: a run of them compares at once)."""
+    points = [chr(cp) for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
+    runs = ["".join(points[i:i + 512]) for i in range(0, len(points), 512)]
+    assert [r for r in runs if orjson.dumps(r) != _json(r)] == []
 
 
 def test_orjson_floats_differ_only_with_e_minus_or_four_zeros():
     rng = random.Random(20251201)
     samples = [float(f"{m}e{e}") for e in range(-320, 308) for m in (1, 1.5, 9.99, 2.225)]
-    for _ in range(200_000):
+    for _ in range(60_000):
         x = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
         samples.append(round(x, rng.randint(0, 6)) if abs(x) < 1e10 else x)
     for x in samples:
@@ -51,7 +52,7 @@ values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
                       | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=12)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(payload=values, key_order=st.booleans(), eid=st.text(min_size=1, max_size=6))
 def test_a_line_the_fast_path_passes_is_what_serialize_writes(payload, key_order, eid):
     event = Event(eid, 1, 1, "agent", "a", "note.added", payload, None, None)
