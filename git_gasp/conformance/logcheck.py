@@ -53,7 +53,15 @@ def analyze_log(repo: AgentRepo, vocab: Vocabulary, *, tip: TipFacts | None = No
     if source is None:
         return None
     with source, gc_paused():
-        return _analyze(repo, vocab, source, cache, tip, fixture)
+        if cache is None:
+            return _analyze(repo, vocab, source, None, None, fixture)
+        try:
+            return _analyze(repo, vocab, source, cache, tip, fixture)
+        except Exception as exc:  # noqa: BLE001 - a state we cannot use is no state
+            analysis = _analyze(repo, vocab, source, None, None, fixture)
+            analysis.notes.append(f"the saved log state could not be used and has been "
+                                  f"ignored ({type(exc).__name__}: {exc})")
+            return analysis
 
 
 def _source(repo: AgentRepo, from_file: bool) -> LogSource | None:

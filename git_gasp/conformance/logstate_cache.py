@@ -34,6 +34,7 @@ _MAGIC = b"gasp-log-state"
 # The code whose findings a saved state holds: any change to it starts afresh.
 _RULE_MODULES = ("git_gasp.conformance.rules", "git_gasp.conformance.logstate",
                  "git_gasp.conformance.logfindings", "git_gasp.conformance.snapshot_check",
+                 "git_gasp.conformance.logcheck", "git_gasp.conformance.lineindex",
                  "git_gasp.protocol.envelope", "git_gasp.protocol.fold",
                  "git_gasp.protocol.ops", "git_gasp.protocol.vocab",
                  "git_gasp.protocol.jsonstrict", "git_gasp.protocol.snapshot")
