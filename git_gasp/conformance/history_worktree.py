@@ -15,62 +15,17 @@ import hashlib
 import os
 import pathlib
 import stat
-from dataclasses import dataclass, field
 
 from dulwich.index import FLAG_VALID, Index, IndexEntry
 from dulwich.repo import Repo
 
 from git_gasp.conformance.history_objects import CommitInfo, Entry, ObjectError
 from git_gasp.conformance.history_walk import APPEND_HINT, Walker
+from git_gasp.conformance.tipfacts import EXTENDS, SAME, TipFacts
 from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
 
 _INDEX_COST_RATIO = 64  # parsing an index byte costs about as much as reading 64 file bytes
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
-SAME, EXTENDS = "same", "extends"  # how the working file relates to HEAD's blob
-
-
-@dataclass
-class TipFacts:
-    """What check 4 proved about the log at the tip, for the other checks.
-
-    `head_log`: HEAD's log blob id (None when the log is not a file in HEAD), of
-    `head_length` bytes when known; `worktree`: SAME when the working file is that blob
-    (git's stat test or its sha1), EXTENDS when it starts with its bytes, None when
-    check 4 could not show either; `chain`: HEAD's log blob, then the log blobs of the
-    one-parent ancestors walked this run (and the first one verified before), each a
-    byte prefix of the one before it, as check 4 verified; `proven`: further (old, new)
-    blob id pairs known to satisfy the one-parent rule (``Walker.proven``, if the walker
-    keeps one).
-    """
-
-    common_dir: str
-    prefix: bytes
-    log_path: bytes
-    head_log: bytes | None = None
-    head_length: int | None = None
-    worktree: str | None = None
-    chain: list[bytes] = field(default_factory=list)
-    proven: set[tuple[bytes, bytes]] = field(default_factory=set)
-
-    def starts_with(self, blob_id: bytes) -> bool:
-        """True when the working log file provably starts with the bytes of `blob_id`."""
-        if self.worktree is None or not self.chain:
-            return False
-        if blob_id in self.chain:
-            return True
-        targets = set(self.chain)
-        seen, todo = {blob_id}, [blob_id]
-        while todo:  # blob_id -> ... -> a chain blob, over proven pairs
-            old = todo.pop()
-            for a, b in self.proven:
-                if a == old and b not in seen:
-                    if b in targets:
-                        return True
-                    seen.add(b)
-                    todo.append(b)
-        return False
-
-
 class WorkTree:
     """The agent root's files (`agent_root`, at `prefix` in the repository `repo`)."""
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import marshal
 from dataclasses import dataclass, field
 
-from git_gasp.conformance.history_worktree import EXTENDS, SAME, TipFacts
 from git_gasp.conformance.logfindings import Findings, dump_records, findings
 from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.logstate import LogState
 from git_gasp.conformance.report import CheckResult
 from git_gasp.conformance.snapshot_check import SnapshotCheck
+from git_gasp.conformance.tipfacts import EXTENDS, SAME, TipFacts
 from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.vocab import Vocabulary

@@ -149,7 +149,7 @@ def _blob(data: bytes) -> bytes:
 
 
 def _tip(root, data: bytes):
-    from git_gasp.conformance.history_worktree import EXTENDS, TipFacts
+    from git_gasp.conformance.tipfacts import EXTENDS, TipFacts
 
     return TipFacts(str(root / "gitdir"), b"", LOG.encode(), _blob(data), len(data), EXTENDS,
                     [_blob(data)])
