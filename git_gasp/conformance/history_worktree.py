@@ -168,7 +168,7 @@ def _log_blob(walker: Walker, sha: bytes) -> tuple[bytes, bytes] | None:
     return path, entry.sha
 
 
-def log_chain(walker: Walker, head: bytes, limit: int = 64) -> list[bytes]:
+def log_chain(walker: Walker, head: bytes, limit: int = 32) -> list[bytes]:
     """HEAD's log blob, then its one-parent ancestors' while check 4 verified each step.
 
     A commit with one parent that check 4 verified (walked this run without a failure,

@@ -300,3 +300,41 @@ def test_a_snapshot_added_without_a_commit_is_verified_once(agent, monkeypatch):
     monkeypatch.setattr(snapshot_check, "loads_slow", lambda raw: parsed.append(1) or real(raw))
     assert "1 snapshot examined" in json.dumps(_report(agent))
     assert parsed == []
+
+
+def test_several_commits_since_the_last_check_are_proven_by_check_4(agent):
+    (agent / LOG).write_bytes(goal_pair(1))
+    _commit(agent)
+    _report(agent)
+    for n in (2, 3, 4):
+        with open(agent / LOG, "ab") as fh:
+            fh.write(goal_pair(n))
+        _commit(agent, f"c{n}")
+    log = _analysis(agent)
+    assert (log.resumed_lines, log.proof) == (2, "facts")
+
+
+def test_after_a_merge_the_saved_state_is_proven_by_hashing(agent):
+    (agent / LOG).write_bytes(goal_pair(1))
+    _commit(agent)
+    _report(agent)
+    git(agent, "checkout", "-q", "-b", "side")
+    with open(agent / LOG, "ab") as fh:
+        fh.write(goal_pair(2))
+    _commit(agent, "side")
+    git(agent, "checkout", "-q", "-")
+    git(agent, "merge", "-q", "--no-ff", "--no-edit", "--no-verify", "side")
+    log = _analysis(agent)
+    assert (log.resumed_lines, log.proof) == (2, "hash")
+    assert _report(agent) == _report(agent, use_cache=False)
+
+
+def test_tip_facts_follow_proven_pairs_to_the_chain():
+    from git_gasp.conformance.tipfacts import EXTENDS, TipFacts
+
+    a, b, c, d = (x * 40 for x in (b"a", b"b", b"c", b"d"))
+    tip = TipFacts("", b"", b"log", c, 10, EXTENDS, [c], {(a, b), (b, c), (d, a)})
+    assert tip.starts_with(c) and tip.starts_with(b) and tip.starts_with(a)
+    assert tip.starts_with(d) and not tip.starts_with(b"e" * 40)
+    tip.worktree = None  # the working file was not shown to extend HEAD: nothing holds
+    assert not tip.starts_with(c)
