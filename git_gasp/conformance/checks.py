@@ -1,30 +1,28 @@
 """The seven checks of GASP Part VI. Each takes an AgentRepo and returns a CheckResult.
 
-Every check fails closed: what it cannot examine is a failure, not a pass.
+Checks 1, 2, 3, 5, 6 and 7 report what one pass over the log found (``logcheck``:
+the per-event rules of ``rules`` fed line by line, resumed from a saved state of a
+verified prefix when check 4's facts allow, so a re-check reads only new lines); given
+no `LogAnalysis`, a check makes a cold one. Every check fails closed: what it cannot
+examine is a failure, not a pass.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from git_gasp.conformance.report import CheckResult
-from git_gasp.conformance.rules import (
-    causation_problems,
-    entity_id,
-    ops_cause_problem,
-    pairing_problems,
-    restatement_problems,
-    roundtrip_problem,
-)
-from git_gasp.protocol.envelope import OPS_KIND, Event
-from git_gasp.protocol.fold import fold
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
-from git_gasp.protocol.ops import OpError, parse_op
-from git_gasp.protocol.vocab import ENTITY_CREATING, PackError, Vocabulary, parse_pack
+from git_gasp.protocol.vocab import PackError, Vocabulary, parse_pack
 from git_gasp.store.agent import MANIFEST, AgentRepo
 from git_gasp.store.agentfs import AgentFileError, list_files, read_regular
+
+if TYPE_CHECKING:
+    from git_gasp.conformance.logcheck import LogAnalysis
 
 NAMES = {
     1: "envelope round-trip",
@@ -41,121 +39,72 @@ def _result(number: int) -> CheckResult:
     return CheckResult(number, NAMES[number])
 
 
-def _log_unusable(repo: AgentRepo, res: CheckResult) -> bool:
+def analysis_of(repo: AgentRepo, *, fixture: bool = False) -> LogAnalysis | None:
+    """The cold analysis of `repo`'s log, made once per repo (None: the log is unreadable)."""
+    from git_gasp.conformance.logcheck import analyze_log
+
+    key = ("log_analysis", fixture)
+    if key not in repo.extra:
+        repo.extra[key] = analyze_log(repo, load_vocabulary(repo.root), fixture=fixture)
+    return repo.extra[key]
+
+
+def _log_unusable(repo: AgentRepo, res: CheckResult, log: LogAnalysis | None) -> bool:
     """Record why the log cannot be examined; True when the check must stop here."""
-    if repo.log_error is not None:
-        res.fail(repo.log_error, path=repo.log_rel)
+    if repo.log_error is not None or log is None:
+        res.fail(repo.log_error or "the log cannot be read", path=repo.log_rel)
         return True
-    bad = len(repo.parsed.errors)
-    if bad:
+    errors = log.findings.errors
+    if errors:
+        bad = len(errors)
         res.fail(
             f"{bad} line{'s' * (bad != 1)} of the log are not valid events (see check 1); "
             "this check cannot be verified on the rest",
             path=repo.log_rel,
-            line=repo.parsed.errors[0].line,
+            line=errors[0][0],
         )
     return False
 
 
+def _fail_lines(res: CheckResult, repo: AgentRepo, found: list[tuple[int, str]]) -> None:
+    for line, message in found:
+        res.fail(message, path=repo.log_rel, line=line)
+
+
 # --- 1 -----------------------------------------------------------------------
-def check_envelope(repo: AgentRepo) -> CheckResult:
+def check_envelope(repo: AgentRepo, log: LogAnalysis | None = None) -> CheckResult:
     """Every line parses to the envelope and re-serializes structurally equal."""
     res = _result(1)
-    if repo.log_error is not None:
-        res.fail(repo.log_error, path=repo.log_rel)
+    log = log if log is not None else analysis_of(repo)
+    if repo.log_error is not None or log is None:
+        res.fail(repo.log_error or "the log cannot be read", path=repo.log_rel)
         return res
-    for err in repo.parsed.errors:
-        res.fail(err.message, path=repo.log_rel, line=err.line)
-    for event in repo.parsed.events:
-        problem = roundtrip_problem(event)
-        if problem:
-            res.fail(problem, path=repo.log_rel, line=event.line)
-    if not repo.parsed.line_count:
+    _fail_lines(res, repo, log.findings.errors)
+    _fail_lines(res, repo, log.findings.roundtrip)
+    if not log.findings.line_count:
         res.notes.append("the log is empty")
+    res.notes.extend(log.notes)
     return res
 
 
 # --- 2 -----------------------------------------------------------------------
-def _snapshots(repo: AgentRepo, res: CheckResult) -> list[tuple[str, Graph, object]]:
-    """Load every snapshots/<id>/graph.json; malformed ones become failures."""
-    from git_gasp.protocol.snapshot import SnapshotError, parse_snapshot
-
-    base = repo.root / "snapshots"
-    if not base.exists():
-        return []
-    if base.is_symlink() or not base.is_dir():
-        res.fail("snapshots is not a directory", path="snapshots")
-        return []
-    found = []
-    for name in sorted(os.listdir(base)):
-        rel = f"snapshots/{name}/graph.json"
-        if not (base / name).is_dir():
-            continue
-        if not os.path.lexists(base / name / "graph.json"):
-            # An interrupted snapshot: nothing to verify (the reference checker notes it).
-            res.soft_fail("snapshot directory without graph.json; ignored",
-                          path=f"snapshots/{name}")
-            continue
-        try:
-            doc = loads_slow(read_regular(repo.root, rel))
-            graph, integrity = parse_snapshot(doc)
-        except (AgentFileError, JsonError, SnapshotError) as exc:
-            res.fail(f"snapshot unreadable: {exc}", path=rel)
-            continue
-        if integrity.event_id != name:
-            res.fail(f"snapshot directory is {name!r} but its integrity names "
-                     f"{integrity.event_id!r}", path=rel)
-            continue
-        found.append((rel, graph, integrity))
-    return found
-
-
-def check_replay(repo: AgentRepo) -> CheckResult:
+def check_replay(repo: AgentRepo, log: LogAnalysis | None = None) -> CheckResult:
     """The log folds without a malformed op, and every snapshot equals its prefix fold.
 
     An op naming a missing node is a note (a failure under --strict)."""
-    from git_gasp.protocol.snapshot import verify_integrity
-
     res = _result(2)
-    if _log_unusable(repo, res):
+    log = log if log is not None else analysis_of(repo)
+    if _log_unusable(repo, res, log):
         return res
-    for skip in repo.folded.skipped:
-        where = f"op #{skip.index}: " if skip.index else ""
+    assert log is not None
+    for line, missing_node, message in log.findings.skips:
         # An op naming a node never created is skipped and noted, as the reference
         # checker does (a failure only under --strict); a malformed op is a failure.
-        record = res.soft_fail if skip.missing_node else res.fail
-        record(f"event {skip.event_id}: {where}{skip.reason}"
-               + ("; the fold skips it" if skip.missing_node else ""),
-               path=repo.log_rel, line=skip.line)
-    snaps = _snapshots(repo, res)
-    if not snaps:
-        return res
-    by_line = {e.line: e for e in repo.parsed.events}
-    bad_lines = {err.line for err in repo.parsed.errors}
-    checkpoints = []
-    for rel, graph, rec in snaps:
-        last = by_line.get(rec.line_count)
-        reason = verify_integrity(repo.log_bytes or b"", rec, last.id if last else None)
-        if reason:
-            res.fail(f"snapshot integrity: {reason}", path=rel)
-        elif any(n <= rec.line_count for n in bad_lines):
-            res.fail("snapshot covers lines that do not parse (see check 1)", path=rel)
-        else:
-            checkpoints.append((rec.line_count, rel, graph))
-    checkpoints.sort(key=lambda c: c[0])
-    running = Graph()
-    events = repo.parsed.events
-    pos = 0
-    for line_count, rel, graph in checkpoints:
-        chunk = []
-        while pos < len(events) and events[pos].line <= line_count:
-            chunk.append(events[pos])
-            pos += 1
-        fold(chunk, graph=running)
-        if not running.same_as(graph):
-            res.fail(f"snapshot graph differs from the fold of the first {line_count} lines",
-                     path=rel)
-    res.notes.append(f"{len(snaps)} snapshot{'s' * (len(snaps) != 1)} examined")
+        record = res.soft_fail if missing_node else res.fail
+        record(message, path=repo.log_rel, line=line)
+    res.failures.extend(log.snapshots.failures)
+    res.soft.extend(log.snapshots.soft)
+    res.notes.extend(log.snapshots.notes)
     return res
 
 
@@ -179,75 +128,78 @@ def load_vocabulary(root: Path, res: CheckResult | None = None) -> Vocabulary:
     return Vocabulary.with_packs(packs)
 
 
-def check_vocabulary(repo: AgentRepo) -> CheckResult:
-    """Every CreateNode.kind and CreateRelation.rel is baseline or declared by a pack."""
-    res = _result(3)
-    vocab = load_vocabulary(repo.root, res)
-    if _log_unusable(repo, res):
+def check_vocabulary(repo: AgentRepo, log: LogAnalysis | None = None,
+                     packs: CheckResult | None = None) -> CheckResult:
+    """Every CreateNode.kind and CreateRelation.rel is baseline or declared by a pack.
+
+    `packs`: the result `load_vocabulary` recorded pack failures in (else loaded here)."""
+    res = packs if packs is not None else _result(3)
+    if packs is None:
+        load_vocabulary(repo.root, res)
+    log = log if log is not None else analysis_of(repo)
+    if _log_unusable(repo, res, log):
         return res
-    for event in repo.parsed.events:
-        if event.kind != OPS_KIND or type(event.payload) is not list:
-            continue
-        for i, op in enumerate(event.payload, 1):
-            try:
-                tag, body = parse_op(op)
-            except OpError:
-                continue  # shape errors are check 2's
-            if tag == "CreateNode":
-                kind = body["kind"]
-                if kind not in vocab.node_kinds:
-                    res.fail(f"event {event.id} op #{i}: node kind {kind!r} is not in the "
-                             "baseline vocabulary or a pack in .agent/packs/",
-                             path=repo.log_rel, line=event.line)
-                missing = [p for p in vocab.required_props.get(kind, ()) if p not in body["props"]]
-                if missing:
-                    res.fail(f"event {event.id} op #{i}: {kind} node {body['id']!r} lacks "
-                             f"required prop{'s' * (len(missing) > 1)} {', '.join(missing)} "
-                             "(declared by a pack)", path=repo.log_rel, line=event.line)
-            elif tag == "CreateRelation" and body["rel"] not in vocab.relations:
-                res.fail(f"event {event.id} op #{i}: relation {body['rel']!r} is not in the "
-                         "baseline vocabulary or a pack in .agent/packs/",
-                         path=repo.log_rel, line=event.line)
+    assert log is not None
+    _fail_lines(res, repo, log.findings.vocabulary)
     return res
 
 
 # --- 4 -----------------------------------------------------------------------
-def check_append_only(repo: AgentRepo, *, use_cache: bool = True) -> CheckResult:
+Progress = Callable[[int, int], None]
+
+
+def check_append_only(repo: AgentRepo, *, use_cache: bool = True,
+                      progress: Progress | None = None) -> CheckResult:
     """Walk the git history: append-only paths only ever grow at the end."""
+    return append_only(repo, use_cache=use_cache, progress=progress)[0]
+
+
+def append_only(repo: AgentRepo, *, use_cache: bool = True, progress: Progress | None = None
+                ) -> tuple[CheckResult, object | None]:
+    """Check 4, and what it proved about the log at the tip (a `TipFacts`, or None).
+
+    `progress` (commits walked, commits to walk) is handed to the walk when it takes
+    one (``check_history(progress=...)``)."""
     from git_gasp.base.errors import NotAGitRepo
     from git_gasp.conformance.history import check_history
 
     res = _result(4)
+    options: dict = {"use_cache": use_cache, "log_path": repo.log_rel.encode()}
+    if progress is not None and _takes(check_history, "progress"):
+        options["progress"] = progress
     try:
-        hist = check_history(repo.root, use_cache=use_cache, log_path=repo.log_rel.encode())
+        hist = check_history(repo.root, **options)
     except NotAGitRepo as exc:
         res.fail(f"{exc}: the log must be committed to git (conformance rule 1)")
-        return res
+        return res, None
     except Exception as exc:  # noqa: BLE001 - any error during the walk fails closed
         res.fail(f"the history walk failed: {type(exc).__name__}: {exc}")
-        return res
+        return res, None
     res.failures.extend(hist.failures)
     res.notes.extend(hist.notes)
     res.notes.append(f"{hist.commits_walked} commit{'s' * (hist.commits_walked != 1)} walked"
                      + (f", {hist.commits_cached} verified before (cache)"
                         if hist.commits_cached else ""))
-    return res
+    # history_worktree leaves its facts on the result (HistoryResult.tip, when declared).
+    return res, getattr(hist, "tip", None)
+
+
+def _takes(fn: Callable, name: str) -> bool:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    return name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
 
 # --- 5 -----------------------------------------------------------------------
-def check_causation(repo: AgentRepo) -> CheckResult:
+def check_causation(repo: AgentRepo, log: LogAnalysis | None = None) -> CheckResult:
     """Unique ids; causation names an earlier event; roots are *.created / *.started / ops."""
     res = _result(5)
-    if _log_unusable(repo, res):
+    log = log if log is not None else analysis_of(repo)
+    if _log_unusable(repo, res, log):
         return res
-    seen: dict[str, int] = {}
-    first_line: dict[str, int] = {}
-    for event in repo.parsed.events:
-        first_line.setdefault(event.id, event.line)
-    for event in repo.parsed.events:
-        for problem in causation_problems(event, seen, first_line.get):
-            res.fail(problem, path=repo.log_rel, line=event.line)
-        seen.setdefault(event.id, event.line)
+    assert log is not None
+    _fail_lines(res, repo, log.findings.causation)
     return res
 
 
@@ -336,7 +288,8 @@ def _check_config(repo: AgentRepo, res: CheckResult) -> None:
         res.fail(f"executor binding does not parse: {exc}", path=rel)
 
 
-def check_restore(repo: AgentRepo, *, fixture: bool = False) -> CheckResult:
+def check_restore(repo: AgentRepo, *, fixture: bool = False,
+                  log: LogAnalysis | None = None) -> CheckResult:
     """Manifest and identity present (hash verified), skills load, the log folds."""
     res = _result(6)
     if repo.manifest_error is not None:
@@ -344,62 +297,50 @@ def check_restore(repo: AgentRepo, *, fixture: bool = False) -> CheckResult:
     _check_identity(repo, res)
     _check_skills(repo, res)
     _check_config(repo, res)
-    if _log_unusable(repo, res):
+    log = log if log is not None else analysis_of(repo, fixture=fixture)
+    if _log_unusable(repo, res, log):
         return res
-    if repo.folded.skipped:
-        res.notes.append(f"{len(repo.folded.skipped)} op(s) skipped by the fold (see check 2)")
+    assert log is not None
+    if log.findings.skips:
+        res.notes.append(f"{len(log.findings.skips)} op(s) skipped by the fold (see check 2)")
     if fixture:
-        for fact in fixture_facts(repo.folded.graph):
+        graph = log.graph if log.graph is not None else analysis_of(repo, fixture=True).graph
+        for fact in fixture_facts(graph or Graph()):
             res.fail(f"fixture fact not reproduced: {fact}", path=repo.log_rel)
     return res
 
 
 # --- 7 -----------------------------------------------------------------------
-def check_pairing(repo: AgentRepo) -> CheckResult:
+def check_pairing(repo: AgentRepo, log: LogAnalysis | None = None) -> CheckResult:
     """Each entity-creating event has exactly one matching ops pair; ops never chain to ops."""
     res = _result(7)
-    if _log_unusable(repo, res):
+    log = log if log is not None else analysis_of(repo)
+    if _log_unusable(repo, res, log):
         return res
-    events = repo.parsed.events
-    by_id: dict[str, Event] = {}
-    for e in events:
-        by_id.setdefault(e.id, e)
-    claimants: dict[str, list[Event]] = {}
-    entity_ids: dict[str, str] = {}
-    for e in events:
-        entity = entity_id(e.kind, e.payload)
-        if entity is not None:
-            entity_ids.setdefault(entity, e.id)
-        if e.kind != OPS_KIND:
-            continue
-        cause = by_id.get(e.causation_id) if e.causation_id is not None else None
-        problem = ops_cause_problem(e, cause)
-        if problem:
-            res.fail(problem, path=repo.log_rel, line=e.line)
-        if e.causation_id is not None:
-            claimants.setdefault(e.causation_id, []).append(e)
-    for e in events:
-        if e.kind == OPS_KIND and e.causation_id is None:
-            for problem in restatement_problems(e, entity_ids):
-                res.fail(problem, path=repo.log_rel, line=e.line)
-    for e in events:
-        if e.kind in ENTITY_CREATING:
-            for line, problem in pairing_problems(e, claimants.get(e.id, ())):
-                res.fail(problem, path=repo.log_rel, line=line)
+    assert log is not None
+    _fail_lines(res, repo, log.findings.pairing)
     return res
 
 
 def run_all(repo: AgentRepo, *, fixture: bool = False, use_cache: bool = True,
-            strict: bool = False) -> list[CheckResult]:
-    """Run the seven checks in order; `strict` turns the soft notes into failures."""
+            strict: bool = False, progress: Progress | None = None) -> list[CheckResult]:
+    """Run the seven checks (check 4 first: the others resume from a saved state of the
+    log only as far as it proved the log extends it); `strict` turns the soft notes
+    into failures."""
+    from git_gasp.conformance.logcheck import analyze_log
+
+    append_res, tip = append_only(repo, use_cache=use_cache, progress=progress)
+    packs = _result(3)
+    vocab = load_vocabulary(repo.root, packs)
+    log = analyze_log(repo, vocab, tip=tip if use_cache else None, fixture=fixture)
     results = [
-        check_envelope(repo),
-        check_replay(repo),
-        check_vocabulary(repo),
-        check_append_only(repo, use_cache=use_cache),
-        check_causation(repo),
-        check_restore(repo, fixture=fixture),
-        check_pairing(repo),
+        check_envelope(repo, log),
+        check_replay(repo, log),
+        check_vocabulary(repo, log, packs),
+        append_res,
+        check_causation(repo, log),
+        check_restore(repo, fixture=fixture, log=log),
+        check_pairing(repo, log),
     ]
     if strict:
         for res in results:

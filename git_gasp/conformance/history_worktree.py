@@ -1,7 +1,13 @@
 """Check 4's side of the working tree: HEAD's append-only files on disk must extend
 the committed blobs, and a big file holding HEAD's blob is read from disk rather than
 inflated from the object store (git's own stat test, or the blob's sha1, proves it is
-that blob)."""
+that blob).
+
+What check 4 proved about the log on the way is handed to the other checks as a
+`TipFacts` (``result.tip``): HEAD's log blob, how the working file relates to it, and
+the older log blobs it provably starts with — so a cached re-check of checks 1-3, 5-7
+trusts its saved state of an older log version without reading the file.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +19,13 @@ import stat
 from dulwich.index import FLAG_VALID, Index, IndexEntry
 from dulwich.repo import Repo
 
-from git_gasp.conformance.history_objects import Entry, ObjectError
+from git_gasp.conformance.history_objects import CommitInfo, Entry, ObjectError
 from git_gasp.conformance.history_walk import APPEND_HINT, Walker
+from git_gasp.conformance.tipfacts import EXTENDS, SAME, TipFacts
 from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
 
 _INDEX_COST_RATIO = 64  # parsing an index byte costs about as much as reading 64 file bytes
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
-
-
 class WorkTree:
     """The agent root's files (`agent_root`, at `prefix` in the repository `repo`)."""
 
@@ -62,8 +67,13 @@ class WorkTree:
         return data
 
     def check_head(self, walker: Walker, head: bytes) -> dict[bytes, int]:
-        """The log is committed and the working tree extends HEAD; return tip lengths."""
+        """The log is committed and the working tree extends HEAD; return tip lengths.
+
+        Leaves what it proved about the log in ``walker.result.tip`` (a `TipFacts`)."""
         tip_lengths: dict[bytes, int] = {}
+        tip = TipFacts(self.repo.commondir(), self.prefix, walker.log_path,
+                       proven=set(getattr(walker, "proven", ())))
+        walker.result.tip = tip  # type: ignore[attr-defined]  # see TipFacts
         try:
             root = walker.objects.subtree(walker.tree_of(head), self.prefix)
             files = list(walker.objects.append_only_files(
@@ -79,9 +89,19 @@ class WorkTree:
         index = StatIndex(self.repo, sum(st.st_size for st in stats.values()
                                          if isinstance(st, os.stat_result)))
         for path, entry in files:
-            self._check_working_file(walker, path, entry, stats[path], index)
+            relation = self._check_working_file(walker, path, entry, stats[path], index)
             if entry.sha in walker.objects.lengths:
                 tip_lengths[entry.sha] = walker.objects.lengths[entry.sha]
+            if path == walker.log_path:
+                tip.head_log, tip.worktree = entry.sha, relation
+                tip.head_length = walker.objects.lengths.get(entry.sha)
+                if relation == SAME and tip.head_length is None:
+                    st = stats[path]
+                    tip.head_length = st.st_size if isinstance(st, os.stat_result) else None
+                try:
+                    tip.chain = log_chain(walker, head)
+                except ObjectError:
+                    tip.chain = []
         return tip_lengths
 
     def _lstat(self, path: bytes) -> os.stat_result | OSError:
@@ -91,45 +111,91 @@ class WorkTree:
             return exc
 
     def _check_working_file(self, walker: Walker, path: bytes, entry: Entry,
-                            st: os.stat_result | OSError, index: StatIndex) -> None:
-        """The working copy of HEAD's `path` must extend the committed blob `entry`."""
+                            st: os.stat_result | OSError, index: StatIndex) -> str | None:
+        """The working copy of HEAD's `path` must extend the committed blob `entry`;
+        return SAME or EXTENDS as proved, None when it failed."""
         if isinstance(st, FileNotFoundError):
             walker.fail("working tree: committed append-only file is missing; restore it with "
                       "`git checkout HEAD -- <path>`", path=path)
-            return
+            return None
         if isinstance(st, os.stat_result) and stat.S_ISLNK(st.st_mode):
             walker.fail("working tree: append-only file is a symlink", path=path)
-            return
+            return None
         if isinstance(st, os.stat_result) and not stat.S_ISREG(st.st_mode):
             # Never open a FIFO or device: reading it could block or never end.
             walker.fail("working tree: append-only file is not a regular file", path=path)
-            return
+            return None
         full = self.prefix + b"/" + path if self.prefix else path
         if isinstance(st, os.stat_result) and index.unchanged(full, entry.sha, st):
-            return  # git's own stat test says the file holds the committed blob
+            return SAME  # git's own stat test says the file holds the committed blob
         try:
             if isinstance(st, OSError):
                 raise st
             data = (self.agent_root / os.fsdecode(path)).read_bytes()
         except OSError as exc:
             walker.fail(f"working tree: cannot read the file ({exc})", path=path)
-            return
+            return None
         committed = walker.objects.recent_blob(entry.sha)
         if committed is None:
             length = walker.objects.lengths.get(entry.sha)
             if length is not None and extends_by_hash(entry.sha, length, data):
-                return
+                return SAME if length == len(data) else EXTENDS
         try:
             if committed is None:
                 committed = walker.objects.blob(entry.sha)
             problem = extension_problem(committed, data)
         except ObjectError as exc:
             walker.fail(f"working tree: cannot read the committed version: {exc}", path=path)
-            return
+            return None
         if problem is not None:
             line, reason = problem
             walker.fail(f"working tree does not extend HEAD: {reason} ({APPEND_HINT})",
                       path=path, line=line)
+            return None
+        walker.objects.lengths.setdefault(entry.sha, len(committed))
+        return SAME if len(committed) == len(data) else EXTENDS
+
+
+def _log_blob(walker: Walker, sha: bytes) -> tuple[bytes, bytes] | None:
+    """(log path, blob id) of commit `sha`'s log when it is a regular file, else None."""
+    root = walker.objects.subtree(walker.tree_of(sha), walker.prefix)
+    if root is None:
+        return None
+    path = walker.paths_of(sha, root).log
+    entry = walker.objects.entry_at(root, path)
+    if entry is None or not stat.S_ISREG(entry.mode):
+        return None
+    return path, entry.sha
+
+
+def log_chain(walker: Walker, head: bytes, limit: int = 32) -> list[bytes]:
+    """HEAD's log blob, then its one-parent ancestors' while check 4 verified each step.
+
+    A commit with one parent that check 4 verified (walked this run without a failure,
+    its parents not failing either) has a log that starts with its parent's when both
+    keep it at the same path. The chain follows the commits walked this run and stops
+    after the first one verified by an earlier run (a re-check's saved states are of
+    the blobs at the tips it checked before)."""
+    found = _log_blob(walker, head)
+    if found is None:
+        return []
+    chain = [found[1]]
+    sha, path = head, found[0]
+    for _ in range(limit):
+        if sha in walker.bad or sha in walker.cached:
+            break
+        info = walker.info.get(sha)
+        if not isinstance(info, CommitInfo) or len(info.parents) != 1:
+            break
+        parent = info.parents[0]
+        if parent in walker.bad:
+            break
+        found = _log_blob(walker, parent)
+        if found is None or found[0] != path:
+            break
+        chain.append(found[1])
+        sha = parent
+    return chain
 
 
 def _ns(stamp: object) -> int | None:

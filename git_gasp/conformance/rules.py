@@ -1,8 +1,10 @@
-"""Per-event rules of checks 1, 5 and 7, shared by the checks and the pre-commit guard.
+"""Per-event rules of checks 1, 2, 3, 5 and 7, shared by the checks and the pre-commit
+guard.
 
-The checks apply them to a whole log; the guard applies them only to newly appended
-events, given what the log before them holds. Each rule takes the event and the
-little it needs to know about other events, and returns the failure messages.
+The checks apply them to a log (``logstate``: a whole log, or only the lines after a
+saved state); the guard applies them only to newly appended events, given what the log
+before them holds. Each rule takes the event and the little it needs to know about
+other events, and returns the failure messages: the messages are built here only.
 """
 
 from __future__ import annotations
@@ -12,10 +14,52 @@ from typing import Any
 
 from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, parse_line, serialize
 from git_gasp.protocol.jsonstrict import JsonError, json_equal
-from git_gasp.protocol.vocab import ENTITY_CREATING
+from git_gasp.protocol.vocab import ENTITY_CREATING, Vocabulary
+
+try:
+    from orjson import OPT_SORT_KEYS as _SORT_KEYS
+    from orjson import dumps as _odumps
+except ImportError:  # pragma: no cover - orjson is a declared dependency
+    _odumps = None
 
 
 # --- check 1 -------------------------------------------------------------------------
+def is_canonical_line(event: Event, raw: bytes) -> bool:
+    """True when `raw` (the line `event` was strictly parsed from) is byte for byte what
+    `serialize(event)` writes, decided at C speed; False means "not known".
+
+    Then `roundtrip_problem(event)` is None: serialize does not raise (the strict parse
+    already refused everything it refuses) and parsing its output is parsing `raw`
+    again. orjson's compact encoding equals the json module's (``ensure_ascii=False``)
+    for every string and key order, and for every float whose orjson bytes hold neither
+    ``e-`` nor ``0.0000`` (tests/conformance/test_rules_canonical.py pins both), so:
+    no such bytes outside the strings of `raw`, the envelope in canonical key order
+    encodes to `raw`, and the payload is key-sorted at every level.
+    """
+    if _odumps is None:
+        return False
+    if b"e-" in raw or b"0.0000" in raw:
+        # Outside the strings? (escape pairs removed: every quote left delimits one)
+        plain = raw.replace(b"\\\\", b"").replace(b'\\"', b"") if b"\\" in raw else raw
+        outside = b"".join(plain.split(b'"')[::2])
+        if b"e-" in outside or b"0.0000" in outside:
+            return False
+    try:
+        head = _odumps({"id": event.id, "schema_version": event.schema_version,
+                        "ts_ms": event.ts_ms,
+                        "actor": {"kind": event.actor_kind, "id": event.actor_id},
+                        "kind": event.kind})
+        tail = _odumps({"causation_id": event.causation_id,
+                        "correlation_id": event.correlation_id})
+        body = _odumps(event.payload, option=_SORT_KEYS)
+    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+        return False
+    return (len(raw) == len(head) + 10 + len(body) + len(tail)
+            and raw.startswith(head[:-1]) and raw.endswith(b"," + tail[1:])
+            and raw[len(head) - 1:len(head) + 10] == b',"payload":'
+            and raw[len(head) + 10:len(head) + 10 + len(body)] == body)
+
+
 def roundtrip_problem(event: Event) -> str | None:
     """Why a parsed event does not re-serialize structurally equal, or None."""
     try:
@@ -32,6 +76,29 @@ def is_root_kind(kind: str) -> bool:
     return kind.endswith(".created") or kind.endswith(".started") or kind == OPS_KIND
 
 
+def reused_id(event_id: str, first: int) -> str:
+    return f"event id {event_id} is used again (first on line {first})"
+
+
+def root_problem(event: Event) -> str | None:
+    """Why an event without causation may not be a root, or None (check 5)."""
+    if is_root_kind(event.kind):
+        return None
+    return (f"event {event.id} ({event.kind}) has no causation; only *.created, "
+            "*.started and ops-only maintenance events may be roots")
+
+
+def self_cause(event_id: str) -> str:
+    return f"event {event_id} names itself as its cause"
+
+
+def unseen_cause(event_id: str, cause: str, later: int | None) -> str:
+    """A causation naming no earlier event: `later` is the first line of `cause` (after
+    the event) or None."""
+    why = f"a later event (line {later})" if later else "no event in the log"
+    return f"event {event_id}: causation_id {cause} names {why}"
+
+
 def causation_problems(
     event: Event, seen: Mapping[str, int], later: Callable[[str], int | None]
 ) -> Iterator[str]:
@@ -39,17 +106,15 @@ def causation_problems(
     gives the first line of an id that only appears after this event (or None)."""
     cause = event.causation_id
     if event.id in seen:
-        yield f"event id {event.id} is used again (first on line {seen[event.id]})"
+        yield reused_id(event.id, seen[event.id])
     if cause is None:
-        if not is_root_kind(event.kind):
-            yield (f"event {event.id} ({event.kind}) has no causation; only *.created, "
-                   "*.started and ops-only maintenance events may be roots")
+        problem = root_problem(event)
+        if problem:
+            yield problem
     elif cause == event.id:
-        yield f"event {event.id} names itself as its cause"
+        yield self_cause(event.id)
     elif cause not in seen:
-        line = later(cause)
-        why = f"a later event (line {line})" if line else "no event in the log"
-        yield f"event {event.id}: causation_id {cause} names {why}"
+        yield unseen_cause(event.id, cause, later(cause))
 
 
 # --- check 7 -------------------------------------------------------------------------
@@ -68,41 +133,79 @@ def created_node_ids(ops: Any) -> Iterator[Any]:
             yield body.get("id")
 
 
+def chained_ops(event_id: str, cause_id: str) -> str:
+    return (f"ops event {event_id} is caused by another ops event ({cause_id}); "
+            "ops must name their domain event")
+
+
 def ops_cause_problem(event: Event, cause: Event | None) -> str | None:
     """An ops event must name its domain event, never another ops event."""
     if cause is not None and cause.kind == OPS_KIND:
-        return (f"ops event {event.id} is caused by another ops event ({cause.id}); "
-                "ops must name their domain event")
+        return chained_ops(event.id, cause.id)
     return None
+
+
+def restates(event_id: str, node: str, creator_id: str) -> str:
+    return (f"ops-only event {event_id} restates entity {node!r}, created by "
+            f"domain event {creator_id}")
 
 
 def restatement_problems(event: Event, entity_ids: Mapping[str, str]) -> Iterator[str]:
     """An ops-only event may not re-create an entity that a domain event created."""
     for node in created_node_ids(event.payload):
         if type(node) is str and node in entity_ids:
-            yield (f"ops-only event {event.id} restates entity {node!r}, created by "
-                   f"domain event {entity_ids[node]}")
+            yield restates(event.id, node, entity_ids[node])
+
+
+def pairing_subject(payload: Any) -> dict | None:
+    """What pairing reads of an entity-creating event's payload ({"id"[, "status"]}),
+    or None when it has no string payload.id."""
+    if type(payload) is not dict or type(payload.get("id")) is not str:
+        return None
+    subject = {"id": payload["id"]}
+    if "status" in payload:
+        subject["status"] = payload["status"]
+    return subject
+
+
+def no_payload_id(kind: str, event_id: str) -> str:
+    return f"{kind} event {event_id} has no string payload.id"
+
+
+def claim_problems(kind: str, event_id: str, subject: dict, pair_id: str,
+                   pair_payload: Any) -> list[str]:
+    """The messages (at the claim's line) for one ops event claiming the entity-creating
+    event `event_id` of `kind`, whose `pairing_subject` is `subject`."""
+    return [f"ops event {pair_id} pairs {kind} {event_id}: {problem}"
+            for problem in _pair_problems(subject, ENTITY_CREATING[kind], pair_payload)]
+
+
+def claimed_problems(line: int, kind: str, event_id: str, entity: str,
+                     claims: list[tuple[int, list[str]]]) -> Iterator[tuple[int, str]]:
+    """(line, message) for an entity-creating event on `line` with a string payload.id
+    `entity`, given every claim on it as (claim line, its `claim_problems`) in order."""
+    if not claims:
+        yield line, (f"{kind} event {event_id} has no state.ops_applied pair "
+                     f"creating {entity!r}")
+        return
+    if len(claims) > 1:
+        lines = ", ".join(str(at) for at, _ in claims)
+        yield line, (f"{kind} event {event_id} is claimed by {len(claims)} ops "
+                     f"events (lines {lines}); exactly one may pair with it")
+    for at, problems in claims:
+        for problem in problems:
+            yield at, problem
 
 
 def pairing_problems(event: Event, pairs: Iterable[Event]) -> Iterator[tuple[int, str]]:
     """(line, message) for an entity-creating `event` and the ops events claiming it."""
-    node_kind = ENTITY_CREATING[event.kind]
-    payload = event.payload
-    if type(payload) is not dict or type(payload.get("id")) is not str:
-        yield event.line, f"{event.kind} event {event.id} has no string payload.id"
+    subject = pairing_subject(event.payload)
+    if subject is None:
+        yield event.line, no_payload_id(event.kind, event.id)
         return
-    pairs = list(pairs)
-    if not pairs:
-        yield event.line, (f"{event.kind} event {event.id} has no state.ops_applied pair "
-                           f"creating {payload['id']!r}")
-        return
-    if len(pairs) > 1:
-        lines = ", ".join(str(p.line) for p in pairs)
-        yield event.line, (f"{event.kind} event {event.id} is claimed by {len(pairs)} ops "
-                           f"events (lines {lines}); exactly one may pair with it")
-    for pair in pairs:
-        for problem in _pair_problems(payload, node_kind, pair.payload):
-            yield pair.line, f"ops event {pair.id} pairs {event.kind} {event.id}: {problem}"
+    claims = [(p.line, claim_problems(event.kind, event.id, subject, p.id, p.payload))
+              for p in pairs]
+    yield from claimed_problems(event.line, event.kind, event.id, subject["id"], claims)
 
 
 def _pair_problems(payload: dict, node_kind: str, ops: object) -> list[str]:
@@ -125,3 +228,37 @@ def _pair_problems(payload: dict, node_kind: str, ops: object) -> list[str]:
                 problems.append(f"CreateNode {entity!r} has status {props.get('status')!r} but "
                                 f"the domain event says {payload['status']!r}")
     return problems
+
+
+# --- checks 2 and 3 (per op of an ops event) -----------------------------------------
+def skipped_op(event_id: str, index: int, reason: str, missing_node: bool = False) -> str:
+    """Check 2's message for an op the fold skips (`index` 0: the whole payload)."""
+    where = f"op #{index}: " if index else ""
+    return f"event {event_id}: {where}{reason}" + ("; the fold skips it" if missing_node else "")
+
+
+def vocabulary_problems(event_id: str, index: int, tag: str, body: dict,
+                        vocab: Vocabulary) -> Iterator[str]:
+    """Check 3 for one well-formed op: node kinds and relations must be in `vocab`, and
+    a node of a pack's kind needs the props the pack requires."""
+    if tag == "CreateNode":
+        kind = body["kind"]
+        if kind not in vocab.node_kinds:
+            yield (f"event {event_id} op #{index}: node kind {kind!r} is not in the "
+                   "baseline vocabulary or a pack in .agent/packs/")
+        missing = [p for p in vocab.required_props.get(kind, ()) if p not in body["props"]]
+        if missing:
+            yield (f"event {event_id} op #{index}: {kind} node {body['id']!r} lacks "
+                   f"required prop{'s' * (len(missing) > 1)} {', '.join(missing)} "
+                   "(declared by a pack)")
+    elif tag == "CreateRelation" and body["rel"] not in vocab.relations:
+        yield (f"event {event_id} op #{index}: relation {body['rel']!r} is not in the "
+               "baseline vocabulary or a pack in .agent/packs/")
+
+
+def vocabulary_view(vocab: Vocabulary, kinds: Iterable[str], rels: Iterable[str]) -> tuple:
+    """What check 3's verdicts on ops using only `kinds` and `rels` depend on: equal
+    views give equal verdicts."""
+    return (tuple((k, k in vocab.node_kinds, tuple(vocab.required_props.get(k, ())))
+                  for k in sorted(kinds)),
+            tuple((r, r in vocab.relations) for r in sorted(rels)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from git_gasp.base.errors import UsageError
@@ -33,9 +34,11 @@ def resolve_agent_root(path: str | None) -> Path:
 
 
 def check_repo(root: Path, *, fixture: bool = False, use_cache: bool = True,
-               label: str | None = None, strict: bool = False) -> Report:
+               label: str | None = None, strict: bool = False,
+               progress: Callable[[int, int], None] | None = None) -> Report:
     """Run all seven checks against the agent repo at `root` (`strict`: notes the
-    reference checker tolerates are failures)."""
+    reference checker tolerates are failures; `progress`: told (commits walked, commits
+    to walk) during check 4's walk)."""
     repo = load_agent(root)
-    return Report(label or str(root),
-                  run_all(repo, fixture=fixture, use_cache=use_cache, strict=strict))
+    return Report(label or str(root), run_all(repo, fixture=fixture, use_cache=use_cache,
+                                              strict=strict, progress=progress))

@@ -280,13 +280,19 @@ def _parse_lines(data: bytes, rel: str) -> ParsedLog:
             out.errors.append(LineError(number, "JSON nested too deeply"))
     if not terminated and lines:
         last = len(lines)
-        if out.errors and out.errors[-1].line == last:  # a torn write: never a whole event
-            start = len(data) - len(lines[-1])
-            message = ("last line has no terminating newline and does not parse (a torn "
-                       f"write); if it is not committed yet, remove the partial line (bytes "
-                       f"{start}-{len(data) - 1}); if it is, the history needs repair")
-        else:  # complete: only the newline is missing, and removing it loses an event
-            message = ("last line has no terminating newline but is a complete event; "
-                       f"append the newline: `printf '\\n' >> {rel}`")
+        torn = bool(out.errors) and out.errors[-1].line == last
+        message = unterminated_message(torn, len(data) - len(lines[-1]), len(data), rel)
         out.errors.append(LineError(last, message))
     return out
+
+
+def unterminated_message(torn: bool, start: int, size: int, rel: str) -> str:
+    """The error for a last line without its newline, starting at byte `start` of a log
+    of `size` bytes: `torn` when it does not parse (never a whole event)."""
+    if torn:
+        return ("last line has no terminating newline and does not parse (a torn "
+                f"write); if it is not committed yet, remove the partial line (bytes "
+                f"{start}-{size - 1}); if it is, the history needs repair")
+    # complete: only the newline is missing, and removing it loses an event
+    return ("last line has no terminating newline but is a complete event; "
+            f"append the newline: `printf '\\n' >> {rel}`")

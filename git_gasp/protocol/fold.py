@@ -62,12 +62,17 @@ def _merge(dst: dict, src: dict) -> dict:
     return out
 
 
+def missing_node_reason(tag: str, node_id: str) -> str:
+    """Why an op of a `NEEDS_NODE` kind is skipped when its node was never created."""
+    return f"{tag} targets node {node_id!r}, which does not exist"
+
+
 def apply_op(graph: Graph, tag: str, body: dict) -> str | None:
     """Apply one validated op; return a reason instead when it needs a missing node."""
     if tag in NEEDS_NODE:
         node = graph.node(body["id"])
         if node is None:
-            return f"{tag} targets node {body['id']!r}, which does not exist"
+            return missing_node_reason(tag, body["id"])
         if tag == "UpdateNode":
             node["props"] = _merge(node["props"], body["props"])
         elif tag == "TombstoneNode":

@@ -94,9 +94,17 @@ def verify_integrity(log: bytes, rec: Integrity, last_event_id: str | None) -> s
     line does not parse).
     """
     prefix = prefix_bytes(log, rec.line_count)
-    if prefix is None:
+    digest = None if prefix is None else hashlib.sha256(prefix).hexdigest()
+    return integrity_mismatch(rec, digest, last_event_id)
+
+
+def integrity_mismatch(rec: Integrity, digest: str | None,
+                       last_event_id: str | None) -> str | None:
+    """`verify_integrity` given the sha256 hex digest of the log's first
+    `rec.line_count` lines (None: the log has fewer)."""
+    if digest is None:
         return f"integrity names {rec.line_count} lines but the log is shorter"
-    if hashlib.sha256(prefix).hexdigest() != rec.sha256.lower():
+    if digest != rec.sha256.lower():
         return f"sha256 of the first {rec.line_count} lines does not match (log rewritten?)"
     if last_event_id != rec.event_id:
         return f"line {rec.line_count} is event {last_event_id!r}, not {rec.event_id!r}"

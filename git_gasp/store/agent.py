@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -9,22 +10,42 @@ from pathlib import Path
 from git_gasp.protocol.envelope import ParsedLog, parse_log
 from git_gasp.protocol.fold import FoldResult, fold
 from git_gasp.protocol.manifest import DEFAULT_LOCATIONS, Manifest, ManifestError, parse_manifest
-from git_gasp.store.agentfs import AgentFileError, read_regular
+from git_gasp.store.agentfs import AgentFileError, read_regular, regular_file
 
 MANIFEST = "AGENT.md"
 
 
 @dataclass
 class AgentRepo:
-    """An agent repo's root plus its manifest and log, each with its load error."""
+    """An agent repo's root plus its manifest and log, each with its load error.
+
+    The log's bytes are read on first use (`log_bytes`): a cached re-check reads only
+    the lines after its saved state (`log_stat` says the file is there and regular).
+    """
 
     root: Path
     manifest: Manifest | None = None
     manifest_error: str | None = None
     log_rel: str = DEFAULT_LOCATIONS["log"]
-    log_bytes: bytes | None = None
     log_error: str | None = None
+    log_stat: os.stat_result | None = None
     extra: dict = field(default_factory=dict)
+
+    @cached_property
+    def log_bytes(self) -> bytes | None:
+        """The whole log (None when it cannot be read; `log_error` says why)."""
+        if self.log_error is not None:
+            return None
+        try:
+            return read_regular(self.root, self.log_rel)
+        except AgentFileError as exc:
+            self.log_error = str(exc)
+            return None
+
+    @property
+    def log_loaded(self) -> bool:
+        """Whether `log_bytes` is in memory (read, or set by a caller)."""
+        return "log_bytes" in self.__dict__
 
     @cached_property
     def parsed(self) -> ParsedLog:
@@ -46,7 +67,8 @@ class AgentRepo:
 
 
 def load_agent(root: Path) -> AgentRepo:
-    """Read AGENT.md and the log; load errors are recorded, never raised."""
+    """Read AGENT.md and look at the log (read when first used); load errors are
+    recorded, never raised."""
     repo = AgentRepo(root=root)
     try:
         repo.manifest = parse_manifest(read_regular(root, MANIFEST))
@@ -54,7 +76,7 @@ def load_agent(root: Path) -> AgentRepo:
         repo.manifest_error = str(exc)
     repo.log_rel = repo.location("log")
     try:
-        repo.log_bytes = read_regular(root, repo.log_rel)
+        repo.log_stat = regular_file(root, repo.log_rel)
     except AgentFileError as exc:
         repo.log_error = str(exc)
     return repo

@@ -20,6 +20,16 @@ class AgentFileError(ValueError):
 def read_regular(root: Path, relpath: str) -> bytes:
     """Read root/relpath, which must be a regular file inside root (not a symlink)."""
     path = root / relpath
+    regular_file(root, relpath)
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise AgentFileError(f"{relpath} cannot be read: {exc.strerror}") from None
+
+
+def regular_file(root: Path, relpath: str) -> os.stat_result:
+    """The lstat of root/relpath after `read_regular`'s checks, without reading it."""
+    path = root / relpath
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -43,10 +53,7 @@ def read_regular(root: Path, relpath: str) -> bytes:
     for parent in Path(relpath).parents:
         if str(parent) != "." and (root / parent).is_symlink():
             raise AgentFileError(f"{parent} (holding {relpath}) is a symlink")
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise AgentFileError(f"{relpath} cannot be read: {exc.strerror}") from None
+    return st
 
 
 def list_files(root: Path, reldir: str) -> list[tuple[bytes, Path]]:

@@ -1,0 +1,52 @@
+"""What check 4 proved about the log at the tip, handed to the other checks: HEAD's log
+blob, how the working file relates to it, and the older log blobs it provably starts
+with (``history_worktree`` fills it in; ``logcheck`` trusts a saved log state by it).
+No git access here: the facts are plain data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SAME, EXTENDS = "same", "extends"  # how the working file relates to HEAD's blob
+
+
+@dataclass
+class TipFacts:
+    """What check 4 proved about the log at the tip, for the other checks.
+
+    `head_log`: HEAD's log blob id (None when the log is not a file in HEAD), of
+    `head_length` bytes when known; `worktree`: SAME when the working file is that blob
+    (git's stat test or its sha1), EXTENDS when it starts with its bytes, None when
+    check 4 could not show either; `chain`: HEAD's log blob, then the log blobs of the
+    one-parent ancestors walked this run (and the first one verified before), each a
+    byte prefix of the one before it, as check 4 verified; `proven`: further (old, new)
+    blob id pairs known to satisfy the one-parent rule (``Walker.proven``, if the walker
+    keeps one).
+    """
+
+    common_dir: str
+    prefix: bytes
+    log_path: bytes
+    head_log: bytes | None = None
+    head_length: int | None = None
+    worktree: str | None = None
+    chain: list[bytes] = field(default_factory=list)
+    proven: set[tuple[bytes, bytes]] = field(default_factory=set)
+
+    def starts_with(self, blob_id: bytes) -> bool:
+        """True when the working log file provably starts with the bytes of `blob_id`."""
+        if self.worktree is None or not self.chain:
+            return False
+        if blob_id in self.chain:
+            return True
+        targets = set(self.chain)
+        seen, todo = {blob_id}, [blob_id]
+        while todo:  # blob_id -> ... -> a chain blob, over proven pairs
+            old = todo.pop()
+            for a, b in self.proven:
+                if a == old and b not in seen:
+                    if b in targets:
+                        return True
+                    seen.add(b)
+                    todo.append(b)
+        return False
