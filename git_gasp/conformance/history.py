@@ -24,6 +24,7 @@ from git_gasp.conformance.history_pack import PackProver
 from git_gasp.conformance.history_pack_files import PackFiles
 from git_gasp.conformance.history_walk import HistoryResult, Progress, Walker
 from git_gasp.conformance.history_worktree import WorkTree
+from git_gasp.conformance.proven import load_extensions
 from git_gasp.protocol.appendonly import LOG_PATH
 from git_gasp.store.gitrepo import open_repo, shallow_commits
 
@@ -127,6 +128,9 @@ def _run(repo: Repo, walker: Walker, worktree: WorkTree, use_cache: bool) -> Non
             walker.result.notes.append(cache.problem)
         walker.cached = cache.commits
         walker.objects.lengths.update(cache.lengths)
+        # Pairs the commit guard proved when it accepted a commit (same trust as the
+        # verified-commit cache: both are facts about immutable blob ids).
+        walker.proven |= load_extensions(repo.commondir())
     walker.note_head_blobs(head)
     verified = walker.walk(head, shallow_commits(repo))
     tip_lengths = worktree.check_head(walker, head)

@@ -329,3 +329,20 @@ def test_a_merge_does_not_record_a_parent_its_result_reorders(agent):
     proven, merged = _proven(agent), _blob(agent, f"HEAD:{LOG}")
     assert (_blob(agent, f"HEAD^1:{LOG}"), merged) in proven
     assert (_blob(agent, f"HEAD^2:{LOG}"), merged) not in proven
+
+
+def test_check_4_takes_the_guards_proof_instead_of_comparing_again(agent):
+    from git_gasp.conformance.history import check_history
+
+    check_history(agent)  # the walk so far is verified and cached
+    append(agent, goal_pair(1))
+    git(agent, "add", LOG)
+    passed(commit(agent))
+    pair = (_blob(agent, f"HEAD~:{LOG}"), _blob(agent, f"HEAD:{LOG}"))
+    assert pair in _proven(agent)
+    result = check_history(agent)
+    assert result.failures == [] and result.commits_walked == 1
+    assert result.stats.proven_known >= 1 and result.stats.read == 0
+    # Without the cache nothing recorded is trusted: the same pair is proven again.
+    cold = check_history(agent, use_cache=False)
+    assert cold.failures == [] and cold.stats.proven_known == 0
