@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from git_gasp.conformance.checks import load_vocabulary
 from git_gasp.conformance.report import CheckResult
 from git_gasp.conformance.rules import (
     causation_problems,
@@ -21,7 +22,7 @@ from git_gasp.protocol.fold import fold
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
 from git_gasp.protocol.ops import OpError, parse_op
-from git_gasp.protocol.vocab import ENTITY_CREATING, PackError, Vocabulary, parse_pack
+from git_gasp.protocol.vocab import ENTITY_CREATING
 from git_gasp.store.agent import AgentRepo
 from git_gasp.store.agentfs import AgentFileError, read_regular
 
@@ -152,25 +153,6 @@ def check_replay(repo: AgentRepo) -> CheckResult:
 
 
 # --- 3 -----------------------------------------------------------------------
-def load_vocabulary(root: Path, res: CheckResult | None = None) -> Vocabulary:
-    """The baseline plus .agent/packs/*.json; a pack that does not parse is a failure."""
-    packs = []
-    base = root / ".agent" / "packs"
-    if base.is_dir() and not base.is_symlink():
-        for name in sorted(os.listdir(base)):
-            if not name.endswith(".json"):
-                continue
-            rel = f".agent/packs/{name}"
-            try:
-                packs.append(parse_pack(loads_slow(read_regular(root, rel)), name[:-5]))
-            except (AgentFileError, JsonError, PackError) as exc:
-                if res is not None:
-                    res.fail(f"pack does not parse: {exc}", path=rel)
-    elif base.exists() and res is not None:
-        res.fail("must be a directory of *.json packs", path=".agent/packs")
-    return Vocabulary.with_packs(packs)
-
-
 def check_vocabulary(repo: AgentRepo, vocab_root: Path | None = None) -> CheckResult:
     """Every CreateNode.kind and CreateRelation.rel is baseline or declared by a pack."""
     res = _result(3)
