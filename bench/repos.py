@@ -349,11 +349,14 @@ def layout_files() -> dict[str, bytes]:
 
 
 class Tree:
-    """The files of one branch tip, and what changed since its last commit."""
+    """The files of one branch tip: their bytes, the recorded version each one grew from,
+    and what changed since the last commit."""
 
     def __init__(self, files: dict[str, bytes]) -> None:
         self.files = {k: bytearray(v) for k, v in files.items()}
         self.dirty: set[str] = set(files)
+        self.at: dict[str, tuple[int, int]] = {}  # path -> (its version, that version's size)
+        self.rewritten: set[str] = set()  # dirty paths that are not an append to `at`
 
     def append(self, path: str, data: bytes) -> None:
         if data:
@@ -361,50 +364,101 @@ class Tree:
             self.dirty.add(path)
 
     def put(self, path: str, data: bytes) -> None:
-        if bytes(self.files.get(path, b"")) != data:
-            self.files[path] = bytearray(data)
-            self.dirty.add(path)
+        old = self.files.get(path, bytearray())
+        if old == data:
+            return
+        if data.startswith(old):
+            self.append(path, data[len(old):])
+            return
+        self.files[path] = bytearray(data)
+        self.dirty.add(path)
+        self.rewritten.add(path)
 
     def copy(self) -> Tree:
         t = Tree({})
         t.files = {k: bytearray(v) for k, v in self.files.items()}
+        t.at = dict(self.at)
         return t
 
 
 class Importer:
-    """One `git fast-import` process fed one commit at a time."""
+    """Records commits, then feeds ONE `git fast-import` every blob and commit.
 
-    def __init__(self, repo: Path) -> None:
-        self.proc = subprocess.Popen(["git", "fast-import", "--quiet", "--done"], cwd=repo,
-                                     stdin=subprocess.PIPE)
-        self.w = self.proc.stdin.write
-        self.mark = 0
+    fast-import deltas a blob against the blob written just before it, so the blobs go
+    first, path by path, each version after the one it grew from (a commit-by-commit
+    stream would delta the log against a facts file and store every version whole).
+    Versions are kept as (base version, appended bytes): memory ~ the final sizes."""
+
+    def __init__(self) -> None:
+        self.versions: dict[str, list[tuple[int | None, bytes]]] = {}
+        self.commits: list[tuple[str, list[int], str, list[tuple[str, int]]]] = []
 
     def commit(self, tree: Tree, parents: list[int], msg: str, branch: str = "main") -> int:
-        self.mark += 1
-        w = self.w
-        when = WHEN + self.mark * 577
-        w(b"commit refs/heads/%s\nmark :%d\n" % (branch.encode(), self.mark))
-        w(b"author Evolve Agent <evolve@agents.example> %d +0000\n" % when)
-        w(b"committer Evolve Agent <evolve@agents.example> %d +0000\n" % when)
-        raw = msg.encode()
-        w(b"data %d\n%s\n" % (len(raw), raw))
-        if parents:
-            w(b"from :%d\n" % parents[0])
-        for extra in parents[1:]:
-            w(b"merge :%d\n" % extra)
+        """Record a commit of `tree`'s changes; return its number (a parent for later)."""
+        changes = []
         for path in sorted(tree.dirty):
             data = tree.files[path]
-            w(b"M 100644 inline %s\ndata %d\n" % (path.encode(), len(data)))
-            w(memoryview(data))
-            w(b"\n")
+            versions = self.versions.setdefault(path, [])
+            if path in tree.at and path not in tree.rewritten:
+                base, size = tree.at[path]
+                versions.append((base, bytes(data[size:])))
+            else:
+                versions.append((None, bytes(data)))
+            tree.at[path] = (len(versions) - 1, len(data))
+            changes.append((path, len(versions) - 1))
         tree.dirty.clear()
-        return self.mark
+        tree.rewritten.clear()
+        self.commits.append((branch, parents, msg, changes))
+        return len(self.commits) - 1
 
-    def close(self) -> None:
-        self.w(b"done\n")
-        self.proc.stdin.close()
-        if self.proc.wait():
+    def _content(self, path: str, vid: int, cache: dict[int, bytes]) -> bytes:
+        """Version `vid` of `path`, rebuilt from the nearest cached (or whole) ancestor."""
+        versions = self.versions[path]
+        chain: list[int] = []
+        v: int | None = vid
+        while v is not None and v not in cache:
+            chain.append(v)
+            v = versions[v][0]
+        data = cache[v] if v is not None else b""
+        for c in reversed(chain):
+            data = data + versions[c][1]  # a whole version has no base: data is b"" here
+            cache[c] = data
+            while len(cache) > 4:
+                del cache[next(iter(cache))]
+        return data
+
+    def write(self, repo: Path) -> None:
+        """Run fast-import in `repo` on everything recorded."""
+        proc = subprocess.Popen(["git", "fast-import", "--quiet", "--done"], cwd=repo,
+                                stdin=subprocess.PIPE)
+        w = proc.stdin.write
+        marks: dict[tuple[str, int], int] = {}
+        for path in sorted(self.versions):
+            cache: dict[int, bytes] = {}
+            for vid in range(len(self.versions[path])):
+                data = self._content(path, vid, cache)
+                marks[path, vid] = len(marks) + 1
+                w(b"blob\nmark :%d\ndata %d\n" % (len(marks), len(data)))
+                w(data)
+                w(b"\n")
+        first = len(marks) + 1
+        for n, (branch, parents, msg, changes) in enumerate(self.commits):
+            when = WHEN + (n + 1) * 577
+            w(b"commit refs/heads/%s\nmark :%d\n" % (branch.encode(), first + n))
+            w(b"author Evolve Agent <evolve@agents.example> %d +0000\n" % when)
+            w(b"committer Evolve Agent <evolve@agents.example> %d +0000\n" % when)
+            raw = msg.encode()
+            w(b"data %d\n%s\n" % (len(raw), raw))
+            if parents:
+                w(b"from :%d\n" % (first + parents[0]))
+            for extra in parents[1:]:
+                w(b"merge :%d\n" % (first + extra))
+            for path, vid in changes:
+                w(b"M 100644 :%d %s\n" % (marks[path, vid], path.encode()))
+            w(b"\n")
+        w(b"done\n")
+        proc.stdin.close()
+        if proc.wait():
             raise SystemExit("git fast-import failed")
 
 
@@ -452,14 +506,14 @@ class Agent:
 
 def generate(spec: Spec, repo: Path) -> None:
     """The whole history of `spec` into the (empty) git repo at `repo`."""
-    imp = Importer(repo)
+    imp = Importer()
     tree = Tree(layout_files())
     tip = imp.commit(tree, [], f"gasp: initialise agent {AGENT_ID}\n")
     if not spec.merge_rounds:
         agent = Agent(spec, spec.seed, 1.0, spec.commits - 1)
         for _ in range(spec.commits - 1):
             tip = imp.commit(tree, [tip], agent.step(tree))
-        imp.close()
+        imp.write(repo)
         return
     # Rounds of: side branch commits, main commits, then main merges side; commits not
     # used by the rounds are linear main commits first.
@@ -495,7 +549,7 @@ def generate(spec: Spec, repo: Path) -> None:
             tree.put(path, result.data)
         tree.put(ACTIVE, active_memory(bytes(tree.files[FACTS[0]])))
         tip = imp.commit(tree, [tip, stip], "Merge branch 'side'\n")
-    imp.close()
+    imp.write(repo)
 
 
 # --- build ----------------------------------------------------------------------------
