@@ -537,7 +537,8 @@ def generate(spec: Spec, repo: Path) -> None:
         for _ in range(main_n):
             tip = imp.commit(tree, [tip], main.step(tree))
         for path in sorted(set(tree.files) | set(theirs.files)):
-            ours, other = bytes(tree.files[path]), bytes(theirs.files[path])
+            ours = bytes(tree.files.get(path, b""))
+            other = bytes(theirs.files.get(path, b""))
             if ours == other:
                 continue
             old = bytes(base.files.get(path, b""))
