@@ -11,6 +11,7 @@ The `git cat-file --batch` baseline is the standalone script bench/catfile_prefi
 from __future__ import annotations
 
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,12 +40,14 @@ class RefResult:
     path: str
     listed: int  # commits rev-list named (one `git show` each)
     violations: list[str]  # commits whose version does not extend the previous one
+    seconds: float  # wall time of this path's rev-list and `git show`s
 
 
 def reference_check(root: Path, paths: list[str] | None = None) -> list[RefResult]:
     """The reference checker's method on each of `paths` (default: every append-only file)."""
     out = []
     for path in paths if paths is not None else append_only_paths(root):
+        t0 = time.perf_counter()
         listed = _git(root, "rev-list", "--reverse", "--full-history", "HEAD", "--",
                       path).split()
         bad, prev = [], None
@@ -55,5 +58,5 @@ def reference_check(root: Path, paths: list[str] | None = None) -> list[RefResul
             if prev is not None and (data is None or not data.startswith(prev)):
                 bad.append(sha.decode())
             prev = data
-        out.append(RefResult(path, len(listed), bad))
+        out.append(RefResult(path, len(listed), bad, time.perf_counter() - t0))
     return out

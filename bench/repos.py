@@ -633,7 +633,7 @@ def describe(name: str, repo: Path) -> dict:
     }
 
 
-def write_readme(out: Path, rows: dict[str, dict]) -> None:
+def write_readme(out: Path, rows: dict[str, dict], building: str | None = None) -> None:
     """/work/benchrepos/README: what exists, sizes, commit counts, build seconds."""
     lines = [
         "Benchmark agent repositories, built by bench/repos.py (branch wt-bench):",
@@ -647,8 +647,12 @@ def write_readme(out: Path, rows: dict[str, dict]) -> None:
     ]
     for name in NAMES:
         r = rows.get(name)
+        if name == building:
+            lines.append(f"{name}: being built (started {time.strftime('%H:%M UTC', time.gmtime())}"
+                         + ("; the one before it is still in place below)" if r else ")"))
         if r is None:
-            lines.append(f"{name}: not built yet")
+            if name != building:
+                lines.append(f"{name}: not built yet")
             continue
         lines.append(
             f"{name}{' (--quick)' if r['quick'] else ''}: {r['path']}\n"
@@ -676,6 +680,7 @@ def main() -> None:
     rows = json.loads(state.read_text()) if state.exists() else {}
     for name in args.only or NAMES:
         print(f"building {name} …", flush=True)
+        write_readme(args.out, rows, building=name)
         rows[name] = build(name, args.out / name, quick=args.quick)
         print(json.dumps(rows[name]), flush=True)
         tmp = args.out / ".repos.json.tmp"
