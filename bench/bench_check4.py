@@ -9,11 +9,12 @@ Builds two repos with real git (``git fast-import``) in a temp dir:
 (b) merges: N rounds of (main appends, a side branch appends, merge with union
     content), i.e. N merge commits.
 
-Baseline = the reference checker's method, run for real: ``git rev-list --reverse
---full-history HEAD -- state/events.jsonl`` then one ``git show <commit> --
-state/events.jsonl`` per listed commit. Ours = ``check_history(use_cache=False)``
-cold, and a re-check with the cache after one more commit (median of --repeat). Prints seconds and
-ratios; asserts nothing about time (it does assert both checks pass).
+Baseline = the reference checker's method, run for real (bench/baselines.py): ``git
+rev-list --reverse --full-history HEAD -- state/events.jsonl`` then one ``git show
+<commit>:state/events.jsonl`` per listed commit, each compared by prefix with the one
+before. Ours = ``check_history(use_cache=False)`` cold, and a re-check with the cache
+after one more commit (median of --repeat). Prints seconds and ratios; asserts nothing
+about time (it does assert both checks pass).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 
+from baselines import reference_check
 from benchlog import event
 
 from git_gasp.conformance.history import check_history
@@ -119,11 +121,9 @@ def build_merges(root: pathlib.Path, merges: int) -> None:
 
 
 def baseline(root: pathlib.Path) -> int:
-    """The reference checker's method: rev-list, then one `git show` per commit."""
-    listed = git(root, "rev-list", "--reverse", "--full-history", "HEAD", "--", LOG).split()
-    for sha in listed:
-        git(root, "show", sha.decode(), "--", LOG)
-    return len(listed)
+    """The reference checker's method (bench/baselines.py): rev-list, then one
+    `git show <commit>:<log>` per commit, prefix compare."""
+    return reference_check(root, [LOG])[0].listed
 
 
 def timed(fn: Callable[[], object]) -> tuple[float, object]:
