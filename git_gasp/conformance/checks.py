@@ -23,6 +23,7 @@ from git_gasp.store.agentfs import AgentFileError, list_files, read_regular
 
 if TYPE_CHECKING:
     from git_gasp.conformance.logcheck import LogAnalysis
+    from git_gasp.conformance.tipfacts import TipFacts
 
 NAMES = {
     1: "envelope round-trip",
@@ -155,7 +156,7 @@ def check_append_only(repo: AgentRepo, *, use_cache: bool = True,
 
 
 def append_only(repo: AgentRepo, *, use_cache: bool = True, progress: Progress | None = None
-                ) -> tuple[CheckResult, object | None]:
+                ) -> tuple[CheckResult, TipFacts | None]:
     """Check 4, and what it proved about the log at the tip (a `TipFacts`, or None).
 
     `progress` (commits walked, commits to walk) is handed to the walk when it takes
@@ -164,11 +165,9 @@ def append_only(repo: AgentRepo, *, use_cache: bool = True, progress: Progress |
     from git_gasp.conformance.history import check_history
 
     res = _result(4)
-    options: dict = {"use_cache": use_cache, "log_path": repo.log_rel.encode()}
-    if progress is not None and _takes(check_history, "progress"):
-        options["progress"] = progress
     try:
-        hist = check_history(repo.root, **options)
+        hist = check_history(repo.root, use_cache=use_cache, log_path=repo.log_rel.encode(),
+                             progress=progress)
     except NotAGitRepo as exc:
         res.fail(f"{exc}: the log must be committed to git (conformance rule 1)")
         return res, None
@@ -180,15 +179,7 @@ def append_only(repo: AgentRepo, *, use_cache: bool = True, progress: Progress |
     res.notes.append(f"{hist.commits_walked} commit{'s' * (hist.commits_walked != 1)} walked"
                      + (f", {hist.commits_cached} verified before (cache)"
                         if hist.commits_cached else ""))
-    # history_worktree leaves its facts on the result (HistoryResult.tip, when declared).
-    return res, getattr(hist, "tip", None)
-
-
-def _takes(fn: Callable, name: str) -> bool:
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return False
-    return name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    return res, hist.tip
 
 
 # --- 5 -----------------------------------------------------------------------

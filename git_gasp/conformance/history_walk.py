@@ -45,6 +45,7 @@ from git_gasp.protocol.manifest import manifest_paths
 if TYPE_CHECKING:
     from git_gasp.conformance.history_pack import PackProver
     from git_gasp.conformance.history_worktree import WorkTree
+    from git_gasp.conformance.tipfacts import TipFacts
 
 Progress = Callable[[int, int], None]
 _PROGRESS_EVERY = 0.25  # seconds between progress calls
@@ -75,6 +76,9 @@ class HistoryResult:
     # the ancestors skipped, give or take cached commits of other branches.
     commits_cached: int = 0
     stats: WalkStats = field(default_factory=WalkStats, compare=False, repr=False)
+    # What the working-tree side proved about HEAD's log (history_worktree), which the
+    # log checks use to trust their saved state without hashing the log.
+    tip: TipFacts | None = field(default=None, compare=False, repr=False)
 
 
 class _Side(NamedTuple):

@@ -73,7 +73,7 @@ class WorkTree:
         tip_lengths: dict[bytes, int] = {}
         tip = TipFacts(self.repo.commondir(), self.prefix, walker.log_path,
                        proven=set(getattr(walker, "proven", ())))
-        walker.result.tip = tip  # type: ignore[attr-defined]  # see TipFacts
+        walker.result.tip = tip
         try:
             root = walker.objects.subtree(walker.tree_of(head), self.prefix)
             files = list(walker.objects.append_only_files(
