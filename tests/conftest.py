@@ -8,12 +8,18 @@ is the suite's one conftest with fixtures for everyone.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.testing.hermetic import isolate
 from tests.testing.repos import copy_repo, init_agent, make_fixture_repo
+
+# pytest keeps the test modules it rewrote (assertion rewriting) as bytecode; with
+# PYTHONDONTWRITEBYTECODE set (as on some CI machines) it redoes all of it every run
+# (~7 s of the fast loop). The tests' own caches are in .gitignore'd __pycache__/.
+sys.dont_write_bytecode = False
 
 # Tests left out of the fast loop (`pytest -m "not slow"`): they run the installed CLI
 # end to end many times, drive real merges and history walks, live agent sessions or
@@ -25,7 +31,11 @@ SLOW_FILES = {
     "adapters/test_install_prime.py",
     "adapters/test_live.py",
     "cli/test_bad_input.py",
+    "cli/test_cli_core.py",
     "conformance/test_check_properties.py",
+    "conformance/test_integrity_history_properties.py",
+    "conformance/test_logstate_properties.py",
+    "conformance/test_rules_canonical.py",
     "e2e/test_live_sessions.py",
     "e2e/test_multiplayer_e2e.py",
     "githooks/test_install_hooks.py",
@@ -42,6 +52,7 @@ SLOW_NAMES = {
     "guard/test_guard.py": ("merge", "cache", "subdirectory", "worktree", "hooks_path",
                             "relocat"),
     "conformance/test_checks.py": ("check4", "snapshot", "subdirectory", "manifest_moved"),
+    "conformance/test_history_pack.py": ("content_verdicts",),  # property tests over packs
     "kg/test_kg_view.py": ("5000", "chromium"),  # headless Chromium: seconds to a minute
 }
 TESTS = Path(__file__).resolve().parent

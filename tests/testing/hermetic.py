@@ -23,6 +23,10 @@ PINNED = {
 GLOBAL_CONFIG = "[init]\n\tdefaultBranch = main\n[core]\n\tautocrlf = false\n"
 # Not git's, but it changes what `git gasp` does: never inherited either.
 SCRUBBED = ("GASP_NO_MERGE_DRIVER",)
+# Not the suite's concern, but costly: with it every `git gasp` the tests start compiles
+# the package's modules afresh (an editable install ships no bytecode). Python writes its
+# caches atomically, so concurrent test processes are safe.
+UNCACHED = ("PYTHONDONTWRITEBYTECODE",)
 
 
 def isolate(mp: pytest.MonkeyPatch, home: Path) -> Path:
@@ -32,7 +36,8 @@ def isolate(mp: pytest.MonkeyPatch, home: Path) -> Path:
     dropped, so nothing from the developer's machine or an enclosing git leaks in.
     Returns `home`.
     """
-    for var in [v for v in os.environ if v.startswith("GIT_") or v in SCRUBBED]:
+    for var in [v for v in os.environ
+                if v.startswith("GIT_") or v in SCRUBBED or v in UNCACHED]:
         mp.delenv(var)
     mp.setenv("HOME", str(home))
     mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
