@@ -18,6 +18,7 @@ from typing import NamedTuple
 BLOB, OFS_DELTA, REF_DELTA = 3, 6, 7
 _FULL_TYPES = frozenset({1, 2, 3, 4})
 _CHUNK = 1 << 20
+_SMALL = 1 << 16
 
 
 class PackFormatError(Exception):
@@ -89,6 +90,16 @@ def inflate_chunks(buf: bytes | memoryview, start: int, size: int) -> Iterator[b
 
 def inflate(buf: bytes | memoryview, start: int, size: int) -> bytes:
     """The zlib stream at `start` of `buf`, which must inflate to exactly `size` bytes."""
+    if size <= _SMALL:  # one call: a small stream's deflated bytes fit in this window
+        z = zlib.decompressobj()
+        try:
+            data = z.decompress(buf[start:start + size + (size >> 8) + 64], size + 1)
+        except zlib.error as exc:
+            raise PackFormatError(f"bad zlib stream at {start}: {exc}") from None
+        if z.eof and len(data) == size:
+            return data
+        if len(data) > size:
+            raise PackFormatError(f"zlib stream at {start} does not inflate to {size} bytes")
     return b"".join(inflate_chunks(buf, start, size))
 
 
@@ -144,47 +155,60 @@ def parse_delta(data: bytes) -> Delta:
     prefix = -1  # -1 while the copies are still contiguous from 0
     starts: list[int] = []
     ops: list[tuple[int, int, int]] = []
-    while pos < end:
-        op = data[pos]
-        pos += 1
-        if op & 0x80:
-            off = length = 0
-            try:
-                for bit, shift in ((1, 0), (2, 8), (4, 16), (8, 24)):
-                    if op & bit:
-                        off |= data[pos] << shift
-                        pos += 1
-                for bit, shift in ((16, 0), (32, 8), (64, 16)):
-                    if op & bit:
-                        length |= data[pos] << shift
-                        pos += 1
-            except IndexError:
-                raise PackFormatError("truncated delta copy") from None
-            if length == 0:
-                length = 0x10000
-            if off + length > base_size:
-                raise PackFormatError("delta copies past the end of its base")
-            if prefix < 0 and off == tpos:
+    try:
+        while pos < end:
+            op = data[pos]
+            pos += 1
+            if op & 0x80:
+                off = length = 0
+                if op & 0x01:
+                    off = data[pos]
+                    pos += 1
+                if op & 0x02:
+                    off |= data[pos] << 8
+                    pos += 1
+                if op & 0x04:
+                    off |= data[pos] << 16
+                    pos += 1
+                if op & 0x08:
+                    off |= data[pos] << 24
+                    pos += 1
+                if op & 0x10:
+                    length = data[pos]
+                    pos += 1
+                if op & 0x20:
+                    length |= data[pos] << 8
+                    pos += 1
+                if op & 0x40:
+                    length |= data[pos] << 16
+                    pos += 1
+                if length == 0:
+                    length = 0x10000
+                if off + length > base_size:
+                    raise PackFormatError("delta copies past the end of its base")
+                if prefix < 0 and off == tpos:
+                    tpos += length
+                    continue
+                if prefix < 0:
+                    prefix = tpos
+                starts.append(tpos)
+                ops.append((off, length, 0))
                 tpos += length
-                continue
-            if prefix < 0:
-                prefix = tpos
-            starts.append(tpos)
-            ops.append((off, length, 0))
-            tpos += length
-        elif op:
-            if pos + op > end:
-                raise PackFormatError("truncated delta insert")
-            if prefix < 0:
-                prefix = tpos
-            starts.append(tpos)
-            ops.append((-1, op, pos))
-            pos += op
-            tpos += op
-        else:
-            raise PackFormatError("delta opcode 0")
-        if tpos > target_size:
-            break
+            elif op:
+                if pos + op > end:
+                    raise PackFormatError("truncated delta insert")
+                if prefix < 0:
+                    prefix = tpos
+                starts.append(tpos)
+                ops.append((-1, op, pos))
+                pos += op
+                tpos += op
+            else:
+                raise PackFormatError("delta opcode 0")
+            if tpos > target_size:
+                break
+    except IndexError:
+        raise PackFormatError("truncated delta copy") from None
     if tpos != target_size:
         raise PackFormatError("delta does not build its declared size")
     return Delta(base_size, target_size, tpos if prefix < 0 else prefix, starts, ops,

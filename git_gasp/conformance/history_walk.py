@@ -61,7 +61,8 @@ class WalkStats:
     proven_known: int = 0  # (old, new) pairs found in `Walker.proven`
     proven_packs: int = 0  # pairs the pack prover proved from deltas (merge parents too)
     read: int = 0  # one-parent pairs decided by comparing content
-    merges_proven: int = 0  # merged files whose every parent version was proven
+    merges_proven: int = 0  # merged files proven without reading content
+    merge_tails: int = 0  # of those, proven by a parent's own lines ending the result
     merges_read: int = 0  # merged files compared by content
 
 
@@ -378,10 +379,7 @@ class Walker:
             return
         if all(entry.sha == new.sha for _side, _path, entry in versions):
             return
-        # Every parent extending the result by the one-parent rule is a merge by meaning
-        # (each parent's lines are the result's first lines).
-        if all([e.sha == new.sha or self.extends_proven(e.sha, new.sha)
-                for _side, _path, e in versions]):  # every pair asked: _parent_content
+        if self._merge_proven([e.sha for _side, _path, e in versions], new.sha):
             self.result.stats.merges_proven += 1
             return
         self.result.stats.merges_read += 1
@@ -399,6 +397,24 @@ class Walker:
         where = "" if old_path == path else f" (its {self._full(old_path)})"
         self.fail(f"merge loses lines of parent {short(side.sha)}{where}: {reason}",
                   commit=sha, path=path, line=line)
+
+    def _merge_proven(self, parents: list[bytes], result: bytes) -> bool:
+        """True if the merge rule holds for blob `result` against the `parents`' blobs,
+        proven without reading content: every parent extends the result by the
+        one-parent rule (each parent's lines are its first lines), or one does and
+        every other parent's own lines (past what it shares with that one) are the
+        result's last lines (`PackProver.proves_tails`: the merge driver's result)."""
+        extends = [sha == result or self.extends_proven(sha, result)
+                   for sha in parents]  # every pair asked: _parent_content
+        if all(extends):
+            return True
+        if self.prover is None or not any(extends):
+            return False
+        others = [sha for ok, sha in zip(extends, parents, strict=True) if not ok]
+        if not self.prover.proves_tails(parents[extends.index(True)], others, result):
+            return False
+        self.result.stats.merge_tails += 1
+        return True
 
     def _parent_content(self, entry: Entry, result_sha: bytes, result: bytes) -> bytes:
         """A parent's blob: lately read, else the result's first bytes when the result
