@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import bisect
 import zlib
+from array import array
 from collections.abc import Iterator
 from typing import NamedTuple
+
+from git_gasp.protocol.appendonly import common_prefix_len
 
 BLOB, OFS_DELTA, REF_DELTA = 3, 6, 7
 _FULL_TYPES = frozenset({1, 2, 3, 4})
@@ -122,6 +125,29 @@ def delta_sizes(data: bytes) -> tuple[int, int]:
     return base_size, _varint(data, pos)[0]
 
 
+_RUN = bytearray()  # the copies of bytes [k * 64 KiB, (k + 1) * 64 KiB), k = 0, 1, ...
+_RUN_AT = array("Q", [0])  # where the k-th copy starts in _RUN
+_RUN_BYTES = [b""]  # _RUN as bytes, as long as it is
+
+
+def _copy_run(count: int) -> tuple[bytes, array]:
+    """The first `count` copies of 64 KiB from offset 0 as git encodes them (a length
+    of 0x10000 takes no size bytes), one after another, and where each one starts."""
+    while len(_RUN_AT) <= count:
+        off = (len(_RUN_AT) - 1) << 16
+        op, args = 0x80, bytearray()
+        for bit, shift in ((1, 0), (2, 8), (4, 16), (8, 24)):
+            if (off >> shift) & 0xFF:
+                op |= bit
+                args.append((off >> shift) & 0xFF)
+        _RUN.append(op)
+        _RUN.extend(args)
+        _RUN_AT.append(len(_RUN))
+    if len(_RUN_BYTES[0]) != len(_RUN):
+        _RUN_BYTES[0] = bytes(_RUN)
+    return _RUN_BYTES[0], _RUN_AT
+
+
 class Delta(NamedTuple):
     """A parsed delta: the target's first `prefix` bytes equal the base's (copies from
     base offset == target position, from 0); past that, one instruction per entry of
@@ -155,6 +181,13 @@ def parse_delta(data: bytes) -> Delta:
     prefix = -1  # -1 while the copies are still contiguous from 0
     starts: list[int] = []
     ops: list[tuple[int, int, int]] = []
+    whole = min(base_size, target_size) >> 16
+    if whole and pos < end and data[pos] == 0x80:  # git's 64 KiB copies of the prefix
+        run, at = _copy_run(whole)  # (the run may be longer: the slice bounds the match)
+        matched = common_prefix_len(data[pos:pos + at[whole]], run)
+        done = bisect.bisect_right(at, matched, 0, whole + 1) - 1
+        pos += at[done]
+        tpos = done << 16
     try:
         while pos < end:
             op = data[pos]

@@ -122,6 +122,8 @@ class Walker:
         self.bad: set[bytes] = set()
         self.commit_paths: dict[bytes, AppendOnlyPaths] = {}
         self._by_manifest: dict[bytes | None, AppendOnlyPaths] = {}
+        self._unions: dict[tuple[int, int], tuple[AppendOnlyPaths, AppendOnlyPaths,
+                                                  AppendOnlyPaths]] = {}
         self.proven: set[tuple[bytes, bytes]] = set()
         self.prover: PackProver | None = None
         self.progress = progress
@@ -189,6 +191,14 @@ class Walker:
             self.commit_paths[sha] = found
         return found
 
+    def _union(self, parent: AppendOnlyPaths, child: AppendOnlyPaths) -> AppendOnlyPaths:
+        """`parent.union(child)`, made once per pair (they are shared by manifest)."""
+        key = (id(parent), id(child))
+        found = self._unions.get(key)
+        if found is None or found[0] is not parent or found[1] is not child:
+            found = self._unions[key] = (parent, child, parent.union(child))
+        return found[2]
+
     def note_head_blobs(self, head: bytes) -> None:
         """Remember HEAD's append-only blob ids (best effort; errors surface later)."""
         try:
@@ -242,7 +252,8 @@ class Walker:
                     child: AppendOnlyPaths, seen: set[bytes]) -> None:
         contents: dict[bytes, bytes] = {}
         moves = side.paths.moves(child)
-        for path, old, new in self.objects.changes(side.root, new_root, side.paths.union(child)):
+        for path, old, new in self.objects.changes(side.root, new_root,
+                                                    self._union(side.paths, child)):
             if path in child and self._symlink(sha, path, new, seen):
                 continue
             if path not in side.paths or path in moves:
@@ -339,7 +350,7 @@ class Walker:
             moves = side.paths.moves(child)
             source: dict[bytes, bytes] = {}
             for path, _old, new in self.objects.changes(side.root, new_root,
-                                                        side.paths.union(child)):
+                                                        self._union(side.paths, child)):
                 if path in child and self._symlink(sha, path, new, seen):
                     continue
                 if path in side.paths and path not in moves:
