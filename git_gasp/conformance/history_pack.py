@@ -11,7 +11,13 @@ every node knows its root and how many first bytes it shares with it, and two no
 of one root share at least the least agreement on the path between them. "Old is a
 prefix of new" is then a matter of lengths; the newline rule needs single bytes,
 resolved through the delta instructions down to an insert or a full object (whose
-content is inflated at most once, and kept only as the offsets of its newlines).
+content is inflated at most once, and kept as its bytes, or only as the offsets of
+its newlines when big).
+
+A merge is proven the same way (`proves_tails`): byte ranges of a version are
+resolved through the delta instructions, down to inserts and full objects, so a
+parent's own lines (past the whole lines it shares with the parent the result
+extends) and the result's last bytes are read without building either version.
 
 A pair is proven only when every entry from either version down to its root
 parsed and checked cleanly (sizes, copy ranges, a base in the same pack) and the
@@ -45,6 +51,7 @@ _DELTA_CACHE_BYTES = 16 << 20
 _ROOT_CACHE_BYTES = 64 << 20
 _LOOSE_HEADER = 64
 _KEEP_CONTENT = 8 << 20  # a full object this small is kept as its bytes, not its newlines
+_KEEP_TAIL = 4 << 20  # of a bigger one, the last bytes read are kept (one at a time)
 _RANGE_PIECES = 1 << 16  # a byte range more fragmented than this is read the ordinary way
 _LINE_WINDOW = 4096  # bytes read at a time looking back for a line start
 _LINE_SEARCH = 1 << 20  # no line start this far back: not the usual merge shape
@@ -81,6 +88,7 @@ class PackProver:
         self._roots: OrderedDict[Loc, array | bytes] = OrderedDict()
         self._root_bytes = 0
         self._unreadable: set[Loc] = set()
+        self._tail: tuple[Loc, int, bytes] | None = None  # the last bytes of a big root
         self.stats = ProverStats()
 
     # ---- the question
@@ -448,9 +456,21 @@ class PackProver:
             return lines[start:end]
         node = self._nodes[loc]
         assert node is not None
+        tail = self._tail
+        if tail is not None and tail[0] == loc and start >= tail[1]:
+            return tail[2][start - tail[1]:end - tail[1]]
+        if start >= node.length - _KEEP_TAIL:  # a merge's new lines: keep the last bytes
+            first = max(0, node.length - _KEEP_TAIL)
+            kept = self._root_slice(loc, node.length, first, node.length)
+            self._tail = (loc, first, kept)
+            return kept[start - first:end - first]
+        return self._root_slice(loc, node.length, start, end)
+
+    def _root_slice(self, loc: Loc, length: int, start: int, end: int) -> bytes:
+        """Bytes [`start`, `end`) of root `loc`, streamed from its start."""
         out: list[bytes] = []
         pos = 0
-        for piece in self._root_content(loc, node.length):
+        for piece in self._root_content(loc, length):
             if pos + len(piece) > start:
                 out.append(piece[max(0, start - pos):end - pos])
             pos += len(piece)

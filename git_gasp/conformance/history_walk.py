@@ -11,7 +11,11 @@ symlink. A one-parent extension is proved without reading any content when it is
 `Walker.proven` or the pack prover (`history_pack`) proves it from the deltas; else
 without reading the parent blob when its length is known: git blob ids are
 ``sha1(b"blob <len>\\0" + content)``, so hashing the first ``len`` bytes of the new
-blob suffices. Anything not proven is decided (and described) from content.
+blob suffices. A merged file is proven without reading it when the result extends
+one parent that way and the other parents' own lines (past what they share with it)
+end the result, as the merge driver writes it: the pack prover reads just those
+bytes through the deltas. Anything not proven is decided (and described) from
+content.
 """
 
 from __future__ import annotations

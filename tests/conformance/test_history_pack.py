@@ -438,14 +438,21 @@ def test_merges_of_every_shape_get_the_content_verdicts(tmp_path):
         assert stats.merges_read >= len(SHAPES) - len(PROVEN_SHAPES), (how, stats)
 
 
-@pytest.mark.parametrize("how", ["gc", "repack250"])
-def test_byte_ranges_resolved_through_deltas_are_the_content(tmp_path, how):
+@pytest.mark.parametrize(("how", "kept"), [("gc", "bytes"), ("repack250", "bytes"),
+                                           ("gc", "newlines")])
+def test_byte_ranges_resolved_through_deltas_are_the_content(tmp_path, monkeypatch, how,
+                                                             kept):
     import random
 
     from dulwich.repo import Repo
 
+    from git_gasp.conformance import history_pack
     from git_gasp.conformance.history_pack import PackProver
     from git_gasp.conformance.history_pack_files import PackFiles
+
+    if kept == "newlines":  # full objects kept as their newlines, read back streamed
+        monkeypatch.setattr(history_pack, "_KEEP_CONTENT", 0)
+        monkeypatch.setattr(history_pack, "_KEEP_TAIL", 200)
 
     root = tmp_path / "r"
     stages = build(root, SHAPED)
