@@ -513,6 +513,23 @@ def test_random_histories_get_the_content_verdicts_however_packed(steps):
         assert stats.proven_packs >= decided // 2, stats
 
 
+MERGE_STEP = st.tuples(st.sampled_from([0, 0, 6, 10, 11, 11, 11]), st.integers(0, 2),
+                       st.integers(0, 99), st.integers(0, 99))
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(MERGE_STEP, min_size=1, max_size=20))
+def test_random_merges_of_every_shape_get_the_content_verdicts(steps):
+    with tempfile.TemporaryDirectory(prefix="gasp-merge-") as tmp:
+        results = compare(pathlib.Path(tmp) / "m", steps, ("gc", "staged", "thin"))
+    merges = sum(kind in (10, 11) for kind, *_ in steps)
+    stats = results["gc"].stats
+    assert stats.merges_proven + stats.merges_read <= 3 * merges, stats
+
+
 # --------------------------------------------------------------------------- corrupt packs
 
 
