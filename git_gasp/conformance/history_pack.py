@@ -45,6 +45,7 @@ from git_gasp.conformance.history_pack_delta import (
     parse_delta,
 )
 from git_gasp.conformance.history_pack_files import READ_ERRORS, Loc, PackFiles
+from git_gasp.protocol.appendonly import common_prefix_len
 
 _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains prove nothing
 _DELTA_CACHE_BYTES = 16 << 20
@@ -53,6 +54,7 @@ _LOOSE_HEADER = 64
 _KEEP_CONTENT = 8 << 20  # a full object this small is kept as its bytes, not its newlines
 _KEEP_TAIL = 4 << 20  # of a bigger one, the last bytes read are kept (one at a time)
 _RANGE_PIECES = 1 << 16  # a byte range more fragmented than this is read the ordinary way
+_COMPARE_WINDOW = 256  # bytes compared at first past the proven shared start
 _LINE_WINDOW = 4096  # bytes read at a time looking back for a line start
 _LINE_SEARCH = 1 << 20  # no line start this far back: not the usual merge shape
 
@@ -202,7 +204,8 @@ class PackProver:
                 self._lines(node.root)  # reading them could not fail (above)
             tails: list[tuple[int, bytes]] = []  # (where a line of both starts, the rest)
             for oloc, onode in nodes:  # type: ignore[misc]
-                start = self._line_start(oloc, self._shared(aloc, oloc))
+                start = self._line_start(oloc, self._common_start(
+                    aloc, oloc, min(a[1].length, onode.length)))
                 own = None if start is None else self._range(oloc, start, onode.length)
                 if own is None:
                     return False
@@ -254,6 +257,24 @@ class PackProver:
                 b = nb.base  # type: ignore[assignment]
                 nb = self._nodes[b]  # type: ignore[assignment]
         return min(ka, kb)
+
+    def _common_start(self, a: Loc, b: Loc, limit: int) -> int:
+        """How many first bytes (at most `limit`) nodes `a` and `b` are known to share:
+        proven from the deltas (`_shared`), then compared a window at a time past that
+        (a delta need not copy what its base shares with it)."""
+        known = self._shared(a, b)
+        window = _COMPARE_WINDOW
+        while known < limit and window <= _LINE_SEARCH:
+            end = min(limit, known + window)
+            x, y = self._range(a, known, end), self._range(b, known, end)
+            if x is None or y is None:
+                break
+            same = common_prefix_len(x, y)
+            known += same
+            if same < len(x):
+                break
+            window *= 4
+        return known
 
     def _line_start(self, loc: Loc, end: int) -> int | None:
         """The last offset <= `end` where a line of node `loc` starts (None: not within

@@ -449,6 +449,7 @@ def test_byte_ranges_resolved_through_deltas_are_the_content(tmp_path, monkeypat
     from git_gasp.conformance import history_pack
     from git_gasp.conformance.history_pack import PackProver
     from git_gasp.conformance.history_pack_files import PackFiles
+    from git_gasp.protocol.appendonly import common_prefix_len
 
     if kept == "newlines":  # full objects kept as their newlines, read back streamed
         monkeypatch.setattr(history_pack, "_KEEP_CONTENT", 0)
@@ -479,6 +480,12 @@ def test_byte_ranges_resolved_through_deltas_are_the_content(tmp_path, monkeypat
                 line_start = data.rfind(b"\n", 0, lo) + 1
                 assert prover._line_start(loc, lo) == line_start, (sha, lo)
             assert prover._range(loc, 0, len(data)) == data
+        for _ in range(40):  # the shared start of two versions: proven, then compared
+            a, b = rng.choice(blobs).encode(), rng.choice(blobs).encode()
+            da, db = (dul.object_store[x].as_raw_string() for x in (a, b))
+            (aloc, _), (bloc, _) = prover._node_of(a), prover._node_of(b)  # type: ignore[misc]
+            shared = prover._common_start(aloc, bloc, min(len(da), len(db)))
+            assert shared == common_prefix_len(da, db), (a, b)
         files.close()
     assert deltas > len(blobs) // 2
 
