@@ -6,6 +6,7 @@ parsers as dulwich's; anything that does not read cleanly goes through dulwich).
 
 from __future__ import annotations
 
+import re
 import stat
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
@@ -19,9 +20,17 @@ if TYPE_CHECKING:
     from git_gasp.conformance.history_pack_files import PackFiles
 
 _COMMIT, _TREE, _BLOB = 1, 2, 3
+# The headers of a plain commit as git writes it (no signature, encoding or mergetag):
+# a strict subset of what dulwich reads, with the same tree and parents.
+_IDENT = rb"[^\n]*> [0-9]+ [+-][0-9]{4}\n"
+_PLAIN_COMMIT = re.compile(rb"tree ([0-9a-f]{40})\n((?:parent [0-9a-f]{40}\n)*)author "
+                           + _IDENT + rb"committer " + _IDENT + rb"\n")
 _TREE_CACHE_SIZE = 512
 _RECENT_BLOB_BYTES = 32 << 20  # a bounded window of recently read blobs, not a content store
 PACKED_RECENT_BYTES = 4 << 20  # reading from the mapped packs, a window is seldom needed
+
+
+_new = tuple.__new__  # builds a NamedTuple without its keyword-handling __new__
 
 
 class ObjectError(Exception):
@@ -85,6 +94,11 @@ class Objects:
     def commit(self, sha: bytes) -> CommitInfo:
         raw = self.packed.read_small(sha) if self.packed is not None else None
         if raw is not None and raw[0] == _COMMIT:
+            plain = _PLAIN_COMMIT.match(raw[1])
+            if plain is not None:  # what dulwich reads from it, without its machinery
+                found = plain.group(2)
+                return CommitInfo(plain.group(1), tuple(
+                    found[i + 7:i + 47] for i in range(0, len(found), 48)))
             try:
                 obj = ShaFile.from_raw_string(_COMMIT, raw[1], sha=sha)
                 return CommitInfo(obj.tree, tuple(obj.parents))
@@ -101,7 +115,7 @@ class Objects:
         raw = self.packed.read_small(sha) if self.packed is not None else None
         if raw is not None and raw[0] == _TREE:
             try:  # what dulwich's Tree does with the same bytes
-                entries = {name: Entry(mode, hexsha)
+                entries = {name: _new(Entry, (mode, hexsha))  # Entry(mode, hexsha)
                            for name, mode, hexsha in parse_tree(raw[1], sha_len=20)}
             except Exception:  # noqa: BLE001 - dulwich reads (and reports) it below
                 entries = None
@@ -173,10 +187,8 @@ class Objects:
                 continue
             a_entries = self.tree(old_sha) if old_sha else {}
             b_entries = self.tree(new_sha) if new_sha else {}
-            for name in sorted(a_entries.keys() | b_entries.keys()):
+            for name in sorted({name for name, _ in a_entries.items() ^ b_entries.items()}):
                 a, b = a_entries.get(name), b_entries.get(name)
-                if a == b:
-                    continue
                 path = base + b"/" + name if base else name
                 a_tree = a is not None and is_tree(a.mode)
                 b_tree = b is not None and is_tree(b.mode)

@@ -11,7 +11,13 @@ every node knows its root and how many first bytes it shares with it, and two no
 of one root share at least the least agreement on the path between them. "Old is a
 prefix of new" is then a matter of lengths; the newline rule needs single bytes,
 resolved through the delta instructions down to an insert or a full object (whose
-content is inflated at most once, and kept only as the offsets of its newlines).
+content is inflated at most once, and kept as its bytes, or only as the offsets of
+its newlines when big).
+
+A merge is proven the same way (`proves_tails`): byte ranges of a version are
+resolved through the delta instructions, down to inserts and full objects, so a
+parent's own lines (past the whole lines it shares with the parent the result
+extends) and the result's last bytes are read without building either version.
 
 A pair is proven only when every entry from either version down to its root
 parsed and checked cleanly (sizes, copy ranges, a base in the same pack) and the
@@ -39,11 +45,18 @@ from git_gasp.conformance.history_pack_delta import (
     parse_delta,
 )
 from git_gasp.conformance.history_pack_files import READ_ERRORS, Loc, PackFiles
+from git_gasp.protocol.appendonly import common_prefix_len
 
 _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains prove nothing
 _DELTA_CACHE_BYTES = 16 << 20
 _ROOT_CACHE_BYTES = 64 << 20
 _LOOSE_HEADER = 64
+_KEEP_CONTENT = 8 << 20  # a full object this small is kept as its bytes, not its newlines
+_KEEP_TAIL = 4 << 20  # of a bigger one, the last bytes read are kept (one at a time)
+_RANGE_PIECES = 1 << 16  # a byte range more fragmented than this is read the ordinary way
+_COMPARE_WINDOW = 256  # bytes compared at first past the proven shared start
+_LINE_WINDOW = 4096  # bytes read at a time looking back for a line start
+_LINE_SEARCH = 1 << 20  # no line start this far back: not the usual merge shape
 
 
 class Node(NamedTuple):
@@ -63,6 +76,7 @@ class ProverStats:
     unproven: int = 0
     deltas: int = 0
     roots: int = 0
+    tails: int = 0  # merge parents proven kept as the result's last lines
 
 
 class PackProver:
@@ -76,6 +90,7 @@ class PackProver:
         self._roots: OrderedDict[Loc, array | bytes] = OrderedDict()
         self._root_bytes = 0
         self._unreadable: set[Loc] = set()
+        self._tail: tuple[Loc, int, bytes] | None = None  # the last bytes of a big root
         self.stats = ProverStats()
 
     # ---- the question
@@ -157,6 +172,171 @@ class PackProver:
                 return byte == 0x0A
             loc, pos = node.base, off
         return None
+
+    # ---- merges: a parent's own lines as the result's last lines
+
+    def proves_tails(self, anchor: bytes, others: list[bytes], result: bytes) -> bool:
+        """True if the lines of each blob of `others` past the whole lines it is proven
+        to share with blob `anchor` are lines of blob `result` past that start: the
+        `others`' own lines, one after another, end `result` (each terminated there
+        when it is not, unless last).
+
+        With `result` extending `anchor` under the one-parent rule, that keeps every
+        line of every other in `result` as often as it occurs, past the start all
+        parents share: the merge rule (`protocol.appendonly.merge_result_problem`).
+        Only those bytes are read, through the delta instructions. It is the merge
+        driver's result (the first parent, then the second one's new lines), and git's
+        octopus merge of such results.
+        """
+        ok = self._proves_tails(anchor, others, result)
+        if ok:
+            self.stats.tails += 1
+        return ok
+
+    def _proves_tails(self, anchor: bytes, others: list[bytes], result: bytes) -> bool:
+        a, r = self._node_of(anchor), self._node_of(result)
+        nodes = [self._node_of(sha) for sha in others]
+        if a is None or r is None or None in nodes:
+            return False
+        aloc, (rloc, rnode) = a[0], r
+        try:
+            for _loc, node in [a, r, *nodes]:  # type: ignore[misc]
+                self._lines(node.root)  # reading them could not fail (above)
+            tails: list[tuple[int, bytes]] = []  # (where a line of both starts, the rest)
+            for oloc, onode in nodes:  # type: ignore[misc]
+                start = self._line_start(oloc, self._common_start(
+                    aloc, oloc, min(a[1].length, onode.length)))
+                own = None if start is None else self._range(oloc, start, onode.length)
+                if own is None:
+                    return False
+                tails.append((start, own))
+            end = rnode.length
+            for start, own in reversed(tails):
+                if not own:
+                    continue
+                # `result` agrees with `anchor`, hence the other, before `start`: a line
+                # starts there; past it, a line starts after a newline.
+                gap = 0  # an unterminated last line of the other may be terminated here
+                if not own.endswith(b"\n") and end:
+                    last = self._range(rloc, end - 1, end)
+                    if last == b"\n":
+                        gap = 1
+                    elif end != rnode.length:
+                        return False
+                at = end - gap - len(own)
+                if at < start:
+                    return False
+                got = self._range(rloc, at - 1 if at > start else at, end)
+                if got is None:
+                    return False
+                if at > start:
+                    if got[0] != 0x0A:
+                        return False
+                    got = got[1:]
+                if got[:len(own)] != own:
+                    return False
+                end = at
+            return True
+        except READ_ERRORS:
+            return False
+
+    def _shared(self, a: Loc, b: Loc) -> int:
+        """How many first bytes nodes `a` and `b` are proven to share: the least
+        agreement on the path between them (0 for nodes of different roots)."""
+        na, nb = self._nodes[a], self._nodes[b]
+        if na is None or nb is None or na.root != nb.root:
+            return 0
+        ka, kb = na.length, nb.length
+        while a != b:
+            if na.depth >= nb.depth:
+                ka = min(ka, na.prefix)
+                a = na.base  # type: ignore[assignment]
+                na = self._nodes[a]  # type: ignore[assignment]
+            else:
+                kb = min(kb, nb.prefix)
+                b = nb.base  # type: ignore[assignment]
+                nb = self._nodes[b]  # type: ignore[assignment]
+        return min(ka, kb)
+
+    def _common_start(self, a: Loc, b: Loc, limit: int) -> int:
+        """How many first bytes (at most `limit`) nodes `a` and `b` are known to share:
+        proven from the deltas (`_shared`), then compared a window at a time past that
+        (a delta need not copy what its base shares with it)."""
+        known = self._shared(a, b)
+        window = _COMPARE_WINDOW
+        while known < limit and window <= _LINE_SEARCH:
+            end = min(limit, known + window)
+            x, y = self._range(a, known, end), self._range(b, known, end)
+            if x is None or y is None:
+                break
+            same = common_prefix_len(x, y)
+            known += same
+            if same < len(x):
+                break
+            window *= 4
+        return known
+
+    def _line_start(self, loc: Loc, end: int) -> int | None:
+        """The last offset <= `end` where a line of node `loc` starts (None: not within
+        `_LINE_SEARCH` bytes)."""
+        window = _LINE_WINDOW
+        while end > 0 and window <= _LINE_SEARCH:
+            lo = max(0, end - window)
+            data = self._range(loc, lo, end)
+            if data is None:
+                return None
+            i = data.rfind(b"\n")
+            if i >= 0:
+                return lo + i + 1
+            end, window = lo, window * 2
+        return 0 if end == 0 else None
+
+    def _range(self, loc: Loc, start: int, end: int) -> bytes | None:
+        """Bytes [`start`, `end`) of node `loc`, resolved through the delta
+        instructions down to inserts and full objects (None: so fragmented that
+        reading the version would be cheaper)."""
+        out: list[bytes] = []
+        todo: list[bytes | tuple[Loc, int, int]] = [(loc, start, end)]
+        steps = 0
+        while todo:
+            item = todo.pop()
+            if isinstance(item, bytes):
+                out.append(item)
+                continue
+            here, lo, hi = item
+            steps += 1
+            if steps > _RANGE_PIECES:
+                return None
+            node = self._nodes[here]
+            if node is None or not 0 <= lo <= hi <= node.length:
+                raise PackFormatError("a byte range outside its version")
+            if node.base is None:
+                out.append(self._root_range(here, lo, hi))
+                continue
+            if hi <= node.shared:
+                todo.append((node.root, lo, hi))
+                continue
+            if hi <= node.prefix:
+                todo.append((node.base, lo, hi))
+                continue
+            parts: list[bytes | tuple[Loc, int, int]] = []
+            if lo < node.prefix:
+                parts.append((node.base, lo, node.prefix))
+                lo = node.prefix
+            delta = self._delta(here)
+            starts, ops = delta.starts, delta.ops
+            i = bisect.bisect_right(starts, lo) - 1
+            while i < len(starts) and starts[i] < hi:
+                first = starts[i]
+                off, length, at = ops[i]
+                a, b = max(lo, first), min(hi, first + length)
+                if off < 0:
+                    parts.append(delta.data[at + a - first:at + b - first])
+                else:
+                    parts.append((node.base, off + a - first, off + b - first))
+                i += 1
+            todo.extend(reversed(parts))
+        return b"".join(out)
 
     # ---- locating and parsing entries
 
@@ -270,10 +450,11 @@ class PackProver:
             assert node is not None and node.base is None
             if loc in self._unreadable:
                 raise PackFormatError("an unreadable full object")
-            try:  # streamed: the offsets of its newlines, not the content, are kept
-                found = _newlines(self._root_content(loc, node.length), node.length)
+            try:  # a small object's bytes; a big one streamed: the offsets of its newlines
+                found = None if node.length <= _KEEP_CONTENT else _newlines(
+                    self._root_content(loc, node.length), node.length)
                 lines = found if found is not None else b"".join(
-                    self._root_content(loc, node.length))  # very short lines: the bytes
+                    self._root_content(loc, node.length))  # (very short lines: the bytes)
             except READ_ERRORS:
                 self._unreadable.add(loc)
                 raise
@@ -288,6 +469,35 @@ class PackProver:
         else:
             self._roots.move_to_end(loc)
         return lines
+
+    def _root_range(self, loc: Loc, start: int, end: int) -> bytes:
+        """Bytes [`start`, `end`) of root `loc` (a big one streamed up to `end`)."""
+        lines = self._lines(loc)  # inflated and checked whole once
+        if isinstance(lines, bytes):
+            return lines[start:end]
+        node = self._nodes[loc]
+        assert node is not None
+        tail = self._tail
+        if tail is not None and tail[0] == loc and start >= tail[1]:
+            return tail[2][start - tail[1]:end - tail[1]]
+        if start >= node.length - _KEEP_TAIL:  # a merge's new lines: keep the last bytes
+            first = max(0, node.length - _KEEP_TAIL)
+            kept = self._root_slice(loc, node.length, first, node.length)
+            self._tail = (loc, first, kept)
+            return kept[start - first:end - first]
+        return self._root_slice(loc, node.length, start, end)
+
+    def _root_slice(self, loc: Loc, length: int, start: int, end: int) -> bytes:
+        """Bytes [`start`, `end`) of root `loc`, streamed from its start."""
+        out: list[bytes] = []
+        pos = 0
+        for piece in self._root_content(loc, length):
+            if pos + len(piece) > start:
+                out.append(piece[max(0, start - pos):end - pos])
+            pos += len(piece)
+            if pos >= end:
+                break
+        return b"".join(out)
 
     def _root_content(self, loc: Loc, length: int) -> Iterable[bytes]:
         """The content of root `loc` (checked to be `length` bytes), in pieces."""

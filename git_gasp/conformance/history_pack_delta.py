@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import bisect
 import zlib
+from array import array
 from collections.abc import Iterator
 from typing import NamedTuple
+
+from git_gasp.protocol.appendonly import common_prefix_len
 
 BLOB, OFS_DELTA, REF_DELTA = 3, 6, 7
 _FULL_TYPES = frozenset({1, 2, 3, 4})
 _CHUNK = 1 << 20
+_SMALL = 1 << 16
 
 
 class PackFormatError(Exception):
@@ -89,6 +93,16 @@ def inflate_chunks(buf: bytes | memoryview, start: int, size: int) -> Iterator[b
 
 def inflate(buf: bytes | memoryview, start: int, size: int) -> bytes:
     """The zlib stream at `start` of `buf`, which must inflate to exactly `size` bytes."""
+    if size <= _SMALL:  # one call: a small stream's deflated bytes fit in this window
+        z = zlib.decompressobj()
+        try:
+            data = z.decompress(buf[start:start + size + (size >> 8) + 64], size + 1)
+        except zlib.error as exc:
+            raise PackFormatError(f"bad zlib stream at {start}: {exc}") from None
+        if z.eof and len(data) == size:
+            return data
+        if len(data) > size:
+            raise PackFormatError(f"zlib stream at {start} does not inflate to {size} bytes")
     return b"".join(inflate_chunks(buf, start, size))
 
 
@@ -109,6 +123,29 @@ def delta_sizes(data: bytes) -> tuple[int, int]:
     """The (base size, target size) a delta starts with."""
     base_size, pos = _varint(data, 0)
     return base_size, _varint(data, pos)[0]
+
+
+_RUN = bytearray()  # the copies of bytes [k * 64 KiB, (k + 1) * 64 KiB), k = 0, 1, ...
+_RUN_AT = array("Q", [0])  # where the k-th copy starts in _RUN
+_RUN_BYTES = [b""]  # _RUN as bytes, as long as it is
+
+
+def _copy_run(count: int) -> tuple[bytes, array]:
+    """The first `count` copies of 64 KiB from offset 0 as git encodes them (a length
+    of 0x10000 takes no size bytes), one after another, and where each one starts."""
+    while len(_RUN_AT) <= count:
+        off = (len(_RUN_AT) - 1) << 16
+        op, args = 0x80, bytearray()
+        for bit, shift in ((1, 0), (2, 8), (4, 16), (8, 24)):
+            if (off >> shift) & 0xFF:
+                op |= bit
+                args.append((off >> shift) & 0xFF)
+        _RUN.append(op)
+        _RUN.extend(args)
+        _RUN_AT.append(len(_RUN))
+    if len(_RUN_BYTES[0]) != len(_RUN):
+        _RUN_BYTES[0] = bytes(_RUN)
+    return _RUN_BYTES[0], _RUN_AT
 
 
 class Delta(NamedTuple):
@@ -144,47 +181,67 @@ def parse_delta(data: bytes) -> Delta:
     prefix = -1  # -1 while the copies are still contiguous from 0
     starts: list[int] = []
     ops: list[tuple[int, int, int]] = []
-    while pos < end:
-        op = data[pos]
-        pos += 1
-        if op & 0x80:
-            off = length = 0
-            try:
-                for bit, shift in ((1, 0), (2, 8), (4, 16), (8, 24)):
-                    if op & bit:
-                        off |= data[pos] << shift
-                        pos += 1
-                for bit, shift in ((16, 0), (32, 8), (64, 16)):
-                    if op & bit:
-                        length |= data[pos] << shift
-                        pos += 1
-            except IndexError:
-                raise PackFormatError("truncated delta copy") from None
-            if length == 0:
-                length = 0x10000
-            if off + length > base_size:
-                raise PackFormatError("delta copies past the end of its base")
-            if prefix < 0 and off == tpos:
+    whole = min(base_size, target_size) >> 16
+    if whole and pos < end and data[pos] == 0x80:  # git's 64 KiB copies of the prefix
+        run, at = _copy_run(whole)  # (the run may be longer: the slice bounds the match)
+        matched = common_prefix_len(data[pos:pos + at[whole]], run)
+        done = bisect.bisect_right(at, matched, 0, whole + 1) - 1
+        pos += at[done]
+        tpos = done << 16
+    try:
+        while pos < end:
+            op = data[pos]
+            pos += 1
+            if op & 0x80:
+                off = length = 0
+                if op & 0x01:
+                    off = data[pos]
+                    pos += 1
+                if op & 0x02:
+                    off |= data[pos] << 8
+                    pos += 1
+                if op & 0x04:
+                    off |= data[pos] << 16
+                    pos += 1
+                if op & 0x08:
+                    off |= data[pos] << 24
+                    pos += 1
+                if op & 0x10:
+                    length = data[pos]
+                    pos += 1
+                if op & 0x20:
+                    length |= data[pos] << 8
+                    pos += 1
+                if op & 0x40:
+                    length |= data[pos] << 16
+                    pos += 1
+                if length == 0:
+                    length = 0x10000
+                if off + length > base_size:
+                    raise PackFormatError("delta copies past the end of its base")
+                if prefix < 0 and off == tpos:
+                    tpos += length
+                    continue
+                if prefix < 0:
+                    prefix = tpos
+                starts.append(tpos)
+                ops.append((off, length, 0))
                 tpos += length
-                continue
-            if prefix < 0:
-                prefix = tpos
-            starts.append(tpos)
-            ops.append((off, length, 0))
-            tpos += length
-        elif op:
-            if pos + op > end:
-                raise PackFormatError("truncated delta insert")
-            if prefix < 0:
-                prefix = tpos
-            starts.append(tpos)
-            ops.append((-1, op, pos))
-            pos += op
-            tpos += op
-        else:
-            raise PackFormatError("delta opcode 0")
-        if tpos > target_size:
-            break
+            elif op:
+                if pos + op > end:
+                    raise PackFormatError("truncated delta insert")
+                if prefix < 0:
+                    prefix = tpos
+                starts.append(tpos)
+                ops.append((-1, op, pos))
+                pos += op
+                tpos += op
+            else:
+                raise PackFormatError("delta opcode 0")
+            if tpos > target_size:
+                break
+    except IndexError:
+        raise PackFormatError("truncated delta copy") from None
     if tpos != target_size:
         raise PackFormatError("delta does not build its declared size")
     return Delta(base_size, target_size, tpos if prefix < 0 else prefix, starts, ops,

@@ -14,12 +14,15 @@ from __future__ import annotations
 import binascii
 import mmap
 import os
+import sys
 import zlib
+from array import array
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from dulwich.object_store import BaseObjectStore, DiskObjectStore
+from dulwich.pack import PackIndex2
 
 from git_gasp.conformance.history_pack_delta import (
     BLOB,
@@ -43,6 +46,7 @@ _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains read n
 _SMALL_OBJECT = 4 << 20  # trees and commits above this are left to dulwich
 _RESOLVED_BYTES = 16 << 20  # the cache's budget, or the largest object + 2 MiB if more
 _KEEP_RESULT = 2 << 20  # a built object this small is kept (a bigger one: only bases)
+_ID_MAP_OBJECTS = 1 << 18  # a pack index this small is read whole into a dict
 
 
 class _Pack(NamedTuple):
@@ -51,11 +55,40 @@ class _Pack(NamedTuple):
     oid_length: int
 
 
+def _id_map(index: object) -> dict[bytes, int] | None:
+    """Hex id -> offset of every object of a version-2 pack index, read in one go (the
+    walk looks up most of them); None for any other index, or one too big for a map."""
+    try:
+        if not isinstance(index, PackIndex2) or index.hash_size != 20:
+            return None
+        n = len(index)
+        if n > _ID_MAP_OBJECTS:
+            return None
+        contents = index._contents
+        start, table = index._name_table_offset, index._pack_offset_table_offset
+        names = binascii.hexlify(contents[start:start + 20 * n])
+        offsets = array("I")
+        offsets.frombytes(contents[table:table + 4 * n])
+        if len(names) != 40 * n or offsets.itemsize != 4 or len(offsets) != n:
+            return None
+        if sys.byteorder == "little":
+            offsets.byteswap()  # the index is big-endian
+        ids = dict(zip([names[i:i + 40] for i in range(0, 40 * n, 40)], offsets, strict=True))
+        if n and max(offsets) >> 31:  # offsets past 2 GiB live in the index's large table
+            for i, value in enumerate(offsets):
+                if value >> 31:
+                    ids[names[40 * i:40 * i + 40]] = index._unpack_offset(i)
+        return ids
+    except Exception:  # noqa: BLE001 - dulwich looks each object up instead
+        return None
+
+
 class PackFiles:
     """The mapped packs and the loose-object directory of one store."""
 
     def __init__(self, packs: list[_Pack], objects_dir: str | None) -> None:
         self._packs = packs
+        self._ids: list[dict[bytes, int] | None | bool] = [False] * len(packs)  # False: unbuilt
         self.objects_dir = objects_dir
         self._where: dict[bytes, Loc | None] = {}
         self._resolved: OrderedDict[Loc, tuple[int, bytes]] = OrderedDict()
@@ -101,6 +134,15 @@ class PackFiles:
             return self._where[sha]
         found: Loc | None = None
         for number, pack in enumerate(self._packs):
+            ids = self._ids[number]
+            if ids is False:
+                ids = self._ids[number] = _id_map(pack.index)
+            if ids is not None:
+                offset = ids.get(sha)  # type: ignore[union-attr]
+                if offset is not None:
+                    found = number, offset
+                    break
+                continue
             try:
                 found = number, pack.index.object_offset(sha)
                 break

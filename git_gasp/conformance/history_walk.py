@@ -11,7 +11,11 @@ symlink. A one-parent extension is proved without reading any content when it is
 `Walker.proven` or the pack prover (`history_pack`) proves it from the deltas; else
 without reading the parent blob when its length is known: git blob ids are
 ``sha1(b"blob <len>\\0" + content)``, so hashing the first ``len`` bytes of the new
-blob suffices. Anything not proven is decided (and described) from content.
+blob suffices. A merged file is proven without reading it when the result extends
+one parent that way and the other parents' own lines (past what they share with it)
+end the result, as the merge driver writes it: the pack prover reads just those
+bytes through the deltas. Anything not proven is decided (and described) from
+content.
 """
 
 from __future__ import annotations
@@ -61,7 +65,8 @@ class WalkStats:
     proven_known: int = 0  # (old, new) pairs found in `Walker.proven`
     proven_packs: int = 0  # pairs the pack prover proved from deltas (merge parents too)
     read: int = 0  # one-parent pairs decided by comparing content
-    merges_proven: int = 0  # merged files whose every parent version was proven
+    merges_proven: int = 0  # merged files proven without reading content
+    merge_tails: int = 0  # of those, proven by a parent's own lines ending the result
     merges_read: int = 0  # merged files compared by content
 
 
@@ -121,6 +126,8 @@ class Walker:
         self.bad: set[bytes] = set()
         self.commit_paths: dict[bytes, AppendOnlyPaths] = {}
         self._by_manifest: dict[bytes | None, AppendOnlyPaths] = {}
+        self._unions: dict[tuple[int, int], tuple[AppendOnlyPaths, AppendOnlyPaths,
+                                                  AppendOnlyPaths]] = {}
         self.proven: set[tuple[bytes, bytes]] = set()
         self.prover: PackProver | None = None
         self.progress = progress
@@ -188,6 +195,14 @@ class Walker:
             self.commit_paths[sha] = found
         return found
 
+    def _union(self, parent: AppendOnlyPaths, child: AppendOnlyPaths) -> AppendOnlyPaths:
+        """`parent.union(child)`, made once per pair (they are shared by manifest)."""
+        key = (id(parent), id(child))
+        found = self._unions.get(key)
+        if found is None or found[0] is not parent or found[1] is not child:
+            found = self._unions[key] = (parent, child, parent.union(child))
+        return found[2]
+
     def note_head_blobs(self, head: bytes) -> None:
         """Remember HEAD's append-only blob ids (best effort; errors surface later)."""
         try:
@@ -241,7 +256,8 @@ class Walker:
                     child: AppendOnlyPaths, seen: set[bytes]) -> None:
         contents: dict[bytes, bytes] = {}
         moves = side.paths.moves(child)
-        for path, old, new in self.objects.changes(side.root, new_root, side.paths.union(child)):
+        for path, old, new in self.objects.changes(side.root, new_root,
+                                                    self._union(side.paths, child)):
             if path in child and self._symlink(sha, path, new, seen):
                 continue
             if path not in side.paths or path in moves:
@@ -338,7 +354,7 @@ class Walker:
             moves = side.paths.moves(child)
             source: dict[bytes, bytes] = {}
             for path, _old, new in self.objects.changes(side.root, new_root,
-                                                        side.paths.union(child)):
+                                                        self._union(side.paths, child)):
                 if path in child and self._symlink(sha, path, new, seen):
                     continue
                 if path in side.paths and path not in moves:
@@ -378,10 +394,7 @@ class Walker:
             return
         if all(entry.sha == new.sha for _side, _path, entry in versions):
             return
-        # Every parent extending the result by the one-parent rule is a merge by meaning
-        # (each parent's lines are the result's first lines).
-        if all([e.sha == new.sha or self.extends_proven(e.sha, new.sha)
-                for _side, _path, e in versions]):  # every pair asked: _parent_content
+        if self._merge_proven([e.sha for _side, _path, e in versions], new.sha):
             self.result.stats.merges_proven += 1
             return
         self.result.stats.merges_read += 1
@@ -399,6 +412,24 @@ class Walker:
         where = "" if old_path == path else f" (its {self._full(old_path)})"
         self.fail(f"merge loses lines of parent {short(side.sha)}{where}: {reason}",
                   commit=sha, path=path, line=line)
+
+    def _merge_proven(self, parents: list[bytes], result: bytes) -> bool:
+        """True if the merge rule holds for blob `result` against the `parents`' blobs,
+        proven without reading content: every parent extends the result by the
+        one-parent rule (each parent's lines are its first lines), or one does and
+        every other parent's own lines (past what it shares with that one) are the
+        result's last lines (`PackProver.proves_tails`: the merge driver's result)."""
+        extends = [sha == result or self.extends_proven(sha, result)
+                   for sha in parents]  # every pair asked: _parent_content
+        if all(extends):
+            return True
+        if self.prover is None or not any(extends):
+            return False
+        others = [sha for ok, sha in zip(extends, parents, strict=True) if not ok]
+        if not self.prover.proves_tails(parents[extends.index(True)], others, result):
+            return False
+        self.result.stats.merge_tails += 1
+        return True
 
     def _parent_content(self, entry: Entry, result_sha: bytes, result: bytes) -> bytes:
         """A parent's blob: lately read, else the result's first bytes when the result

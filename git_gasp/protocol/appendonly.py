@@ -42,8 +42,8 @@ class AppendOnlyPaths:
         self._explicit = frozenset(self.roles.values()) | declared
 
     def __contains__(self, relpath: object) -> bool:
-        return relpath in self._explicit or (
-            isinstance(relpath, bytes) and posixpath.basename(relpath) in APPEND_ONLY_BASENAMES)
+        return relpath in self._explicit or (  # (the basename, as posixpath.basename)
+            isinstance(relpath, bytes) and relpath.rpartition(b"/")[2] in APPEND_ONLY_BASENAMES)
 
     @property
     def log(self) -> bytes:
