@@ -33,7 +33,7 @@ from git_gasp.conformance.rules import (
     claimed_problems,
     created_node_ids,
     entity_id,
-    is_canonical_line,
+    is_root_kind,
     no_payload_id,
     pairing_subject,
     restates,
@@ -44,7 +44,13 @@ from git_gasp.conformance.rules import (
     skipped_op,
     vocabulary_problems,
 )
-from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, parse_line
+from git_gasp.protocol.envelope import (
+    OPS_KIND,
+    EnvelopeError,
+    Event,
+    parse_canonical,
+    parse_line,
+)
 from git_gasp.protocol.fold import missing_node_reason
 from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_op
 from git_gasp.protocol.vocab import ENTITY_CREATING, Vocabulary
@@ -136,49 +142,53 @@ class LogState:
             self.length = at + len(chunk)
         else:
             self.length = self.offsets[-1]
-        last = len(lines) - 1
-        for i, raw in enumerate(lines):
+        # the lines fed before this chunk: in the saved part too once there are keys
+        first_line = self.first_line if self.keys else self.first.get
+        errors, listeners, on_event = self.errors, self.listeners, self._event
+        ok = False
+        for raw in lines:
             number += 1
-            ok = self._line(raw, number)
-            if i == last and not terminated:
-                self.last_line = (number, self.offsets[-1], ok)
+            try:
+                event, canonical = parse_canonical(raw, number)
+            except EnvelopeError as exc:
+                errors.append((number, str(exc)))
+                ok = False
+                continue
+            except RecursionError:
+                errors.append((number, "JSON nested too deeply"))
+                ok = False
+                continue
+            ok = True
+            on_event(event, canonical, number, first_line)  # asks only about earlier lines
+            for listener in listeners:
+                listener(event)
+        if not terminated:
+            self.last_line = (number, self.offsets[-1], ok)
 
-    def _line(self, raw: bytes, n: int) -> bool:
-        try:
-            event = parse_line(raw, n)
-        except EnvelopeError as exc:
-            self.errors.append((n, str(exc)))
-            return False
-        except RecursionError:
-            self.errors.append((n, "JSON nested too deeply"))
-            return False
-        self._events[n] = event
-        self._event(event, raw, n)
-        for listener in self.listeners:
-            listener(event)
-        del self._events[n]
-        return True
-
-    def _event(self, e: Event, raw: bytes, n: int) -> None:
+    def _event(self, e: Event, canonical: bool, n: int,
+               first_line: Callable[[str], int | None]) -> None:
         eid, kind, cause, payload = e.id, e.kind, e.causation_id, e.payload
         # check 1
-        if not is_canonical_line(e, raw):
+        if not canonical:
             problem = roundtrip_problem(e)
             if problem:
                 self.roundtrip.append((n, problem))
         # check 5, against the lines before this one
-        prior = self.first_line(eid)
+        prior = first_line(eid)
         if prior is not None:
             self.causation.append((n, 0, reused_id(eid, prior), None, None))
             self.dups.setdefault(eid, []).append(n)
         if cause is None:
-            problem = root_problem(e)
-            if problem:
-                self.causation.append((n, 1, problem, None, None))
+            if not is_root_kind(kind):
+                self.causation.append((n, 1, root_problem(e), None, None))
+            first_cause = None
         elif cause == eid:
             self.causation.append((n, 1, self_cause(eid), None, None))
-        elif self.first_line(cause) is None:
-            self.causation.append((n, 1, None, eid, cause))  # rendered with the later line
+            first_cause = n if prior is None else prior  # this line, once it counts
+        else:
+            first_cause = first_line(cause)
+            if first_cause is None:
+                self.causation.append((n, 1, None, eid, cause))  # rendered with the later line
         if prior is None:
             self.first[eid] = n
             if kind == OPS_KIND:
@@ -186,25 +196,29 @@ class LogState:
         # check 7
         if kind == OPS_KIND:
             if cause is not None:
-                self._ops_cause(n, eid, cause)
-                for group in self._groups_for(cause):
-                    group.claim(n, e)
+                self._ops_cause(n, eid, cause, first_cause)
+                if self.keys or cause in self.groups:
+                    for group in self._groups_for(cause):
+                        group.claim(n, e)
                 self.claims.setdefault(cause, []).append(n)
             else:
                 self._ops_only(n, eid, payload)
             self._ops(e, n)  # checks 2 and 3
             return
-        entity = entity_id(kind, payload)
-        if entity is not None and self.entity_creator(entity) is None:
-            self.entities[entity] = (n, eid)
-            for line, position, restater in self.old_ops_only(entity) + \
-                    self.ops_only.get(entity, []):
-                self.restated.append((line, position, restates(restater, entity, eid)))
         if kind in ENTITY_CREATING:
+            entity = entity_id(kind, payload)
+            if entity is not None and self.entity_creator(entity) is None:
+                self.entities[entity] = (n, eid)
+                restaters = self.ops_only.get(entity)
+                if self.keys or restaters:
+                    for line, position, restater in self.old_ops_only(entity) + \
+                            (restaters or []):
+                        self.restated.append((line, position, restates(restater, entity, eid)))
             self._group(e, n)
 
-    def _ops_cause(self, n: int, eid: str, cause: str) -> None:
-        first = self.first_line(cause)
+    def _ops_cause(self, n: int, eid: str, cause: str, first: int | None) -> None:
+        """Check 7's chaining rule for ops event `eid` on line `n` naming `cause`, whose
+        first line (counting this one) is `first`."""
         if first is None:
             self.chained.append((n, None, eid, cause))  # decided when the cause comes
         elif self.first_is_ops(cause, first):
@@ -224,6 +238,9 @@ class LogState:
         if type(payload) is not list:
             self.skips.append((n, False, skipped_op(e.id, 0, "payload must be an array of ops")))
             return
+        vocab, nodes, keys = self.vocab, self.nodes, self.keys
+        node_kinds, relations, required = vocab.node_kinds, vocab.relations, \
+            vocab.required_props
         for i, op in enumerate(payload, 1):
             try:
                 tag, body = parse_op(op)
@@ -231,19 +248,25 @@ class LogState:
                 self.skips.append((n, False, skipped_op(e.id, i, str(exc))))
                 continue
             if tag == "CreateNode":
-                self.kinds.add(body["kind"])
+                kind = body["kind"]
+                self.kinds.add(kind)
                 node = body["id"]
-                if node not in self.nodes and not self._old_node(node):
-                    self.nodes[node] = n
+                if node not in nodes and not (keys and self._old_node(node)):
+                    nodes[node] = n
+                if kind in node_kinds and kind not in required:
+                    continue  # no vocabulary problem (vocabulary_problems yields none)
             elif tag == "CreateRelation":
-                self.rels.add(body["rel"])
+                rel = body["rel"]
+                self.rels.add(rel)
+                if rel in relations:
+                    continue  # no vocabulary problem
             elif tag in NEEDS_NODE and not self.node_exists(body["id"]):
                 self.skips.append((n, True, skipped_op(
                     e.id, i, missing_node_reason(tag, body["id"]), True)))
                 continue
             else:
                 continue
-            for problem in vocabulary_problems(e.id, i, tag, body, self.vocab):
+            for problem in vocabulary_problems(e.id, i, tag, body, vocab):
                 self.vocab_failures.append((n, problem))
 
     def _group(self, e: Event, n: int) -> None:
@@ -347,6 +370,9 @@ class LogState:
         return self.entities.get(entity)
 
     def _old_node(self, node: str) -> bool:
+        if not self.keys:
+            return False
+
         def created(x: str) -> bool:
             for _line, e in self._old_events(NODE, x):
                 if e.kind == OPS_KIND and type(e.payload) is list:
