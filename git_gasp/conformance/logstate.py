@@ -52,10 +52,14 @@ from git_gasp.protocol.envelope import (
     parse_line,
 )
 from git_gasp.protocol.fold import missing_node_reason
-from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_op
+from git_gasp.protocol.ops import NEEDS_NODE, OP_FIELDS, OpError, parse_op
 from git_gasp.protocol.vocab import ENTITY_CREATING, Vocabulary
 
 FIRST, DUP, CLAIM, ENTITY, OPS_ONLY, NODE = 1, 2, 3, 4, 5, 6  # the key tables
+# The fields of the ops `_ops` validates inline (``ops.OP_FIELDS``; tests pin the types).
+_CREATE_NODE = OP_FIELDS["CreateNode"].keys()
+_CREATE_RELATION = OP_FIELDS["CreateRelation"].keys()
+_UPDATE_NODE = OP_FIELDS["UpdateNode"].keys()
 _UNKNOWN = object()
 
 Line = tuple[int, str]  # (line, message)
@@ -196,18 +200,28 @@ class LogState:
         # check 7
         if kind == OPS_KIND:
             if cause is not None:
-                self._ops_cause(n, eid, cause, first_cause)
+                # an ops event must name its domain event: decided now, or when it comes
+                if first_cause is None:
+                    self.chained.append((n, None, eid, cause))
+                elif (cause in self.ops_first if first_cause > self.old_lines
+                      else self.first_is_ops(cause, first_cause)):
+                    self.chained.append((n, chained_ops(eid, cause), None, None))
                 if self.keys or cause in self.groups:
                     for group in self._groups_for(cause):
                         group.claim(n, e)
-                self.claims.setdefault(cause, []).append(n)
+                claims = self.claims.get(cause)
+                if claims is None:
+                    self.claims[cause] = [n]
+                else:
+                    claims.append(n)
             else:
                 self._ops_only(n, eid, payload)
             self._ops(e, n)  # checks 2 and 3
             return
         if kind in ENTITY_CREATING:
             entity = entity_id(kind, payload)
-            if entity is not None and self.entity_creator(entity) is None:
+            if entity is not None and (self.entity_creator(entity) if self.keys
+                                       else self.entities.get(entity)) is None:
                 self.entities[entity] = (n, eid)
                 restaters = self.ops_only.get(entity)
                 if self.keys or restaters:
@@ -215,14 +229,6 @@ class LogState:
                             (restaters or []):
                         self.restated.append((line, position, restates(restater, entity, eid)))
             self._group(e, n)
-
-    def _ops_cause(self, n: int, eid: str, cause: str, first: int | None) -> None:
-        """Check 7's chaining rule for ops event `eid` on line `n` naming `cause`, whose
-        first line (counting this one) is `first`."""
-        if first is None:
-            self.chained.append((n, None, eid, cause))  # decided when the cause comes
-        elif self.first_is_ops(cause, first):
-            self.chained.append((n, chained_ops(eid, cause), None, None))
 
     def _ops_only(self, n: int, eid: str, payload: Any) -> None:
         for position, node in enumerate(created_node_ids(payload)):
@@ -242,11 +248,35 @@ class LogState:
         node_kinds, relations, required = vocab.node_kinds, vocab.relations, \
             vocab.required_props
         for i, op in enumerate(payload, 1):
-            try:
-                tag, body = parse_op(op)
-            except OpError as exc:
-                self.skips.append((n, False, skipped_op(e.id, i, str(exc))))
-                continue
+            # parse_op, at once for the well-formed ops of the three common shapes
+            tag = body = None
+            if type(op) is dict and len(op) == 1:
+                ((tag, body),) = op.items()
+                if type(body) is dict:
+                    keys_of = body.keys()
+                    if tag == "CreateNode":
+                        if not (keys_of == _CREATE_NODE and type(body["id"]) is str
+                                and type(body["kind"]) is str and type(body["props"]) is dict):
+                            tag = None
+                    elif tag == "CreateRelation":
+                        if not (keys_of == _CREATE_RELATION and type(body["from"]) is str
+                                and type(body["rel"]) is str and type(body["to"]) is str
+                                and type(body["props"]) is dict):
+                            tag = None
+                    elif tag == "UpdateNode":
+                        if not (keys_of == _UPDATE_NODE and type(body["id"]) is str
+                                and type(body["props"]) is dict):
+                            tag = None
+                    else:
+                        tag = None
+                else:
+                    tag = None
+            if tag is None:
+                try:
+                    tag, body = parse_op(op)
+                except OpError as exc:
+                    self.skips.append((n, False, skipped_op(e.id, i, str(exc))))
+                    continue
             if tag == "CreateNode":
                 kind = body["kind"]
                 self.kinds.add(kind)
@@ -260,7 +290,8 @@ class LogState:
                 self.rels.add(rel)
                 if rel in relations:
                     continue  # no vocabulary problem
-            elif tag in NEEDS_NODE and not self.node_exists(body["id"]):
+            elif tag in NEEDS_NODE and body["id"] not in nodes and not (
+                    keys and self._old_node(body["id"])):  # not node_exists
                 self.skips.append((n, True, skipped_op(
                     e.id, i, missing_node_reason(tag, body["id"]), True)))
                 continue
@@ -275,7 +306,10 @@ class LogState:
             self.pairing[n] = [(n, no_payload_id(e.kind, e.id))]
             return
         group = Group(n, e.kind, e.id, subject)
-        for line in self.old_claim_lines(e.id) + self.claims.get(e.id, []):
+        claims = self.claims.get(e.id)
+        if self.keys:
+            claims = self.old_claim_lines(e.id) + (claims or [])
+        for line in claims or ():
             pair = self.event_at(line)
             if pair is not None:
                 group.claim(line, pair)
