@@ -20,6 +20,7 @@ from itertools import accumulate
 
 TABLE_SHIFT, HASH_SHIFT = 61, 29
 LINE_MASK = (1 << HASH_SHIFT) - 1
+_PLUS_ONE = (1).__add__
 MAX_LINES = LINE_MASK  # a log with more lines cannot be indexed (it would be > 50 GB)
 
 
@@ -63,7 +64,7 @@ def merged(old: array, new: list[int]) -> array:
 def line_starts(start: int, lines: Iterable[bytes]) -> Iterator[int]:
     """`start`, then the offset after each of `lines` (newline-terminated, back to back
     from `start`): pass all but the last line to get where each line begins."""
-    return accumulate((len(raw) + 1 for raw in lines), initial=start)
+    return accumulate(map(_PLUS_ONE, map(len, lines)), initial=start)
 
 
 def check_capacity(line_count: int) -> None:

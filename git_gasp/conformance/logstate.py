@@ -33,7 +33,7 @@ from git_gasp.conformance.rules import (
     claimed_problems,
     created_node_ids,
     entity_id,
-    is_canonical_line,
+    is_root_kind,
     no_payload_id,
     pairing_subject,
     restates,
@@ -44,12 +44,22 @@ from git_gasp.conformance.rules import (
     skipped_op,
     vocabulary_problems,
 )
-from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, parse_line
+from git_gasp.protocol.envelope import (
+    OPS_KIND,
+    EnvelopeError,
+    Event,
+    parse_canonical,
+    parse_line,
+)
 from git_gasp.protocol.fold import missing_node_reason
-from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_op
+from git_gasp.protocol.ops import NEEDS_NODE, OP_FIELDS, OpError, parse_op
 from git_gasp.protocol.vocab import ENTITY_CREATING, Vocabulary
 
 FIRST, DUP, CLAIM, ENTITY, OPS_ONLY, NODE = 1, 2, 3, 4, 5, 6  # the key tables
+# The fields of the ops `_ops` validates inline (``ops.OP_FIELDS``; tests pin the types).
+_CREATE_NODE = OP_FIELDS["CreateNode"].keys()
+_CREATE_RELATION = OP_FIELDS["CreateRelation"].keys()
+_UPDATE_NODE = OP_FIELDS["UpdateNode"].keys()
 _UNKNOWN = object()
 
 Line = tuple[int, str]  # (line, message)
@@ -136,49 +146,53 @@ class LogState:
             self.length = at + len(chunk)
         else:
             self.length = self.offsets[-1]
-        last = len(lines) - 1
-        for i, raw in enumerate(lines):
+        # the lines fed before this chunk: in the saved part too once there are keys
+        first_line = self.first_line if self.keys else self.first.get
+        errors, listeners, on_event = self.errors, self.listeners, self._event
+        ok = False
+        for raw in lines:
             number += 1
-            ok = self._line(raw, number)
-            if i == last and not terminated:
-                self.last_line = (number, self.offsets[-1], ok)
+            try:
+                event, canonical = parse_canonical(raw, number)
+            except EnvelopeError as exc:
+                errors.append((number, str(exc)))
+                ok = False
+                continue
+            except RecursionError:
+                errors.append((number, "JSON nested too deeply"))
+                ok = False
+                continue
+            ok = True
+            on_event(event, canonical, number, first_line)  # asks only about earlier lines
+            for listener in listeners:
+                listener(event)
+        if not terminated:
+            self.last_line = (number, self.offsets[-1], ok)
 
-    def _line(self, raw: bytes, n: int) -> bool:
-        try:
-            event = parse_line(raw, n)
-        except EnvelopeError as exc:
-            self.errors.append((n, str(exc)))
-            return False
-        except RecursionError:
-            self.errors.append((n, "JSON nested too deeply"))
-            return False
-        self._events[n] = event
-        self._event(event, raw, n)
-        for listener in self.listeners:
-            listener(event)
-        del self._events[n]
-        return True
-
-    def _event(self, e: Event, raw: bytes, n: int) -> None:
+    def _event(self, e: Event, canonical: bool, n: int,
+               first_line: Callable[[str], int | None]) -> None:
         eid, kind, cause, payload = e.id, e.kind, e.causation_id, e.payload
         # check 1
-        if not is_canonical_line(e, raw):
+        if not canonical:
             problem = roundtrip_problem(e)
             if problem:
                 self.roundtrip.append((n, problem))
         # check 5, against the lines before this one
-        prior = self.first_line(eid)
+        prior = first_line(eid)
         if prior is not None:
             self.causation.append((n, 0, reused_id(eid, prior), None, None))
             self.dups.setdefault(eid, []).append(n)
         if cause is None:
-            problem = root_problem(e)
-            if problem:
-                self.causation.append((n, 1, problem, None, None))
+            if not is_root_kind(kind):
+                self.causation.append((n, 1, root_problem(e), None, None))
+            first_cause = None
         elif cause == eid:
             self.causation.append((n, 1, self_cause(eid), None, None))
-        elif self.first_line(cause) is None:
-            self.causation.append((n, 1, None, eid, cause))  # rendered with the later line
+            first_cause = n if prior is None else prior  # this line, once it counts
+        else:
+            first_cause = first_line(cause)
+            if first_cause is None:
+                self.causation.append((n, 1, None, eid, cause))  # rendered with the later line
         if prior is None:
             self.first[eid] = n
             if kind == OPS_KIND:
@@ -186,29 +200,35 @@ class LogState:
         # check 7
         if kind == OPS_KIND:
             if cause is not None:
-                self._ops_cause(n, eid, cause)
-                for group in self._groups_for(cause):
-                    group.claim(n, e)
-                self.claims.setdefault(cause, []).append(n)
+                # an ops event must name its domain event: decided now, or when it comes
+                if first_cause is None:
+                    self.chained.append((n, None, eid, cause))
+                elif (cause in self.ops_first if first_cause > self.old_lines
+                      else self.first_is_ops(cause, first_cause)):
+                    self.chained.append((n, chained_ops(eid, cause), None, None))
+                if self.keys or cause in self.groups:
+                    for group in self._groups_for(cause):
+                        group.claim(n, e)
+                claims = self.claims.get(cause)
+                if claims is None:
+                    self.claims[cause] = [n]
+                else:
+                    claims.append(n)
             else:
                 self._ops_only(n, eid, payload)
             self._ops(e, n)  # checks 2 and 3
             return
-        entity = entity_id(kind, payload)
-        if entity is not None and self.entity_creator(entity) is None:
-            self.entities[entity] = (n, eid)
-            for line, position, restater in self.old_ops_only(entity) + \
-                    self.ops_only.get(entity, []):
-                self.restated.append((line, position, restates(restater, entity, eid)))
         if kind in ENTITY_CREATING:
+            entity = entity_id(kind, payload)
+            if entity is not None and (self.entity_creator(entity) if self.keys
+                                       else self.entities.get(entity)) is None:
+                self.entities[entity] = (n, eid)
+                restaters = self.ops_only.get(entity)
+                if self.keys or restaters:
+                    for line, position, restater in self.old_ops_only(entity) + \
+                            (restaters or []):
+                        self.restated.append((line, position, restates(restater, entity, eid)))
             self._group(e, n)
-
-    def _ops_cause(self, n: int, eid: str, cause: str) -> None:
-        first = self.first_line(cause)
-        if first is None:
-            self.chained.append((n, None, eid, cause))  # decided when the cause comes
-        elif self.first_is_ops(cause, first):
-            self.chained.append((n, chained_ops(eid, cause), None, None))
 
     def _ops_only(self, n: int, eid: str, payload: Any) -> None:
         for position, node in enumerate(created_node_ids(payload)):
@@ -224,26 +244,60 @@ class LogState:
         if type(payload) is not list:
             self.skips.append((n, False, skipped_op(e.id, 0, "payload must be an array of ops")))
             return
+        vocab, nodes, keys = self.vocab, self.nodes, self.keys
+        node_kinds, relations, required = vocab.node_kinds, vocab.relations, \
+            vocab.required_props
         for i, op in enumerate(payload, 1):
-            try:
-                tag, body = parse_op(op)
-            except OpError as exc:
-                self.skips.append((n, False, skipped_op(e.id, i, str(exc))))
-                continue
+            # parse_op, at once for the well-formed ops of the three common shapes
+            tag = body = None
+            if type(op) is dict and len(op) == 1:
+                ((tag, body),) = op.items()
+                if type(body) is dict:
+                    keys_of = body.keys()
+                    if tag == "CreateNode":
+                        if not (keys_of == _CREATE_NODE and type(body["id"]) is str
+                                and type(body["kind"]) is str and type(body["props"]) is dict):
+                            tag = None
+                    elif tag == "CreateRelation":
+                        if not (keys_of == _CREATE_RELATION and type(body["from"]) is str
+                                and type(body["rel"]) is str and type(body["to"]) is str
+                                and type(body["props"]) is dict):
+                            tag = None
+                    elif tag == "UpdateNode":
+                        if not (keys_of == _UPDATE_NODE and type(body["id"]) is str
+                                and type(body["props"]) is dict):
+                            tag = None
+                    else:
+                        tag = None
+                else:
+                    tag = None
+            if tag is None:
+                try:
+                    tag, body = parse_op(op)
+                except OpError as exc:
+                    self.skips.append((n, False, skipped_op(e.id, i, str(exc))))
+                    continue
             if tag == "CreateNode":
-                self.kinds.add(body["kind"])
+                kind = body["kind"]
+                self.kinds.add(kind)
                 node = body["id"]
-                if node not in self.nodes and not self._old_node(node):
-                    self.nodes[node] = n
+                if node not in nodes and not (keys and self._old_node(node)):
+                    nodes[node] = n
+                if kind in node_kinds and kind not in required:
+                    continue  # no vocabulary problem (vocabulary_problems yields none)
             elif tag == "CreateRelation":
-                self.rels.add(body["rel"])
-            elif tag in NEEDS_NODE and not self.node_exists(body["id"]):
+                rel = body["rel"]
+                self.rels.add(rel)
+                if rel in relations:
+                    continue  # no vocabulary problem
+            elif tag in NEEDS_NODE and body["id"] not in nodes and not (
+                    keys and self._old_node(body["id"])):  # not node_exists
                 self.skips.append((n, True, skipped_op(
                     e.id, i, missing_node_reason(tag, body["id"]), True)))
                 continue
             else:
                 continue
-            for problem in vocabulary_problems(e.id, i, tag, body, self.vocab):
+            for problem in vocabulary_problems(e.id, i, tag, body, vocab):
                 self.vocab_failures.append((n, problem))
 
     def _group(self, e: Event, n: int) -> None:
@@ -252,7 +306,10 @@ class LogState:
             self.pairing[n] = [(n, no_payload_id(e.kind, e.id))]
             return
         group = Group(n, e.kind, e.id, subject)
-        for line in self.old_claim_lines(e.id) + self.claims.get(e.id, []):
+        claims = self.claims.get(e.id)
+        if self.keys:
+            claims = self.old_claim_lines(e.id) + (claims or [])
+        for line in claims or ():
             pair = self.event_at(line)
             if pair is not None:
                 group.claim(line, pair)
@@ -347,6 +404,9 @@ class LogState:
         return self.entities.get(entity)
 
     def _old_node(self, node: str) -> bool:
+        if not self.keys:
+            return False
+
         def created(x: str) -> bool:
             for _line, e in self._old_events(NODE, x):
                 if e.kind == OPS_KIND and type(e.payload) is list:

@@ -12,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, parse_line, serialize
+from git_gasp.protocol.envelope import (
+    OPS_KIND,
+    EnvelopeError,
+    Event,
+    canonical_layout,
+    float_differs,
+    parse_line,
+    serialize,
+)
 from git_gasp.protocol.jsonstrict import JsonError, json_equal
 from git_gasp.protocol.vocab import ENTITY_CREATING, Vocabulary
-
-try:
-    from orjson import OPT_SORT_KEYS as _SORT_KEYS
-    from orjson import dumps as _odumps
-except ImportError:  # pragma: no cover - orjson is a declared dependency
-    _odumps = None
 
 
 # --- check 1 -------------------------------------------------------------------------
@@ -33,31 +35,11 @@ def is_canonical_line(event: Event, raw: bytes) -> bool:
     again. orjson's compact encoding equals the json module's (``ensure_ascii=False``)
     for every string and key order, and for every float whose orjson bytes hold neither
     ``e-`` nor ``0.0000`` (tests/conformance/test_rules_canonical.py pins both), so:
-    no such bytes outside the strings of `raw`, the envelope in canonical key order
-    encodes to `raw`, and the payload is key-sorted at every level.
+    no such number in `raw` (``float_differs``), and `raw` is the envelope in canonical
+    key order with the payload key-sorted at every level (``canonical_layout``).
+    ``envelope.parse_canonical`` decides the same while it parses.
     """
-    if _odumps is None:
-        return False
-    if b"e-" in raw or b"0.0000" in raw:
-        # Outside the strings? (escape pairs removed: every quote left delimits one)
-        plain = raw.replace(b"\\\\", b"").replace(b'\\"', b"") if b"\\" in raw else raw
-        outside = b"".join(plain.split(b'"')[::2])
-        if b"e-" in outside or b"0.0000" in outside:
-            return False
-    try:
-        head = _odumps({"id": event.id, "schema_version": event.schema_version,
-                        "ts_ms": event.ts_ms,
-                        "actor": {"kind": event.actor_kind, "id": event.actor_id},
-                        "kind": event.kind})
-        tail = _odumps({"causation_id": event.causation_id,
-                        "correlation_id": event.correlation_id})
-        body = _odumps(event.payload, option=_SORT_KEYS)
-    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
-        return False
-    return (len(raw) == len(head) + 10 + len(body) + len(tail)
-            and raw.startswith(head[:-1]) and raw.endswith(b"," + tail[1:])
-            and raw[len(head) - 1:len(head) + 10] == b',"payload":'
-            and raw[len(head) + 10:len(head) + 10 + len(body)] == body)
+    return canonical_layout(event, raw) and not float_differs(raw)
 
 
 def roundtrip_problem(event: Event) -> str | None:

@@ -8,13 +8,27 @@ one event per line terminated by b"\\n".
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from git_gasp.base.errors import FormatError
 from git_gasp.protocol.gcpause import gc_paused
-from git_gasp.protocol.jsonstrict import JsonError, dumps_canonical, loads_strict, unwritable
+from git_gasp.protocol.jsonstrict import (
+    MAX_DEPTH,
+    JsonError,
+    dumps_canonical,
+    loads_strict,
+    unwritable,
+)
 from git_gasp.protocol.vocab import payload_problem
+
+try:
+    from orjson import OPT_SORT_KEYS as _SORT_KEYS
+    from orjson import dumps as _odumps
+    from orjson import loads as _oloads
+except ImportError:  # pragma: no cover - orjson is a declared dependency
+    _oloads = _odumps = None
 
 ENVELOPE_KEYS = (
     "id",
@@ -27,6 +41,7 @@ ENVELOPE_KEYS = (
     "correlation_id",
 )
 _KEYSET = frozenset(ENVELOPE_KEYS)
+_ACTOR_ORDER = ("kind", "id")
 OPS_KIND = "state.ops_applied"
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
@@ -174,6 +189,90 @@ def parse_line(raw: bytes, line: int = 0) -> Event:
     except JsonError as exc:
         raise EnvelopeError(str(exc)) from None
     return event_from_json(obj, line)
+
+
+def parse_canonical(raw: bytes, line: int = 0) -> tuple[Event, bool]:
+    """`parse_line(raw, line)` (raising what it raises), and whether `raw` is known to
+    be byte for byte what `serialize` writes for the event, newline aside (False: not
+    known; then ask ``rules.roundtrip_problem``).
+
+    One orjson parse serves both. The fast case: orjson reads a valid envelope (the
+    tests of `event_from_json`, in one expression) whose keys, and the actor's, are in
+    canonical order, `raw` is orjson's compact encoding of it — exactly `loads_strict`'s
+    fast path: no duplicate key, no non-canonical number, no CRLF, no BOM, not blank —
+    and the nesting is within MAX_DEPTH (the envelope and its actor are two levels; the
+    payload's brackets bound the rest). Then `raw` is canonical when the payload's
+    bytes are key-sorted at every level and ``float_differs`` finds no number that
+    serialize writes otherwise. The payload's bytes start after the first
+    ``,"payload":``: before it come only the envelope's keys, two integers and strings,
+    and in compact JSON a quote right after a comma is never inside a string (there it
+    is escaped) and a closing quote is never followed by a letter. Anything else takes
+    `parse_line` itself."""
+    if _oloads is not None:
+        try:
+            obj = _oloads(raw)
+        except Exception:  # noqa: BLE001 - not the fast case: parse_line says why
+            obj = None
+        if type(obj) is dict and tuple(obj) == ENVELOPE_KEYS:
+            eid, sv, ts, actor, kind, payload, cause, corr = obj.values()
+            if (type(eid) is str and eid and type(sv) is int and 1 <= sv <= I64_MAX
+                    and type(ts) is int and I64_MIN <= ts <= I64_MAX
+                    and type(actor) is dict and tuple(actor) == _ACTOR_ORDER
+                    and type(actor["kind"]) is str and type(actor["id"]) is str
+                    and type(kind) is str and kind
+                    and (cause is None or type(cause) is str)
+                    and (corr is None or type(corr) is str)):
+                try:
+                    body = _odumps(payload, option=_SORT_KEYS) if _odumps(obj) == raw else None
+                except (TypeError, ValueError, RecursionError):
+                    body = None
+                # a bracket pair takes two bytes: a short payload needs no count
+                if body is not None and (len(body) <= 2 * (MAX_DEPTH - 2) or body.count(b"[")
+                                         + body.count(b"{") <= MAX_DEPTH - 2):
+                    at = raw.find(b',"payload":') + 11
+                    return (Event(eid, sv, ts, actor["kind"], actor["id"], kind, payload,
+                                  cause, corr, line),
+                            raw[at:at + len(body)] == body
+                            and not ((b"." in body and b"0.0000" in body)  # float_differs
+                                     or (b"e-" in body and _E_MINUS.search(body) is not None)))
+    event = parse_line(raw, line)
+    return event, canonical_layout(event, raw) and not float_differs(raw)
+
+
+def canonical_layout(event: Event, raw: bytes) -> bool:
+    """True when `raw` is the envelope of `event` in canonical key order, its payload
+    key-sorted at every level, all as orjson writes compact JSON (``float_differs``
+    says where that may differ from the json module's bytes)."""
+    if _odumps is None:
+        return False
+    try:
+        head = _odumps({"id": event.id, "schema_version": event.schema_version,
+                        "ts_ms": event.ts_ms,
+                        "actor": {"kind": event.actor_kind, "id": event.actor_id},
+                        "kind": event.kind})
+        tail = _odumps({"causation_id": event.causation_id,
+                        "correlation_id": event.correlation_id})
+        body = _odumps(event.payload, option=_SORT_KEYS)
+    except (TypeError, ValueError, RecursionError):  # orjson.JSONEncodeError: a TypeError
+        return False
+    h = len(head)
+    return (len(raw) == h + 10 + len(body) + len(tail)
+            and raw.startswith(head[:-1]) and raw.endswith(b"," + tail[1:])
+            and raw[h - 1:h + 10] == b',"payload":' and raw[h + 10:h + 10 + len(body)] == body)
+
+
+# An exponent "e-" of a number in compact JSON: its digits end the number, so a ",",
+# "}", "]" or the end follows them (in a UUID a hex digit, "-" or '"' follows, mostly).
+_E_MINUS = re.compile(rb"e-[0-9]+(?:[,}\]]|\Z)")
+
+
+def float_differs(raw: bytes) -> bool:
+    """Whether the compact JSON `raw` may hold a number that orjson and the json module
+    write differently: one whose bytes hold ``e-`` or ``0.0000`` (the only such floats;
+    tests/conformance/test_rules_canonical.py pins it). Never False when it does; a
+    string that looks like one gives a false alarm (safe: "not known")."""
+    return ((b"." in raw and b"0.0000" in raw)
+            or (b"e-" in raw and _E_MINUS.search(raw) is not None))
 
 
 def writable_problem(event: Event) -> str | None:
