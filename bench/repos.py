@@ -14,6 +14,21 @@ branches with the merge driver's own result (git_gasp.merge). Then ``git gc
 --aggressive`` and ``git clone --no-local``: the clone, with a work tree, is the
 repository the benchmarks use (everything packed, old versions deltas of newer ones).
 
+``big`` is packed differently, with the same result: ``git gc --aggressive`` of its
+2,000 versions of a log growing to ~110 MB was measured infeasible here (it ran over
+55 minutes without finishing: every delta attempt of its window of 250 compares tens
+of MB). What gc makes of such a file is known, so ``logpack.py`` writes it directly:
+one pack of the log's versions in recency order, the NEWEST whole and every older one
+a backward OFS_DELTA of a newer version made of copy instructions of its prefix (at
+most 0xFFFFFF bytes per copy), delta chains at most 50 deep (every 50th version
+against the newest, the others against the next newer one in their block), and `git
+index-pack` writes its .idx (hashing every version once). fast-import then writes
+everything else, naming the log's blobs by id (``M 100644 <id> state/events.jsonl``);
+``git repack -a -d`` (without ``-f``: the log's deltas are reused as written, the other
+files get git's own) makes one pack; ``git fsck --connectivity-only`` and a few logs
+read back by ``git cat-file`` spot-check it; then the same ``git clone --no-local``.
+The payload scale stays that of the others (~550 B/event).
+
 Repos (``--quick`` divides commits and events by 10):
 
 - ``mid``: 650 commits, ~7,800 events (~4 MB), 480 + 200 facts, a ~6,500-line journal;
@@ -524,7 +539,7 @@ class Agent:
         return f"gasp: {len(events)} events ({', '.join(kinds[:4])})\n"
 
 
-def generate(spec: Spec, repo: Path) -> None:
+def generate(spec: Spec, repo: Path, index: str = "self") -> None:
     """The whole history of `spec` into the (empty) git repo at `repo`: with
     `spec.log_pack`, the log's versions as one gc-shaped pack (logpack.py), then
     everything else by fast-import; else all of it by fast-import."""
@@ -534,7 +549,7 @@ def generate(spec: Spec, repo: Path) -> None:
         return
     content, lengths = imp.linear_versions(LOG)
     del imp.versions[LOG]
-    ids = write_versions(repo / "objects" / "pack", content, lengths)
+    ids = write_versions(repo / "objects" / "pack", content, lengths, index=index)
     del content
     imp.write(repo, given={LOG: ids})
 
@@ -609,8 +624,13 @@ def git_env() -> dict[str, str]:
     return env
 
 
-def build(name: str, dest: Path | str, *, quick: bool = False) -> dict:
-    """Build repository `name` at `dest` (replaced if it exists); return its figures."""
+def build(name: str, dest: Path | str, *, quick: bool = False, git_index: bool = False,
+          no_local: bool | None = None) -> dict:
+    """Build repository `name` at `dest` (replaced if it exists); return its figures.
+
+    For a `log_pack` spec (big): `git_index` lets `git index-pack` hash the log's
+    versions (else logpack does), `no_local` clones with --no-local (default: only
+    the repos not of `log_pack`, whose clone would re-hash every version once more)."""
     spec = spec_for(name, quick)
     dest = Path(dest).resolve()
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -622,7 +642,7 @@ def build(name: str, dest: Path | str, *, quick: bool = False) -> dict:
     try:
         src = work / "src.git"
         _git(work, "init", "-q", "--bare", "-b", "main", str(src))
-        generate(spec, src)
+        generate(spec, src, "git" if git_index else "self")
         t_gen = time.perf_counter() - t0
         # A big history of one growing file: bound the delta window's memory.
         _git(src, "config", "pack.windowMemory", "1g")
@@ -636,7 +656,10 @@ def build(name: str, dest: Path | str, *, quick: bool = False) -> dict:
             _git(src, "gc", "-q", "--aggressive", "--prune=now")
         t_gc = time.perf_counter() - t0 - t_gen
         clone = work / "clone"
-        _git(work, "clone", "-q", "--no-local", str(src), str(clone))
+        if no_local is None:
+            no_local = not spec.log_pack
+        how = "--no-local" if no_local else "--no-hardlinks"
+        _git(work, "clone", "-q", how, str(src), str(clone))
         _git(clone, "remote", "remove", "origin")
         _git(clone, "config", "user.name", "Evolve Agent")
         _git(clone, "config", "user.email", "evolve@agents.example")
@@ -652,20 +675,27 @@ def build(name: str, dest: Path | str, *, quick: bool = False) -> dict:
     return describe(name, dest) | {"build_s": round(seconds, 1), "generate_s": round(t_gen, 1),
                                    "gc_s": round(t_gc, 1), "quick": quick,
                                    "packed_by": "log pack written, repack -a -d" if spec.log_pack
-                                   else "gc --aggressive"}
+                                   else "gc --aggressive",
+                                   "clone": how}
 
 
 def spot_check_log(repo: Path) -> None:
-    """Some commits' logs, read back by git, are prefixes of HEAD's (the written pack
-    reads as the versions it was made of; index-pack verified every object id)."""
+    """Some commits' logs, read back by git, are prefixes of HEAD's, and git's own
+    `hash-object` gives them the ids they are stored under (the written pack reads as
+    the versions it was made of, under their right ids)."""
     commits = int(_git(repo, "rev-list", "--count", "HEAD"))
     head = _git(repo, "cat-file", "blob", f"HEAD:{LOG}")
-    for back in (1, 2, 49, 50, 51, commits // 2, commits - 2):
-        if not 0 < back < commits - 1:
+    for back in (0, 1, 2, 49, 50, 51, commits // 2, commits - 2):
+        if not 0 <= back < commits - 1:
             continue
-        old = _git(repo, "cat-file", "blob", f"HEAD~{back}:{LOG}")
+        rev = f"HEAD~{back}:{LOG}"
+        old = _git(repo, "cat-file", "blob", rev)
         if not head.startswith(old):
-            raise SystemExit(f"HEAD~{back}:{LOG} is not a prefix of HEAD's log")
+            raise SystemExit(f"{rev} is not a prefix of HEAD's log")
+        hashed = subprocess.run(["git", "hash-object", "--stdin"], cwd=repo, input=old,
+                                capture_output=True, check=True).stdout.strip()
+        if hashed != _git(repo, "rev-parse", rev).strip():
+            raise SystemExit(f"{rev} is stored under an id that is not its hash")
 
 
 def describe(name: str, repo: Path) -> dict:
@@ -733,6 +763,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("/work/benchrepos"))
     ap.add_argument("--only", choices=NAMES, action="append", help="build only NAME")
     ap.add_argument("--quick", action="store_true", help="a tenth of the size")
+    ap.add_argument("--git-index", action="store_true",
+                    help="big: `git index-pack` hashes the written log pack (slow)")
+    ap.add_argument("--no-local", action="store_true",
+                    help="big: clone with --no-local too (re-hashes every version)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     state = args.out / "repos.json"
@@ -740,7 +774,8 @@ def main() -> None:
     for name in args.only or NAMES:
         print(f"building {name} …", flush=True)
         write_readme(args.out, rows, building=name)
-        rows[name] = build(name, args.out / name, quick=args.quick)
+        rows[name] = build(name, args.out / name, quick=args.quick, git_index=args.git_index,
+                           no_local=True if args.no_local else None)
         print(json.dumps(rows[name]), flush=True)
         tmp = args.out / ".repos.json.tmp"
         tmp.write_text(json.dumps(rows, indent=1) + "\n")
