@@ -112,3 +112,33 @@ def test_a_commit_dropping_the_last_line_fails_naming_it(big):
     sha = _commit(big, False, "drops a line")
     found = _failures(big)
     assert [f.commit for f in found.get(4, [])] == [sha], found
+
+
+def test_an_append_is_proven_from_the_working_file_in_pieces(big, monkeypatch):
+    from git_gasp.conformance.history_worktree import WorkTree
+
+    whole: list[bytes] = []
+    original = WorkTree.head_blob
+
+    def head_blob(self, walker, path, entry):
+        whole.append(path)
+        return original(self, walker, path, entry)
+
+    monkeypatch.setattr(WorkTree, "head_blob", head_blob)
+    with _log(big).open("ab") as fh:
+        fh.write(goal_pair(PAIRS))
+    _commit(big, False)
+    assert _failures(big) == {}
+    assert whole == []  # the working file was never read whole
+
+
+def test_extending_an_unterminated_last_line_fails_naming_the_commit(big):
+    with _log(big).open("ab") as fh:
+        fh.write(b'{"id":"event_partial"')
+    _commit(big, False, "an unterminated line")
+    check_repo(big)  # check 4 passes (an append); the log checks see the partial line
+    with _log(big).open("ab") as fh:
+        fh.write(b',"more":1}\n')
+    sha = _commit(big, False, "extends it")
+    found = _failures(big)
+    assert [f.commit for f in found.get(4, [])] == [sha], found
