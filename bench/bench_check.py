@@ -1,6 +1,7 @@
 """Benchmark the whole `git gasp check` command on packed, realistic agent repositories.
 
     .venv/bin/python bench/bench_check.py [--only NAME] [--repeat N] [--base-repeat N]
+                                          [--sample K] [--base-timeout S]
                                           [--quick] [--repos DIR]
 
 On each repository built by bench/repos.py (default /work/benchrepos/<name>; with
@@ -8,9 +9,13 @@ On each repository built by bench/repos.py (default /work/benchrepos/<name>; wit
 times round-robin (medians of --repeat, all in one run):
 
   (a) the reference checker's method (bench/baselines.py): rev-list + one `git show`
-      per commit, prefix compare, for the log alone and for every append-only file;
+      per commit, prefix compare, for the log alone and for every append-only file
+      (``--sample K``: on every K-th pair of consecutive versions only, its time scaled
+      to all pairs: on big a full run takes hours, each `git show` rebuilding a version
+      of up to 100 MB through up to 50 deltas);
   (b) bench/catfile_prefix.py: every version of the append-only files through ONE
-      `git cat-file --batch`, compared by prefix with its parent's (a subprocess);
+      `git cat-file --batch`, compared by prefix with its parent's (a subprocess;
+      ``--base-timeout S`` stops it after S seconds, its time then a lower bound);
   (c) cold `git gasp check --no-cache`: the installed command as a subprocess;
   (d) a cached re-check: after a warm `git gasp check`, ONE new commit appending ~20
       conformant events, made (1) with our hooks installed (`git gasp install-hooks`,
@@ -43,7 +48,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import repos  # noqa: E402
-from baselines import LOG, append_only_paths, reference_check  # noqa: E402
+from baselines import LOG, RefResult, append_only_paths, reference_check  # noqa: E402
 
 from git_gasp.protocol.envelope import serialize  # noqa: E402
 
@@ -87,9 +92,39 @@ def new_events(n: int) -> bytes:
 # --- (a)-(c): cold ---------------------------------------------------------------------
 
 
-def time_cold(root: Path, env: dict[str, str], repeat: int,
-              base_repeat: int) -> dict[str, list[float]]:
-    """(a) and (b) in the first `base_repeat` rounds, (c) in every round."""
+def sampled_reference(root: Path, paths: list[str], every: int) -> list[RefResult]:
+    """The reference method on every `every`-th pair of consecutive listed commits
+    (both versions shown and compared), its time scaled to all the pairs: for a history
+    whose full run would take too long (big: each `git show` rebuilds a 100 MB version
+    through up to 50 deltas)."""
+    out = []
+    for path in paths:
+        t0 = time.perf_counter()
+        listed = subprocess.run(["git", "rev-list", "--reverse", "--full-history", "HEAD", "--",
+                                 path], cwd=root, capture_output=True,
+                                check=True).stdout.split()
+        t_list = time.perf_counter() - t0
+        picks = range(1, len(listed), every)
+        bad = []
+        t0 = time.perf_counter()
+        for i in picks:
+            old, new = (subprocess.run(["git", "show", f"{sha.decode()}:{path}"], cwd=root,
+                                       capture_output=True).stdout
+                        for sha in (listed[i - 1], listed[i]))
+            if not new.startswith(old):
+                bad.append(listed[i].decode())
+        # Each pick shows two versions; a full run shows each version once.
+        scale = len(listed) / max(2 * len(picks), 1)
+        out.append(RefResult(path, len(listed), bad,
+                             t_list + (time.perf_counter() - t0) * scale))
+    return out
+
+
+def time_cold(root: Path, env: dict[str, str], repeat: int, base_repeat: int,
+              sample: int = 1, base_timeout: float | None = None) -> dict[str, list[float]]:
+    """(a) and (b) in the first `base_repeat` rounds, (c) in every round; with `sample`
+    > 1, (a) is `sampled_reference`; (b) is stopped after `base_timeout` seconds (its
+    time then a lower bound)."""
     paths = append_only_paths(root)
     times: dict[str, list[float]] = {"ref_log": [], "ref_all": [], "catfile": [], "cold": []}
     found: dict[str, object] = {}
@@ -102,14 +137,23 @@ def time_cold(root: Path, env: dict[str, str], repeat: int,
                 t, proc = timed(lambda: run(["git", "gasp", "check", "--no-cache"], root, env))
                 times["cold"].append(t)
                 continue
-            t, res = timed(lambda: reference_check(root, paths))
+            if sample > 1:
+                res = sampled_reference(root, paths, sample)
+                t = sum(r.seconds for r in res)
+            else:
+                t, res = timed(lambda: reference_check(root, paths))
             by_path = {r.path: r for r in res}
             times["ref_all"].append(t)
             times["ref_log"].append(by_path[LOG].seconds)  # the log's share of that run
-            t, proc = timed(lambda: run([sys.executable, str(HERE / "catfile_prefix.py"),
-                                         str(root)], root, env))
-            times["catfile"].append(t)
-            found["catfile_rc"] = proc.returncode
+            argv = [sys.executable, str(HERE / "catfile_prefix.py"), str(root)]
+            t0 = time.perf_counter()
+            try:
+                proc = subprocess.run(argv, cwd=root, env=env, capture_output=True,
+                                      timeout=base_timeout)
+                found["catfile_rc"] = proc.returncode
+            except subprocess.TimeoutExpired:
+                found["catfile_rc"] = "stopped"
+            times["catfile"].append(time.perf_counter() - t0)
             t, proc = timed(lambda: run(["git", "gasp", "check", "--no-cache"], root, env))
             times["cold"].append(t)
             if i == 0:
@@ -235,7 +279,8 @@ def verdict(ratio: float, target: float) -> str:
 
 
 def bench_repo(name: str, src: Path, work: Path, env: dict[str, str], repeat: int,
-               base_repeat: int, with_imports: bool) -> None:
+               base_repeat: int, with_imports: bool, sample: int = 1,
+               base_timeout: float | None = None) -> None:
     desc = repos.describe(name, src)
     print(f"\n== {name}: {desc['commits']} commits ({desc['merges']} merges), "
           f"{desc['events']:,} events, log {desc['log_bytes'] / 1e6:.1f} MB, facts "
@@ -245,7 +290,7 @@ def bench_repo(name: str, src: Path, work: Path, env: dict[str, str], repeat: in
     cold_copy, hooked, plain = (work / f"{name}-{how}" for how in ("cold", "hooked", "plain"))
     for dst in (cold_copy, hooked, plain):
         shutil.copytree(src, dst, symlinks=True)
-    times = time_cold(cold_copy, env, repeat, base_repeat)
+    times = time_cold(cold_copy, env, repeat, base_repeat, sample, base_timeout)
     found = times.pop("_found")
     ref = found["ref"]
     rel = time_recheck(hooked, plain, env, repeat)
@@ -254,15 +299,18 @@ def bench_repo(name: str, src: Path, work: Path, env: dict[str, str], repeat: in
           "seconds)")
     listed = {p: r.listed for p, r in ref.items()}
     falsely = sum(len(r.violations) for r in ref.values())
+    how = (f"; SAMPLED: 1 pair of consecutive versions in {sample} shown and compared, "
+           "the time scaled to all" if sample > 1 else "")
     print(f"  (a) reference method, log alone       {m['ref_log']:9.3f}   "
-          f"({listed.get(LOG, 0)} `git show`)")
+          f"({listed.get(LOG, 0)} `git show`{how})")
     print(f"  (a) reference method, all {len(ref)} files     {m['ref_all']:9.3f}   "
           f"({sum(listed.values())} `git show`"
           + (f"; it reports {falsely} violations, wrongly, on a branchy history)"
              if falsely else ")"))
     rc = found["catfile_rc"]
     print(f"  (b) catfile_prefix.py                 {m['catfile']:9.3f}"
-          + ("" if rc == 0 else f"   (exit {rc}: it reports violations)"))
+          + ("" if rc == 0 else f"   (STOPPED after --base-timeout {base_timeout:g} s: a lower "
+             "bound)" if rc == "stopped" else f"   (exit {rc}: it reports violations)"))
     print(f"  (c) git gasp check --no-cache (cold)  {m['cold']:9.3f}")
     print(f"  (d) +1 commit of {NEW_EVENTS} events, then `git gasp check` (cache warm):")
     for key, label in (("hook", "hooks installed"), ("plain", "--no-verify    ")):
@@ -271,7 +319,8 @@ def bench_repo(name: str, src: Path, work: Path, env: dict[str, str], repeat: in
     r_cat = m["catfile"] / m["cold"]
     print(f"  ratios: (a log)/(c) = {r_log:6.1f}x  [{verdict(r_log, TARGETS['ref'])}]   "
           f"(a all)/(c) = {r_all:6.1f}x")
-    print(f"          (b)/(c)     = {r_cat:6.2f}x  [{verdict(r_cat, TARGETS['catfile'])}]")
+    print(f"          (b)/(c)     = {'>=' if rc == 'stopped' else ''}{r_cat:6.2f}x  "
+          f"[{verdict(r_cat, TARGETS['catfile'])}]")
     for key, label in (("check_hook", "hooks"), ("check_plain", "--no-verify")):
         ratio = m["cold"] / m[key]
         tail = f"  [{verdict(ratio, TARGETS['recheck'])} on big]" if name == "big" else ""
@@ -296,6 +345,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=None, help="timed runs of each (default 3)")
     ap.add_argument("--base-repeat", type=int, default=None,
                     help="runs of the slow baselines (a) and (b) (default: --repeat)")
+    ap.add_argument("--sample", type=int, default=1, metavar="K",
+                    help="(a) on every K-th pair of versions only, scaled to all (big)")
+    ap.add_argument("--base-timeout", type=float, default=None, metavar="S",
+                    help="stop (b) after S seconds and report that as a lower bound")
     ap.add_argument("--quick", action="store_true",
                     help="build tenth-size repos in a temp dir; 2 runs each")
     ap.add_argument("--repos", type=Path, default=Path("/work/benchrepos"),
@@ -322,7 +375,7 @@ def main() -> None:
                       "skipped")
                 continue
             bench_repo(name, src, work, env, repeat, args.base_repeat or repeat,
-                       with_imports=first)
+                       with_imports=first, sample=args.sample, base_timeout=args.base_timeout)
             first = False
 
 

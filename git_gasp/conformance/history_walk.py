@@ -303,6 +303,10 @@ class Walker:
         if self.extends_proven(old.sha, new.sha):
             return
         self.result.stats.read += 1
+        if self.worktree is not None and self.worktree.extends_in_file(
+                self, new_path, new, old.sha, self._length(old.sha)):
+            self.proven.add((old.sha, new.sha))
+            return
         try:
             data = self._new_content(new, contents, new_path)
             old_data = self.objects.recent_blob(old.sha)

@@ -26,6 +26,7 @@ from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
 
 _INDEX_COST_RATIO = 64  # parsing an index byte costs about as much as reading 64 file bytes
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
+_HASH_PIECE = 1 << 22  # a file hashed in pieces: no buffer of its size (page faults)
 class WorkTree:
     """The agent root's files (`agent_root`, at `prefix` in the repository `repo`)."""
 
@@ -65,6 +66,51 @@ class WorkTree:
             return None
         walker.objects.lengths[entry.sha] = len(data)
         return data
+
+    def extends_in_file(self, walker: Walker, path: bytes, entry: Entry, old_sha: bytes,
+                        length: int | None) -> bool:
+        """True when HEAD's blob `entry` at `path` provably extends blob `old_sha` of
+        `length` bytes, read from the working file in pieces (neither blob inflated nor
+        held): git's stat test says the file is that blob, and its first `length` bytes
+        hash to `old_sha` as a git blob (with the one-parent rule's newline). False when
+        it cannot tell: the caller compares as usual. `length` is a hint (hash-checked).
+        """
+        if (length is None or len(old_sha) != 40 or walker.head_blobs.get(path) != entry.sha
+                or length < _WORKTREE_READ_MIN):
+            return False
+        full = self.agent_root / os.fsdecode(path)
+        try:
+            st = os.lstat(full)
+            if not stat.S_ISREG(st.st_mode) or st.st_size < length:
+                return False
+            if self._stat_index is None:
+                self._stat_index = StatIndex(self.repo, st.st_size)
+            in_repo = self.prefix + b"/" + path if self.prefix else path
+            if not self._stat_index.unchanged(in_repo, entry.sha, st):
+                return False
+            fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with open(fd, "rb", buffering=0) as fh:
+                if os.fstat(fd).st_ino != st.st_ino:
+                    return False
+                digest = hashlib.sha1(b"blob %d\x00" % length)
+                piece = memoryview(bytearray(min(_HASH_PIECE, length)))
+                left, last = length, 0
+                while left:
+                    got = fh.readinto(piece[:min(left, len(piece))])
+                    if not got:
+                        return False
+                    digest.update(piece[:got])
+                    last, left = piece[got - 1], left - got
+                after = fh.read(1)
+        except OSError:
+            return False
+        if digest.hexdigest().encode() != old_sha:
+            return False
+        if last != 0x0A and st.st_size != length and after != b"\n":
+            return False  # an unterminated last line extended
+        walker.objects.lengths[entry.sha] = st.st_size
+        walker.objects.lengths.setdefault(old_sha, length)
+        return True
 
     def check_head(self, walker: Walker, head: bytes) -> dict[bytes, int]:
         """The log is committed and the working tree extends HEAD; return tip lengths.
