@@ -58,13 +58,15 @@ from git_gasp.protocol.manifest import manifest_paths
 if TYPE_CHECKING:
     from dulwich.repo import Repo
 
+    from git_gasp.guard.warm import Warm
+
 
 class _Guard(StagedSides):
     """One guard run: which staged paths are append-only, and what is wrong with them."""
 
     def __init__(self, repo: GitDirs, index_path: str,
-                 cache: CommittedLogCache | None = None) -> None:
-        super().__init__(repo, index_path)
+                 cache: CommittedLogCache | None = None, warm: Warm | None = None) -> None:
+        super().__init__(repo, index_path, warm)
         self._init_rules(cache)
 
     @classmethod
@@ -120,6 +122,8 @@ class _Guard(StagedSides):
         key = (root, entry[1] if entry is not None and stat.S_ISREG(entry[0]) else None)
         found = self._paths.get(key)
         if found is None:
+            if key[1] is not None and self.worktree is not None:
+                self._worktree_at.setdefault(key[1], (root + b"/" if root else b"") + b"AGENT.md")
             found = manifest_paths(self.blob(key[1]) if key[1] is not None else None)
             self._paths[key] = found
         return found
@@ -395,13 +399,15 @@ def check_files(index: dict[bytes, File], head: dict[bytes, File],
     return guard.rejections
 
 
-def run_guard(cwd: Path, *, cache: bool = True) -> list[Rejection]:
+def run_guard(cwd: Path | str, *, cache: bool = True, warm: Warm | None = None
+              ) -> list[Rejection]:
     """Every reason the staged commit must be refused (empty: allow it).
 
     The merged parents are MERGE_HEAD's, or while `git merge` runs its hooks (no
     MERGE_HEAD yet), those named by its GITHEAD_<id> variables. `cache`: reuse and
-    store the committed logs' indexes under the git dir."""
-    repo = locate(os.fspath(cwd))
+    store the committed logs' indexes under the git dir. `warm`: the work the hook
+    began before the guard loaded (`warm.Warm`), for the repository around `cwd`."""
+    repo = warm.repo if warm is not None else locate(os.fspath(cwd))
     if repo is None:  # an unusual layout: dulwich finds it (or says why not)
         from git_gasp.store.gitrepo import open_repo
 
@@ -409,7 +415,7 @@ def run_guard(cwd: Path, *, cache: bool = True) -> list[Rejection]:
     with repo:
         facts = CommittedLogCache(repo.commondir()) if cache else None
         try:
-            guard = _Guard(repo, index_file(repo), cache=facts)
+            guard = _Guard(repo, index_file(repo), cache=facts, warm=warm)
         except FileNotFoundError:
             return []  # no index yet: nothing is staged
         for root, changed in guard.guarded().items():

@@ -27,11 +27,15 @@ from typing import TYPE_CHECKING
 from git_gasp.base.errors import GaspError
 from git_gasp.base.git import run
 from git_gasp.guard.gitdirs import GitDirs
+from git_gasp.guard.indexstat import index_entry_stat, stat_proves
 
 if TYPE_CHECKING:
     from dulwich.repo import Repo
 
+    from git_gasp.guard.warm import Warm
+
 File = tuple[int, bytes]  # (mode, blob id)
+_SMALL = 1 << 20  # a file not vouched for by the index is hashed only up to this size
 
 
 class TreeFiles:
@@ -113,15 +117,19 @@ class StagedSides:
     Built from the repository git gave the hook (a diff per side, trees on demand),
     or in memory (`_setup`, every side a dict: the runtime's own commits)."""
 
-    def __init__(self, repo: GitDirs, index_path: str) -> None:
+    def __init__(self, repo: GitDirs, index_path: str, warm: Warm | None = None) -> None:
         os.stat(index_path)  # FileNotFoundError: no index, nothing staged
         self.repo = repo
         head_sha = self._head()
         head: TreeFiles | dict = TreeFiles(repo, head_sha) if head_sha else {}
+        if warm is not None and isinstance(head, TreeFiles):
+            head._found.update(warm.tree(head_sha))
         target = head_sha.decode() if head_sha else empty_tree_id(repo)
         changed: dict[bytes, File | None] = {}
         conflicted: set[bytes] = set()
-        for path, old, new, status in diff_index(repo, index_path, target):
+        rows = warm.diff(index_path, target) if warm is not None else None
+        for path, old, new, status in rows if rows is not None else \
+                diff_index(repo, index_path, target):
             changed[path] = new
             if status == b"U":
                 conflicted.add(path)
@@ -141,6 +149,7 @@ class StagedSides:
         self._setup(repo, IndexFiles(changed, head), head, parents, conflicted, paths)
         self.worktree = repo.path
         self.index_path = index_path
+        self.warm = warm
         self._staged_at = {new[1]: path for path, new in changed.items() if new is not None}
 
     def _setup(self, repo: GitDirs | Repo | None, index, head, parents: list,
@@ -152,7 +161,9 @@ class StagedSides:
         self.conflicted, self._changed = conflicted, changed
         self.worktree: str | None = None  # where a staged blob may be read from
         self.index_path: str | None = None  # the index whose stat data vouches for it
+        self.warm: Warm | None = None  # work begun before the guard loaded
         self._staged_at: dict[bytes, bytes] = {}  # staged blob id -> its path
+        self._worktree_at: dict[bytes, bytes] = {}  # other blob id -> a path it may be at
         self._blobs: dict[bytes, bytes] = {}
         self._prefix_ids: dict[tuple[bytes, int], bytes] = {}
 
@@ -250,14 +261,28 @@ class StagedSides:
         return found
 
     def _worktree_blob(self, sha: bytes, prefix: int | None) -> bytes | None:
-        """A staged blob's bytes from its work-tree file when that hashes to the blob id
-        (as after `git add`): reading a file costs less than inflating the object."""
+        """A blob's bytes from the work-tree file of a path that holds it, when that is
+        proved (reading a file costs less than inflating the object): a staged file by
+        the index's stat data as git proves it (`indexstat`), else by hashing it to the
+        blob id. `prefix`: hash the first `prefix` bytes too (`prefix_id`) in the same
+        read, on another core when the whole file must be hashed as well."""
         path = self._staged_at.get(sha)
-        if path is None or self.worktree is None or len(sha) != 40:
+        staged = path is not None
+        if path is None:
+            path = self._worktree_at.get(sha)
+        if path is None or self.worktree is None or len(sha) not in (40, 64):
             return None
-        size = self._loose_size(sha)  # known only for a loose object (as `git add` writes)
-        if size is None:
-            return None
+        vouched = index_entry_stat(self.index_path, path, sha) \
+            if staged and self.index_path else None
+        size = None if vouched is not None else self._loose_size(sha) if staged else None
+        early = self.warm.log(path, self.worktree) if self.warm and vouched else None
+        if early is not None and vouched is not None:
+            data, after, length, early_id = early
+            if len(data) == after.st_size and stat_proves(vouched, after):
+                if prefix is not None and prefix <= len(data):
+                    self._prefix_ids[sha, prefix] = early_id if length == prefix and early_id \
+                        else git_blob_id(memoryview(data)[:prefix])
+                return data
         full = os.path.join(self.worktree, os.fsdecode(path))
         try:
             fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -265,14 +290,20 @@ class StagedSides:
             return None
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+            if not stat.S_ISREG(st.st_mode) or (size is not None and st.st_size != size) \
+                    or (vouched is None and size is None and st.st_size > _SMALL):
                 return None
             with os.fdopen(os.dup(fd), "rb") as f:
                 data = f.read()
+            after = os.fstat(fd)
         except OSError:
             return None
         finally:
             os.close(fd)
+        if vouched is not None and len(data) == after.st_size and stat_proves(vouched, after):
+            if prefix is not None and prefix <= len(data):
+                self._prefix_ids[sha, prefix] = git_blob_id(memoryview(data)[:prefix])
+            return data
         ids: list[bytes] = []
         worker = None
         if prefix is not None and prefix <= len(data):  # hashlib lets go of the GIL
