@@ -4,7 +4,7 @@ guard (the checks' rules, the event parser) is still being imported.
 A guarded commit spends most of its time in a few waits: git comparing the index with
 HEAD (``git diff-index``), reading the staged log from the work tree, and hashing its
 first bytes to prove it extends HEAD's version. None of these needs the guard's rules,
-so `Warm.start` begins them at once, each on its own thread: the diff against HEAD;
+so `Warm.start` begins them at once, on two threads: the diff against HEAD, then
 HEAD's entries for the paths that say whether the top directory and ``state/`` are
 agent roots (``git ls-tree``); and the read of the top root's log, then (once the diff
 names HEAD's log blob) the blob id of its first bytes as long as the cached index of
@@ -16,10 +16,12 @@ still proved the usual way (the stat data, the blob ids), never taken on trust.
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
 
 from git_gasp.guard.gitdirs import GitDirs, locate
+
+# imported here, not on the threads: two threads importing at once can deadlock
 from git_gasp.guard.staged import File, TreeFiles, diff_index, git_blob_id, index_file
 
 LOG = "state/events.jsonl"  # the log of an agent at the top of the work tree
@@ -29,76 +31,89 @@ MARKERS = (b"AGENT.md", LOG.encode(), b"state/AGENT.md", b"state/" + LOG.encode(
 _CACHE_PREFIX, _CACHE_SUFFIX = "guard-", ".facts"
 
 
+class _Done:
+    """A flag one thread raises once and others wait for (a held lock)."""
+
+    def __init__(self) -> None:
+        self._lock = _thread.allocate_lock()
+        self._lock.acquire()
+
+    def set(self) -> None:
+        self._lock.release()
+
+    def wait(self) -> None:
+        self._lock.acquire()
+        self._lock.release()
+
+
 class Warm:
     """The diff and the log read begun for the hook in `repo` (see the module docstring)."""
 
-    def __init__(self, repo: GitDirs) -> None:
-        self.repo = repo
-        self.index_path = index_file(repo)
+    def __init__(self, repo: GitDirs, index_path: str) -> None:
+        self.repo, self.index_path = repo, index_path
         self._diff: tuple[str, list] | None = None  # (target, rows)
+        self._tree: tuple[bytes, dict[bytes, File | None]] | None = None  # HEAD's markers
         self._log: tuple[bytes, os.stat_result, int | None, bytes | None] | None = None
-        self._tree: tuple[bytes, TreeFiles] | None = None  # HEAD's markers, looked up
-        self._threads: list[threading.Thread] = []
+        self._git_done, self._log_done = _Done(), _Done()
 
     @classmethod
     def start(cls, cwd: str) -> Warm | None:
-        """Begin the work for the repository around `cwd` (None: nothing to begin)."""
+        """Begin the work for the repository around `cwd` (None: nothing to begin).
+        Threads start without waiting for them to run (``_thread``): on a busy
+        machine a thread may get its first slice only after a while."""
         try:
             repo = locate(cwd)
             if repo is None:
                 return None
-            warm = cls(repo)
+            warm = cls(repo, index_file(repo))
             head = repo.head()
         except (OSError, ValueError):
             return None
-        differ = None
-        if isinstance(head, bytes):
-            differ = warm._spawn(warm._run_diff, head.decode())
-            warm._spawn(warm._run_ls_tree, head)
-        warm._spawn(warm._read_log, differ)
+        _thread.start_new_thread(warm._run_git, (head if isinstance(head, bytes) else None,))
+        _thread.start_new_thread(warm._read_log, ())
         return warm
 
-    def _spawn(self, target, *args) -> threading.Thread:
-        thread = threading.Thread(target=target, args=args, daemon=True)
-        thread.start()
-        self._threads.append(thread)
-        return thread
-
-    def _run_diff(self, target: str) -> None:
+    def _run_git(self, head: bytes | None) -> None:
+        """The diff against HEAD, then HEAD's markers (`MARKERS`)."""
         try:
-            self._diff = (target, list(diff_index(self.repo, self.index_path, target)))
-        except Exception:  # noqa: BLE001 - the guard runs it again and reports what fails
-            self._diff = None
+            if head is not None:
+                try:
+                    self._diff = (head.decode(), list(diff_index(self.repo, self.index_path,
+                                                                 head.decode())))
+                except Exception:  # noqa: BLE001 - the guard runs it again, reports what fails
+                    self._diff = None
+                try:
+                    tree = TreeFiles(self.repo, head)
+                    tree.prefetch(MARKERS)
+                    self._tree = (head, dict(tree._found))
+                except Exception:  # noqa: BLE001 - the guard looks them up again
+                    self._tree = None
+        finally:
+            self._git_done.set()
 
-    def _run_ls_tree(self, head: bytes) -> None:
+    def _read_log(self) -> None:
         try:
-            tree = TreeFiles(self.repo, head)
-            tree.prefetch(MARKERS)
-            self._tree = (head, tree)
-        except Exception:  # noqa: BLE001 - the guard looks them up again
-            self._tree = None
-
-    def _read_log(self, differ: threading.Thread | None) -> None:
-        try:
-            fd = os.open(os.path.join(self.repo.path, LOG),
-                         os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             try:
-                with os.fdopen(os.dup(fd), "rb") as f:
-                    data = f.read()
-                after = os.fstat(fd)
-            finally:
-                os.close(fd)
-            length = None
-            if differ is not None:
-                differ.join()
+                fd = os.open(os.path.join(self.repo.path, LOG),
+                             os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                try:
+                    with os.fdopen(os.dup(fd), "rb") as f:
+                        data = f.read()
+                    after = os.fstat(fd)
+                finally:
+                    os.close(fd)
+                self._git_done.wait()
                 head_log = self._head_log()
-                if head_log is not None:
-                    length = _cached_length(self.repo.commondir(), head_log)
-            prefix = git_blob_id(memoryview(data)[:length]) \
-                if length is not None and length <= len(data) else None
-            self._log = (data, after, length, prefix)
-        except (OSError, ValueError):
-            self._log = None
+                length = None if head_log is None else \
+                    _cached_length(self.repo.commondir(), head_log)
+                prefix = None
+                if length is not None and length <= len(data):
+                    prefix = git_blob_id(memoryview(data)[:length])
+                self._log = (data, after, length, prefix)
+            except (OSError, ValueError):
+                self._log = None
+        finally:
+            self._log_done.set()
 
     def _head_log(self) -> bytes | None:
         """HEAD's log blob id when the diff says the staged log differs from it."""
@@ -110,28 +125,28 @@ class Warm:
         return None
 
     def join(self) -> None:
-        for thread in self._threads:
-            thread.join()
+        self._git_done.wait()
+        self._log_done.wait()
 
     def diff(self, index_path: str, target: str) -> list | None:
         """The diff rows of the index at `index_path` against `target`, if begun so."""
-        self.join()
+        self._git_done.wait()
         if self._diff is None or index_path != self.index_path or self._diff[0] != target:
             return None
         return self._diff[1]
 
     def tree(self, commit: bytes) -> dict[bytes, File | None]:
         """What HEAD (`commit`) holds at the markers of the top root and its state/."""
-        self.join()
+        self._git_done.wait()
         if self._tree is None or self._tree[0] != commit:
             return {}
-        return dict(self._tree[1]._found)
+        return dict(self._tree[1])
 
     def log(self, path: bytes, worktree: str | None
             ) -> tuple[bytes, os.stat_result, int | None, bytes | None] | None:
         """(bytes, their file's stat after the read, prefix length, its blob id) of the
         work-tree file `path`, if that is the one read."""
-        self.join()
+        self._log_done.wait()
         if self._log is None or path != LOG.encode() or worktree != self.repo.path:
             return None
         return self._log
