@@ -1,11 +1,13 @@
 """Where the guard's repository lives, found without dulwich (the hook's hot path).
 
-`locate` walks up from the hook's directory the way dulwich's ``Repo.discover`` does
-for the plain layouts — a ``.git`` directory, or a ``.git`` file naming a linked
-worktree's git dir (and its ``commondir``) — and reads HEAD from the loose ref or
-``packed-refs``. Anything else (``GIT_DIR`` and friends set, a bare repository, a
-``core.worktree`` or ``core.bare`` setting, a ref it cannot read) returns None or
-defers to dulwich, so the answer is never a guess. The object store (dulwich) opens
+`locate` finds the repository as the guard's dulwich-based ``open_repo`` does, for the
+plain layouts: ``GIT_DIR`` (with ``GIT_WORK_TREE``, else the current directory, as
+the work tree: what git sets for a linked worktree's hooks), else walking up to a
+``.git`` directory, or a ``.git`` file naming a linked worktree's git dir; the common
+dir from its ``commondir`` file. HEAD is read from the loose ref or ``packed-refs``.
+Anything else (other ``GIT_*`` locations set, a bare repository, a ``core.worktree``
+or ``core.bare`` setting, a ref it cannot read) returns None or defers to git or
+dulwich, so the answer is never a guess. The object store (dulwich) opens
 only when a blob must be read from a pack.
 """
 
@@ -15,8 +17,8 @@ import os
 import re
 
 _HEX = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
-_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
+_OTHER_ENV = ("GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+              "GIT_NAMESPACE")
 _ODD_CONFIG = re.compile(rb"^\s*(worktree|bare\s*=\s*(true|yes|on|1))\b", re.M | re.I)
 
 
@@ -50,7 +52,7 @@ class GitDirs:
         if self._repo is None:
             from dulwich.repo import Repo
 
-            self._repo = Repo(self.path)
+            self._repo = Repo(self.path, controldir=self._controldir, worktree=self.path)
         return self._repo
 
     @property
@@ -129,29 +131,23 @@ def _read_all(path: str) -> bytes | None:
 def locate(cwd: str) -> GitDirs | None:
     """The repository around `cwd` in the plain layouts (see the module docstring), or
     None: let dulwich decide (and raise what it raises)."""
-    if any(os.environ.get(name) for name in _ENV):
+    if any(os.environ.get(name) for name in _OTHER_ENV):
         return None
     start = os.path.realpath(cwd)
-    here = start
+    git_dir = os.environ.get("GIT_DIR")
     try:
-        while True:
-            dotgit = os.path.join(here, ".git")
-            if os.path.isfile(dotgit):
-                raw = _read(dotgit) or b""
-                if not raw.startswith(b"gitdir: "):
-                    return None
-                controldir = os.path.join(here, os.fsdecode(raw[8:].strip()))
-                break
-            if os.path.isdir(os.path.join(dotgit, "objects")):
-                controldir = dotgit
-                break
-            if os.path.isdir(os.path.join(here, "objects")) and \
-                    os.path.isdir(os.path.join(here, "refs")):
-                return None  # a bare repository or inside a git dir
-            parent = os.path.dirname(here)
-            if parent == here:
+        if git_dir:  # as git sets it for a linked worktree's hooks
+            here = os.path.realpath(os.environ.get("GIT_WORK_TREE") or os.getcwd())
+            controldir = git_dir
+            if not os.path.isdir(controldir) or not _within(start, here):
                 return None
-            here = parent
+        elif os.environ.get("GIT_WORK_TREE"):
+            return None
+        else:
+            found = _discover(start)
+            if found is None:
+                return None
+            here, controldir = found
         controldir = os.path.realpath(controldir)
         commondir = controldir
         named = _read(os.path.join(controldir, "commondir"))
@@ -164,6 +160,31 @@ def locate(cwd: str) -> GitDirs | None:
                 return None
     except OSError:
         return None
-    if start == controldir or start.startswith(controldir + os.sep):
+    if _within(start, controldir):
         return None
     return GitDirs(here, controldir, commondir)
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _discover(start: str) -> tuple[str, str] | None:
+    """(work tree top, git dir) found walking up from `start`, as dulwich does."""
+    here = start
+    while True:
+        dotgit = os.path.join(here, ".git")
+        if os.path.isfile(dotgit):
+            raw = _read(dotgit) or b""
+            if not raw.startswith(b"gitdir: "):
+                return None
+            return here, os.path.join(here, os.fsdecode(raw[8:].strip()))
+        if os.path.isdir(os.path.join(dotgit, "objects")):
+            return here, dotgit
+        if os.path.isdir(os.path.join(here, "objects")) and \
+                os.path.isdir(os.path.join(here, "refs")):
+            return None  # a bare repository or inside a git dir
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent

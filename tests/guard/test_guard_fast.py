@@ -60,8 +60,15 @@ def test_locate_finds_the_plain_layouts_and_defers_the_rest(committed, tmp_path,
     git(tmp_path, "init", "-q", "--bare", str(bare))
     assert gitdirs.locate(str(bare)) is None
     assert gitdirs.locate(str(tmp_path)) is None
-    monkeypatch.setenv("GIT_DIR", str(committed / ".git"))
-    assert gitdirs.locate(str(committed)) is None  # dulwich honours it
+    monkeypatch.chdir(wt)
+    monkeypatch.setenv("GIT_DIR", str(linked.controldir()))  # as git runs a worktree's hooks
+    from_env = gitdirs.locate(str(wt))
+    assert (from_env.path, from_env.controldir(), from_env.commondir()) == \
+        (linked.path, linked.controldir(), linked.commondir())
+    assert from_env.dulwich().path == linked.path
+    assert gitdirs.locate(str(committed)) is None  # outside that work tree: dulwich decides
+    monkeypatch.setenv("GIT_COMMON_DIR", str(committed / ".git"))
+    assert gitdirs.locate(str(wt)) is None
 
 
 def test_an_unborn_branch_has_no_head(tmp_path):
@@ -71,8 +78,16 @@ def test_an_unborn_branch_has_no_head(tmp_path):
 
 # ---- indexstat ----------------------------------------------------------------------
 
+def settled(repo: Path) -> None:
+    """Date the log a minute back, so the index git writes next is not racily clean
+    for it (written in the same clock tick as the file: git would not trust it)."""
+    past = os.stat(repo / LOG).st_mtime_ns - 60 * 10**9
+    os.utime(repo / LOG, ns=(past, past))
+
+
 def test_the_index_vouches_for_a_file_git_just_hashed(committed):
     append(committed, goal_pair(2))
+    settled(committed)
     git(committed, "add", LOG)
     sha = git(committed, "rev-parse", f":{LOG}").strip().encode()
     entry = indexstat.index_entry_stat(str(committed / ".git/index"), LOG.encode(), sha)
