@@ -6,12 +6,12 @@ HEAD (``git diff-index``), reading the staged log from the work tree, and hashin
 first bytes to prove it extends HEAD's version. None of these needs the guard's rules,
 so `Warm.start` begins them at once, on two threads: the diff against HEAD, then
 HEAD's entries for the paths that say whether the top directory and ``state/`` are
-agent roots (``git ls-tree``); and the read of the top root's log, then (once the diff
-names HEAD's log blob) the blob id of its first bytes as long as the cached index of
+agent roots (``git ls-tree``); and once the diff names HEAD's log blob, the read of
+the top root's log and the blob id of its first bytes as long as the cached index of
 that blob says HEAD's log is. The guard takes what matches what it asks for (the same
-index, commit, path and length) and does the rest
-itself: a guess that misses costs nothing but the wasted work, and every fact is
-still proved the usual way (the stat data, the blob ids), never taken on trust.
+index, commit, path and length) and does the rest itself: a guess that misses costs
+nothing but the wasted work, and every fact is still proved the usual way (the stat
+data, the blob ids), never taken on trust.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class Warm:
         self._diff: tuple[str, list] | None = None  # (target, rows)
         self._tree: tuple[bytes, dict[bytes, File | None]] | None = None  # HEAD's markers
         self._log: tuple[bytes, os.stat_result, int | None, bytes | None] | None = None
-        self._git_done, self._log_done = _Done(), _Done()
+        self._diff_done, self._git_done, self._log_done = _Done(), _Done(), _Done()
 
     @classmethod
     def start(cls, cwd: str) -> Warm | None:
@@ -82,6 +82,7 @@ class Warm:
                                                                  head.decode())))
                 except Exception:  # noqa: BLE001 - the guard runs it again, reports what fails
                     self._diff = None
+                self._diff_done.set()
                 try:
                     tree = TreeFiles(self.repo, head)
                     tree.prefetch(MARKERS)
@@ -89,10 +90,18 @@ class Warm:
                 except Exception:  # noqa: BLE001 - the guard looks them up again
                     self._tree = None
         finally:
+            if head is None:
+                self._diff_done.set()
             self._git_done.set()
 
     def _read_log(self) -> None:
+        """Once the diff says the top root's log changed: its bytes, and the blob id of
+        as many of them as HEAD's version has (by its cached index)."""
         try:
+            self._diff_done.wait()
+            head_log = self._head_log()
+            if head_log is None:
+                return  # the log is not part of this commit (or the diff failed)
             try:
                 fd = os.open(os.path.join(self.repo.path, LOG),
                              os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -102,10 +111,7 @@ class Warm:
                     after = os.fstat(fd)
                 finally:
                     os.close(fd)
-                self._git_done.wait()
-                head_log = self._head_log()
-                length = None if head_log is None else \
-                    _cached_length(self.repo.commondir(), head_log)
+                length = _cached_length(self.repo.commondir(), head_log)
                 prefix = None
                 if length is not None and length <= len(data):
                     prefix = git_blob_id(memoryview(data)[:length])
@@ -130,7 +136,7 @@ class Warm:
 
     def diff(self, index_path: str, target: str) -> list | None:
         """The diff rows of the index at `index_path` against `target`, if begun so."""
-        self._git_done.wait()
+        self._diff_done.wait()
         if self._diff is None or index_path != self.index_path or self._diff[0] != target:
             return None
         return self._diff[1]
