@@ -19,7 +19,9 @@ parsed. Each extension proved for a commit that passes is recorded for check 4
 
 Here: which paths are guarded and the one-parent, merge and check-1 rules. The
 sides compared are read in ``staged``, checks 5 and 7 live in ``appended``, the
-rule names, fixes and printed report in ``rejection``.
+rule names, fixes and printed report in ``rejection``; the repository is found by
+``gitdirs`` (no dulwich on the hook's path), and the hook begins the diff and the log's
+hashing before this module loads (``warm``).
 """
 
 from __future__ import annotations

@@ -8,9 +8,13 @@ the index holds HEAD's entry. Git reads the index itself, so a split index, a sp
 index, a conflict (an unmerged path) and an intent-to-add entry (absent: `git commit`
 leaves it out) mean what they mean to the commit being made; paths are compared byte
 for byte, as the commit stores them (``core.ignorecase`` only changes how git matches
-work-tree names to index entries). A commit's entry for one path is looked up through
-dulwich in its trees, loading only the trees along that path. A staged blob whose
-work-tree file hashes to its id is read from the work tree (no inflating).
+work-tree names to index entries). HEAD's entry for a changed path is the diff's; a
+commit's entry for any other path is looked up by ``git ls-tree`` (the few paths the
+guard asks about, in one process per commit), never by reading whole trees. A staged
+blob is read from its work-tree file when the index's stat data vouch for it as git
+trusts them (``indexstat``), or when the file hashes to the blob id; another blob
+from the work tree when its file hashes to it (AGENT.md), else a loose object
+directly; only a packed blob opens dulwich's object store.
 """
 
 from __future__ import annotations
