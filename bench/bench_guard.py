@@ -16,9 +16,10 @@ that walked the history would grow with C.
 
 The guard caches an index of the committed log per blob (under .git/gasp): the first
 guarded commit ("cold") builds it; the medians are over the later ones. Also printed:
-the hook alone (``git gasp hook pre-commit`` on the staged change) and the floor any
-hook in Python pays (the hook's interpreter running ``git gasp --version``). Prints
-medians and ratios; asserts only that the guarded commits succeed.
+the hook alone (``git gasp hook pre-commit`` on the staged change), the floor any
+hook in Python pays (the hook's interpreter running ``git gasp --version``), and the
+hook alone split into the interpreter's start, the hook's imports and the guard's
+work. Prints medians and ratios; asserts only that the guarded commits succeed.
 
 The hook runs as after a pip install: from a fresh virtualenv (in the temp dir) that
 finds git_gasp in a checkout and its dependencies in this interpreter's site-packages,
@@ -170,15 +171,27 @@ class Timer:
             old.unlink()
 
 
-def floors(clis: dict[str, list[str]], runs: int) -> dict[str, float]:
-    """Per CLI: its interpreter starting it and doing nothing (`--version`), round-robin."""
-    times: dict[str, list[float]] = {name: [] for name in clis}
+# What the hook's interpreter does before the guard works, step by step: start (with
+# the venv's site), import what the hook imports (a checkout without the click-free
+# hook imports the click CLI), and the CLI with click (`--version`).
+STEPS = {"start": ["-c", "pass"],
+         "imports": ["-c", "try:\n import git_gasp.cli.commands.hook_run, git_gasp.guard.warm\n"
+                     "except ImportError:\n import git_gasp.cli.main, git_gasp.cli.commands.hooks\n"
+                     "import git_gasp.guard.commit_guard, git_gasp.guard.rejection"],
+         "version": ["-m", "git_gasp.cli.main", "--version"]}
+
+
+def floors(clis: dict[str, list[str]], runs: int) -> dict[str, dict[str, float]]:
+    """Per CLI and `STEPS` entry: its interpreter doing just that, round-robin."""
+    times = {name: {step: [] for step in STEPS} for name in clis}
     for _ in range(runs):
         for name, gasp in clis.items():
-            start = time.perf_counter()
-            subprocess.run([*gasp, "--version"], capture_output=True, check=True)
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(found) for name, found in times.items()}
+            for step, args in STEPS.items():
+                start = time.perf_counter()
+                subprocess.run([gasp[0], "-P", *args], capture_output=True, check=True)
+                times[name][step].append(time.perf_counter() - start)
+    return {name: {step: statistics.median(found) for step, found in steps.items()}
+            for name, steps in times.items()}
 
 
 def measure(timer: Timer, runs: int) -> dict[str, dict[str, float]]:
@@ -259,7 +272,13 @@ def main() -> None:
                       f"{m['cold'] / m['plain']:>6.2f} {m['alone']:>13.3f}")
         for name, value in starts.items():
             print(f"floor ({name}): the hook's interpreter running `git gasp --version`: "
-                  f"{value:.3f} s")
+                  f"{value['version']:.3f} s")
+        for name, value in starts.items():
+            alone = rows[0][1][name]["alone"]
+            print(f"hook alone ({name}, {rows[0][0]}) = interpreter start "
+                  f"{value['start']:.3f} s + the hook's imports "
+                  f"{value['imports'] - value['start']:.3f} s + the guard's work "
+                  f"{alone - value['imports']:.3f} s")
         if len(rows) > 1:
             for name in clis:
                 flat = rows[1][1][name]["guarded"] / rows[0][1][name]["guarded"]

@@ -1,18 +1,73 @@
 """The `git-gasp` entry point: a click group whose subcommands load lazily.
 
 Only click is imported at start-up; each command's module (and dulwich, yaml,
-the protocol layers) is imported when that command runs.
+the protocol layers) is imported when that command runs. What git runs on every
+commit, ``git gasp hook NAME``, does not even wait for click: `main` (and
+``python -m git_gasp.cli.main``, as the installed hook runs it) dispatches it first
+(`hook_main`), with the same output, exit codes and one-line errors.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
+from typing import NoReturn
 
-import click
+HOOK_NAMES = ("pre-commit", "pre-merge-commit")
 
-from git_gasp import __version__
+
+def hook_name(argv: list[str]) -> str | None:
+    """The hook `argv` runs when it is exactly ``hook NAME``, else None (click parses it)."""
+    if len(argv) == 2 and argv[0] == "hook" and argv[1] in HOOK_NAMES:
+        return argv[1]
+    return None
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+def _exit_for(exc: BaseException) -> NoReturn:
+    """The one error handler's end: a known error as one line and its exit code."""
+    from git_gasp.base.errors import GaspError
+
+    if isinstance(exc, GaspError):
+        _error(f"git gasp: error: {exc}")
+        sys.exit(exc.exit_code)
+    if isinstance(exc, KeyboardInterrupt):
+        _error("git gasp: interrupted")
+        sys.exit(130)
+    if isinstance(exc, BrokenPipeError):
+        sys.exit(0)
+    if not isinstance(exc, Exception) or os.environ.get("GASP_DEBUG"):
+        raise exc
+    # last line of defence: one line, never a traceback
+    _error(f"git gasp: internal error: {type(exc).__name__}: {exc} (set GASP_DEBUG=1 for details)")
+    sys.exit(3)
+
+
+def hook_main(name: str) -> NoReturn:
+    """Run hook `name` without click (what `git gasp hook NAME` runs)."""
+    import gc
+
+    gc.disable()  # a short run that exits at once: no collection pauses while it loads
+    try:
+        from git_gasp.cli.commands.hook_run import run_hook
+
+        run_hook(name)
+    except BaseException as exc:  # noqa: BLE001 - the one handler decides
+        _exit_for(exc)
+
+
+if __name__ == "__main__" and hook_name(sys.argv[1:]):  # the git hook: before click loads
+    hook_main(sys.argv[2])
+
+import importlib  # noqa: E402
+
+import click  # noqa: E402
+
+from git_gasp import __version__  # noqa: E402
 
 # command name -> "module:attribute"; modules are imported on first use.
 COMMANDS: dict[str, str] = {
@@ -67,15 +122,19 @@ def cli() -> None:
     """
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> NoReturn:
     """Run the CLI, turning known errors into one line and an exit code."""
-    from git_gasp.base.errors import GaspError
+    args = sys.argv[1:] if argv is None else argv
+    name = hook_name(args)
+    if name is not None:
+        hook_main(name)
+    click_main(args)
 
+
+def click_main(argv: list[str] | None = None) -> NoReturn:
+    """`main` through click for every command (the hook too: the path `main` skips)."""
     try:
         rv = cli.main(args=argv, prog_name="git gasp", standalone_mode=False)
-    except GaspError as exc:
-        click.echo(f"git gasp: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("git gasp: aborted", err=True)
         sys.exit(130)
@@ -84,19 +143,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("git gasp: interrupted", err=True)
-        sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(0)
-    except Exception as exc:  # noqa: BLE001 - last line of defence: one line, never a traceback
-        if os.environ.get("GASP_DEBUG"):
-            raise
-        click.echo(
-            f"git gasp: internal error: {type(exc).__name__}: {exc} (set GASP_DEBUG=1 for details)",
-            err=True,
-        )
-        sys.exit(3)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the one handler decides
+        _exit_for(exc)
     sys.exit(rv if isinstance(rv, int) else 0)
 
 

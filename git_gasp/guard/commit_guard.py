@@ -19,7 +19,9 @@ parsed. Each extension proved for a commit that passes is recorded for check 4
 
 Here: which paths are guarded and the one-parent, merge and check-1 rules. The
 sides compared are read in ``staged``, checks 5 and 7 live in ``appended``, the
-rule names, fixes and printed report in ``rejection``.
+rule names, fixes and printed report in ``rejection``; the repository is found by
+``gitdirs`` (no dulwich on the hook's path), and the hook begins the diff and the log's
+hashing before this module loads (``warm``).
 """
 
 from __future__ import annotations
@@ -27,13 +29,13 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-
-from dulwich.repo import Repo
+from typing import TYPE_CHECKING
 
 from git_gasp.conformance.proven import record_extensions
 from git_gasp.conformance.rules import roundtrip_problem
 from git_gasp.guard.appended import AppendedEvents
 from git_gasp.guard.committed_log import CommittedLog, TooLarge
+from git_gasp.guard.gitdirs import GitDirs, locate
 from git_gasp.guard.index_cache import CommittedLogCache
 from git_gasp.guard.rejection import (
     CHECK1,
@@ -54,15 +56,19 @@ from git_gasp.protocol.appendonly import (
 )
 from git_gasp.protocol.envelope import EnvelopeError, Event, parse_line, split_lines
 from git_gasp.protocol.manifest import manifest_paths
-from git_gasp.store.gitrepo import open_repo
+
+if TYPE_CHECKING:
+    from dulwich.repo import Repo
+
+    from git_gasp.guard.warm import Warm
 
 
 class _Guard(StagedSides):
     """One guard run: which staged paths are append-only, and what is wrong with them."""
 
-    def __init__(self, repo: Repo, index_path: str,
-                 cache: CommittedLogCache | None = None) -> None:
-        super().__init__(repo, index_path)
+    def __init__(self, repo: GitDirs, index_path: str,
+                 cache: CommittedLogCache | None = None, warm: Warm | None = None) -> None:
+        super().__init__(repo, index_path, warm)
         self._init_rules(cache)
 
     @classmethod
@@ -118,6 +124,8 @@ class _Guard(StagedSides):
         key = (root, entry[1] if entry is not None and stat.S_ISREG(entry[0]) else None)
         found = self._paths.get(key)
         if found is None:
+            if key[1] is not None and self.worktree is not None:
+                self._worktree_at.setdefault(key[1], (root + b"/" if root else b"") + b"AGENT.md")
             found = manifest_paths(self.blob(key[1]) if key[1] is not None else None)
             self._paths[key] = found
         return found
@@ -126,6 +134,7 @@ class _Guard(StagedSides):
         """Agent root -> the append-only paths (relative to it) that changed; a root
         whose AGENT.md changed is listed too (it may move an append-only file)."""
         candidates = self.changed_paths()
+        self.prefetch(_markers(candidates))  # one lookup per side for every root's markers
         roots: dict[bytes, set[bytes]] = {}
         for path in sorted(candidates):
             if path == b"AGENT.md" or path.endswith(b"/AGENT.md"):
@@ -364,6 +373,19 @@ class _Guard(StagedSides):
                 pass
 
 
+def _markers(paths: set[bytes]) -> set[bytes]:
+    """The AGENT.md and log paths of every directory above `paths` (what `_is_root`
+    and `paths_of` look up)."""
+    found: set[bytes] = set()
+    for path in paths:
+        parts = path.split(b"/")
+        for depth in range(len(parts)):
+            join = b"/".join(parts[:depth]) + b"/" if depth else b""
+            found.add(join + b"AGENT.md")
+            found.add(join + LOG_PATH)
+    return found
+
+
 def _regular(file: File | None) -> bool:
     return file is not None and stat.S_ISREG(file[0])
 
@@ -379,17 +401,23 @@ def check_files(index: dict[bytes, File], head: dict[bytes, File],
     return guard.rejections
 
 
-def run_guard(cwd: Path, *, cache: bool = True) -> list[Rejection]:
+def run_guard(cwd: Path | str, *, cache: bool = True, warm: Warm | None = None
+              ) -> list[Rejection]:
     """Every reason the staged commit must be refused (empty: allow it).
 
     The merged parents are MERGE_HEAD's, or while `git merge` runs its hooks (no
     MERGE_HEAD yet), those named by its GITHEAD_<id> variables. `cache`: reuse and
-    store the committed logs' indexes under the git dir."""
-    repo, _prefix = open_repo(cwd)
+    store the committed logs' indexes under the git dir. `warm`: the work the hook
+    began before the guard loaded (`warm.Warm`), for the repository around `cwd`."""
+    repo = warm.repo if warm is not None else locate(os.fspath(cwd))
+    if repo is None:  # an unusual layout: dulwich finds it (or says why not)
+        from git_gasp.store.gitrepo import open_repo
+
+        repo = GitDirs.of(open_repo(cwd)[0])
     with repo:
         facts = CommittedLogCache(repo.commondir()) if cache else None
         try:
-            guard = _Guard(repo, index_file(repo), cache=facts)
+            guard = _Guard(repo, index_file(repo), cache=facts, warm=warm)
         except FileNotFoundError:
             return []  # no index yet: nothing is staged
         for root, changed in guard.guarded().items():

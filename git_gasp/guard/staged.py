@@ -8,9 +8,13 @@ the index holds HEAD's entry. Git reads the index itself, so a split index, a sp
 index, a conflict (an unmerged path) and an intent-to-add entry (absent: `git commit`
 leaves it out) mean what they mean to the commit being made; paths are compared byte
 for byte, as the commit stores them (``core.ignorecase`` only changes how git matches
-work-tree names to index entries). A commit's entry for one path is looked up through
-dulwich in its trees, loading only the trees along that path. A staged blob whose
-work-tree file hashes to its id is read from the work tree (no inflating).
+work-tree names to index entries). HEAD's entry for a changed path is the diff's; a
+commit's entry for any other path is looked up by ``git ls-tree`` (the few paths the
+guard asks about, in one process per commit), never by reading whole trees. A staged
+blob is read from its work-tree file when the index's stat data vouch for it as git
+trusts them (``indexstat``), or when the file hashes to the blob id; another blob
+from the work tree when its file hashes to it (AGENT.md), else a loose object
+directly; only a packed blob opens dulwich's object store.
 """
 
 from __future__ import annotations
@@ -22,63 +26,60 @@ import stat
 import threading
 import zlib
 from collections.abc import Iterable
-
-from dulwich.objects import Blob, Commit, Tree
-from dulwich.repo import Repo
+from typing import TYPE_CHECKING
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.git import run
+from git_gasp.guard.gitdirs import GitDirs
+from git_gasp.guard.indexstat import index_entry_stat, stat_proves
+
+if TYPE_CHECKING:
+    from dulwich.repo import Repo
+
+    from git_gasp.guard.warm import Warm
 
 File = tuple[int, bytes]  # (mode, blob id)
-
-
-class TreeReader:
-    """Tree objects by id, each read and parsed once (sides share unchanged subtrees)."""
-
-    def __init__(self, store) -> None:
-        self.store = store
-        self._trees: dict[bytes, dict[bytes, File]] = {}
-
-    def entries(self, tree_id: bytes) -> dict[bytes, File]:
-        """name -> (mode, id) of the tree `tree_id`."""
-        found = self._trees.get(tree_id)
-        if found is None:
-            found = self._trees[tree_id] = self.load(tree_id)
-        return found
-
-    def load(self, tree_id: bytes) -> dict[bytes, File]:
-        try:
-            tree = self.store[tree_id]
-        except KeyError:
-            raise GaspError(f"tree {tree_id.decode()} is missing from the object store") from None
-        if not isinstance(tree, Tree):
-            raise GaspError(f"object {tree_id.decode()} is not a tree")
-        return {name: (mode, sha) for name, mode, sha in tree.iteritems()}
+_SMALL = 1 << 20  # a file not vouched for by the index is hashed only up to this size
 
 
 class TreeFiles:
-    """path -> (mode, id) of the files (not directories) of one tree, looked up on demand."""
+    """path -> (mode, id) of the files (not directories) of one commit, looked up on
+    demand through ``git ls-tree`` (only the trees along each path are read); `prefetch`
+    asks for several paths in one process."""
 
-    def __init__(self, trees: TreeReader, tree_id: bytes) -> None:
-        self.trees, self.tree_id = trees, tree_id
+    def __init__(self, repo, commit: bytes) -> None:
+        self.repo, self.commit = repo, commit
         self._found: dict[bytes, File | None] = {}
+
+    def prefetch(self, paths: Iterable[bytes]) -> None:
+        """Look up every path of `paths` not looked up yet, in one ``git ls-tree``."""
+        wanted = sorted({p for p in paths if p not in self._found and p})
+        if not wanted:
+            return
+        proc = run(self.repo.path, "--literal-pathspecs", "ls-tree", "-z", "--full-tree",
+                   self.commit.decode(), "--", *map(os.fsdecode, wanted),
+                   env={"GIT_DIR": os.path.abspath(self.repo.controldir())}, check=False)
+        if proc.returncode != 0:
+            detail = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise GaspError(f"cannot read the tree of {self.commit.decode()[:12]}: "
+                            f"{detail[-1] if detail else 'git ls-tree failed'}")
+        found: dict[bytes, File] = {}
+        for record in proc.stdout.split(b"\x00"):
+            if not record:
+                continue
+            match = _LS_TREE.fullmatch(record)
+            if match is None:
+                raise GaspError(f"cannot read git ls-tree's output: {record[:80]!r}")
+            found[match[4]] = (int(match[1], 8), match[3])
+        for path in wanted:
+            entry = found.get(path)
+            self._found[path] = None if entry is None or stat.S_ISDIR(entry[0]) else entry
 
     def get(self, path: bytes, default: File | None = None) -> File | None:
         if path not in self._found:
-            self._found[path] = self._lookup(path)
-        found = self._found[path]
+            self.prefetch([path])
+        found = self._found.get(path)
         return default if found is None else found
-
-    def _lookup(self, path: bytes) -> File | None:
-        *dirs, name = path.split(b"/")
-        tree_id = self.tree_id
-        for part in dirs:
-            entry = self.trees.entries(tree_id).get(part)
-            if entry is None or not stat.S_ISDIR(entry[0]):
-                return None
-            tree_id = entry[1]
-        entry = self.trees.entries(tree_id).get(name)
-        return None if entry is None or stat.S_ISDIR(entry[0]) else entry
 
     def __contains__(self, path: object) -> bool:
         return isinstance(path, bytes) and self.get(path) is not None
@@ -88,6 +89,9 @@ class TreeFiles:
         if found is None:
             raise KeyError(path)
         return found
+
+
+_LS_TREE = re.compile(rb"([0-7]{6}) (\w+) ([0-9a-f]{40}|[0-9a-f]{64})\t(.*)", re.S)
 
 
 class IndexFiles:
@@ -117,50 +121,80 @@ class StagedSides:
     Built from the repository git gave the hook (a diff per side, trees on demand),
     or in memory (`_setup`, every side a dict: the runtime's own commits)."""
 
-    def __init__(self, repo: Repo, index_path: str) -> None:
+    def __init__(self, repo: GitDirs, index_path: str, warm: Warm | None = None) -> None:
         os.stat(index_path)  # FileNotFoundError: no index, nothing staged
-        self.repo, self.store = repo, repo.object_store
-        trees = TreeReader(repo.object_store)
+        self.repo = repo
         head_sha = self._head()
-        head: TreeFiles | dict = TreeFiles(trees, self._tree_of(head_sha)) if head_sha else {}
+        head: TreeFiles | dict = TreeFiles(repo, head_sha) if head_sha else {}
+        if warm is not None and isinstance(head, TreeFiles):
+            head._found.update(warm.tree(head_sha))
         target = head_sha.decode() if head_sha else empty_tree_id(repo)
         changed: dict[bytes, File | None] = {}
         conflicted: set[bytes] = set()
-        for path, _old, new, status in diff_index(repo, index_path, target):
+        rows = warm.diff(index_path, target) if warm is not None else None
+        for path, old, new, status in rows if rows is not None else \
+                diff_index(repo, index_path, target):
             changed[path] = new
             if status == b"U":
                 conflicted.add(path)
+            if isinstance(head, TreeFiles) and status != b"U":
+                head._found[path] = old  # HEAD's entry, as the diff names it
         paths = set(changed)
         parents: list[TreeFiles | dict] = []
         for sha in self._merge_heads():
-            parents.append(TreeFiles(trees, self._tree_of(sha)))
+            parent = TreeFiles(repo, sha)
+            parents.append(parent)
             # the paths the parent has and the index holds otherwise (as with dict sides)
-            paths.update(p for p, old, _new, _s in diff_index(repo, index_path, sha.decode())
-                         if old is not None)
+            for p, old, _new, status in diff_index(repo, index_path, sha.decode()):
+                if status != b"U":
+                    parent._found[p] = old
+                if old is not None:
+                    paths.add(p)
         self._setup(repo, IndexFiles(changed, head), head, parents, conflicted, paths)
         self.worktree = repo.path
+        self.index_path = index_path
+        self.warm = warm
         self._staged_at = {new[1]: path for path, new in changed.items() if new is not None}
 
-    def _setup(self, repo: Repo | None, index, head, parents: list, conflicted: set[bytes],
-               changed: set[bytes] | None) -> None:
+    def _setup(self, repo: GitDirs | Repo | None, index, head, parents: list,
+               conflicted: set[bytes], changed: set[bytes] | None) -> None:
         """The sides (path -> File mappings) and what reads blobs; `changed`: the paths
         that differ, None to compute them from dict sides."""
         self.repo = repo  # type: ignore[assignment]
-        self.store = repo.object_store if repo is not None else None
         self.index, self.head, self.parents = index, head, parents
         self.conflicted, self._changed = conflicted, changed
         self.worktree: str | None = None  # where a staged blob may be read from
+        self.index_path: str | None = None  # the index whose stat data vouches for it
+        self.warm: Warm | None = None  # work begun before the guard loaded
         self._staged_at: dict[bytes, bytes] = {}  # staged blob id -> its path
+        self._worktree_at: dict[bytes, bytes] = {}  # other blob id -> a path it may be at
         self._blobs: dict[bytes, bytes] = {}
         self._prefix_ids: dict[tuple[bytes, int], bytes] = {}
+
+    @property
+    def store(self):
+        """The object store (dulwich: opened only when a blob is not found otherwise)."""
+        return None if self.repo is None else self.repo.object_store
+
+    def prefetch(self, paths: Iterable[bytes]) -> None:
+        """Look up `paths` in HEAD and every merged parent at once (one process each)."""
+        paths = list(paths)
+        for side in (self.head, *self.parents):
+            if isinstance(side, TreeFiles):
+                side.prefetch(paths)
 
     # ---- reading git
 
     def _head(self) -> bytes | None:
-        try:
-            return self.repo.refs[b"HEAD"]
-        except KeyError:
-            return None  # unborn branch: the first commit
+        found = self.repo.head()
+        if found:
+            return found  # type: ignore[return-value]
+        # unborn, or a layout the quick read does not know: git says which
+        proc = run(self.repo.path, "rev-parse", "--verify", "-q", "HEAD^{commit}",
+                   env={"GIT_DIR": os.path.abspath(self.repo.controldir())}, check=False)
+        sha = proc.stdout.strip()
+        return sha if proc.returncode == 0 and _HEX.fullmatch(sha.decode("ascii", "replace")) \
+            else None  # unborn branch: the first commit
 
     def _merge_heads(self) -> list[bytes]:
         path = os.path.join(self.repo.controldir(), "MERGE_HEAD")
@@ -176,21 +210,19 @@ class StagedSides:
                 raise GaspError(f"{path} names {word[:40]!r}, not a commit id")
         return heads
 
-    def _tree_of(self, sha: bytes) -> bytes:
+    def _files_of_commit(self, sha: bytes | None) -> dict[bytes, File]:
+        """Every file of commit `sha` (none for None): for sides built in memory."""
+        from dulwich.objects import Commit
+
+        if sha is None:
+            return {}
         try:
             commit = self.store[sha]
         except KeyError:
             raise GaspError(f"commit {sha.decode()} is missing from the object store") from None
         if not isinstance(commit, Commit):
             raise GaspError(f"{sha.decode()} is not a commit")
-        return commit.tree
-
-    def _files_of_commit(self, sha: bytes | None) -> dict[bytes, File]:
-        """Every file of commit `sha` (none for None): for sides built in memory."""
-        if sha is None:
-            return {}
-        tree = self._tree_of(sha)
-        return {e.path: (e.mode, e.sha) for e in self.store.iter_tree_contents(tree)}
+        return {e.path: (e.mode, e.sha) for e in self.store.iter_tree_contents(commit.tree)}
 
     def changed_paths(self) -> set[bytes]:
         """Every path whose entry in the index differs from HEAD's, or from a merged
@@ -213,6 +245,8 @@ class StagedSides:
         if data is None:
             data = self._loose_blob(sha)
         if data is None:
+            from dulwich.objects import Blob
+
             try:
                 obj = self.store[sha]
             except KeyError:
@@ -231,14 +265,28 @@ class StagedSides:
         return found
 
     def _worktree_blob(self, sha: bytes, prefix: int | None) -> bytes | None:
-        """A staged blob's bytes from its work-tree file when that hashes to the blob id
-        (as after `git add`): reading a file costs less than inflating the object."""
+        """A blob's bytes from the work-tree file of a path that holds it, when that is
+        proved (reading a file costs less than inflating the object): a staged file by
+        the index's stat data as git proves it (`indexstat`), else by hashing it to the
+        blob id. `prefix`: hash the first `prefix` bytes too (`prefix_id`) in the same
+        read, on another core when the whole file must be hashed as well."""
         path = self._staged_at.get(sha)
-        if path is None or self.worktree is None or len(sha) != 40:
+        staged = path is not None
+        if path is None:
+            path = self._worktree_at.get(sha)
+        if path is None or self.worktree is None or len(sha) not in (40, 64):
             return None
-        size = self._loose_size(sha)  # known only for a loose object (as `git add` writes)
-        if size is None:
-            return None
+        vouched = index_entry_stat(self.index_path, path, sha) \
+            if staged and self.index_path else None
+        size = None if vouched is not None else self._loose_size(sha) if staged else None
+        early = self.warm.log(path, self.worktree) if self.warm and vouched else None
+        if early is not None and vouched is not None:
+            data, after, length, early_id = early
+            if len(data) == after.st_size and stat_proves(vouched, after):
+                if prefix is not None and prefix <= len(data):
+                    self._prefix_ids[sha, prefix] = early_id if length == prefix and early_id \
+                        else git_blob_id(memoryview(data)[:prefix])
+                return data
         full = os.path.join(self.worktree, os.fsdecode(path))
         try:
             fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -246,14 +294,20 @@ class StagedSides:
             return None
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+            if not stat.S_ISREG(st.st_mode) or (size is not None and st.st_size != size) \
+                    or (vouched is None and size is None and st.st_size > _SMALL):
                 return None
             with os.fdopen(os.dup(fd), "rb") as f:
                 data = f.read()
+            after = os.fstat(fd)
         except OSError:
             return None
         finally:
             os.close(fd)
+        if vouched is not None and len(data) == after.st_size and stat_proves(vouched, after):
+            if prefix is not None and prefix <= len(data):
+                self._prefix_ids[sha, prefix] = git_blob_id(memoryview(data)[:prefix])
+            return data
         ids: list[bytes] = []
         worker = None
         if prefix is not None and prefix <= len(data):  # hashlib lets go of the GIL
@@ -270,7 +324,8 @@ class StagedSides:
         return data
 
     def _loose_path(self, sha: bytes) -> str | None:
-        root = getattr(self.store, "path", None)
+        root = self.repo.objects_dir() if isinstance(self.repo, GitDirs) else \
+            getattr(self.store, "path", None)
         if not isinstance(root, str) or len(sha) not in (40, 64):
             return None
         return os.path.join(root, sha[:2].decode(), sha[2:].decode())
@@ -316,8 +371,10 @@ def git_blob_id(data: bytes | memoryview) -> bytes:
     return digest.hexdigest().encode()
 
 
-def empty_tree_id(repo: Repo) -> str:
+def empty_tree_id(repo: GitDirs | Repo) -> str:
     """The id of the empty tree in the repository's object format."""
+    if isinstance(repo, GitDirs):
+        repo = repo.dulwich()
     try:
         fmt = repo.get_config().get((b"extensions",), b"objectformat")
     except KeyError:
@@ -330,7 +387,7 @@ _RAW = re.compile(rb":([0-7]{6}) ([0-7]{6}) ([0-9a-f]{40}|[0-9a-f]{64}) "
                   rb"([0-9a-f]{40}|[0-9a-f]{64}) ([ADMTU])")
 
 
-def diff_index(repo: Repo, index_path: str, tree: str
+def diff_index(repo: GitDirs | Repo, index_path: str, tree: str
                ) -> Iterable[tuple[bytes, File | None, File | None, bytes]]:
     """(path, tree's entry, index's entry, status) for every path whose entry differs
     between the index at `index_path` and the tree-ish `tree` (``git diff-index
@@ -368,7 +425,7 @@ def _side(mode: bytes, sha: bytes, path: bytes) -> File | None:
     return value, sha
 
 
-def index_file(repo: Repo) -> str:
+def index_file(repo: GitDirs | Repo) -> str:
     """The index git wants checked: GIT_INDEX_FILE (relative to the cwd) or the repo's."""
     env = os.environ.get("GIT_INDEX_FILE")
     return os.path.abspath(env) if env else repo.index_path()

@@ -71,14 +71,22 @@ def wide(agent: Path) -> Path:
 
 # ---- only what changed is read ----------------------------------------------------
 
-def test_only_the_changed_paths_trees_are_read_and_the_index_is_not_parsed(wide, monkeypatch):
-    trees = {line.split()[2]: line.split("\t")[1]
-             for line in git(wide, "ls-tree", "-r", "-t", "HEAD").splitlines()
-             if line.split()[1] == "tree"}
-    loaded: list[str] = []
-    real = staged.TreeReader.load
-    monkeypatch.setattr(staged.TreeReader, "load",
-                        lambda self, tid: loaded.append(tid.decode()) or real(self, tid))
+def _asked(monkeypatch) -> list[bytes]:
+    """Every path the guard looks up in a commit's tree (`git ls-tree`), recorded."""
+    asked: list[bytes] = []
+    real = staged.TreeFiles.prefetch
+
+    def spy(self, paths):
+        paths = list(paths)
+        asked.extend(p for p in paths if p not in self._found)
+        return real(self, paths)
+
+    monkeypatch.setattr(staged.TreeFiles, "prefetch", spy)
+    return asked
+
+
+def test_only_the_changed_paths_are_looked_up_and_the_index_is_not_parsed(wide, monkeypatch):
+    asked = _asked(monkeypatch)
 
     def no_index(*_a, **_k):
         raise AssertionError("the guard parsed the index itself")
@@ -88,8 +96,8 @@ def test_only_the_changed_paths_trees_are_read_and_the_index_is_not_parsed(wide,
     append(wide, goal_pair(2))
     git(wide, "add", LOG)
     assert guard_here(wide, monkeypatch) == []
-    read = {trees.get(t, "<root>") for t in loaded}
-    assert read <= {"<root>", "state"}, read  # never src/ and its 30 packages
+    # the markers of the roots above the log (HEAD's log entry comes from the diff)
+    assert set(asked) <= {b"AGENT.md", b"state/AGENT.md", b"state/state/events.jsonl"}, asked
     # an in-place edit is still found
     log = wide / LOG
     log.write_bytes(log.read_bytes().replace(b"goal 1", b"goal X"))
@@ -97,16 +105,16 @@ def test_only_the_changed_paths_trees_are_read_and_the_index_is_not_parsed(wide,
     assert [r.rule for r in guard_here(wide, monkeypatch)] == ["append-only, one-parent rule"]
 
 
-def test_a_change_deep_in_the_tree_reads_only_the_trees_on_its_path(wide, monkeypatch):
-    loaded: list[bytes] = []
-    real = staged.TreeReader.load
-    monkeypatch.setattr(staged.TreeReader, "load",
-                        lambda self, tid: loaded.append(tid) or real(self, tid))
+def test_a_change_deep_in_the_tree_looks_up_only_the_roots_on_its_path(wide, monkeypatch):
+    asked = _asked(monkeypatch)
     (wide / "src/pkg07/inner/JOURNAL.md").write_text("an unrelated journal\n")
     git(wide, "add", "src")
     assert guard_here(wide, monkeypatch) == []
-    # root, src, src/pkg07, src/pkg07/inner at most: never the other 29 packages
-    assert len(set(loaded)) <= 4
+    # root, src, src/pkg07, src/pkg07/inner: their AGENT.md and log, never the other packages
+    dirs = {p.rsplit(b"/", 1)[0] if p.endswith(b"AGENT.md") and b"/" in p else
+            p[:-len(b"/state/events.jsonl")] if p.endswith(b"/state/events.jsonl") else b""
+            for p in asked}
+    assert dirs <= {b"", b"src", b"src/pkg07", b"src/pkg07/inner"}, asked
 
 
 # ---- git's meaning of the index ------------------------------------------------

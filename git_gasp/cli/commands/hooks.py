@@ -37,20 +37,9 @@ def hook(name: str) -> int:
 
     pre-commit guards every commit; pre-merge-commit guards the commit of a merge that
     went through without conflicts (git runs no pre-commit hook for it)."""
-    import os
-    import sys
-    from pathlib import Path
+    from git_gasp.cli.commands.hook_run import run_hook
 
-    from git_gasp.guard.commit_guard import run_guard
-    from git_gasp.guard.rejection import report
-
-    rejections = run_guard(Path.cwd())
-    if rejections:
-        click.echo(report(rejections, hook=name), err=True)
-    # Leave without tearing down what the guard built (nothing needs it any more).
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(1 if rejections else 0)
+    run_hook(name)
 
 
 @click.command("doctor")

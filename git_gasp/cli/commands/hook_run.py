@@ -1,0 +1,27 @@
+"""What `git gasp hook NAME` does, without click: the CLI's fast path (`cli.main`
+dispatches a hook before click is even imported) and the click command share it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import NoReturn
+
+
+def run_hook(name: str) -> NoReturn:
+    """Guard the commit git is making in the current directory (the hook's cwd): print
+    the refusal report on stderr and exit 1, or exit 0 to let the commit through."""
+    from git_gasp.guard.warm import Warm
+
+    cwd = os.getcwd()
+    warm = Warm.start(cwd)  # git and the log read run while the rules load
+    from git_gasp.guard.commit_guard import run_guard
+    from git_gasp.guard.rejection import report
+
+    rejections = run_guard(cwd, warm=warm)
+    if rejections:
+        sys.stderr.write(report(rejections, hook=name) + "\n")
+    # Leave without tearing down what the guard built (nothing needs it any more).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(1 if rejections else 0)

@@ -1,0 +1,190 @@
+"""Where the guard's repository lives, found without dulwich (the hook's hot path).
+
+`locate` finds the repository as the guard's dulwich-based ``open_repo`` does, for the
+plain layouts: ``GIT_DIR`` (with ``GIT_WORK_TREE``, else the current directory, as
+the work tree: what git sets for a linked worktree's hooks), else walking up to a
+``.git`` directory, or a ``.git`` file naming a linked worktree's git dir; the common
+dir from its ``commondir`` file. HEAD is read from the loose ref or ``packed-refs``.
+Anything else (other ``GIT_*`` locations set, a bare repository, a ``core.worktree``
+or ``core.bare`` setting, a ref it cannot read) returns None or defers to git or
+dulwich, so the answer is never a guess. The object store (dulwich) opens
+only when a blob must be read from a pack.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+_HEX = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
+_OTHER_ENV = ("GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+              "GIT_NAMESPACE")
+_ODD_CONFIG = re.compile(rb"^\s*(worktree|bare\s*=\s*(true|yes|on|1))\b", re.M | re.I)
+
+
+class GitDirs:
+    """A work tree's top, its git dir and common dir; quacks like the parts of a
+    dulwich ``Repo`` the guard uses, opening one only for the object store."""
+
+    def __init__(self, path: str, controldir: str, commondir: str, repo=None) -> None:
+        self.path, self._controldir, self._commondir = path, controldir, commondir
+        self._repo = repo
+
+    @classmethod
+    def of(cls, repo) -> GitDirs:
+        """The dirs of an open dulwich ``Repo`` (which serves the object store)."""
+        return cls(repo.path, repo.controldir(), repo.commondir(), repo)
+
+    def controldir(self) -> str:
+        return self._controldir
+
+    def commondir(self) -> str:
+        return self._commondir
+
+    def index_path(self) -> str:
+        return os.path.join(self._controldir, "index")
+
+    def objects_dir(self) -> str:
+        return os.path.join(self._commondir, "objects")
+
+    def dulwich(self):
+        """The dulwich ``Repo`` (opened on first use)."""
+        if self._repo is None:
+            from dulwich.repo import Repo
+
+            self._repo = Repo(self.path, controldir=self._controldir, worktree=self.path)
+        return self._repo
+
+    @property
+    def object_store(self):
+        return self.dulwich().object_store
+
+    def head(self) -> bytes | None | bool:
+        """HEAD's commit id; None when the branch it names has no commit (unborn);
+        False when this cannot tell (ask git or dulwich)."""
+        return _resolve(self._controldir, self._commondir, b"HEAD")
+
+    def close(self) -> None:
+        if self._repo is not None:
+            self._repo.close()
+
+    def __enter__(self) -> GitDirs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4096)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _resolve(controldir: str, commondir: str, name: bytes, depth: int = 0) -> bytes | None | bool:
+    """The commit id ref `name` holds (following symbolic refs); None: no such ref."""
+    if depth > 5 or b".." in name or name.startswith(b"/"):
+        return False
+    try:
+        base = controldir if name == b"HEAD" or name.startswith(
+            (b"refs/worktree/", b"refs/bisect/", b"refs/rewritten/")) else commondir
+        raw = _read(os.path.join(base, os.fsdecode(name)))
+        if raw is None:
+            return _packed(commondir, name)
+    except OSError:
+        return False
+    raw = raw.strip()
+    if _HEX.fullmatch(raw):
+        return raw
+    if raw.startswith(b"ref: "):
+        target = raw[5:].strip()
+        if not target.startswith(b"refs/"):
+            return False
+        return _resolve(controldir, commondir, target, depth + 1)
+    return False
+
+
+def _packed(commondir: str, name: bytes) -> bytes | None | bool:
+    try:
+        raw = _read_all(os.path.join(commondir, "packed-refs"))
+    except OSError:
+        return False
+    if raw is None:
+        return None
+    for line in raw.split(b"\n"):
+        if line.endswith(b" " + name) and not line.startswith((b"#", b"^")):
+            sha = line[:-len(name) - 1]
+            return sha if _HEX.fullmatch(sha) else False
+    return None
+
+
+def _read_all(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def locate(cwd: str) -> GitDirs | None:
+    """The repository around `cwd` in the plain layouts (see the module docstring), or
+    None: let dulwich decide (and raise what it raises)."""
+    if any(os.environ.get(name) for name in _OTHER_ENV):
+        return None
+    start = os.path.realpath(cwd)
+    git_dir = os.environ.get("GIT_DIR")
+    try:
+        if git_dir:  # as git sets it for a linked worktree's hooks
+            here = os.path.realpath(os.environ.get("GIT_WORK_TREE") or os.getcwd())
+            controldir = git_dir
+            if not os.path.isdir(controldir) or not _within(start, here):
+                return None
+        elif os.environ.get("GIT_WORK_TREE"):
+            return None
+        else:
+            found = _discover(start)
+            if found is None:
+                return None
+            here, controldir = found
+        controldir = os.path.realpath(controldir)
+        commondir = controldir
+        named = _read(os.path.join(controldir, "commondir"))
+        if named is not None:
+            commondir = os.path.realpath(os.path.join(controldir, os.fsdecode(named.strip())))
+        for config in (os.path.join(commondir, "config"),
+                       os.path.join(controldir, "config.worktree")):
+            text = _read_all(config)
+            if text is not None and _ODD_CONFIG.search(text):
+                return None
+    except OSError:
+        return None
+    if _within(start, controldir):
+        return None
+    return GitDirs(here, controldir, commondir)
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _discover(start: str) -> tuple[str, str] | None:
+    """(work tree top, git dir) found walking up from `start`, as dulwich does."""
+    here = start
+    while True:
+        dotgit = os.path.join(here, ".git")
+        if os.path.isfile(dotgit):
+            raw = _read(dotgit) or b""
+            if not raw.startswith(b"gitdir: "):
+                return None
+            return here, os.path.join(here, os.fsdecode(raw[8:].strip()))
+        if os.path.isdir(os.path.join(dotgit, "objects")):
+            return here, dotgit
+        if os.path.isdir(os.path.join(here, "objects")) and \
+                os.path.isdir(os.path.join(here, "refs")):
+            return None  # a bare repository or inside a git dir
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
