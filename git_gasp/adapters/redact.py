@@ -89,7 +89,7 @@ class Redactor:
         if "-" in text:
             text = P.LONG_FLAG.sub(self._sub_flag, text)
             text = P.SHORT_FLAG_ATTACHED.sub(self._sub_flag, text)
-        text = P.ASSIGN.sub(self._sub_assign, text)
+        text = self._assignments(text)
         if use_entropy:
             text = P.CANDIDATE.sub(self._sub_entropy, text)
         return text
@@ -114,8 +114,8 @@ class Redactor:
         return self._replace(m, "s", kind)
 
     def _sub_vendor(self, m: re.Match[str]) -> str:
-        kind = P.VENDOR_KIND[m.lastgroup or ""]
         value = m.group(0)
+        kind = P.vendor_kind(value)
         if kind == "openai_key" and not (any(c.isdigit() for c in value)
                                           and any(c.isupper() for c in value)):
             return value  # "sk-learn-style-words": not a key
@@ -167,17 +167,53 @@ class Redactor:
     def _sub_assign(self, m: re.Match[str]) -> str:
         if m.group("tok") is not None:
             return m.group(0)
-        group = next(g for g in P.ASSIGN_VALUES if m.group(g) is not None)
+        group = m.lastgroup or ""  # the value's group closes last
         value = m.group(group)
         if _not_a_value(value):
             return m.group(0)
+        word = _word(m)
         if group in ("multi", "bare"):
             nxt = m.string[m.end():m.end() + 1]
-            if nxt in ("(", "[") or value.split(".")[-1].lower() == _word(m).lower():
+            if nxt in ("(", "[") or value.rsplit(".", 1)[-1].lower() == word.lower():
                 return m.group(0)  # code: get_token(...), os.environ[...], cfg.token
-            if value[0] in "=:":
+            if group == "bare" and P.EXPRESSION_AFTER.match(m.string, m.end()):
+                return m.group(0)  # code: secret = base / "name"
+            if group == "multi" and value[0] in "=:":
                 return m.group(0)  # token := ..., token: = ...
-        return self._replace(m, group, _assign_kind(_word(m)))
+        return self._replace(m, group, _assign_kind(word))
+
+    def _assignments(self, text: str) -> str:
+        """ASSIGN over `text`, tried only where ASSIGN_REVERSED (run on the reversed
+        text, so it skips ahead to each ':' or '=') says a secret word ends before an
+        operator; existing tokens are skipped. Same result as ``ASSIGN.sub``."""
+        if "=" not in text and ":" not in text:
+            return text
+        n = len(text)
+        starts = [n - m.end() for m in P.ASSIGN_REVERSED.finditer(text[::-1])]
+        if not starts:
+            return text
+        starts.reverse()
+        tokens = ([t.span() for t in P.TOKEN_RE.finditer(text)]
+                  if TOKEN_PREFIX in text else [])
+        out: list[str] = []
+        done = ti = 0
+        for start in starts:
+            if start < done:
+                continue
+            while ti < len(tokens) and tokens[ti][1] <= start:
+                ti += 1
+            if ti < len(tokens) and tokens[ti][0] <= start:
+                continue  # inside an existing token
+            m = P.ASSIGN.match(text, start)
+            if m is None:
+                continue
+            out.append(text[done:start])
+            out.append(self._sub_assign(m))
+            done = m.end()
+        if not out:
+            return text
+        out.append(text[done:])
+        return "".join(out)
 
     def _sub_entropy(self, m: re.Match[str]) -> str:
         word = m.group(0)
@@ -261,11 +297,14 @@ def _command_before(m: re.Match[str], command: re.Pattern[str], cache: dict) -> 
     return k < 0 or seps[k] < ends[j]
 
 
+_KEY_KIND = re.compile(r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|_key|key$")
+
+
 def _assign_kind(name: str) -> str:
     low = name.lower()
     if "pass" in low or "pwd" in low:
         return "password"
-    if re.search(r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|_key|key$", low):
+    if _KEY_KIND.search(low):
         return "api_key"
     if "secret" in low or "credential" in low:
         return "secret"

@@ -50,33 +50,54 @@ def first_char_alternation(branches: list[tuple[str, str]], *, before: str = "",
 
 
 # -- vendor tokens by their documented shape: one combined pass ------------------------
-_VENDOR_BRANCHES: list[tuple[str, str, str]] = [  # (kind, first characters, rest)
-    ("anthropic_key", "s", r"k-ant-[A-Za-z0-9_-]{16,}+"),
-    ("openai_key", "s", r"k-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}+"),
-    ("stripe_key", "sr", r"k_(?:live|test)_[A-Za-z0-9]{16,}+"),
-    ("stripe_key", "w", r"hsec_[A-Za-z0-9]{24,}+"),
-    ("aws_access_key", "A", r"(?:KIA|SIA|BIA|CCA|IDA|ROA|IPA|NPA|NVA|GPA|PKA)"
-                            r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
-    ("github_token", "g", r"ithub_pat_[A-Za-z0-9_]{22,}+"),
-    ("github_token", "g", r"h[pousr]_[A-Za-z0-9]{30,}+"),
-    ("gitlab_token", "g", r"l(?:pat|dt|rt|ptt|cbt|imt|soat|ft|agent)-[A-Za-z0-9_-]{20,}+"),
-    ("slack_token", "x", r"ox[abposre]-[A-Za-z0-9-]{10,}+"),
-    ("slack_token", "x", r"app-[0-9]-[A-Za-z0-9-]{10,}+"),
-    ("google_api_key", "A", r"Iza[0-9A-Za-z_-]{35}"),
-    ("google_oauth", "y", r"a29\.[0-9A-Za-z_-]{20,}+"),
-    ("google_oauth", "G", r"OCSPX-[A-Za-z0-9_-]{20,}+"),
-    ("google_oauth", "1", r"//0[0-9A-Za-z_-]{30,}+"),
-    ("jwt", "e", r"yJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+"),
-    ("npm_token", "n", r"pm_[A-Za-z0-9]{36}"),
-    ("pypi_token", "p", r"ypi-AgE[A-Za-z0-9_-]{50,}+"),
-    ("hf_token", "h", r"f_[A-Za-z]{30,}+"),
-    ("sendgrid_key", "S", r"G\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
-    ("discord_token", "MNO", r"[A-Za-z0-9_-]{23,27}+\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}+"),
+# A plain alternation whose branches all start with a literal character: re then skips
+# ahead to those characters, and tries only the branches starting with the one found.
+# The lookbehind after that character keeps a token from starting inside a run of
+# token characters (nor after a dot: a.sk-…). The kind is read off the match
+# (`vendor_kind`).
+_G = r"(?<![A-Za-z0-9_\-.].)"
+_VENDOR_BRANCHES = [
+    r"sk-ant-[A-Za-z0-9_-]{16,}+",
+    r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}+",
+    r"sk_(?:live|test)_[A-Za-z0-9]{16,}+",
+    r"rk_(?:live|test)_[A-Za-z0-9]{16,}+",
+    r"whsec_[A-Za-z0-9]{24,}+",
+    r"A(?:KIA|SIA|BIA|CCA|IDA|ROA|IPA|NPA|NVA|GPA|PKA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+    r"AIza[0-9A-Za-z_-]{35}",
+    r"github_pat_[A-Za-z0-9_]{22,}+",
+    r"gh[pousr]_[A-Za-z0-9]{30,}+",
+    r"gl(?:pat|dt|rt|ptt|cbt|imt|soat|ft|agent)-[A-Za-z0-9_-]{20,}+",
+    r"xox[abposre]-[A-Za-z0-9-]{10,}+",
+    r"xapp-[0-9]-[A-Za-z0-9-]{10,}+",
+    r"ya29\.[0-9A-Za-z_-]{20,}+",
+    r"GOCSPX-[A-Za-z0-9_-]{20,}+",
+    r"1//0[0-9A-Za-z_-]{30,}+",
+    r"eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+",
+    r"npm_[A-Za-z0-9]{36}",
+    r"pypi-AgE[A-Za-z0-9_-]{50,}+",
+    r"hf_[A-Za-z]{30,}+",
+    r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
+    *(c + r"[A-Za-z0-9_-]{23,27}+\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}+" for c in "MNO"),
 ]
-VENDOR_KIND = {f"v{i}": kind for i, (kind, _, _) in enumerate(_VENDOR_BRANCHES)}
-# A token starts where a run of token characters starts (nor after a dot: a.sk-…).
-VENDOR = re.compile(first_char_alternation(
-    [(firsts, rest) for _, firsts, rest in _VENDOR_BRANCHES], before=r"A-Za-z0-9_\-."))
+VENDOR = re.compile("|".join(b[0] + _G + b[1:] for b in _VENDOR_BRANCHES))
+_VENDOR_PREFIXES = (
+    ("sk-ant-", "anthropic_key"), ("sk_", "stripe_key"), ("rk_", "stripe_key"),
+    ("whsec_", "stripe_key"), ("sk-", "openai_key"), ("AIza", "google_api_key"),
+    ("A", "aws_access_key"), ("github_pat_", "github_token"), ("gh", "github_token"),
+    ("gl", "gitlab_token"), ("x", "slack_token"), ("ya29.", "google_oauth"),
+    ("GOCSPX-", "google_oauth"), ("1//", "google_oauth"), ("eyJ", "jwt"),
+    ("npm_", "npm_token"), ("pypi-", "pypi_token"), ("hf_", "hf_token"),
+    ("SG.", "sendgrid_key"),
+)
+
+
+def vendor_kind(token: str) -> str:
+    """The kind of a VENDOR match."""
+    for prefix, kind in _VENDOR_PREFIXES:
+        if token.startswith(prefix):
+            return kind
+    return "discord_token"
+
 
 # -- secrets named by their context -----------------------------------------------------
 # Whole URL paths that are the secret (webhooks).
@@ -90,7 +111,7 @@ URL_PASSWORD = re.compile(r"://[^\s:/@\"'<>]*+:(?P<s>[^\s@/\"'<>]++)@")
 AUTH_HEADER = re.compile(
     r"[AaPp](?<![A-Za-z0-9].)(?i:(?<=[Pp])roxy-a|(?<=[Aa]))(?i:uthorization)[\"']?[ \t]*+[:=]"
     r"[ \t]*+[\"']?(?>(?i:bearer|basic|token|digest|negotiate|bot|apikey|key)[ \t]++)?"
-    r"(?P<s>[^\s\"'\[\],;]++)"
+    r"(?P<s>[^\s\"'\[\],;<>]++)"
 )
 # A bare "Bearer x" / "Basic x" anywhere (the caller rejects plain words).
 BEARER = re.compile(r"[Bb](?<![A-Za-z0-9].)(?i:earer|asic)[ \t]++(?P<s>[A-Za-z0-9._~+/-]{8,}+=*+)")
@@ -119,7 +140,7 @@ CONTEXT_WINDOW = 400
 # nothing scans back over it: only the value is replaced).
 _WORDS = [  # (first characters, rest); case-insensitive unless marked
     ("pP", "(?i:assword|asswd|assphrase|rivate[_-]?key)"),
-    ("pP", "(?<=[_-].)(?i:wd)"),
+    ("pP", "(?<=[;_-].)(?i:wd)"),
     ("pP", "(?<=[A-Za-z0-9][_-].)(?i:ass)"),
     ("sS", "(?i:ecret(?:[_-]?key)?|igning[_-]?key|hared[_-]?access[_-]?key|ession[_-]?token)"),
     ("sS", "(?<=[?&;].)(?i:ig)"),
@@ -148,11 +169,27 @@ _OPQ = r"\\?[\"']?[ \t]*+"
 _ASSIGN_OP = (
     r"(?![A-Za-z0-9])(?:(?P<colon>" + _OPQ + r":(?!//)[ \t]*+)(?:" + _quoted("") + "|"
     r"(?P<multi>" + _WORD1 + r"(?:[ \t]++" + _WORDN + r"(?![:=]))*+))"
-    r"|(?P<eq>" + _OPQ + r"=(?!=)[ \t]*+)(?:" + _quoted("2") + r"|(?P<bare>" + _WORD1 + r")))"
+    r"|(?P<eq>" + _OPQ + r"=(?!=[ \t])[ \t]*+)(?:" + _quoted("2") + r"|(?P<bare>" + _WORD1 + r")))"
 )
 # An existing token is matched whole (its kind may be a secret word).
 ASSIGN = re.compile(first_char_alternation(
     _WORDS, tail=_ASSIGN_OP, more=("[", r"(?P<tok>REDACTED:[a-z_]+:[0-9a-f]{8}\])")))
+# The same words read backwards from their operator, in the reversed text: a pass over
+# the reversed text stops only at ':' and '=' (a leading set again), and gives every
+# place where ASSIGN can start (a superset: ASSIGN itself then decides, forwards).
+def _both_cases(regex: str) -> str:
+    """`regex` (lowercase letters, no classes of letters) matching either case of each
+    letter with a class, not IGNORECASE: re's fast paths need plain classes."""
+    return re.sub(r"[a-z]", lambda m: f"[{m.group(0)}{m.group(0).upper()}]", regex)
+
+
+ASSIGN_REVERSED = re.compile(
+    r"[:=][ \t]*+[\"']?\\?(?:" + _both_cases(
+        "yek(?:[_-]?(?:etavirp|terces|gningis|ssecca[_-]?derahs|ipa|ssecca|tnuocca"
+        "|noitpyrcne|retsam))?|nekot(?:[_-]?(?:noisses|htua|ssecca|hserfer))?"
+        "|terces(?:[_-]?tneilc)?|d(?:rowssap|wssap|wp)|esarhpssap|s(?:sap|laitnederc)"
+        "|laitnederc|gis|noitazirohtua") + ")"
+)
 ASSIGN_VALUES = ("dq", "sq", "edq", "multi", "dq2", "sq2", "edq2", "bare")
 BARE_LITERALS = frozenset(
     {"none", "null", "nil", "true", "false", "undefined", "required", "optional",
@@ -161,9 +198,11 @@ BARE_LITERALS = frozenset(
      "basic", "env", "yes", "no", "prompt", "value", "char", "text", "object", "list",
      "dict", "number", "boolean", "default", "empty", "unset", "hidden", "masked"}
 )
+# What follows a bare value when it is code, not a setting: `secret = tmp / "x"`.
+EXPRESSION_AFTER = re.compile(r"[ \t]++(?:[-+*/%|&^<>=!.?]|(?:if|else|or|and|for|in)\b)")
 REFERENCE = re.compile(
     r"^(?:process\.env|os\.environ|os\.getenv|env|ENV|self|this|config|settings|"
-    r"secrets|vars|cls|ctx|args|opts|options|params|props|request|req)\.|^\$|^%[A-Za-z_]|"
+    r"secrets|vars|cls|ctx|args|opts|options|params|props|request|req)\.|^\$|^%[A-Za-z_]\w*%$|"
     r"^\{\{|^<[A-Za-z_ -]*>?$|^\*+$|^x+$|^\.+$",
 )
 
@@ -238,8 +277,12 @@ def _transition_ratio(word: str) -> float:
     return changes / max(1, len(word) - 1)
 
 
+# camelCase / snake_case names made of words (cacheCreationEphemeral5mInputTokens)
+_NAME = re.compile(r"(?:[_-]?+(?:[A-Z]?[a-z]{2,}+|[0-9]{1,4}+[a-z]?))++")
+
+
 def _segment_is_secret(seg: str) -> bool:
-    if len(seg) < 20 or is_identifier(seg):
+    if len(seg) < 20 or is_identifier(seg) or _NAME.fullmatch(seg):
         return False
     digit, upper, lower = _classes(seg)
     if not (digit and (upper or lower)) and not (upper and lower and len(seg) >= 30
