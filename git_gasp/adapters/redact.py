@@ -10,28 +10,45 @@ same token, so a reader can still tell two uses of one key apart from two keys):
 
 - ``<private>…</private>`` spans are dropped entirely (an unclosed ``<private>``
   drops the rest of the string);
-- PEM private key blocks (``private_key``);
-- vendor API keys and tokens by their documented shape: Anthropic ``sk-ant-…``
-  (``anthropic_key``), OpenAI ``sk-…`` (``openai_key``), AWS ``AKIA…``/``ASIA…``
-  (``aws_access_key``), GitHub ``ghp_…``/``gho_…``/``github_pat_…``
-  (``github_token``), Slack ``xox?-…`` (``slack_token``), Google ``AIza…``
-  (``google_api_key``), JSON web tokens (``jwt``);
-- ``Bearer``/``Basic`` credentials (``bearer``), passwords in URLs
-  (``url_password``);
-- assignments whose name says secret — ``password=…``, ``API_KEY: "…"``,
-  ``client_secret=…``, ``token=…`` (kind ``password``, ``secret``, ``api_key`` or
-  ``token``); the name is kept, the value replaced;
+- PEM / OpenSSH / PGP private key blocks (``private_key``);
+- vendor keys and tokens by their documented shape: Anthropic ``sk-ant-…``, OpenAI
+  ``sk-…``/``sk-proj-…``, AWS ``AKIA…``/``ASIA…``, Google ``AIza…``, ``ya29.…``,
+  ``GOCSPX-…``, GitHub ``ghp_/gho_/ghs_/ghu_/ghr_…``/``github_pat_…``, GitLab
+  ``glpat-…`` (and ``gldt-``, ``glrt-``…), Slack ``xox?-…``/``xapp-…``, Stripe
+  ``sk_live_``/``rk_live_``/``whsec_…``, npm, PyPI, Hugging Face, SendGrid and
+  Discord bot tokens, JSON web tokens (kinds ``anthropic_key``, ``openai_key``,
+  ``aws_access_key``, ``github_token``, ``slack_token``, ``jwt``…);
+- Slack and Discord webhook URLs (the whole secret path: ``slack_webhook``,
+  ``discord_webhook``); passwords in URLs, empty user too (``redis://:pw@host``,
+  ``url_password``);
+- ``Authorization:`` / ``Proxy-Authorization:`` values of any scheme, and bare
+  ``Bearer``/``Basic`` credentials that are not plain words (``bearer``);
+- CLI password flags: ``--password x``, ``--token=x``, ``--api-key x``…, ``-u
+  user:pass`` / ``--user user:pass`` (the part after the colon; not ``uid:gid``),
+  ``mysql … -pSECRET``, ``sshpass -p x``, ``docker login -p x``, ``redis-cli -a x``
+  (``password``, ``token``…);
+- assignments whose name ends in a secret word — ``password=…``, ``API_KEY: "…"``,
+  ``client_secret=…``, ``DB_PASS=…``, ``AccountKey=…``, ``Pwd=…;``, ``?sig=…``
+  (kind ``password``, ``secret``, ``api_key`` or ``token``): the name is kept, the
+  value replaced; after ``:`` every word to the end of the value (``password:
+  correct horse battery staple``); placeholders, types and references (``None``,
+  ``str``, ``$VAR``, ``os.environ[…]``, ``self.token``, ``get_token()``) are kept;
 - JSON object members whose key names a secret (same kinds), whole value;
 - high-entropy tokens (``high_entropy``): at least 20 characters of
-  ``[A-Za-z0-9+/=_-]``, both letters and digits, and a Shannon entropy of at least
-  ``min(4.0, 0.85 * log2(len))`` bits per character. Exempt, because agent
-  transcripts are full of them and they are not secrets: pure hex (git SHAs,
-  SHA-256 digests), UUIDs, ``prefix_<hex or uuid>`` identifiers (``toolu_…``,
-  ``msg_…``, ``call_…``, ``event_…``), paths whose segments are ordinary words, and
-  values of JSON members whose key names an id or hash (``id``, ``uuid``,
+  ``[A-Za-z0-9+/_-]`` (plus ``=`` padding), letters and digits (or mixed case with
+  frequent changes of case), and a Shannon entropy of at least
+  ``min(4.0, 0.85 * log2(len))`` bits per character; a token with ``/`` in it (an AWS
+  secret key) is judged whole, without the segments that read as a path's. Exempt,
+  because agent transcripts are full of them and they are not secrets: pure hex (git
+  SHAs, SHA-256 digests), UUIDs, ``prefix_<hex or uuid>`` identifiers (``toolu_…``,
+  ``msg_…``, ``call_…``, ``event_…``), camelCase and snake_case names made of words,
+  paths, and values of JSON members whose key names an id or hash (``id``, ``uuid``,
   ``parentUuid``, ``tool_use_id``, ``sha256``…), which only the explicit patterns
   above apply to.
 
+Time is linear in the input, whatever the input (the detectors and the rules that
+keep them linear are in ``redact_patterns.py``; ``bench/bench_redact.py`` measures
+it on adversarial text).
 Redaction is idempotent: redacting redacted text changes nothing.
 """
 
@@ -92,6 +109,9 @@ class Redactor:
         text = self._assignments(text)
         if use_entropy:
             text = P.CANDIDATE.sub(self._sub_entropy, text)
+        if "…" in text:
+            text = P.CUT_BEFORE.sub(self._sub_cut, text)
+            text = P.CUT_AFTER.sub(self._sub_cut, text)
         return text
 
     def _token(self, kind: str, secret: str) -> str:
@@ -127,7 +147,7 @@ class Redactor:
 
     def _sub_bearer(self, m: re.Match[str]) -> str:
         value = m.group("s")
-        digit, upper, lower = _classes(value.rstrip("="))
+        digit, upper, lower = P.char_classes(value.rstrip("="))
         # "basic functionality", "Bearer authentication": plain words are not credentials
         if not digit and not (upper and lower and not value[1:].islower()) \
                 and not any(c in value for c in "+/=._~-"):
@@ -215,6 +235,23 @@ class Redactor:
         out.append(text[done:])
         return "".join(out)
 
+    def _sub_cut(self, m: re.Match[str]) -> str:
+        """A run the ellipsis of a cut touches: replaced when it mixes letters and
+        digits or cases the way keys do (a cut word stays)."""
+        group = "s" if m.re is P.CUT_AFTER else 0
+        value = m.group(group)
+        if TOKEN_PREFIX in value or "REDACTED" in value:
+            return m.group(0)
+        digit, upper, lower = P.char_classes(value)
+        if not (digit and (upper or lower)) and not (upper and lower
+                                                     and not value[1:].islower()):
+            return m.group(0)
+        if P.is_identifier(value) or P.NAME.fullmatch(value):
+            return m.group(0)
+        if group == 0:
+            return self._token("truncated", value)
+        return self._replace(m, "s", "truncated")
+
     def _sub_entropy(self, m: re.Match[str]) -> str:
         word = m.group(0)
         if looks_high_entropy(word):
@@ -251,11 +288,6 @@ class Redactor:
             else:
                 parent[key] = src
         return root[0]
-
-
-def _classes(word: str) -> tuple[bool, bool, bool]:
-    return (any(c.isdigit() for c in word), any(c.isupper() for c in word),
-            any(c.islower() for c in word))
 
 
 def _word(m: re.Match[str]) -> str:

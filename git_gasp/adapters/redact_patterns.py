@@ -217,6 +217,14 @@ ID_KEY = re.compile(
     r"(?i)(?:^|[_-]|[a-z])(?:id|uuid|ids|hash|digest|sha|sha1|sha256|ref|signature)$|^id$"
 )
 
+# -- what a cut left of a secret ---------------------------------------------------------
+# Callers shorten long strings with an ellipsis (`value[:limit] + "…"`, head + "\n…\n" +
+# tail); a secret the cut went through is no longer whole, so no shape above matches
+# it. A run of token characters touching the ellipsis is replaced when it could be one.
+_C = r"A-Za-z0-9+/_=.~-"
+CUT_BEFORE = re.compile(rf"[{_C}](?<![{_C}].)[{_C}]{{7,}}+(?=…)")
+CUT_AFTER = re.compile(rf"…\n?(?P<s>[{_C}]{{8,}}+)")
+
 # -- high-entropy tokens ----------------------------------------------------------------
 CANDIDATE = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_-].)[A-Za-z0-9+/_-]{19,}+={0,2}")
 _HEX_CHARS = frozenset("0123456789abcdefABCDEF")
@@ -258,7 +266,8 @@ def is_identifier(word: str) -> bool:
     return False
 
 
-def _classes(word: str) -> tuple[bool, bool, bool]:
+def char_classes(word: str) -> tuple[bool, bool, bool]:
+    """Whether `word` has (digits, upper case, lower case)."""
     return (any(c.isdigit() for c in word), any(c.isupper() for c in word),
             any(c.islower() for c in word))
 
@@ -278,13 +287,13 @@ def _transition_ratio(word: str) -> float:
 
 
 # camelCase / snake_case names made of words (cacheCreationEphemeral5mInputTokens)
-_NAME = re.compile(r"(?:[_-]?+(?:[A-Z]?[a-z]{2,}+|[0-9]{1,4}+[a-z]?))++")
+NAME = re.compile(r"(?:[_-]?+(?:[A-Z]?[a-z]{2,}+|[0-9]{1,4}+[a-z]?))++")
 
 
 def _segment_is_secret(seg: str) -> bool:
-    if len(seg) < 20 or is_identifier(seg) or _NAME.fullmatch(seg):
+    if len(seg) < 20 or is_identifier(seg) or NAME.fullmatch(seg):
         return False
-    digit, upper, lower = _classes(seg)
+    digit, upper, lower = char_classes(seg)
     if not (digit and (upper or lower)) and not (upper and lower and len(seg) >= 30
                                                 and _transition_ratio(seg) >= 0.3):
         return False

@@ -82,7 +82,8 @@ def gcp(rng: random.Random) -> Iterator[Case]:
     pem = _pem(rng, "PRIVATE KEY")
     body = pem.split("\n")[1]
     sa = ('{"type": "service_account", "project_id": "demo-123", "private_key": "'
-          + pem.replace("\n", "\\n") + '\\n", "client_email": "x@demo-123.iam.gserviceaccount.com"}')
+          + pem.replace("\n", "\\n")
+          + '\\n", "client_email": "x@demo-123.iam.gserviceaccount.com"}')
     yield Case("gcp", sa, [body], ["client_email", "service_account"])
     yield Case("gcp", f"GOOGLE_API_KEY={api}", [api[4:]], ["GOOGLE_API_KEY"])
 

@@ -81,6 +81,17 @@ def test_the_shapes_that_leaked(text, kept, gone):
     assert redact_text(result) == result
 
 
+@pytest.mark.parametrize(
+    ("text", "gone"),
+    [("git push https://ghp_a1B2c3D4e5…", "a1B2c3D4e5"),  # summarize() cut a token
+     ("head\n…\nQx7Lm2Vb9Nc4Zr tail", "Qx7Lm2Vb9Nc4Zr")],  # the tail of a kept output
+)
+def test_a_secret_cut_by_an_ellipsis_goes_too(text, gone):
+    result = redact_text(text)
+    assert gone not in result and "[REDACTED:truncated:" in result
+    assert redact_text("the implementation… of 2.1.328…") == "the implementation… of 2.1.328…"
+
+
 def _adversarial(kind: str, n: int) -> str:
     rng = random.Random(7)
     unit = {"ab-": "ab-", "a.": "a.", "x=": "x=", "words": "password token secret ",
