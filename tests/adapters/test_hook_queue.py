@@ -94,3 +94,19 @@ def test_payloads_are_cut_to_their_stored_size_before_redaction():
     assert row["tool_input"]["command"] == long, "the input is not changed"
     short = {"a": "b" * 100}
     assert trim_payload(short) == short
+
+
+def test_a_39kb_adversarial_payload_is_recorded(tmp_path):
+    """The payload that kept a hook busy 69 s (quadratic redaction) is just recorded."""
+    assert gasp(tmp_path, "init", "bot").returncode == 0
+    repo = tmp_path / "bot"
+    rows = _rows(repo)
+    post = next(r for r in rows if r["hook_event_name"] == "PostToolUse")
+    post = dict(post, tool_response={"stdout": "-".join(["ab"] * 13_000), "stderr": "",
+                                     "interrupted": False})
+    for row in (rows[0], post):
+        proc = _hook(repo, row)
+        assert proc.wait(120) == 0, proc.stderr.read()
+    log = (_gasp_dir(repo) / "adapter.log").read_text()
+    assert "PostToolUse: recorded" in log and "error" not in log.lower(), log
+    assert not list((_gasp_dir(repo) / "queue").glob("*.json"))
