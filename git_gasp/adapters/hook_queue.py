@@ -6,7 +6,8 @@ any later point loses nothing. Whoever holds ``hook.lock`` drains the queue unde
 repo's lease, oldest first, re-listing until it is empty; each entry is cut to what
 can be stored (``payloads.trim_payload``) and redacted (``redact.py``) as it is
 recorded, so nothing unredacted leaves the queue. An entry that fails moves to
-``queue/failed/`` so it cannot block the rest. What happens is logged to
+``queue/failed/`` (redacted, unless redacting it is what failed) so it cannot block
+the rest. What happens is logged to
 ``adapter.log`` (see ``live.py``).
 """
 
@@ -103,6 +104,8 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                 if time.monotonic() >= deadline:
                     log(gdir, f"time budget spent; {len(queued(gdir))} hook event(s) stay queued")
                     return done
+                item: Any = None
+                clean: Any = None
                 try:
                     item = json.loads(entry.read_text(encoding="utf-8"))
                     clean = Redactor().value(trim_payload(item["payload"]))
@@ -114,10 +117,7 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                 except FileNotFoundError:
                     continue  # another drainer took it (should not happen under the lock)
                 except Exception as exc:  # noqa: BLE001 - never block the queue on one entry
-                    failed = queue_dir(gdir) / "failed"
-                    failed.mkdir(exist_ok=True)
-                    with contextlib.suppress(OSError):
-                        move_into_place(entry, failed / entry.name, root=gdir.parent)
+                    _set_aside(gdir, entry, item, clean)
                     log(gdir, f"{entry.name}: {type(exc).__name__}: {exc}; moved to "
                               f"queue/failed/\n{traceback.format_exc(limit=4)}")
                     state = _reopen(state, root)
@@ -125,6 +125,21 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
     finally:
         state.close()
     return done
+
+
+def _set_aside(gdir: Path, entry: Path, item: Any, clean: Any) -> None:
+    """Move a failed entry to ``queue/failed/``, redacted when it got that far (a raw
+    payload is kept only when redacting it is what failed)."""
+    failed = queue_dir(gdir) / "failed"
+    with contextlib.suppress(OSError):
+        failed.mkdir(exist_ok=True)
+        if clean is not None and isinstance(item, dict):
+            data = json.dumps({"agent": item.get("agent"), "payload": clean},
+                              ensure_ascii=False).encode("utf-8")
+            atomic_write(failed / entry.name, data, root=gdir.parent, mode=0o600)
+            entry.unlink()
+        else:
+            move_into_place(entry, failed / entry.name, root=gdir.parent)
 
 
 def _reopen(state: Any, root: Path) -> Any:

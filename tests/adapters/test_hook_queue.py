@@ -110,3 +110,19 @@ def test_a_39kb_adversarial_payload_is_recorded(tmp_path):
     log = (_gasp_dir(repo) / "adapter.log").read_text()
     assert "PostToolUse: recorded" in log and "error" not in log.lower(), log
     assert not list((_gasp_dir(repo) / "queue").glob("*.json"))
+
+
+def test_a_failed_entry_is_set_aside_redacted(tmp_path):
+    from git_gasp.adapters.hook_queue import drain, enqueue
+
+    assert gasp(tmp_path, "init", "bot").returncode == 0
+    repo = tmp_path / "bot"
+    gdir = _gasp_dir(repo)
+    gdir.mkdir(parents=True, exist_ok=True)
+    enqueue(gdir, "claude-code", {"hook_event_name": "PreToolUse", "note": f"key {SECRET}"})
+    assert drain(repo, gdir, time.monotonic() + 30) == 0
+    [failed] = (gdir / "queue" / "failed").glob("*.json")
+    text = failed.read_text()
+    assert SECRET not in text and "[REDACTED:anthropic_key:" in text
+    assert stat.S_IMODE(failed.stat().st_mode) == 0o600
+    assert "no session_id" in (gdir / "adapter.log").read_text()
