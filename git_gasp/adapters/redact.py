@@ -131,6 +131,8 @@ class Redactor:
         return whole[: start - base] + self._token(kind, value) + whole[end - base:]
 
     def _sub_group(self, kind: str, m: re.Match[str]) -> str:
+        if _not_a_value(m.group("s")):
+            return m.group(0)  # Authorization: <token>, basic ...
         return self._replace(m, "s", kind)
 
     def _sub_vendor(self, m: re.Match[str]) -> str:
@@ -191,11 +193,20 @@ class Redactor:
         value = m.group(group)
         if _not_a_value(value):
             return m.group(0)
+        if len(value) < 3:
+            return m.group(0)  # jsonnet_token = r'…', token: x
         word = _word(m)
+        if group == "bare" and " " in m.group("eq") and P.CODE_NAME.fullmatch(value):
+            return m.group(0)  # token = Error, password = parsed.auth_decoded
+        if group == "multi" and P.TYPE_NAME.fullmatch(value):
+            return m.group(0)  # shrink_pass: ShrinkPass
+        if m.string.rfind(":param ", max(0, m.start() - 60), m.start()) >= 0 or \
+                m.string.rfind(":type ", max(0, m.start() - 60), m.start()) >= 0:
+            return m.group(0)  # a docstring's :param password: …
         if group in ("multi", "bare"):
             nxt = m.string[m.end():m.end() + 1]
-            if nxt in ("(", "[") or value.rsplit(".", 1)[-1].lower() == word.lower():
-                return m.group(0)  # code: get_token(...), os.environ[...], cfg.token
+            if nxt in ("(", "[") or value.lower().rstrip("_").endswith(word.lower()):
+                return m.group(0)  # code: get_token(...), os.environ[...], key_password
             if group == "bare" and P.EXPRESSION_AFTER.match(m.string, m.end()):
                 return m.group(0)  # code: secret = base / "name"
             if group == "multi" and value[0] in "=:":

@@ -196,14 +196,21 @@ BARE_LITERALS = frozenset(
      "string", "str", "bytes", "int", "bool", "any", "redacted", "xxx", "xxxx", "****",
      "changeme", "secret", "password", "token", "example", "placeholder", "bearer",
      "basic", "env", "yes", "no", "prompt", "value", "char", "text", "object", "list",
-     "dict", "number", "boolean", "default", "empty", "unset", "hidden", "masked"}
+     "dict", "number", "boolean", "default", "empty", "unset", "hidden", "masked",
+     "option", "options", "flag", "argument", "parameter", "field", "a", "an", "the",
+     "is", "are", "was", "for", "of", "to", "and", "or"}
 )
+# A value that is a name in code (`token = Error`, `password = parsed.auth_decoded`)
+# when the operator is spaced the way code is: no digits, nothing but identifiers.
+CODE_NAME = re.compile(r"[A-Za-z_]++(?:\.[A-Za-z_]++)*+")
+# `x_pass: ShrinkPass`, `secret: SecretStr`: a type annotation, not a setting.
+TYPE_NAME = re.compile(r"(?:[A-Z][a-z0-9]++){2,}+")
 # What follows a bare value when it is code, not a setting: `secret = tmp / "x"`.
 EXPRESSION_AFTER = re.compile(r"[ \t]++(?:[-+*/%|&^<>=!.?]|(?:if|else|or|and|for|in)\b)")
 REFERENCE = re.compile(
     r"^(?:process\.env|os\.environ|os\.getenv|env|ENV|self|this|config|settings|"
     r"secrets|vars|cls|ctx|args|opts|options|params|props|request|req)\.|^\$|^%[A-Za-z_]\w*%$|"
-    r"^\{\{|^<[A-Za-z_ -]*>?$|^\*+$|^x+$|^\.+$",
+    r"^\{\{|^<[A-Za-z_ -]*>?$|^\*+$|^x+$|^\.+$|^#[0-9a-fA-F]{3,8}$",
 )
 
 # JSON object members whose key names a secret (the whole value) or an id (no entropy).
@@ -273,10 +280,11 @@ def char_classes(word: str) -> tuple[bool, bool, bool]:
 
 
 def _transition_ratio(word: str) -> float:
-    """How often adjacent characters change class (digit/upper/lower/other): ~0.6 for
-    random base64, ~0.1-0.2 for words and identifiers."""
+    """How often adjacent letters and digits change class (digit/upper/lower; other
+    characters skipped): ~0.6 for random base64, ~0.1-0.2 for words and identifiers."""
     def cls(c: str) -> int:
-        return 0 if c.isdigit() else 1 if c.isupper() else 2 if c.islower() else 3
+        return 0 if c.isdigit() else 1 if c.isupper() else 2
+    word = "".join(c for c in word if c.isalnum())
     prev, changes = -1, 0
     for c in word:
         k = cls(c)
@@ -286,13 +294,21 @@ def _transition_ratio(word: str) -> float:
     return changes / max(1, len(word) - 1)
 
 
-# camelCase / snake_case names made of words (cacheCreationEphemeral5mInputTokens)
-NAME = re.compile(r"(?:[_-]?+(?:[A-Z]?[a-z]{2,}+|[0-9]{1,4}+[a-z]?))++")
+# camelCase / snake_case / UPPER_SNAKE names made of words
+# (cacheCreationEphemeral5mInputTokens, PytestRemovedIn10Warning, PEP517_BUILD_BACKEND):
+# fewer than 1 in 1,000 random 20-character tokens read as one, none of 40.
+NAME = re.compile(
+    r"(?:[_-]?+(?:[A-Z]?[a-z]{2,}+|(?:In|Of|To|Is|At|By|On|Or|As|If|Id|No|Up|Do)(?![a-z])"
+    r"|[0-9]{1,4}+[a-z]?))++"
+    r"|[A-Z]{2,}+[0-9]{0,4}+(?:[_-](?:[A-Z]++[0-9]{0,4}+|[0-9]{1,4}+))++"
+)
 
 
 def _segment_is_secret(seg: str) -> bool:
-    if len(seg) < 20 or is_identifier(seg) or NAME.fullmatch(seg):
+    if len(seg) < 20 or is_identifier(seg) or NAME.fullmatch(seg.rstrip("=")):
         return False
+    if ("-" in seg or "_" in seg) and _transition_ratio(seg) < 0.15:
+        return False  # a slug: 577452-a-memoize-decorator-for-instance-methods
     digit, upper, lower = char_classes(seg)
     if not (digit and (upper or lower)) and not (upper and lower and len(seg) >= 30
                                                 and _transition_ratio(seg) >= 0.3):
