@@ -1,9 +1,14 @@
 """The hook queue in ``<gitdir>/gasp/``: entries written whole, drained in order.
 
-Each hook payload (redacted) becomes one file in ``queue/``; whoever holds
-``hook.lock`` drains the queue under the repo's lease, oldest first, re-listing until
-it is empty. An entry that fails moves to ``queue/failed/`` so it cannot block the
-rest. What happens is logged to ``adapter.log`` (see ``live.py``).
+Each hook payload becomes one file in ``queue/`` exactly as the agent sent it (under
+the git dir, mode 0600, never committed), before any heavy work, so a hook killed at
+any later point loses nothing. Whoever holds ``hook.lock`` drains the queue under the
+repo's lease, oldest first, re-listing until it is empty; each entry is cut to what
+can be stored (``payloads.trim_payload``) and redacted (``redact.py``) as it is
+recorded, so nothing unredacted leaves the queue. An entry that fails moves to
+``queue/failed/`` (redacted, unless redacting it is what failed) so it cannot block
+the rest. What happens is logged to
+``adapter.log`` (see ``live.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.hook_session import process
-from git_gasp.adapters.payloads import parse_hook_payload
+from git_gasp.adapters.payloads import parse_hook_payload, trim_payload
+from git_gasp.adapters.redact import Redactor
 from git_gasp.base.files import atomic_write, move_into_place
 
 LEASE_WAIT_S = 8.0
@@ -47,11 +53,13 @@ def queue_dir(gdir: Path) -> Path:
 
 
 def enqueue(gdir: Path, agent: str, payload: dict) -> Path:
-    """Write one redacted payload as a queue entry (whole or not at all)."""
+    """Write one raw payload as a queue entry (whole or not at all, readable only by
+    its owner: it may hold secrets until it is drained)."""
     qdir = queue_dir(gdir)
     name = f"{time.time_ns():020d}-{os.getpid():08d}-{os.urandom(4).hex()}.json"
     data = json.dumps({"agent": agent, "payload": payload}, ensure_ascii=False)
-    return atomic_write(qdir / name, data.encode("utf-8"), root=gdir.parent, make_parents=True)
+    return atomic_write(qdir / name, data.encode("utf-8"), root=gdir.parent, make_parents=True,
+                        mode=0o600)
 
 
 def queued(gdir: Path) -> list[Path]:
@@ -96,9 +104,12 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                 if time.monotonic() >= deadline:
                     log(gdir, f"time budget spent; {len(queued(gdir))} hook event(s) stay queued")
                     return done
+                item: Any = None
+                clean: Any = None
                 try:
                     item = json.loads(entry.read_text(encoding="utf-8"))
-                    h = parse_hook_payload(item["payload"], item.get("agent"))
+                    clean = Redactor().value(trim_payload(item["payload"]))
+                    h = parse_hook_payload(clean, item.get("agent"))
                     what = process(state, h, gdir, root, entry.name)
                     log(gdir, f"{h.agent} {h.session_id}: {what}")
                     entry.unlink()
@@ -106,10 +117,7 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                 except FileNotFoundError:
                     continue  # another drainer took it (should not happen under the lock)
                 except Exception as exc:  # noqa: BLE001 - never block the queue on one entry
-                    failed = queue_dir(gdir) / "failed"
-                    failed.mkdir(exist_ok=True)
-                    with contextlib.suppress(OSError):
-                        move_into_place(entry, failed / entry.name, root=gdir.parent)
+                    _set_aside(gdir, entry, item, clean)
                     log(gdir, f"{entry.name}: {type(exc).__name__}: {exc}; moved to "
                               f"queue/failed/\n{traceback.format_exc(limit=4)}")
                     state = _reopen(state, root)
@@ -117,6 +125,21 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
     finally:
         state.close()
     return done
+
+
+def _set_aside(gdir: Path, entry: Path, item: Any, clean: Any) -> None:
+    """Move a failed entry to ``queue/failed/``, redacted when it got that far (a raw
+    payload is kept only when redacting it is what failed)."""
+    failed = queue_dir(gdir) / "failed"
+    with contextlib.suppress(OSError):
+        failed.mkdir(exist_ok=True)
+        if clean is not None and isinstance(item, dict):
+            data = json.dumps({"agent": item.get("agent"), "payload": clean},
+                              ensure_ascii=False).encode("utf-8")
+            atomic_write(failed / entry.name, data, root=gdir.parent, mode=0o600)
+            entry.unlink()
+        else:
+            move_into_place(entry, failed / entry.name, root=gdir.parent)
 
 
 def _reopen(state: Any, root: Path) -> Any:

@@ -8,9 +8,12 @@ timeout).
 
 How an event gets into the log without being lost:
 
-1. the payload is parsed and **redacted** (``redact.py``) before anything is written;
-2. it is queued as one file in ``<gitdir>/gasp/queue/`` (tmp + rename, so a queued
-   entry is always whole);
+1. the payload is parsed (JSON, to find the repo) and queued **raw** as one file in
+   ``<gitdir>/gasp/queue/`` (tmp + rename, so a queued entry is always whole; mode
+   0600; the git dir is never committed) before any heavy work: a hook killed after
+   this loses nothing, the next hook records the entry;
+2. entries are cut to their stored size and **redacted** (``redact.py``, linear
+   time) as they are drained, before anything is recorded;
 3. the process takes ``<gitdir>/gasp/hook.lock`` (``flock``; hooks that run in
    parallel wait for each other, up to ``LOCK_WAIT_S``), opens the AgentState, waits
    for the repo's lease (retrying up to ``LEASE_WAIT_S`` while another writer holds
@@ -52,7 +55,6 @@ from pathlib import Path
 
 from git_gasp.adapters.hook_queue import drain, enqueue, log
 from git_gasp.adapters.payloads import parse_hook_payload
-from git_gasp.adapters.redact import Redactor
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import try_lock
@@ -108,9 +110,8 @@ def run_hook(data: bytes, *, agent: str | None = None, repo: str | None = None,
         if not isinstance(payload, dict):
             log(gdir, f"hook payload is not a JSON object ({len(data)} bytes); ignored")
             return "bad payload"
-        clean = Redactor().value(payload)
-        h = parse_hook_payload(clean, agent)
-        enqueue(gdir, h.agent, clean)
+        h = parse_hook_payload(payload, agent)  # cheap: checks the shape, names the agent
+        enqueue(gdir, h.agent, payload)
         wait = min(LOCK_WAIT_S, max(0.0, deadline - time.monotonic()))
         with try_lock(gdir / "hook.lock", wait) as got:
             if not got:

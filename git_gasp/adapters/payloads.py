@@ -34,6 +34,13 @@ HOOK_EVENTS = (
     "SessionEnd",
 )
 AGENTS = ("claude-code", "codex")
+# What of one payload string is ever stored: the hook keeps at most the first 2,000
+# characters of a tool input string and the first 1,000 / last 3,000 of an output
+# (``hook_session``), so a payload is cut to this much before it is redacted.
+TRIM_HEAD = TRIM_TAIL = 8192
+TRIM_ITEMS = 200  # of a list: the first and the last half
+TRIM_MARK = "\n…\n"
+_CUT_WINDOW = 1024  # a cut moves to whitespace within this many characters
 _EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)")
 
 
@@ -125,6 +132,49 @@ def parse_hook_payload(data: bytes | str | dict, agent: str | None = None) -> Ho
     elif event == "SessionEnd":
         h.reason = _str(payload.get("reason"))
     return h
+
+
+def trim_payload(value: Any) -> Any:
+    """A copy of the JSON `value` cut to what the hook can store: each long string to its
+    head and tail (cut at whitespace when there is some nearby, so a secret is seldom
+    split), each long list to its first and last items. Iterative, any depth."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(root, 0, value)]
+    while stack:
+        parent, key, src = stack.pop()
+        if isinstance(src, str):
+            parent[key] = _trim_str(src)
+        elif isinstance(src, dict):
+            out: dict = {}
+            parent[key] = out
+            for k, v in src.items():
+                out[k] = None
+                stack.append((out, k, v))
+        elif isinstance(src, list):
+            items = src if len(src) <= TRIM_ITEMS else (
+                src[: TRIM_ITEMS // 2] + src[-(TRIM_ITEMS // 2):])
+            lst: list = [None] * len(items)
+            parent[key] = lst
+            for i, v in enumerate(items):
+                stack.append((lst, i, v))
+        else:
+            parent[key] = src
+    return root[0]
+
+
+def _trim_str(text: str) -> str:
+    if len(text) <= TRIM_HEAD + TRIM_TAIL + len(TRIM_MARK):
+        return text
+    head_end = TRIM_HEAD
+    ws = max(text.rfind(c, TRIM_HEAD - _CUT_WINDOW, TRIM_HEAD) for c in " \n\t")
+    if ws > 0:
+        head_end = ws
+    tail_start = len(text) - TRIM_TAIL
+    found = [i for i in (text.find(c, tail_start, tail_start + _CUT_WINDOW) for c in " \n\t")
+             if i >= 0]
+    if found:
+        tail_start = min(found) + 1
+    return text[:head_end] + TRIM_MARK + text[tail_start:]
 
 
 def _str(value: Any) -> str | None:

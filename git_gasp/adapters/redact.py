@@ -10,105 +10,65 @@ same token, so a reader can still tell two uses of one key apart from two keys):
 
 - ``<private>…</private>`` spans are dropped entirely (an unclosed ``<private>``
   drops the rest of the string);
-- PEM private key blocks (``private_key``);
-- vendor API keys and tokens by their documented shape: Anthropic ``sk-ant-…``
-  (``anthropic_key``), OpenAI ``sk-…`` (``openai_key``), AWS ``AKIA…``/``ASIA…``
-  (``aws_access_key``), GitHub ``ghp_…``/``gho_…``/``github_pat_…``
-  (``github_token``), Slack ``xox?-…`` (``slack_token``), Google ``AIza…``
-  (``google_api_key``), JSON web tokens (``jwt``);
-- ``Bearer``/``Basic`` credentials (``bearer``), passwords in URLs
-  (``url_password``);
-- assignments whose name says secret — ``password=…``, ``API_KEY: "…"``,
-  ``client_secret=…``, ``token=…`` (kind ``password``, ``secret``, ``api_key`` or
-  ``token``); the name is kept, the value replaced;
+- PEM / OpenSSH / PGP private key blocks (``private_key``);
+- vendor keys and tokens by their documented shape: Anthropic ``sk-ant-…``, OpenAI
+  ``sk-…``/``sk-proj-…``, AWS ``AKIA…``/``ASIA…``, Google ``AIza…``, ``ya29.…``,
+  ``GOCSPX-…``, GitHub ``ghp_/gho_/ghs_/ghu_/ghr_…``/``github_pat_…``, GitLab
+  ``glpat-…`` (and ``gldt-``, ``glrt-``…), Slack ``xox?-…``/``xapp-…``, Stripe
+  ``sk_live_``/``rk_live_``/``whsec_…``, npm, PyPI, Hugging Face, SendGrid and
+  Discord bot tokens, JSON web tokens (kinds ``anthropic_key``, ``openai_key``,
+  ``aws_access_key``, ``github_token``, ``slack_token``, ``jwt``…);
+- Slack and Discord webhook URLs (the whole secret path: ``slack_webhook``,
+  ``discord_webhook``); passwords in URLs, empty user too (``redis://:pw@host``,
+  ``url_password``);
+- ``Authorization:`` / ``Proxy-Authorization:`` values of any scheme, and bare
+  ``Bearer``/``Basic`` credentials that are not plain words (``bearer``);
+- CLI password flags: ``--password x``, ``--token=x``, ``--api-key x``…, ``-u
+  user:pass`` / ``--user user:pass`` (the part after the colon; not ``uid:gid``),
+  ``mysql … -pSECRET``, ``sshpass -p x``, ``docker login -p x``, ``redis-cli -a x``
+  (``password``, ``token``…);
+- assignments whose name ends in a secret word — ``password=…``, ``API_KEY: "…"``,
+  ``client_secret=…``, ``DB_PASS=…``, ``AccountKey=…``, ``Pwd=…;``, ``?sig=…``
+  (kind ``password``, ``secret``, ``api_key`` or ``token``): the name is kept, the
+  value replaced; after ``:`` every word to the end of the value (``password:
+  correct horse battery staple``); placeholders, types and references (``None``,
+  ``str``, ``$VAR``, ``os.environ[…]``, ``self.token``, ``get_token()``) are kept;
 - JSON object members whose key names a secret (same kinds), whole value;
 - high-entropy tokens (``high_entropy``): at least 20 characters of
-  ``[A-Za-z0-9+/=_-]``, both letters and digits, and a Shannon entropy of at least
-  ``min(4.0, 0.85 * log2(len))`` bits per character. Exempt, because agent
-  transcripts are full of them and they are not secrets: pure hex (git SHAs,
-  SHA-256 digests), UUIDs, ``prefix_<hex or uuid>`` identifiers (``toolu_…``,
-  ``msg_…``, ``call_…``, ``event_…``), paths whose segments are ordinary words, and
-  values of JSON members whose key names an id or hash (``id``, ``uuid``,
+  ``[A-Za-z0-9+/_-]`` (plus ``=`` padding), letters and digits (or mixed case with
+  frequent changes of case), and a Shannon entropy of at least
+  ``min(4.0, 0.85 * log2(len))`` bits per character; a token with ``/`` in it (an AWS
+  secret key) is judged whole, without the segments that read as a path's. Exempt,
+  because agent transcripts are full of them and they are not secrets: pure hex (git
+  SHAs, SHA-256 digests), UUIDs, ``prefix_<hex or uuid>`` identifiers (``toolu_…``,
+  ``msg_…``, ``call_…``, ``event_…``), camelCase and snake_case names made of words,
+  paths, and values of JSON members whose key names an id or hash (``id``, ``uuid``,
   ``parentUuid``, ``tool_use_id``, ``sha256``…), which only the explicit patterns
   above apply to.
 
+Time is linear in the input, whatever the input (the detectors and the rules that
+keep them linear are in ``redact_patterns.py``; ``bench/bench_redact.py`` measures
+it on adversarial text).
 Redaction is idempotent: redacting redacted text changes nothing.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
-import math
 import re
 from collections import Counter
 from typing import Any
 
-TOKEN_PREFIX = "[REDACTED:"
-_TOKEN_RE = re.compile(r"\[REDACTED:[a-z_]+:[0-9a-f]{8}\]")
-
-_PRIVATE_SPAN = re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
-_PEM = re.compile(
-    r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----.*?"
-    r"(?:-----END \1-----|\Z)",
-    re.S,
+from git_gasp.adapters import redact_patterns as P
+from git_gasp.adapters.redact_patterns import (
+    TOKEN_PREFIX,
+    looks_high_entropy,
+    shannon_entropy,
 )
 
-# (kind, pattern); group "s" (when present) is the secret, else the whole match.
-_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("anthropic_key", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{16,}")),
-    (
-        "openai_key",
-        re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
-    ),
-    ("aws_access_key", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])")),
-    ("github_token", re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}")),
-    ("github_token", re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{30,}")),
-    ("slack_token", re.compile(r"(?<![A-Za-z0-9_-])xox[abposre]-[A-Za-z0-9-]{10,}")),
-    ("google_api_key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}")),
-    (
-        "jwt",
-        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ),
-    (
-        "bearer",
-        re.compile(r"(?i)\b(?:bearer|basic)[ \t]+(?P<s>[A-Za-z0-9._~+/-]{8,}=*)"),
-    ),
-    (
-        "url_password",
-        re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<s>[^\s@/]{3,})@"),
-    ),
-]
-
-_SECRET_WORD = (
-    r"password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|"
-    r"private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|"
-    r"refresh[_-]?token|token|credentials?"
-)
-# NAME op VALUE; NAME contains a secret word; VALUE quoted, or bare up to a delimiter.
-_ASSIGN = re.compile(
-    r"(?i)(?P<name>\b[A-Za-z0-9_.-]*?(?:" + _SECRET_WORD + r"))"
-    r"(?P<op>[\"']?[ \t]*(?:=|:)[ \t]*)"
-    r"(?:\"(?P<dq>[^\"\n]{3,})\"|'(?P<sq>[^'\n]{3,})'|"
-    r"(?P<bare>[A-Za-z0-9_+/=!@#%^*~.\-]{3,})(?=$|[\s\"',;&)}\]]))"
-)
-_BARE_LITERALS = frozenset(
-    {"none", "null", "nil", "true", "false", "undefined", "required", "optional",
-     "string", "str", "bytes", "int", "bool", "any", "redacted", "xxx", "xxxx", "****",
-     "changeme", "secret", "password", "token", "example", "placeholder"}
-)
-_SECRET_KEY = re.compile(
-    r"(?i)^(?:.*[_-])?(?:password|passwd|passphrase|secret|api[_-]?key|apikey|"
-    r"access[_-]?key|private[_-]?key|client[_-]?secret|token|access[_-]?token|"
-    r"auth[_-]?token|refresh[_-]?token|authorization|credentials?)$"
-)
-_ID_KEY = re.compile(
-    r"(?i)(?:^|[_-]|[a-z])(?:id|uuid|ids|hash|digest|sha|sha1|sha256|ref|signature)$|^id$"
-)
-
-_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{20,}(?![A-Za-z0-9+/=_-])")
-_HEX = re.compile(r"^[0-9a-fA-F]+$")
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_PREFIXED_ID = re.compile(r"^[A-Za-z]+(?:[_-][A-Za-z]+)*[_-](?P<body>[0-9a-fA-F-]+)$")
+__all__ = ["TOKEN_PREFIX", "Redactor", "is_redacted", "looks_high_entropy", "redact",
+           "redact_text", "shannon_entropy", "token_for"]
 
 
 def token_for(kind: str, secret: str) -> str:
@@ -117,105 +77,191 @@ def token_for(kind: str, secret: str) -> str:
     return f"[REDACTED:{kind}:{digest}]"
 
 
-def shannon_entropy(text: str) -> float:
-    """Bits per character of `text` (0.0 for an empty string)."""
-    if not text:
-        return 0.0
-    n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
-
-
-def _is_identifier(word: str) -> bool:
-    """A hash, uuid or `prefix_<hex>` id: common in transcripts, never a secret."""
-    stripped = word.strip("-_=")
-    if _HEX.match(stripped) or _UUID.match(stripped):
-        return True
-    m = _PREFIXED_ID.match(stripped)
-    if m:
-        body = m.group("body").replace("-", "")
-        return bool(body) and _HEX.match(body) is not None and len(body) >= 8
-    return False
-
-
-def _segment_is_secret(seg: str) -> bool:
-    if len(seg) < 20 or _is_identifier(seg):
-        return False
-    if not re.search(r"[0-9]", seg) or not re.search(r"[A-Za-z]", seg):
-        return False
-    return shannon_entropy(seg) >= min(4.0, 0.85 * math.log2(len(seg)))
-
-
-def looks_high_entropy(word: str) -> bool:
-    """True when `word` (one candidate token) is a likely secret by the entropy rule."""
-    if "/" in word:
-        # Paths: judge each segment; base64 with '/' still has long random segments.
-        return any(_segment_is_secret(seg) for seg in word.split("/"))
-    return _segment_is_secret(word)
-
-
 class Redactor:
     """Redacts strings and JSON values, counting what it replaced by kind."""
 
     def __init__(self, *, entropy: bool = True) -> None:
         self.entropy = entropy
         self.counts: Counter[str] = Counter()
+        self._ctx: dict = {}  # per-text positions of command words (_command_before)
 
     # -- strings ---------------------------------------------------------------------
     def text(self, text: str, *, entropy: bool | None = None) -> str:
-        """`text` with private spans dropped and secrets replaced."""
+        """`text` with private spans dropped and secrets replaced (linear time)."""
         if not text:
             return text
         use_entropy = self.entropy if entropy is None else entropy
         if "<private>" in text.lower():
-            text, n = _PRIVATE_SPAN.subn("", text)
+            text, n = P.PRIVATE_SPAN.subn("", text)
             self.counts["private"] += n
-        return _outside_tokens(text, lambda seg: self._text(seg, use_entropy))
-
-    def _text(self, text: str, use_entropy: bool) -> str:
         if "-----BEGIN" in text:
-            text = _outside_tokens(
-                text, lambda seg: _PEM.sub(lambda m: self._token("private_key", m.group(0)), seg)
-            )
-        for kind, pattern in _PATTERNS:
-            text = _outside_tokens(
-                text, lambda seg, k=kind, p=pattern: p.sub(lambda m: self._sub_group(k, m), seg)
-            )
-        text = _outside_tokens(text, lambda seg: _ASSIGN.sub(self._sub_assign, seg))
+            text = P.PEM.sub(lambda m: self._token("private_key", m.group(0)), text)
+        text = P.VENDOR.sub(self._sub_vendor, text)
+        if "hooks.slack.com" in text or "/api/webhooks/" in text:
+            text = P.WEBHOOK.sub(self._sub_webhook, text)
+        if "://" in text:
+            text = P.URL_PASSWORD.sub(lambda m: self._sub_group("url_password", m), text)
+        text = P.AUTH_HEADER.sub(lambda m: self._sub_group("bearer", m), text)
+        text = P.BEARER.sub(self._sub_bearer, text)
+        if "-" in text:
+            text = P.LONG_FLAG.sub(self._sub_flag, text)
+            text = P.SHORT_FLAG_ATTACHED.sub(self._sub_flag, text)
+        text = self._assignments(text)
         if use_entropy:
-            text = _outside_tokens(text, lambda seg: _CANDIDATE.sub(self._sub_entropy, seg))
+            text = P.CANDIDATE.sub(self._sub_entropy, text)
+        if "…" in text:
+            text = P.CUT_BEFORE.sub(self._sub_cut, text)
+            text = P.CUT_AFTER.sub(self._sub_cut, text)
         return text
 
     def _token(self, kind: str, secret: str) -> str:
         self.counts[kind] += 1
         return token_for(kind, secret)
 
+    def _replace(self, m: re.Match[str], group: str, kind: str, secret: str | None = None,
+                 offset: int = 0) -> str:
+        """The match with group `group` (or its part from `offset`) replaced by a token."""
+        start, end = m.span(group)
+        start += offset
+        value = m.string[start:end] if secret is None else secret
+        if not value or TOKEN_PREFIX in value:
+            return m.group(0)
+        base = m.start()
+        whole = m.group(0)
+        return whole[: start - base] + self._token(kind, value) + whole[end - base:]
+
     def _sub_group(self, kind: str, m: re.Match[str]) -> str:
-        if "s" in m.re.groupindex:
-            secret = m.group("s")
-            if secret.startswith(TOKEN_PREFIX):
-                return m.group(0)
-            start, end = m.span("s")
-            whole = m.group(0)
-            base = m.start()
-            return whole[: start - base] + self._token(kind, secret) + whole[end - base:]
-        return self._token(kind, m.group(0))
+        if _not_a_value(m.group("s")):
+            return m.group(0)  # Authorization: <token>, basic ...
+        return self._replace(m, "s", kind)
+
+    def _sub_vendor(self, m: re.Match[str]) -> str:
+        value = m.group(0)
+        kind = P.vendor_kind(value)
+        if kind == "openai_key" and not (any(c.isdigit() for c in value)
+                                          and any(c.isupper() for c in value)):
+            return value  # "sk-learn-style-words": not a key
+        return self._token(kind, value)
+
+    def _sub_webhook(self, m: re.Match[str]) -> str:
+        group = "slack" if m.group("slack") is not None else "discord"
+        return self._replace(m, group, f"{group}_webhook")
+
+    def _sub_bearer(self, m: re.Match[str]) -> str:
+        value = m.group("s")
+        digit, upper, lower = P.char_classes(value.rstrip("="))
+        # "basic functionality", "Bearer authentication": plain words are not credentials
+        if not digit and not (upper and lower and not value[1:].islower()) \
+                and not any(c in value for c in "+/=._~-"):
+            return m.group(0)
+        return self._replace(m, "s", "bearer")
+
+    def _sub_flag(self, m: re.Match[str]) -> str:
+        flag = m.group("flag")
+        group = next(g for g in ("dq", "sq", "bare")
+                     if g in m.re.groupindex and m.group(g) is not None)
+        value = m.group(group)
+        if m.re is P.SHORT_FLAG_ATTACHED:
+            if flag == "p":
+                if not _command_before(m, P.ATTACHED_P_COMMANDS, self._ctx):
+                    return m.group(0)
+                return self._replace(m, group, "password")
+            return self._user_pass(m, group, value)
+        if P.USER_FLAG.match(flag):
+            return self._user_pass(m, group, value)
+        if flag == "p" and _command_before(m, P.SEPARATE_P_COMMANDS, self._ctx) or \
+                flag == "a" and _command_before(m, P.SEPARATE_A_COMMANDS, self._ctx):
+            return self._replace(m, group, "password")
+        if len(flag) > 1 and P.SECRET_FLAG.search(flag) and not _not_a_value(value):
+            return self._replace(m, group, _assign_kind(flag))
+        return m.group(0)
+
+    def _user_pass(self, m: re.Match[str], group: str, value: str) -> str:
+        """`-u user:password`: the part after the first colon (not uid:gid numbers)."""
+        colon = value.find(":")
+        if colon < 0 or colon == len(value) - 1:
+            return m.group(0)
+        secret = value[colon + 1:]
+        if secret.isdigit() and value[:colon].isdigit():
+            return m.group(0)
+        return self._replace(m, group, "password", offset=colon + 1)
 
     def _sub_assign(self, m: re.Match[str]) -> str:
-        for group in ("dq", "sq", "bare"):
-            value = m.group(group)
-            if value is not None:
-                break
-        else:  # pragma: no cover - the regex always sets one
+        if m.group("tok") is not None:
             return m.group(0)
-        if TOKEN_PREFIX in value or value.lower() in _BARE_LITERALS:
+        group = m.lastgroup or ""  # the value's group closes last
+        value = m.group(group)
+        if _not_a_value(value):
             return m.group(0)
-        if group == "bare" and (value.startswith("$") or set(value) <= {"*", "x", "X", "."}):
+        if len(value) < 3:
+            return m.group(0)  # jsonnet_token = r'…', token: x
+        word = _word(m)
+        if group == "bare" and " " in m.group("eq") and P.CODE_NAME.fullmatch(value):
+            return m.group(0)  # token = Error, password = parsed.auth_decoded
+        if group == "multi" and P.TYPE_NAME.fullmatch(value):
+            return m.group(0)  # shrink_pass: ShrinkPass
+        if m.string.rfind(":param ", max(0, m.start() - 60), m.start()) >= 0 or \
+                m.string.rfind(":type ", max(0, m.start() - 60), m.start()) >= 0:
+            return m.group(0)  # a docstring's :param password: …
+        if group in ("multi", "bare"):
+            nxt = m.string[m.end():m.end() + 1]
+            if nxt in ("(", "[") or value.lower().rstrip("_").endswith(word.lower()):
+                return m.group(0)  # code: get_token(...), os.environ[...], key_password
+            if group == "bare" and P.EXPRESSION_AFTER.match(m.string, m.end()):
+                return m.group(0)  # code: secret = base / "name"
+            if group == "multi" and value[0] in "=:":
+                return m.group(0)  # token := ..., token: = ...
+        return self._replace(m, group, _assign_kind(word))
+
+    def _assignments(self, text: str) -> str:
+        """ASSIGN over `text`, tried only where ASSIGN_REVERSED (run on the reversed
+        text, so it skips ahead to each ':' or '=') says a secret word ends before an
+        operator; existing tokens are skipped. Same result as ``ASSIGN.sub``."""
+        if "=" not in text and ":" not in text:
+            return text
+        n = len(text)
+        starts = [n - m.end() for m in P.ASSIGN_REVERSED.finditer(text[::-1])]
+        if not starts:
+            return text
+        starts.reverse()
+        tokens = ([t.span() for t in P.TOKEN_RE.finditer(text)]
+                  if TOKEN_PREFIX in text else [])
+        out: list[str] = []
+        done = ti = 0
+        for start in starts:
+            if start < done:
+                continue
+            while ti < len(tokens) and tokens[ti][1] <= start:
+                ti += 1
+            if ti < len(tokens) and tokens[ti][0] <= start:
+                continue  # inside an existing token
+            m = P.ASSIGN.match(text, start)
+            if m is None:
+                continue
+            out.append(text[done:start])
+            out.append(self._sub_assign(m))
+            done = m.end()
+        if not out:
+            return text
+        out.append(text[done:])
+        return "".join(out)
+
+    def _sub_cut(self, m: re.Match[str]) -> str:
+        """A run the ellipsis of a cut touches: replaced when it mixes letters and
+        digits or cases the way keys do (a cut word stays)."""
+        group = "s" if m.re is P.CUT_AFTER else 0
+        value = m.group(group)
+        if TOKEN_PREFIX in value or "REDACTED" in value:
             return m.group(0)
-        kind = _assign_kind(m.group("name"))
-        whole = m.group(0)
-        base = m.start()
-        start, end = m.span(group)
-        return whole[: start - base] + self._token(kind, value) + whole[end - base:]
+        digit, upper, lower = P.char_classes(value)
+        if not (digit and (upper or lower)) and not (upper and lower
+                                                     and not value[1:].islower()):
+            return m.group(0)
+        if P.is_identifier(value) or P.NAME.fullmatch(value):
+            return m.group(0)
+        if group == 0:
+            return self._token("truncated", value)
+        return self._replace(m, "s", "truncated")
 
     def _sub_entropy(self, m: re.Match[str]) -> str:
         word = m.group(0)
@@ -243,7 +289,7 @@ class Redactor:
                     ks = k if isinstance(k, str) else str(k)
                     out[k] = None
                     stack.append(
-                        (out, k, v, _ID_KEY.search(ks) is None, _SECRET_KEY.match(ks) is not None)
+                        (out, k, v, P.ID_KEY.search(ks) is None, P.SECRET_KEY.match(ks) is not None)
                     )
             elif isinstance(src, list):
                 lst: list = [None] * len(src)
@@ -255,24 +301,53 @@ class Redactor:
         return root[0]
 
 
-def _outside_tokens(text: str, fn) -> str:
-    """Apply `fn` to the parts of `text` between existing redaction tokens."""
-    if TOKEN_PREFIX not in text:
-        return fn(text) if text else text
-    parts = _TOKEN_RE.split(text)
-    tokens = _TOKEN_RE.findall(text)
-    out = [fn(parts[0]) if parts[0] else ""]
-    for tok, part in zip(tokens, parts[1:], strict=True):
-        out.append(tok)
-        out.append(fn(part) if part else "")
-    return "".join(out)
+def _word(m: re.Match[str]) -> str:
+    """The secret word an ASSIGN match starts with."""
+    return m.string[m.start():m.start("colon") if m.group("colon") is not None
+                    else m.start("eq")].rstrip("\\\"' \t")
+
+
+def _not_a_value(value: str) -> bool:
+    """A placeholder, a type, a reference to a variable: nothing to redact."""
+    v = value.strip()
+    return (not v or TOKEN_PREFIX in v or v.lower() in P.BARE_LITERALS
+            or v.split(None, 1)[0].lower() in P.BARE_LITERALS
+            or P.REFERENCE.match(v) is not None)
+
+
+_SEPARATOR = re.compile(r"[\n;|&]")
+
+
+def _command_before(m: re.Match[str], command: re.Pattern[str], cache: dict) -> bool:
+    """Whether `command` starts the shell command the match is part of (within
+    CONTEXT_WINDOW characters). Positions are found once per text (`cache`) and
+    looked up by bisection, so a text full of flags stays linear."""
+    text = m.string
+    key = (id(text), command.pattern)
+    if cache.get("text") is not text:
+        cache.clear()
+        cache["text"] = text
+    if key not in cache:
+        if "seps" not in cache:
+            cache["seps"] = [x.start() for x in _SEPARATOR.finditer(text)]
+        cache[key] = [x.end() for x in command.finditer(text)]
+    ends, seps = cache[key], cache["seps"]
+    pos = m.start()
+    j = bisect.bisect_right(ends, pos) - 1
+    if j < 0 or pos - ends[j] > P.CONTEXT_WINDOW:
+        return False
+    k = bisect.bisect_right(seps, pos) - 1
+    return k < 0 or seps[k] < ends[j]
+
+
+_KEY_KIND = re.compile(r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|_key|key$")
 
 
 def _assign_kind(name: str) -> str:
     low = name.lower()
-    if "pass" in low:
+    if "pass" in low or "pwd" in low:
         return "password"
-    if re.search(r"api[_-]?key|apikey|access[_-]?key|private[_-]?key", low):
+    if _KEY_KIND.search(low):
         return "api_key"
     if "secret" in low or "credential" in low:
         return "secret"
@@ -292,4 +367,4 @@ def redact_text(text: str) -> str:
 
 def is_redacted(text: str) -> bool:
     """True when `text` holds at least one redaction token."""
-    return _TOKEN_RE.search(text) is not None
+    return P.TOKEN_RE.search(text) is not None

@@ -209,3 +209,28 @@ def test_planted_secrets_in_a_codex_rollout_and_hooks_are_all_redacted():
 def test_redact_never_raises_and_is_idempotent(text):
     once = redact_text(text)
     assert redact_text(once) == once
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token = Error",
+        "username, password = parsed.auth_decoded",
+        'secret = tmp_path / "secret.txt"',
+        "def step(self, shrink_pass: ShrinkPass, *, order: bool = False) -> bool:",
+        "f(_token=_token, key_password=key_password)",
+        "VERIFY_X509_PARTIAL_CHAIN = 0x80000",
+        '{"cacheCreationEphemeral5mInputTokens": 0, "w": PytestRemovedIn10Warning}',
+        "PEP517_BUILD_BACKEND=entry.point:spec",
+        "mkdir -pv build && ssh -p2222 host && ls -a && git commit -a -m x",
+        "docker run -u 1000:1000 img",
+        ":param sign_password: The passphrase for the signer's key",
+        "Authorization: <token>",
+        "the basic functionality; Bearer authentication",
+        "http://code.example.com/recipes/577452-a-memoize-decorator-for-instance-methods/",
+        "password: is required",
+        "token := next_token()",
+    ],
+)
+def test_code_and_prose_that_look_like_secrets_survive(text):
+    assert redact_text(text) == text

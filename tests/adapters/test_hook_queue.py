@@ -1,0 +1,128 @@
+"""The hook queues the raw payload first: a hook killed after that loses nothing, and
+the next hook records the entry once, redacted; payloads are cut before redaction."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from git_gasp.adapters.payloads import TRIM_HEAD, TRIM_MARK, TRIM_TAIL, trim_payload
+from git_gasp.base.files import try_lock
+from tests.adapters.samples import CLAUDE_HOOKS, read_jsonl
+from tests.testing.run import gasp, git, out
+
+pytestmark = pytest.mark.slow
+
+SECRET = "sk-ant-api03-" + "Qx7Lm2Vb9Nc4Zr8Tp1Ws6Yd3Kf5Hg0Jj-AA"
+
+
+def _gasp_dir(repo: Path) -> Path:
+    return Path(git(repo, "rev-parse", "--absolute-git-dir").strip()) / "gasp"
+
+
+def _rows(repo: Path) -> list[dict]:
+    rows = read_jsonl(CLAUDE_HOOKS)
+    for row in rows:
+        row["cwd"] = str(repo)
+    return rows
+
+
+def _hook(repo: Path, row: dict, **kw) -> subprocess.Popen:
+    proc = subprocess.Popen(["git", "gasp", "adapt", "hook"], cwd=repo, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    proc.stdin.write(json.dumps(row).encode())
+    proc.stdin.close()
+    return proc
+
+
+def test_a_hook_killed_after_enqueue_loses_nothing(tmp_path):
+    assert gasp(tmp_path, "init", "bot").returncode == 0
+    repo = tmp_path / "bot"
+    gdir = _gasp_dir(repo)
+    rows = _rows(repo)
+    start, prompt = rows[0], dict(rows[1], prompt=f"use key {SECRET} to write calc.py")
+    assert start["hook_event_name"] == "SessionStart"
+    assert prompt["hook_event_name"] == "UserPromptSubmit"
+    first = _hook(repo, start)
+    assert first.wait(60) == 0
+    queue = gdir / "queue"
+    assert not list(queue.glob("*.json"))
+    # Another hook holds the lock: this one queues its payload, waits, and is killed.
+    with try_lock(gdir / "hook.lock", 5) as got:
+        assert got
+        env = dict(os.environ, GASP_HOOK_BUDGET="60")
+        victim = _hook(repo, prompt, env=env)
+        deadline = time.monotonic() + 60
+        while not list(queue.glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        entries = list(queue.glob("*.json"))
+        assert len(entries) == 1, out(victim) if victim.poll() is not None else "no entry"
+        victim.send_signal(signal.SIGKILL)
+        assert victim.wait(30) == -signal.SIGKILL
+    # Raw (the agent's bytes), private to its owner, never committed.
+    assert SECRET in entries[0].read_text()
+    assert stat.S_IMODE(entries[0].stat().st_mode) == 0o600
+    events = repo / "state" / "events.jsonl"
+    assert b"goal.created" not in events.read_bytes()
+    # The next hook drains the queue: the killed hook's prompt is recorded once, redacted.
+    nxt = _hook(repo, rows[2])
+    assert nxt.wait(60) == 0, nxt.stderr.read()
+    assert not list(queue.glob("*.json"))
+    data = events.read_bytes()
+    assert data.count(b'"goal.created"') == 1, data
+    assert b"[REDACTED:anthropic_key:" in data and SECRET.encode() not in data
+    for path in (gdir / "sessions").glob("*.json"):
+        assert SECRET not in path.read_text(), path
+    assert gasp(repo, "check").returncode == 0
+
+
+def test_payloads_are_cut_to_their_stored_size_before_redaction():
+    long = "x " * 50_000 + SECRET + " y" * 50_000
+    row = {"tool_input": {"command": long}, "items": list(range(1000)), "n": 3}
+    cut = trim_payload(row)
+    text = cut["tool_input"]["command"]
+    assert TRIM_MARK in text and len(text) <= TRIM_HEAD + TRIM_TAIL + len(TRIM_MARK)
+    assert text.startswith("x x ") and text.endswith(" y y")
+    assert cut["items"][:3] == [0, 1, 2] and cut["items"][-1] == 999 and len(cut["items"]) == 200
+    assert row["tool_input"]["command"] == long, "the input is not changed"
+    short = {"a": "b" * 100}
+    assert trim_payload(short) == short
+
+
+def test_a_39kb_adversarial_payload_is_recorded(tmp_path):
+    """The payload that kept a hook busy 69 s (quadratic redaction) is just recorded."""
+    assert gasp(tmp_path, "init", "bot").returncode == 0
+    repo = tmp_path / "bot"
+    rows = _rows(repo)
+    post = next(r for r in rows if r["hook_event_name"] == "PostToolUse")
+    post = dict(post, tool_response={"stdout": "-".join(["ab"] * 13_000), "stderr": "",
+                                     "interrupted": False})
+    for row in (rows[0], post):
+        proc = _hook(repo, row)
+        assert proc.wait(120) == 0, proc.stderr.read()
+    log = (_gasp_dir(repo) / "adapter.log").read_text()
+    assert "PostToolUse: recorded" in log and "error" not in log.lower(), log
+    assert not list((_gasp_dir(repo) / "queue").glob("*.json"))
+
+
+def test_a_failed_entry_is_set_aside_redacted(tmp_path):
+    from git_gasp.adapters.hook_queue import drain, enqueue
+
+    assert gasp(tmp_path, "init", "bot").returncode == 0
+    repo = tmp_path / "bot"
+    gdir = _gasp_dir(repo)
+    gdir.mkdir(parents=True, exist_ok=True)
+    enqueue(gdir, "claude-code", {"hook_event_name": "PreToolUse", "note": f"key {SECRET}"})
+    assert drain(repo, gdir, time.monotonic() + 30) == 0
+    [failed] = (gdir / "queue" / "failed").glob("*.json")
+    text = failed.read_text()
+    assert SECRET not in text and "[REDACTED:anthropic_key:" in text
+    assert stat.S_IMODE(failed.stat().st_mode) == 0o600
+    assert "no session_id" in (gdir / "adapter.log").read_text()
