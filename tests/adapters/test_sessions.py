@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -109,7 +110,8 @@ def test_files_without_a_recorded_cwd_are_not_ours(hermetic, tmp_path):
     (where / "junk.jsonl").write_bytes(b'not json "cwd"\n{"cwd": 3}\n')
     sessions = hermetic / ".codex" / "sessions" / "2026"
     sessions.mkdir(parents=True)
-    (sessions / "rollout-x.jsonl").write_text('{"type": "event_msg", "cwd": "%s"}\n' % proj)
+    line = json.dumps({"type": "event_msg", "cwd": str(proj)})
+    (sessions / "rollout-x.jsonl").write_text(line + "\n")
     (sessions / "rollout-y.jsonl.zst").write_bytes(b"\x28\xb5\x2f\xfd broken")
     assert find_sessions("claude-code", proj) == []
     assert find_sessions("codex", proj) == []
