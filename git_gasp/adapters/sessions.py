@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from git_gasp.adapters.records import read_raw
@@ -26,7 +27,7 @@ from git_gasp.base.errors import GaspError
 
 _MANGLE = re.compile(r"[^A-Za-z0-9]")
 _MANGLED_MAX = 200  # Claude Code cuts longer directory names (and appends a hash)
-_HEAD_BYTES = 1 << 20  # how far into a plain session file to look for its cwd
+_HEAD_BYTES = 1 << 22  # how far into a plain session file to look for its cwd
 
 
 def claude_store() -> Path:
@@ -69,13 +70,20 @@ def _spellings(top: str, given: Path) -> set[str]:
     return names
 
 
-def _head(path: Path) -> bytes:
-    """The start of a session file, decompressed when it is compressed."""
+def _lines(path: Path) -> Iterator[bytes]:
+    """The first lines of a session file (decompressed when it is compressed), up to
+    about a megabyte: the cwd comes with the first records."""
     if path.name.endswith((".zst", ".gz")):
-        return read_raw(path)
+        yield from read_raw(path).split(b"\n")
+        return
+    seen = 0
     try:
         with path.open("rb") as fh:
-            return fh.read(_HEAD_BYTES)
+            for line in fh:
+                yield line
+                seen += len(line)
+                if seen > _HEAD_BYTES:
+                    return
     except OSError as exc:
         raise GaspError(f"cannot read {path}: {exc.strerror or exc}") from None
 
@@ -83,7 +91,7 @@ def _head(path: Path) -> bytes:
 def recorded_cwd(agent: str, path: Path) -> str | None:
     """The working directory a session file records (Claude: the first record with a
     ``cwd``; Codex: ``session_meta.cwd``), or None."""
-    for line in _head(path).split(b"\n"):
+    for line in _lines(path):
         if b'"cwd"' not in line:
             continue
         try:

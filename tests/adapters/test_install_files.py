@@ -238,3 +238,14 @@ def test_install_twice_is_stable_and_keeps_everything_else(project, other, hooks
 def test_apply_hooks_on_an_empty_file():
     assert json.loads(apply_hooks("", {"Stop": []})) == {"hooks": {"Stop": []}}
     assert apply_hooks("  \n", None) == "{}\n"
+
+
+def test_a_linked_codex_hooks_json_is_written_at_its_target(project):
+    target = _write(project, "shared/codex-hooks.json", '{"hooks": {}}\n')
+    link = project / ".codex" / "hooks.json"
+    link.parent.mkdir()
+    link.symlink_to(target)  # an absolute link inside the work tree
+    result = merge_hooks(link, "codex", "git gasp adapt hook --agent codex")
+    assert result.changed and link.is_symlink() and os.readlink(link) == str(target)
+    assert result.events == len(AGENT_EVENTS["codex"])
+    assert list(json.loads(target.read_text())["hooks"]) == list(AGENT_EVENTS["codex"])

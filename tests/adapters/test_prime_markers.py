@@ -94,3 +94,17 @@ def test_prime_with_marker_fragments_in_the_log_is_stable_after_one_run(
     assert text.count(BEGIN) == 1 and text.count(END) == 1
     if BEGIN not in existing and END not in existing:
         assert text.startswith(existing)
+
+
+def test_a_linked_agents_md_is_written_at_its_target(agent):
+    target = agent / "docs" / "agents.md"
+    target.parent.mkdir()
+    target.write_bytes(b"# rules\r\nkeep CRLF\r\n")
+    (agent / "AGENTS.md").symlink_to("docs/agents.md")
+    path, changed = prime(agent, "codex")
+    assert changed and (agent / "AGENTS.md").is_symlink()
+    text = target.read_bytes()
+    assert text.startswith(b"# rules\r\nkeep CRLF\r\n\r\n" + BEGIN.encode() + b"\r\n")
+    assert b"\n" not in text.replace(b"\r\n", b"")
+    assert prime(agent, "codex")[1] is False and target.read_bytes() == text
+    assert sorted(p.name for p in target.parent.iterdir()) == ["agents.md"]
