@@ -67,7 +67,12 @@ def hook_command(agent: str, *, absolute: bool = False) -> str:
     if exe is None:
         raise GaspError("cannot find the git-gasp program (next to this Python or on PATH); "
                         "install git-gasp first")
-    return shlex.join([exe, "adapt", "hook", "--agent", agent])
+    command = shlex.join([exe, "adapt", "hook", "--agent", agent])
+    if command_agent(command) != agent:  # we could not tell it for ours again
+        raise GaspError(f"the path of this git-gasp ({exe}) holds characters a shell "
+                        "treats specially; put git-gasp on PATH and install without "
+                        "--scope local")
+    return command
 
 
 def on_path_note() -> str | None:

@@ -249,3 +249,13 @@ def test_a_linked_codex_hooks_json_is_written_at_its_target(project):
     assert result.changed and link.is_symlink() and os.readlink(link) == str(target)
     assert result.events == len(AGENT_EVENTS["codex"])
     assert list(json.loads(target.read_text())["hooks"]) == list(AGENT_EVENTS["codex"])
+
+
+def test_an_absolute_path_we_could_not_recognise_is_refused(monkeypatch, tmp_path):
+    from git_gasp.adapters import install
+    from git_gasp.base.errors import GaspError
+
+    odd = tmp_path / "v (1)" / "git-gasp"
+    monkeypatch.setattr(install, "this_git_gasp", lambda: str(odd))
+    with pytest.raises(GaspError, match="treats specially"):
+        hook_command("claude-code", absolute=True)
