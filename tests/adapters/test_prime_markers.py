@@ -82,7 +82,8 @@ def test_prime_with_marker_fragments_in_the_log_is_stable_after_one_run(
     with AgentState.open(agent, "tester", fsync=False) as state:
         state.record_goal(title or "t", identity)
     (agent / "identity").mkdir(exist_ok=True)
-    (agent / "identity" / "IDENTITY.md").write_text(identity, newline="")
+    # GASP files are LF (the fold refuses a CRLF checkout), so no CR in the identity
+    (agent / "identity" / "IDENTITY.md").write_text(identity.replace("\r", ""), newline="")
     surface = agent / "CLAUDE.md"
     surface.write_bytes(existing.encode())
     prime(agent, "claude-code")
