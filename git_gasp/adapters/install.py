@@ -263,10 +263,10 @@ def claude_settings_path(repo: Path, scope: str) -> Path:
 LOCAL_SETTINGS = ".claude/settings.local.json"
 
 
-def keep_local_untracked(repo: Path) -> Path | None:
+def keep_local_untracked(repo: Path) -> str | None:
     """Make git ignore `repo`'s .claude/settings.local.json (as Claude Code does when it
     creates the file) unless it already does: a line in this clone's info/exclude,
-    never in a committed file. Returns the exclude file when it added the line."""
+    never in a committed file. Returns what it did or found worth saying, if anything."""
     from git_gasp.adapters.agent_files import project_tree
     from git_gasp.base import git
     from git_gasp.base.files import atomic_write
@@ -274,9 +274,11 @@ def keep_local_untracked(repo: Path) -> Path | None:
     tree = project_tree(repo)
     rel = os.path.relpath(os.path.realpath(repo / LOCAL_SETTINGS), tree)
     try:
-        if rel.startswith(".." + os.sep) or git.is_ignored(tree, rel) or \
-                git.is_tracked(tree, rel):
+        if rel.startswith(".." + os.sep) or git.is_ignored(tree, rel):
             return None
+        if git.is_tracked(tree, rel):
+            return (f"note: {LOCAL_SETTINGS} is tracked by git, so this machine's path in "
+                    f"it would be committed: `git rm --cached {LOCAL_SETTINGS}`")
         exclude = git.git_path(tree, "info/exclude")
         common = git.common_dir(tree)
     except GaspError:
@@ -290,7 +292,7 @@ def keep_local_untracked(repo: Path) -> Path | None:
     sep = b"" if not old or old.endswith(b"\n") else b"\n"
     line = ("/" + rel.replace(os.sep, "/")).encode()
     atomic_write(exclude, old + sep + line + b"\n", root=common, make_parents=True)
-    return exclude
+    return f"added {LOCAL_SETTINGS} to {exclude} (kept out of commits)"
 
 
 def codex_hooks_path(repo: Path) -> Path:

@@ -259,3 +259,19 @@ def test_an_absolute_path_we_could_not_recognise_is_refused(monkeypatch, tmp_pat
     monkeypatch.setattr(install, "this_git_gasp", lambda: str(odd))
     with pytest.raises(GaspError, match="treats specially"):
         hook_command("claude-code", absolute=True)
+
+
+def test_the_local_file_is_kept_out_of_commits_once(project):
+    from git_gasp.adapters.install import keep_local_untracked
+
+    said = keep_local_untracked(project)
+    assert said is not None and said.startswith("added .claude/settings.local.json to ")
+    exclude = project / ".git" / "info" / "exclude"
+    assert exclude.read_text().splitlines()[-1] == "/.claude/settings.local.json"
+    assert keep_local_untracked(project) is None  # ignored now: nothing more
+    assert git(project, "check-ignore", ".claude/settings.local.json").strip()
+    exclude.write_text("")
+    _write(project, ".claude/settings.local.json", "{}")
+    git(project, "add", "-f", ".claude/settings.local.json")
+    said = keep_local_untracked(project)
+    assert said is not None and "tracked by git" in said and exclude.read_text() == ""

@@ -61,6 +61,7 @@ _FRAGMENTS = st.sampled_from([BEGIN, END, "<!--", "-->", "<!-", "-", "<", "!", "
 _TEXT = st.lists(_FRAGMENTS, max_size=12).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(existing=_TEXT)
 def test_any_file_gets_exactly_one_section_and_is_stable(existing):

@@ -114,9 +114,9 @@ def claude_install(repo: Path, scope: str, uninstall: bool) -> None:
     if uninstall or scope == "user":
         return
     if scope == "local":
-        exclude = keep_local_untracked(repo)
-        if exclude is not None:
-            click.echo(f"added .claude/settings.local.json to {exclude} (not committed)")
+        said = keep_local_untracked(repo)
+        if said is not None:
+            click.echo(said, err=said.startswith("note:"))
     other = claude_settings_path(repo, "project" if scope == "local" else "local")
     if has_ours(other):
         click.echo(f"note: {other} runs git-gasp's hooks too, so each event would be "
