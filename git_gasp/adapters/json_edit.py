@@ -7,7 +7,8 @@ Every other byte (key order, indentation, spacing, line ends, the other settings
 user's own entries) is kept, so an install followed by an uninstall gives back the file
 it started from. New text follows the file's own indentation and line ends. The result
 is checked by parsing it; a file the splice cannot handle (duplicate keys, say) is
-written whole instead: same data, same key order, its indentation kept.
+written whole instead: same data, same key order, its indentation kept. An empty
+object is written as Claude Code writes its settings (two-space indent).
 """
 
 from __future__ import annotations
@@ -33,7 +34,10 @@ class _Style:
         self.eol = "\r\n" if "\r\n" in text else "\n"
         self.ascii = bool(re.search(r"\\u[0-9a-fA-F]{4}", text)) and text.isascii()
         self.key_sep = ": " if (": " in text or not self.compact) else ":"
-        self.item_sep = ", " if (", " in text or not text.strip()) else ","
+        if ", " in text or "," not in text:  # no comma yet: as spaced as the colons
+            self.item_sep = ", " if self.key_sep == ": " else ","
+        else:
+            self.item_sep = ","
 
     def dump(self, value: Any, level: int) -> str:
         if self.compact:
@@ -162,7 +166,7 @@ def apply_hooks(text: str, hooks: dict | None) -> str:
     """`text` (a JSON object, or empty) with its ``hooks`` member set to `hooks`
     (None: removed), every byte not in a changed value kept."""
     style = _Style(text)
-    if not text.strip():
+    if not text.strip() or json.loads(text) == {}:  # nothing to keep: Claude Code's style
         data = {} if hooks is None else {"hooks": hooks}
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     want = json.loads(text)

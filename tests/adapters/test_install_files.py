@@ -233,6 +233,12 @@ def test_install_twice_is_stable_and_keeps_everything_else(project, other, hooks
     left = json.loads(path.read_bytes())
     assert all(not is_ours(h) for entries in left.get("hooks", {}).values()
                for e in entries for h in e["hooks"])
+    ours_before = any(is_ours(h) for entries in (hooks or {}).values()
+                      for e in entries for h in e["hooks"])
+    lossy = hooks == {} or any(not (hooks or {}).get(e, True) for e in HOOK_EVENTS) \
+        or not data  # an empty list or object of the user's that ours filled
+    if not ours_before and not lossy:
+        assert path.read_text() == text  # install + uninstall: the file it started from
 
 
 def test_apply_hooks_on_an_empty_file():
