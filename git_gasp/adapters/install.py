@@ -226,7 +226,8 @@ def merge_hooks(path: Path, agent: str | None, command: str | None, *,
     text, data = _load(path)
     hooks, removed, added = merged(data, agent, command)
     events = _count_ours(hooks or {})
-    if hooks == data.get("hooks") if hooks is not None else "hooks" not in data:
+    same = "hooks" not in data if hooks is None else hooks == data.get("hooks")
+    if same:
         return InstallResult(path, False, removed, added, events)
     new = apply_hooks(text, hooks).encode("utf-8")
     if user_scope:
