@@ -1,18 +1,29 @@
 """Install / uninstall our hook entries in an agent's settings file, never clobbering.
 
-Claude Code reads ``hooks`` from ``.claude/settings.json`` (project) or
-``~/.claude/settings.json`` (user, ``$CLAUDE_CONFIG_DIR`` when set); Codex 0.171.0
-reads the same shape from ``.codex/hooks.json``. Each event maps to a list of entries
+Claude Code reads ``hooks`` from ``.claude/settings.json`` (project, shared: committed),
+``.claude/settings.local.json`` (local: this clone only, never committed) or
+``~/.claude/settings.json`` (user; ``$CLAUDE_CONFIG_DIR`` when set); Codex 0.171.0 reads
+the same shape from ``.codex/hooks.json``. Each event maps to a list of entries
 ``{"matcher"?, "hooks": [{"type": "command", "command", "timeout"}]}``.
 
-Ours are the command hooks whose command runs ``git-gasp adapt hook`` (or ``git gasp
-adapt hook``). Installing removes older copies of ours and appends one entry per
-event, leaving every other key, entry and hook as it was (a re-install that changes
-nothing does not rewrite the file); uninstalling removes only ours (and the event
-lists / ``hooks`` object that become empty by that). A file that is not valid JSON,
-or whose ``hooks`` is not shaped as above, is refused with one line and left
-untouched. Writes are atomic and never go through a link that leads out of the project
-(or, for the user's file, out of $HOME): see ``agent_files.py``.
+The command we install is portable, ``git gasp adapt hook --agent AGENT`` found through
+the agent's PATH, in every file but the local one, which names this machine's
+git-gasp by its absolute path (for a git-gasp that is not on PATH). Only the events the
+agent documents are installed (Claude Code 2.1.328: all of ``HOOK_EVENTS``; Codex
+0.171.0: not ``PostToolUseFailure``).
+
+Ours are exactly the command hooks whose command is one of those forms, word for word
+(``git gasp|git-gasp|/…/git-gasp adapt hook --agent claude-code|codex``, however
+quoted); a command that does more (``notify.sh && git gasp adapt hook …``, a
+redirection, a variable) is the user's. Installing keeps the
+first of ours in each event where it is, removes other copies and appends an entry for
+an event without one; uninstalling removes only ours (and the entries, event lists and
+``hooks`` object that become empty by that). Nothing else in the file changes, not even
+its formatting (``json_edit.py``), and a re-install that changes nothing does not write.
+A file that is not valid JSON, or whose ``hooks`` is not shaped as above, is refused
+with one line and left untouched. Writes are atomic and go through a link to its
+target, but never out of the project (or, for the user's file, out of $HOME): see
+``agent_files.py``.
 """
 
 from __future__ import annotations
@@ -28,38 +39,89 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.agent_files import write_project_file, write_user_file
-from git_gasp.adapters.payloads import HOOK_EVENTS
+from git_gasp.adapters.json_edit import apply_hooks
+from git_gasp.adapters.payloads import AGENTS, HOOK_EVENTS
 from git_gasp.base.errors import GaspError
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+AGENT_EVENTS = {
+    "claude-code": HOOK_EVENTS,
+    "codex": tuple(e for e in HOOK_EVENTS if e != "PostToolUseFailure"),
+}
 HOOK_TIMEOUT_S = 60  # the agent's budget for our hook; the hook itself stops at ~20 s
-_OURS = re.compile(r"(?:^|[\s/'\"])git(?:-|\s+)gasp['\"]?\s+adapt\s+hook\b")
+PORTABLE = ("git", "gasp")
 
 
-def hook_command(agent: str) -> str:
-    """The shell command the agent runs: this install's git-gasp, else the one on PATH."""
+def this_git_gasp() -> str | None:
+    """The git-gasp program of this install (beside this Python), else the one on PATH."""
     beside = Path(sys.executable).with_name("git-gasp")
-    exe = str(beside) if beside.exists() else shutil.which("git-gasp")
+    return str(beside) if beside.exists() else shutil.which("git-gasp")
+
+
+def hook_command(agent: str, *, absolute: bool = False) -> str:
+    """The shell command the agent runs: ``git gasp adapt hook --agent AGENT``, or with
+    `absolute` this install's git-gasp by its path (for a machine-local file)."""
+    if not absolute:
+        return shlex.join([*PORTABLE, "adapt", "hook", "--agent", agent])
+    exe = this_git_gasp()
     if exe is None:
         raise GaspError("cannot find the git-gasp program (next to this Python or on PATH); "
                         "install git-gasp first")
-    return f"{shlex.quote(exe)} adapt hook --agent {agent}"
+    command = shlex.join([exe, "adapt", "hook", "--agent", agent])
+    if command_agent(command) != agent:  # we could not tell it for ours again
+        raise GaspError(f"the path of this git-gasp ({exe}) holds characters a shell "
+                        "treats specially; put git-gasp on PATH and install without "
+                        "--scope local")
+    return command
+
+
+def on_path_note() -> str | None:
+    """A note when `git gasp` would not be found through PATH here, else None."""
+    if shutil.which("git-gasp") is not None:
+        return None
+    exe = this_git_gasp()
+    where = f"add {Path(exe).parent} to PATH" if exe else "install git-gasp on PATH"
+    return (f"note: git-gasp is not on PATH, and the hooks run `git gasp adapt hook` "
+            f"through the agent's PATH: {where} (for Claude Code, `--scope local` names "
+            "this git-gasp by its path in .claude/settings.local.json instead)")
+
+
+_SHELL = re.compile(r"[\n\r;&|<>()$`*?\[\]{}~#!\\]")  # any of these: the user's own
+
+
+def command_agent(command: Any) -> str | None:
+    """The agent of `command` when it is exactly one of our hook commands (its words,
+    however quoted, and nothing the shell would expand or chain), else None."""
+    if not isinstance(command, str) or _SHELL.search(command):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    exe, tail = words[:-4], words[-4:]
+    if tail[:3] != ["adapt", "hook", "--agent"] or len(tail) < 4 or tail[3] not in AGENTS:
+        return None
+    if exe == list(PORTABLE) or exe == ["git-gasp"] or (
+            len(exe) == 1 and os.path.isabs(exe[0]) and os.path.basename(exe[0]) == "git-gasp"):
+        return tail[3]
+    return None
 
 
 def is_ours(hook: Any) -> bool:
-    return (isinstance(hook, dict) and isinstance(hook.get("command"), str)
-            and _OURS.search(hook["command"]) is not None)
+    return (isinstance(hook, dict) and hook.get("type", "command") == "command"
+            and command_agent(hook.get("command")) is not None)
 
 
-def our_entries(command: str) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = {}
-    for event in HOOK_EVENTS:
-        entry: dict[str, Any] = {}
-        if event in TOOL_EVENTS:
-            entry["matcher"] = "*"
-        entry["hooks"] = [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]
-        out[event] = [entry]
-    return out
+def our_entry(event: str, command: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {}
+    if event in TOOL_EVENTS:
+        entry["matcher"] = "*"
+    entry["hooks"] = [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]
+    return entry
+
+
+def our_entries(agent: str, command: str) -> dict[str, list[dict]]:
+    return {event: [our_entry(event, command)] for event in AGENT_EVENTS[agent]}
 
 
 @dataclass
@@ -68,17 +130,20 @@ class InstallResult:
     changed: bool
     removed: int = 0  # hooks of ours removed
     added: int = 0
+    events: int = 0  # events that run our hook after the change
 
 
-def _load(path: Path) -> dict:
+def _load(path: Path) -> tuple[str, dict]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        return {}
+        return "", {}
+    except UnicodeDecodeError:
+        raise GaspError(f"{path} is not UTF-8 text; it was left untouched") from None
     except OSError as exc:
         raise GaspError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not text.strip():
-        return {}
+        return text, {}
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -90,73 +155,145 @@ def _load(path: Path) -> dict:
     if not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
         raise GaspError(f"{path}: `hooks` is not an object of event lists; it was left "
                         "untouched")
-    return data
+    return text, data
 
 
-def _strip_ours(hooks: dict) -> int:
+def _merge_event(entries: list, want: dict | None) -> tuple[list, int, bool]:
+    """`entries` of one event with ours removed, except the first that runs `want`'s
+    command under its matcher (kept as it is); without such a keeper `want` takes the
+    place of the first entry that held only ours, else it is appended.
+    (entries, hooks of ours removed, whether `want` was put in)."""
+    command = want["hooks"][0]["command"] if want else None
+    keeper = None
+    for i, entry in enumerate(entries if want is not None else ()):
+        if isinstance(entry, dict) and entry.get("matcher") == want.get("matcher") \
+                and isinstance(entry.get("hooks"), list):
+            j = next((j for j, h in enumerate(entry["hooks"])
+                      if is_ours(h) and h.get("command") == command), None)
+            if j is not None:
+                keeper = (i, j)
+                break
+    out: list = []
     removed = 0
-    for event in list(hooks):
-        kept_entries = []
-        for entry in hooks[event]:
-            if isinstance(entry, dict) and isinstance(entry.get("hooks"), list):
-                inner = [h for h in entry["hooks"] if not is_ours(h)]
-                removed += len(entry["hooks"]) - len(inner)
-                if not inner and entry["hooks"]:
-                    continue  # the entry held only ours
-                entry = dict(entry, hooks=inner)
-            kept_entries.append(entry)
-        if kept_entries or not hooks[event]:
-            hooks[event] = kept_entries
-        else:
-            del hooks[event]
-    return removed
+    put = False
+    for i, entry in enumerate(entries):
+        if not (isinstance(entry, dict) and isinstance(entry.get("hooks"), list)):
+            out.append(entry)
+            continue
+        inner = [h for j, h in enumerate(entry["hooks"])
+                 if not is_ours(h) or keeper == (i, j)]
+        removed += len(entry["hooks"]) - len(inner)
+        if len(inner) == len(entry["hooks"]):
+            out.append(entry)
+        elif inner:
+            out.append(dict(entry, hooks=inner))
+        elif want is not None and keeper is None and not put:
+            out.append(want)
+            put = True
+    if want is not None and keeper is None and not put:
+        out.append(want)
+        put = True
+    return out, removed, put
 
 
-def _is_user_file(path: Path) -> bool:
-    return os.path.abspath(path) == os.path.abspath(claude_settings_path(Path(), "user"))
+def merged(data: dict, agent: str | None, command: str | None) -> tuple[dict | None, int, int]:
+    """The ``hooks`` object of `data` with ours for `agent` running `command` (None:
+    ours removed), or None when there should be none. (hooks, removed, added)."""
+    old = data.get("hooks", {})
+    wanted = our_entries(agent, command) if agent and command else {}
+    hooks: dict[str, list] = {}
+    removed = added = 0
+    for event, entries in old.items():
+        want = wanted[event][0] if event in wanted else None
+        out, gone, put = _merge_event(list(entries), want)
+        removed += gone
+        added += put
+        if out or not entries:  # a list only ours emptied goes; the user's empty one stays
+            hooks[event] = out
+    for event, entries in wanted.items():
+        if event not in old:
+            hooks[event] = entries
+            added += 1
+    if not hooks and ("hooks" not in data or (old and removed)):
+        return None, removed, added
+    return hooks, removed, added
 
 
-def write_settings(path: Path, data: Any, *, user_scope: bool | None = None) -> Path:
-    """Write the settings object `data` to `path` (see ``agent_files.py`` for links).
+def merge_hooks(path: Path, agent: str | None, command: str | None, *,
+                user_scope: bool = False) -> InstallResult:
+    """Install our hooks for `agent` running `command` (None: uninstall) in the settings
+    file at `path` (a project's file, or with `user_scope` the user's)."""
+    text, data = _load(path)
+    hooks, removed, added = merged(data, agent, command)
+    events = _count_ours(hooks or {})
+    same = "hooks" not in data if hooks is None else hooks == data.get("hooks")
+    if same:
+        return InstallResult(path, False, removed, added, events)
+    new = apply_hooks(text, hooks).encode("utf-8")
+    if user_scope:
+        write_user_file(path, new)
+    else:
+        write_project_file(path.parent.parent, Path(path.parent.name, path.name), new)
+    return InstallResult(path, True, removed, added, events)
 
-    A project file is ``<project>/<dir>/<name>`` (``.claude/settings.json``,
-    ``.codex/hooks.json``); `user_scope` None means: the user's Claude settings file."""
-    text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    if _is_user_file(path) if user_scope is None else user_scope:
-        return write_user_file(path, text)
-    return write_project_file(path.parent.parent, Path(path.parent.name, path.name), text)
+
+def has_ours(path: Path) -> bool:
+    """True when the settings file at `path` runs our hook for some event."""
+    try:
+        return _count_ours(_load(path)[1].get("hooks", {})) > 0
+    except GaspError:
+        return False
 
 
-def merge_hooks(path: Path, command: str | None, *, uninstall: bool = False,
-                user_scope: bool | None = None) -> InstallResult:
-    """Install (command given) or uninstall our hooks in the settings file at `path`
-    (`user_scope` as for `write_settings`)."""
-    data = _load(path)
-    before = json.dumps(data, sort_keys=True)
-    had_hooks = "hooks" in data
-    hooks = {k: list(v) for k, v in data.get("hooks", {}).items()}
-    removed = _strip_ours(hooks)
-    added = 0
-    if not uninstall:
-        assert command is not None
-        for event, entries in our_entries(command).items():
-            hooks.setdefault(event, []).extend(entries)
-            added += len(entries)
-    if hooks or (had_hooks and not uninstall):
-        data["hooks"] = hooks
-    elif had_hooks:
-        del data["hooks"]
-    changed = json.dumps(data, sort_keys=True) != before
-    if changed:
-        write_settings(path, data, user_scope=user_scope)
-    return InstallResult(path, changed, removed, added)
+def _count_ours(hooks: dict) -> int:
+    return sum(any(is_ours(h) for e in entries if isinstance(e, dict)
+                   for h in (e.get("hooks") if isinstance(e.get("hooks"), list) else []))
+               for entries in hooks.values())
 
 
 def claude_settings_path(repo: Path, scope: str) -> Path:
+    """Claude Code's settings file of `scope`: project, local or user."""
     if scope == "user":
         base = os.environ.get("CLAUDE_CONFIG_DIR")
         return (Path(base) if base else Path.home() / ".claude") / "settings.json"
+    if scope == "local":
+        return repo / ".claude" / "settings.local.json"
     return repo / ".claude" / "settings.json"
+
+
+LOCAL_SETTINGS = ".claude/settings.local.json"
+
+
+def keep_local_untracked(repo: Path) -> str | None:
+    """Make git ignore `repo`'s .claude/settings.local.json (as Claude Code does when it
+    creates the file) unless it already does: a line in this clone's info/exclude,
+    never in a committed file. Returns what it did or found worth saying, if anything."""
+    from git_gasp.adapters.agent_files import project_tree
+    from git_gasp.base import git
+    from git_gasp.base.files import atomic_write
+
+    tree = project_tree(repo)
+    rel = os.path.relpath(os.path.realpath(repo / LOCAL_SETTINGS), tree)
+    try:
+        if rel.startswith(".." + os.sep) or git.is_ignored(tree, rel):
+            return None
+        if git.is_tracked(tree, rel):
+            return (f"note: {LOCAL_SETTINGS} is tracked by git, so this machine's path in "
+                    f"it would be committed: `git rm --cached {LOCAL_SETTINGS}`")
+        exclude = git.git_path(tree, "info/exclude")
+        common = git.common_dir(tree)
+    except GaspError:
+        return None  # not a git work tree: nothing to keep out of commits
+    try:
+        old = exclude.read_bytes()
+    except FileNotFoundError:
+        old = b""
+    except OSError as exc:
+        raise GaspError(f"cannot read {exclude}: {exc.strerror or exc}") from None
+    sep = b"" if not old or old.endswith(b"\n") else b"\n"
+    line = ("/" + rel.replace(os.sep, "/")).encode()
+    atomic_write(exclude, old + sep + line + b"\n", root=common, make_parents=True)
+    return f"added {LOCAL_SETTINGS} to {exclude} (kept out of commits)"
 
 
 def codex_hooks_path(repo: Path) -> Path:

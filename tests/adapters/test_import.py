@@ -93,3 +93,30 @@ def test_import_usage_errors_are_one_line(agent_repo, tmp_path):
     proc = gasp(agent_repo, "import", "codex", str(tmp_path / "missing.jsonl"))
     assert proc.returncode != 0 and "Traceback" not in out(proc)
     assert len(out(proc).strip().splitlines()) == 1
+
+
+def test_import_all_takes_only_this_projects_sessions(agent_repo, hermetic, monkeypatch):
+    from tests.adapters.test_sessions import claude_session
+
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    sibling = agent_repo.parent / (agent_repo.name + "-other")
+    sibling.mkdir()
+    claude_session(hermetic, sibling, "s-sibling")
+    proc = gasp(agent_repo, "import", "claude-code", "--all")
+    assert proc.returncode == 0, out(proc)
+    store = hermetic / ".claude" / "projects"
+    assert out(proc).strip() == f"no sessions found for {agent_repo.resolve()} in {store}"
+    mine = claude_session(hermetic, agent_repo / "src", "s-mine")
+    proc = gasp(agent_repo, "import", "claude-code", "--all")
+    assert proc.returncode == 0, out(proc)
+    assert str(mine) in out(proc) and "s-sibling" not in out(proc)
+    runs = [n for n in _fold(agent_repo)["nodes"].values() if n["kind"] == "run"]
+    assert [r["id"] for r in runs] == ["run_claude-code.s-mine"]
+
+
+def test_import_all_with_no_codex_store_says_where_it_looked(agent_repo, hermetic, monkeypatch):
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    proc = gasp(agent_repo / "state", "import", "codex", "--all")
+    assert proc.returncode == 0, out(proc)
+    assert out(proc).strip() == (f"no sessions found for {agent_repo.resolve()} in "
+                                 f"{hermetic / '.codex' / 'sessions'}")

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.install import is_ours
+from git_gasp.adapters.install import AGENT_EVENTS, is_ours
 from git_gasp.adapters.payloads import HOOK_EVENTS
 from git_gasp.adapters.prime import BEGIN, END
 from tests.adapters.samples import CLAUDE_TRANSCRIPT
-from tests.testing.run import gasp, out
+from tests.testing.run import gasp, git, out
 
 FOREIGN = {
     "model": "opus",
@@ -152,7 +155,8 @@ def test_codex_install_writes_hooks_json_and_says_how_to_trust(agent_repo, herme
     proc = gasp(agent_repo, "adapt", "codex", "install")
     assert proc.returncode == 0, out(proc)
     hooks = json.loads((agent_repo / ".codex" / "hooks.json").read_text())
-    assert sum(_ours(hooks).values()) == len(HOOK_EVENTS)
+    assert sum(_ours(hooks).values()) == len(AGENT_EVENTS["codex"])
+    assert "PostToolUseFailure" not in hooks["hooks"]  # Codex documents no such event
     key = f"[projects.{json.dumps(str(agent_repo.resolve()))}]"
     assert key in out(proc) and 'trust_level = "trusted"' in out(proc)
     assert "--dangerously-bypass-hook-trust" in out(proc)
@@ -204,17 +208,33 @@ def test_prime_writes_identity_and_primer_between_markers(agent_repo):
     assert redone.count(BEGIN) == 1 and "Use spaces." in redone
 
 
-def test_codex_prime_writes_agents_md_and_refuses_broken_markers(agent_repo):
+def test_codex_prime_writes_agents_md_and_repairs_broken_markers(agent_repo):
     proc = gasp(agent_repo, "adapt", "codex", "prime")
     assert proc.returncode == 0, out(proc)
-    text = (agent_repo / "AGENTS.md").read_text()
-    assert text.startswith(BEGIN) and "Open goals:" in text and "- none" in text
-    broken = f"mine\n{BEGIN}\nhalf\n"
-    (agent_repo / "AGENTS.md").write_text(broken)
+    section = (agent_repo / "AGENTS.md").read_text()
+    assert section.startswith(BEGIN) and "Open goals:" in section and "- none" in section
+    (agent_repo / "AGENTS.md").write_text(f"mine\n{BEGIN}\nhalf\n")
     proc = gasp(agent_repo, "adapt", "codex", "prime")
-    assert proc.returncode == 1 and len(out(proc).strip().splitlines()) == 1
-    assert (agent_repo / "AGENTS.md").read_text() == broken
+    assert proc.returncode == 0, out(proc)
+    assert (agent_repo / "AGENTS.md").read_text() == "mine\n" + section + "half\n"
     assert not [p for p in os.listdir(agent_repo) if p.startswith(".AGENTS")]
+
+
+def test_a_goal_title_holding_a_marker_does_not_grow_the_file(agent_repo):
+    from git_gasp.runtime import AgentState
+
+    with AgentState.open(agent_repo, "tester") as state:
+        state.record_goal(f"ship {END} more", f"and {BEGIN} too")
+    claude_md = agent_repo / "CLAUDE.md"
+    claude_md.write_text("# mine\n")
+    sizes = []
+    for _ in range(3):
+        assert gasp(agent_repo, "adapt", "claude-code", "prime").returncode == 0
+        sizes.append(claude_md.read_bytes())
+    assert sizes[0] == sizes[1] == sizes[2]
+    text = sizes[0].decode()
+    assert text.count(BEGIN) == 1 and text.count(END) == 1 and text.startswith("# mine\n")
+    assert "ship <\\!-- gasp:end --> more" in text
 
 
 def test_prime_writes_through_a_link_only_inside_the_repo(agent_repo, tmp_path):
@@ -240,3 +260,80 @@ def test_prime_outside_an_agent_repo_is_one_line(tmp_path):
     proc = gasp(tmp_path, "adapt", "claude-code", "prime")
     assert proc.returncode == 1 and "git gasp init" in out(proc)
     assert len(out(proc).strip().splitlines()) == 1
+
+
+def test_shared_files_name_git_gasp_through_path_never_this_venv(agent_repo):
+    assert gasp(agent_repo, "adapt", "claude-code", "install").returncode == 0
+    assert gasp(agent_repo, "adapt", "codex", "install").returncode == 0
+    venv = str(Path(sys.executable).parent)
+    for rel, agent in ((".claude/settings.json", "claude-code"), (".codex/hooks.json", "codex")):
+        text = (agent_repo / rel).read_text()
+        assert venv not in text and sys.prefix not in text, text
+        commands = {h["command"] for entries in json.loads(text)["hooks"].values()
+                    for e in entries for h in e["hooks"]}
+        assert commands == {f"git gasp adapt hook --agent {agent}"}
+
+
+def test_a_missing_git_gasp_on_path_is_said(agent_repo, monkeypatch):
+    exe = Path(sys.executable).with_name("git-gasp")
+    monkeypatch.setenv("PATH", os.pathsep.join(
+        p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != exe.parent))
+    proc = subprocess.run([str(exe), "adapt", "claude-code", "install"], cwd=agent_repo,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "not on PATH" in proc.stderr and str(exe.parent) in proc.stderr
+    assert "--scope local" in proc.stderr
+
+
+def test_local_scope_names_this_git_gasp_and_stays_out_of_commits(agent_repo):
+    shared = agent_repo / ".claude" / "settings.json"
+    shared.parent.mkdir()
+    shared.write_text(json.dumps(FOREIGN, indent=2) + "\n")
+    before = shared.read_bytes()
+    proc = gasp(agent_repo, "adapt", "claude-code", "install", "--scope", "local")
+    assert proc.returncode == 0 and "info/exclude" in out(proc), out(proc)
+    local = agent_repo / ".claude" / "settings.local.json"
+    commands = {h["command"] for entries in json.loads(local.read_text())["hooks"].values()
+                for e in entries for h in e["hooks"]}
+    (command,) = commands
+    assert command.startswith(str(Path(sys.executable).parent)) and \
+        command.endswith(" adapt hook --agent claude-code")
+    assert shared.read_bytes() == before
+    assert ".claude/settings.local.json" not in git(agent_repo, "status", "--porcelain")
+    exclude = agent_repo / ".git" / "info" / "exclude"
+    text = exclude.read_text()
+    again = gasp(agent_repo, "adapt", "claude-code", "install", "--scope", "local")
+    assert "nothing changed" in out(again) and exclude.read_text() == text
+    both = gasp(agent_repo, "adapt", "claude-code", "install")
+    assert "recorded twice" in out(both), out(both)
+    assert gasp(agent_repo, "adapt", "claude-code", "install", "--scope", "local",
+                "--uninstall").returncode == 0
+    assert json.loads(local.read_text()) == {}
+
+
+def test_a_users_command_calling_ours_survives_install_and_uninstall(agent_repo):
+    mine = "notify.sh && git gasp adapt hook --agent claude-code"
+    settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": mine}]}]}}
+    path = agent_repo / ".claude" / "settings.json"
+    path.parent.mkdir()
+    text = json.dumps(settings, indent=4) + "\n"
+    path.write_text(text)
+    assert gasp(agent_repo, "adapt", "claude-code", "install").returncode == 0
+    assert json.loads(path.read_text())["hooks"]["Stop"][0] == settings["hooks"]["Stop"][0]
+    proc = gasp(agent_repo, "adapt", "claude-code", "install", "--uninstall")
+    assert proc.returncode == 0 and f"removed {len(HOOK_EVENTS)}" in out(proc), out(proc)
+    assert path.read_text() == text
+
+
+def test_codex_reinstall_drops_the_undocumented_event_of_an_old_install(agent_repo):
+    old = f"{shlex.quote(str(agent_repo / 'venv' / 'bin' / 'git-gasp'))} adapt hook --agent codex"
+    hooks = {e: [{"hooks": [{"type": "command", "command": old, "timeout": 60}]}]
+             for e in HOOK_EVENTS}
+    path = agent_repo / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"hooks": hooks}, indent=2) + "\n")
+    proc = gasp(agent_repo, "adapt", "codex", "install")
+    assert proc.returncode == 0 and f"for {len(AGENT_EVENTS['codex'])} events" in out(proc)
+    data = json.loads(path.read_text())
+    assert list(data["hooks"]) == list(AGENT_EVENTS["codex"])
+    assert "venv" not in path.read_text()

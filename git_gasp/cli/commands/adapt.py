@@ -49,21 +49,23 @@ def hook(agent: str | None, repo: str | None) -> int:
     return 0
 
 
-def _install(agent: str, path: Path, uninstall: bool) -> None:
-    from git_gasp.adapters.install import hook_command, merge_hooks
+def _install(agent: str, path: Path, uninstall: bool, *, scope: str = "project") -> None:
+    from git_gasp.adapters.install import hook_command, merge_hooks, on_path_note
 
-    command = None if uninstall else hook_command(agent)
-    result = merge_hooks(path, command, uninstall=uninstall)
+    command = None if uninstall else hook_command(agent, absolute=scope == "local")
+    result = merge_hooks(path, agent, command, user_scope=scope == "user")
     if uninstall:
         verb = f"removed {result.removed} git-gasp hook(s) from" if result.removed else \
             "no git-gasp hooks in"
         click.echo(f"{verb} {path}")
-    elif result.changed:
-        from git_gasp.adapters.payloads import HOOK_EVENTS
-
-        click.echo(f"installed git-gasp hooks for {len(HOOK_EVENTS)} events in {path}")
+        return
+    if result.changed:
+        click.echo(f"installed git-gasp hooks for {result.events} events in {path}")
     else:
         click.echo(f"git-gasp hooks already installed in {path}; nothing changed")
+    note = None if scope == "local" else on_path_note()
+    if note:
+        click.echo(note, err=True)
 
 
 def _agent_root_note(repo: Path) -> None:
@@ -94,17 +96,32 @@ def claude_code() -> None:
 
 @claude_code.command("install")
 @_REPO
-@click.option("--scope", type=click.Choice(["project", "user"]), default="project",
+@click.option("--scope", type=click.Choice(["project", "local", "user"]), default="project",
               show_default=True,
-              help="project: <repo>/.claude/settings.json; user: ~/.claude/settings.json.")
+              help="project: <repo>/.claude/settings.json (commit it); local: "
+                   "<repo>/.claude/settings.local.json (this clone only, names this "
+                   "git-gasp by its path); user: ~/.claude/settings.json.")
 @_UNINSTALL
 def claude_install(repo: Path, scope: str, uninstall: bool) -> None:
     """Merge git-gasp's hook entries into Claude Code's settings (idempotent)."""
-    from git_gasp.adapters.install import claude_settings_path
+    from git_gasp.adapters.install import (
+        claude_settings_path,
+        has_ours,
+        keep_local_untracked,
+    )
 
-    _install("claude-code", claude_settings_path(repo, scope), uninstall)
-    if not uninstall and scope == "project":
-        _agent_root_note(repo)
+    _install("claude-code", claude_settings_path(repo, scope), uninstall, scope=scope)
+    if uninstall or scope == "user":
+        return
+    if scope == "local":
+        said = keep_local_untracked(repo)
+        if said is not None:
+            click.echo(said, err=said.startswith("note:"))
+    other = claude_settings_path(repo, "project" if scope == "local" else "local")
+    if has_ours(other):
+        click.echo(f"note: {other} runs git-gasp's hooks too, so each event would be "
+                   "recorded twice; remove one (`--uninstall`)", err=True)
+    _agent_root_note(repo)
 
 
 @claude_code.command("prime")

@@ -2,37 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
-
-
-def _find_sessions(agent: str, repo: Path) -> list[Path]:
-    """Every session file of `agent` whose working directory is `repo` (or inside it)."""
-    home = Path(os.environ.get("HOME", "~")).expanduser()
-    top = str(repo.resolve())
-    if agent == "claude-code":
-        # ~/.claude/projects/<cwd with / and . as ->/<session>.jsonl
-        base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects"
-        name = "".join(c if c.isalnum() else "-" for c in top)
-        return sorted(p for d in base.glob(f"{name}*") for p in d.glob("*.jsonl"))
-    from git_gasp.adapters.codex import read_rollout
-
-    base = Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"
-    found = []
-    for path in sorted(base.glob("**/rollout-*.jsonl*")):
-        cwd = read_rollout(path).session.cwd or ""
-        if cwd == top or cwd.startswith(top + os.sep):
-            found.append(path)
-    return found
 
 
 @click.command("import")
 @click.argument("agent", type=click.Choice(["claude-code", "codex"]))
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--all", "all_", is_flag=True,
-              help="Import every session of AGENT whose working directory is this repo.")
+              help="Import every session of AGENT recorded in this repo's directory or below it.")
 @click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
               show_default=True, help="The agent repo to record into.")
 @click.option("--no-commit", is_flag=True, help="Append the events but make no commit.")
@@ -49,7 +28,15 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
 
     paths = list(files)
     if all_:
-        paths += [p for p in _find_sessions(agent, repo) if p not in paths]
+        from git_gasp.adapters.live import find_agent_root
+        from git_gasp.adapters.sessions import find_sessions, store_of
+
+        project = find_agent_root(repo) or repo.resolve()
+        found = [p for p in find_sessions(agent, project) if p not in paths]
+        if not found and not paths:
+            click.echo(f"no sessions found for {project} in {store_of(agent)}")
+            return
+        paths += found
     if not paths:
         raise UsageError("name session files to import, or use --all")
     if agent == "claude-code":
