@@ -203,8 +203,9 @@ class HookSession(SessionWriter):
         if h.event == "UserPromptSubmit":
             return self._prompt_key(h) in self.recent
         if h.event == "PreToolUse":
-            return self._use_key(h) in self.recent
-        return f"result:{self._use_key(h, done=True)}" in self.recent
+            key = self._use_key(h)
+            return self._seen(key, self.tool_call_id(key))
+        return not self._post_key(h)[0]
 
     # --- records ---------------------------------------------------------------------
     def resume_pending(self) -> None:
@@ -286,17 +287,34 @@ class HookSession(SessionWriter):
         turn = h.raw.get("turn_id") or h.raw.get("prompt_id")
         return turn if isinstance(turn, str) and turn else f"p{self.prompts}"
 
-    def _use_key(self, h: HookEvent, *, done: bool = False) -> str:
-        """The tool call's key: its tool_use_id, else stable from the turn, the tool name,
-        a hash of its input and how many such calls of this turn finished before it
-        (`done`: the call a result just finished)."""
+    def _use_key(self, h: HookEvent) -> str:
+        """The tool call's key: its tool_use_id, else stable from the turn, the tool name
+        and a hash of its input (``tool:<turn>:<name>:<input hash>``)."""
         if h.tool_use_id:
             return h.tool_use_id
-        turn = self._turn(h)
-        base = f"tool:{turn}:{h.tool_name or 'unknown'}:{_digest(h.tool_input)}"
-        seq = self.tools.get("seq", {}) if self.tools.get("turn") == turn else {}
-        n = (seq.get(base) or [0, None])[0]
-        return f"{base}:{max(n - 1, 0) if done else n}"
+        return f"tool:{self._turn(h)}:{h.tool_name or 'unknown'}:{_digest(h.tool_input)}"
+
+    def _seen(self, key: str, node: str) -> bool:
+        return key in self.recent or self.state.graph.has_node(node)
+
+    def _post_key(self, h: HookEvent) -> tuple[str, str | None]:
+        """(the call's key, its output hash or None) for a tool result; key "" when the
+        result is recorded already (a replayed payload). Without a tool_use_id, a second
+        call of the same input in the same turn is told apart by its output:
+        ``<key>:<output hash>`` (the same call with the same output is one call)."""
+        key = self._use_key(h)
+        if h.tool_use_id:
+            return ("" if f"result:{key}" in self.recent else key), None
+        out = _digest([h.output, h.is_error, h.exit_code])
+        seq = self.tools.get("seq", {}) if self.tools.get("turn") == self._turn(h) else {}
+        first = seq.get(key)
+        if first is None:
+            return key, out
+        if first == out:
+            return "", out
+        key = f"{key}:{out}"
+        return ("" if self._seen(f"result:{key}", self.stable_id(
+            "observation", f"result:{key}")) else key), out
 
     def _use_record(self, h: HookEvent, key: str) -> Record:
         return Record(TOOL_USE, key, None, None, {
@@ -306,31 +324,25 @@ class HookSession(SessionWriter):
 
     def pre_tool(self, h: HookEvent) -> None:
         key = self._use_key(h)
-        if key not in self.recent:
+        if not self._seen(key, self.tool_call_id(key)):
             self._add(self._use_record(h, key))
 
     def post_tool(self, h: HookEvent) -> None:
-        key = self._use_key(h)
-        out_hash = _digest([h.output, h.is_error, h.exit_code])
-        if not h.tool_use_id:
+        key, out = self._post_key(h)
+        if not key:
+            return  # recorded already (a replayed payload)
+        if out is not None:
             turn = self._turn(h)
             if self.tools.get("turn") != turn:
                 self.tools = {"turn": turn, "seq": {}}
-            base, n = key.rsplit(":", 1)
-            last = self.tools["seq"].get(base)
-            if key not in self.recent and last and last[1] == out_hash:
-                return  # the previous such call's result again (a replayed payload)
-            self.tools["seq"][base] = [int(n) + 1, out_hash]
+            self.tools["seq"].setdefault(self._use_key(h), out)
         if key not in self.recent:
             self._add(self._use_record(h, key))  # PreToolUse was missed: record the call now
-        rkey = f"result:{key}"
-        if rkey in self.recent:
-            return
         is_error, code = h.is_error, h.exit_code
         if is_error is None:  # Codex: the exit code is in the rollout, not the payload
             code = self._exit_code(h.tool_use_id)
             is_error = code is not None and code != 0
-        self._add(Record(TOOL_RESULT, rkey, key, None, {
+        self._add(Record(TOOL_RESULT, f"result:{key}", key, None, {
             "tool_use_id": key, "output": _keep_output(h.output or ""),
             "is_error": bool(is_error), "exit_code": code}))
 
@@ -471,7 +483,7 @@ def process(state: Any, h: HookEvent, gdir: Path, root: Path,
         return f"{h.event}: not recorded"
     notes = sweep(state, gdir, root, h.agent, h.session_id) if h.event in (
         "SessionStart", "Stop") else []
-    prefix = "".join(f"closed {n}; " for n in notes)
+    prefix = "".join(f"{n}; " for n in notes)
     sess = HookSession.for_event(state, h, gdir)
     if sess.closed and sess.is_replay(h):
         return f"{prefix}{h.event}: {sess.run_id} is closed; nothing recorded"
