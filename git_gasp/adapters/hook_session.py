@@ -94,7 +94,7 @@ class HookSession(SessionWriter):
         self.prompts: int = int(side.get("prompts", 0))
         self.transcript_path = transcript_path or side.get("transcript_path")
         self.proc: dict | None = side.get("proc")
-        self.last_ms: int = int(side.get("last_ms") or 0)
+        self.last_ms: int = int(side.get("last_ms") or self._mtime_ms())
         self.tools: dict = side.get("tools") or {}
         self.rollout: dict = side.get("rollout") or {}
         self.last_prompt: list | None = side.get("last_prompt")
@@ -115,6 +115,12 @@ class HookSession(SessionWriter):
     def for_event(cls, state: Any, h: HookEvent, gdir: Path) -> HookSession:
         return cls(state, h.agent, h.session_id, gdir, cwd=h.cwd,
                    transcript_path=h.transcript_path)
+
+    def _mtime_ms(self) -> int:
+        try:
+            return int((self.closed_path if self.closed else self.path).stat().st_mtime * 1000)
+        except OSError:
+            return 0
 
     def _load(self) -> tuple[dict, bool]:
         for path, closed in ((self.path, False), (self.closed_path, True)):
@@ -466,10 +472,15 @@ def sweep(state: Any, gdir: Path, root: Path, agent: str, current: str) -> list[
     notes = []
     own = f"{run_id_for(agent, current)[len('run_'):]}.json"
     for path in open_sessions(gdir, agent):
-        if path.name != own:
+        if path.name == own:
+            continue
+        try:
             note = close_session(state, path, gdir, root, how="next-session")
-            if note:
-                notes.append(note)
+        except Exception as exc:  # noqa: BLE001 - never lose the event that swept
+            state.run = None
+            note = f"{path.name}: not closed ({type(exc).__name__}: {exc})"
+        if note:
+            notes.append(note)
     return notes
 
 
