@@ -496,7 +496,8 @@ def process(state: Any, h: HookEvent, gdir: Path, root: Path,
         "SessionStart", "Stop") else []
     prefix = "".join(f"{n}; " for n in notes)
     sess = HookSession.for_event(state, h, gdir)
-    if sess.closed and sess.is_replay(h):
+    if (sess.closed and sess.is_replay(h)) or (
+            h.event == "SessionEnd" and state.graph.has_node(sess.run_id) and not sess.running()):
         return f"{prefix}{h.event}: {sess.run_id} is closed; nothing recorded"
     sess.note_process(entry)
     sess.ensure_run(h)

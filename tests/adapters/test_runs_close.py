@@ -356,3 +356,31 @@ def test_agent_process_and_liveness():
         child.communicate(b"")
     assert alive(me) is False
     assert alive(dict(me, start=me["start"] + 1)) is False and alive(None) is None
+
+
+def test_progress_of_an_older_version_is_taken_over(repo):
+    """A progress file that listed every record (before lifting was incremental)."""
+    base = {"session_id": "s-old", "cwd": str(repo)}
+    _feed(repo, [dict(base, hook_event_name="SessionStart")])
+    progress = gdir(repo) / "sessions" / "claude-code.s-old.json"
+    run_id = run_id_for("claude-code", "s-old")
+    old = {"run_id": run_id, "cwd": str(repo), "emitted": [], "node_of": {}, "event_of": {},
+           "records": [{"kind": "tool_use", "key": "toolu_o1", "parent": None, "ts_ms": None,
+                        "data": {"tool_use_id": "toolu_o1", "name": "Bash",
+                                 "input": {"command": "pytest -q"}}, "line": 0}]}
+    progress.write_text(json.dumps(old))
+    _feed(repo, [dict(_tool(base, "PostToolUseFailure", "pytest -q", tool_use_id="toolu_o1"),
+                      error="Exit code 1\n1 failed")])
+    assert [e["payload"]["status"] for e in events(repo) if e["kind"] == "eval.finished"] == [
+        "Failed"]
+    assert "lifter" in json.loads(progress.read_text())
+
+
+def test_session_end_of_a_closed_run_opens_nothing_without_its_progress(repo):
+    base = {"session_id": "s-gone", "cwd": str(repo)}
+    _feed(repo, [dict(base, hook_event_name="SessionStart"),
+                 dict(base, hook_event_name="SessionEnd", reason="other")])
+    shutil.rmtree(gdir(repo) / "sessions")
+    before = (repo / "state/events.jsonl").read_bytes()
+    _feed(repo, [dict(base, hook_event_name="SessionEnd", reason="other")])
+    assert (repo / "state/events.jsonl").read_bytes() == before
