@@ -31,6 +31,7 @@ from git_gasp.adapters.session_close import (
     agent_process,
     alive,
     archive_transcript,
+    locate_transcript,
     transcript_finished,
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
@@ -92,7 +93,9 @@ class HookSession(SessionWriter):
         self.base = base
         self.goal: str | None = side.get("goal")
         self.prompts: int = int(side.get("prompts", 0))
-        self.transcript_path = transcript_path or side.get("transcript_path")
+        usable = transcript_path if transcript_path and "[REDACTED" not in transcript_path \
+            else None
+        self.transcript_path = usable or side.get("transcript_path") or transcript_path
         self.proc: dict | None = side.get("proc")
         self.last_ms: int = int(side.get("last_ms") or self._mtime_ms())
         self.tools: dict = side.get("tools") or {}
@@ -110,6 +113,17 @@ class HookSession(SessionWriter):
                 for item in self.lifter.feed(rec):
                     self.kinds[item.kind] = self.kinds.get(item.kind, 0) + 1
                 self.recent = (self.recent + [rec.key])[-RECENT:]
+
+    def transcript(self) -> str | None:
+        """The session's transcript file: the payload's path, else found by session id
+        (a path the redaction mangled, say); None when neither exists."""
+        path = self.transcript_path
+        if path and Path(path).is_file():
+            return path
+        found = locate_transcript(self.agent, self.session_id)
+        if found:
+            self.transcript_path = found
+        return found
 
     @classmethod
     def for_event(cls, state: Any, h: HookEvent, gdir: Path) -> HookSession:
@@ -355,11 +369,12 @@ class HookSession(SessionWriter):
     def _exit_code(self, call_id: str | None) -> int | None:
         """The exit code the Codex rollout records for `call_id`, reading only what was
         appended to it since the last look (the codes seen are kept until used)."""
-        if not call_id or not self.transcript_path:
+        rollout = self.transcript() if call_id else None
+        if not rollout:
             return None
         from git_gasp.adapters.codex import exit_codes
 
-        path = Path(self.transcript_path)
+        path = Path(rollout)
         codes: dict = dict(self.rollout.get("codes") or {})
         offset = int(self.rollout.get("offset") or 0)
         try:
@@ -400,7 +415,7 @@ class HookSession(SessionWriter):
         `how`: what closed it (``SessionEnd``, ``next-session``, ``reconcile``)."""
         st = self.state
         self.make_current()
-        arch = archive_transcript(st, self.run_id, self.agent, self.transcript_path, root)
+        arch = archive_transcript(st, self.run_id, self.agent, self.transcript(), root)
         kinds = [k for k, n in self.kinds.items() if n]
         outcome = "abandoned" if abandoned else outcome_of(kinds)
         meta = self._src(None, end_reason=reason, recorded_by="hooks", closed_by=how)
@@ -461,7 +476,7 @@ def close_session(state: Any, path: Path, gdir: Path, root: Path, *, how: str,
         return None  # cannot tell whether it runs, and it was active lately
     sess.make_current()
     sess.resume_pending()
-    done = transcript_finished(agent, sess.transcript_path)
+    done = transcript_finished(agent, sess.transcript())
     closed = sess.close(root, how=how, reason="agent gone without SessionEnd",
                         abandoned=not done)
     return _commit(state, root, sess, closed)

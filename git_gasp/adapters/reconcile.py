@@ -60,7 +60,7 @@ def reconcile(root: Path, agent: str) -> list[str]:
                 sess = HookSession(state, agent, meta["source"]["session_id"], gdir,
                                    transcript_path=meta.get("transcript_path"))
                 sess.run_id, sess.closed = node["id"], False
-                done = transcript_finished(agent, sess.transcript_path)
+                done = transcript_finished(agent, sess.transcript())
                 closed = sess.close(root, how="reconcile", reason="no progress file",
                                     abandoned=not done)
                 notes.append(_commit(state, root, sess, closed))

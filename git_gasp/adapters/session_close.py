@@ -83,6 +83,23 @@ def alive(proc: Any) -> bool | None:
     return info is not None and info[2] == proc.get("start")
 
 
+def locate_transcript(agent: str, session_id: str | None) -> str | None:
+    """The session's transcript found by its id in the agent's store (for a payload whose
+    transcript_path is unusable), or None: ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``
+    ``/projects/*/<id>.jsonl``; ``$CODEX_HOME`` or ``~/.codex``
+    ``/sessions/YYYY/MM/DD/rollout-*-<id>.jsonl[.zst]``."""
+    if not session_id or "/" in session_id or "*" in session_id:
+        return None
+    home = Path(os.environ.get("HOME") or "~").expanduser()
+    if agent == "codex":
+        top = Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"
+        found = sorted(top.glob(f"*/*/*/rollout-*{session_id}.jsonl*"))
+    else:
+        top = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects"
+        found = sorted(top.glob(f"*/{session_id}.jsonl"))
+    return str(found[-1]) if found else None
+
+
 def transcript_finished(agent: str, path: str | os.PathLike | None) -> bool:
     """True when the transcript at `path` ends on a finished turn (False if unreadable)."""
     if not path or not Path(path).is_file():

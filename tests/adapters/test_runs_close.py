@@ -185,11 +185,13 @@ def test_a_finished_transcript_closes_with_what_was_lifted(repo, tmp_path):
     assert "no open claude-code run to close" in out(again), out(again)
 
 
-def test_a_codex_session_without_session_end_is_closed_by_reconcile(repo, tmp_path):
-    rollout = tmp_path / ".codex" / "sessions" / f"rollout-x-{CODEX_SID}.jsonl"
-    rollout.parent.mkdir(parents=True)
-    shutil.copy(CODEX_ROLLOUT, rollout)
-    rows = [r for r in rows_of(CODEX_HOOKS, repo, transcript_path=str(rollout))
+def test_a_codex_session_without_session_end_is_closed_by_reconcile(repo):
+    # the payloads' transcript_path is unusable (mangled): the rollout is found by its id
+    day = Path(os.environ["HOME"]) / ".codex" / "sessions" / "2026" / "11" / "30"
+    day.mkdir(parents=True)
+    shutil.copy(CODEX_ROLLOUT, day / f"rollout-2026-11-30T10-00-00-{CODEX_SID}.jsonl")
+    rows = [r for r in rows_of(CODEX_HOOKS, repo,
+                               transcript_path="/h/.[REDACTED:high_entropy:0a1b2c3d].jsonl")
             if r["hook_event_name"] != "SessionEnd"]
     hooks_of_a_gone_agent(repo, rows)
     run_id = run_id_for("codex", CODEX_SID)
