@@ -11,7 +11,7 @@ hook is proportional to what it adds, however long the session.
 `process` maps one hook event onto it (see ``live.py`` for the mapping and the queue
 around it). A run whose session ended without SessionEnd (Codex, a killed Claude Code)
 is closed by the next SessionStart or Stop of the same agent in this repo
-(`sweep`) or by ``git gasp adapt … reconcile`` (``reconcile.py``).
+(``session_sweep.py``) or by ``git gasp adapt … reconcile`` (``reconcile.py``).
 """
 
 from __future__ import annotations
@@ -29,17 +29,14 @@ from git_gasp.adapters.payloads import HookEvent
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
 from git_gasp.adapters.session_close import (
     agent_process,
-    alive,
     archive_transcript,
     locate_transcript,
-    transcript_finished,
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
 from git_gasp.base.files import atomic_write
 
 KEEP_HEAD, KEEP_TAIL = 1000, 3000  # of a tool output kept for the lifting rules
 RECENT = 256  # record keys remembered to recognise a replayed payload
-STALE_MS = 6 * 3600 * 1000  # a session whose agent cannot be checked: ended when this quiet
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
           "PostToolUseFailure", "Stop", "SessionEnd")
 
@@ -67,14 +64,6 @@ def _digest(value: Any) -> str:
 
 def _lifted(d: dict) -> Lifted:
     return Lifted(d["rule"], d["kind"], d["key"], d["after"], dict(d.get("data") or {}))
-
-
-def stale_ms() -> int:
-    env = os.environ.get("GASP_SESSION_STALE_S")
-    try:
-        return int(float(env) * 1000) if env else STALE_MS
-    except ValueError:
-        return STALE_MS
 
 
 class HookSession(SessionWriter):
@@ -431,80 +420,14 @@ class HookSession(SessionWriter):
         return self.close(root, how="SessionEnd", reason=h.reason)
 
 
-def _commit(state: Any, root: Path, sess: HookSession,
-            closed: tuple[str, str, list[str]]) -> str:
-    from git_gasp.runtime import commit_run
-    from git_gasp.runtime.commit import CommitError
-
-    run_id, outcome, paths = closed
-    try:  # the guard's rules apply to this commit too (runtime.commit)
-        sha = commit_run(root, run_id, sess.goal, outcome, paths, log_rel=state.store.rel)
-    except CommitError as exc:  # recorded, not committed: say why in the hook log
-        return f"{run_id} finished ({outcome}), not committed: {exc}"
-    sha = sha.decode() if isinstance(sha, bytes) else str(sha)
-    return f"{run_id} finished ({outcome}), committed {sha[:12]}"
-
-
-def open_sessions(gdir: Path, agent: str) -> list[Path]:
-    """Progress files of `agent`'s sessions whose run is open, oldest name first."""
-    sdir = gdir / "sessions"
-    return sorted(sdir.glob(f"{agent}.*.json")) if sdir.is_dir() else []
-
-
-def close_session(state: Any, path: Path, gdir: Path, root: Path, *, how: str,
-                  force: bool = False) -> str | None:
-    """Close the open run of the session whose progress is `path` if its agent is gone
-    (or `force`, unless it is known to run); return what was done (None: nothing)."""
-    try:
-        side = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    agent = side.get("agent") or path.name.split(".", 1)[0]
-    sid = side.get("session_id") or path.name[len(agent) + 1:-len(".json")]
-    sess = HookSession(state, agent, sid, gdir)
-    if sess.closed:
-        return None
-    if not sess.running():  # finished elsewhere (`run finish`, an import): file it away
-        sess.closed = True
-        sess.save()
-        return None
-    live = alive(sess.proc)
-    if live:
-        return None if not force else f"{sess.run_id}: its agent still runs; left open"
-    quiet = int(time.time() * 1000) - sess.last_ms
-    if live is None and not force and quiet < stale_ms():
-        return None  # cannot tell whether it runs, and it was active lately
-    sess.make_current()
-    sess.resume_pending()
-    done = transcript_finished(agent, sess.transcript())
-    closed = sess.close(root, how=how, reason="agent gone without SessionEnd",
-                        abandoned=not done)
-    return _commit(state, root, sess, closed)
-
-
-def sweep(state: Any, gdir: Path, root: Path, agent: str, current: str) -> list[str]:
-    """Close the runs of `agent`'s other sessions that ended without SessionEnd."""
-    notes = []
-    own = f"{run_id_for(agent, current)[len('run_'):]}.json"
-    for path in open_sessions(gdir, agent):
-        if path.name == own:
-            continue
-        try:
-            note = close_session(state, path, gdir, root, how="next-session")
-        except Exception as exc:  # noqa: BLE001 - never lose the event that swept
-            state.run = None
-            note = f"{path.name}: not closed ({type(exc).__name__}: {exc})"
-        if note:
-            notes.append(note)
-    return notes
-
-
 def process(state: Any, h: HookEvent, gdir: Path, root: Path,
             entry: str | None = None) -> str:
     """Record one hook event (queue entry `entry`); return a short description of what
     was done. Recording the same payload again adds nothing: every node id is stable,
     the keys of the last records are kept, and a closed run is not reopened by its own
     replayed payloads."""
+    from git_gasp.adapters.session_sweep import commit_closed, sweep
+
     if h.event not in EVENTS:
         return f"{h.event}: not recorded"
     notes = sweep(state, gdir, root, h.agent, h.session_id) if h.event in (
@@ -531,5 +454,5 @@ def process(state: Any, h: HookEvent, gdir: Path, root: Path,
     sess.pending = None
     sess.save()
     if closed is not None:
-        return f"{prefix}SessionEnd: {_commit(state, root, sess, closed)}"
+        return f"{prefix}SessionEnd: {commit_closed(state, root, sess, closed)}"
     return f"{prefix}{h.event}: recorded in {sess.run_id}"

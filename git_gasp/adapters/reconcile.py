@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.hook_queue import drain
-from git_gasp.adapters.hook_session import HookSession, _commit, close_session, open_sessions
+from git_gasp.adapters.hook_session import HookSession
 from git_gasp.adapters.live import gasp_dir
 from git_gasp.adapters.session_close import transcript_finished
+from git_gasp.adapters.session_sweep import close_session, commit_closed, open_sessions
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import try_lock
 
@@ -63,7 +64,7 @@ def reconcile(root: Path, agent: str) -> list[str]:
                 done = transcript_finished(agent, sess.transcript())
                 closed = sess.close(root, how="reconcile", reason="no progress file",
                                     abandoned=not done)
-                notes.append(_commit(state, root, sess, closed))
+                notes.append(commit_closed(state, root, sess, closed))
         return notes
 
 
