@@ -209,3 +209,18 @@ def _prompt(t, text: str, n, ts, uuid, obj: dict[str, Any], record_of, pending_p
     pending_parent.append((rec, obj.get("parentUuid")))
     if uuid:
         record_of[uuid] = key
+
+
+def turn_finished(data: bytes) -> bool:
+    """True when the transcript ends on a finished turn: its last user or assistant line
+    is an assistant message that stopped with ``end_turn`` (no tool call pending)."""
+    finished = False
+    for _, obj in iter_json_lines(data):
+        if not isinstance(obj, dict) or obj.get("isSidechain"):
+            continue
+        msg = obj.get("message")
+        if obj.get("type") == "assistant" and isinstance(msg, dict):
+            finished = msg.get("stop_reason") == "end_turn"
+        elif obj.get("type") == "user" and isinstance(msg, dict) and not obj.get("isMeta"):
+            finished = False
+    return finished

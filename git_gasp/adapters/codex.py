@@ -278,6 +278,48 @@ def _event(st: _State, p: dict) -> None:
         st.exec_info[p["call_id"]] = p  # older rollouts: {call_id, exit_code, ...}
 
 
+def turn_finished(data: bytes) -> bool:
+    """True when the rollout ends on a finished turn: a ``task_complete`` event with no
+    user prompt, tool call or new turn after it."""
+    finished = False
+    for _, obj in iter_json_lines(data):
+        p = obj.get("payload") if isinstance(obj, dict) else None
+        if not isinstance(p, dict):
+            continue
+        kind, ptype = obj.get("type"), p.get("type")
+        if kind == "event_msg" and ptype == "task_complete":
+            finished = True
+        elif kind == "event_msg" and ptype in ("task_started", "turn_started", "user_message"):
+            finished = False
+        elif kind == "response_item" and ptype in (*_CALLS, *_OUTPUTS):
+            finished = False
+    return finished
+
+
+def exit_codes(data: bytes) -> dict[str, list]:
+    """Exit codes a rollout records, by call id: ``[code, exact]``, exact when the
+    ``CommandExecution`` item said it (it wins over one scraped from the output)."""
+    codes: dict[str, list] = {}
+    for line in data.split(b"\n"):
+        if b"exit_code" not in line and b"call_output" not in line:
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        p = obj.get("payload") if isinstance(obj, dict) else None
+        if not isinstance(p, dict):
+            continue
+        item = p.get("item") if isinstance(p.get("item"), dict) else None
+        if item and isinstance(item.get("id"), str) and isinstance(item.get("exit_code"), int):
+            codes[item["id"]] = [item["exit_code"], True]
+        elif isinstance(p.get("call_id"), str) and p.get("type") in _OUTPUTS:
+            code = _output(p.get("output"))[1]
+            if code is not None and not (codes.get(p["call_id"]) or [None, False])[1]:
+                codes[p["call_id"]] = [code, False]
+    return codes
+
+
 def exit_code_for(rollout: str | Path, call_id: str) -> int | None:
     """The exit code Codex recorded for `call_id` in a rollout, when it is there yet.
 

@@ -1,31 +1,44 @@
 """One agent session as its live hooks see it: the events one hook payload records.
 
-`HookSession` resumes a session from its progress file
-(``<gitdir>/gasp/sessions/<agent>.<session id>.json``: the records so far and which
-node and event recorded each) and writes each new record through the shared
-`SessionWriter`, then what the lifting rules infer right after it; `process` maps one
-hook event onto it (see ``live.py`` for the mapping and the queue around it).
+`HookSession` resumes a session from its progress file under the git dir (never
+committed): ``<gitdir>/gasp/sessions/<agent>.<session id>.json`` while its run is open,
+``sessions/closed/…`` once it is closed. The progress is small and bounded: the lifting
+rules' state (`lifting.Lifter`), the keys of the last records (to recognise a replayed
+payload), the record being written (write-ahead: saved before its events are
+appended, written again, idempotently, after a crash) and counters. So the work of one
+hook is proportional to what it adds, however long the session.
+
+`process` maps one hook event onto it (see ``live.py`` for the mapping and the queue
+around it). A run whose session ended without SessionEnd (Codex, a killed Claude Code)
+is closed by the next SessionStart or Stop of the same agent in this repo
+(``session_sweep.py``) or by ``git gasp adapt … reconcile`` (``reconcile.py``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from git_gasp.adapters.lifting import lift
+from git_gasp.adapters.lifting import Lifted, Lifter
 from git_gasp.adapters.payloads import HookEvent
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
-from git_gasp.adapters.redact import Redactor
-from git_gasp.adapters.session_writer import (
-    SessionWriter,
-    outcome_of,
-    redacted_archive,
-    run_id_for,
+from git_gasp.adapters.session_close import (
+    agent_process,
+    archive_transcript,
+    locate_transcript,
 )
+from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
 from git_gasp.base.files import atomic_write
 
 KEEP_HEAD, KEEP_TAIL = 1000, 3000  # of a tool output kept for the lifting rules
+RECENT = 256  # record keys remembered to recognise a replayed payload
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+          "PostToolUseFailure", "Stop", "SessionEnd")
 
 
 def _clip(value: Any, limit: int = 2000) -> Any:
@@ -44,54 +57,124 @@ def _keep_output(text: str) -> str:
     return text[:KEEP_HEAD] + "\n…\n" + text[-KEEP_TAIL:]
 
 
-class HookSession(SessionWriter):
-    """One agent session as seen through its hooks, resumed from its sidecar file."""
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
 
-    def __init__(self, state: Any, h: HookEvent, gdir: Path) -> None:
-        base = run_id_for(h.agent, h.session_id)
+
+def _lifted(d: dict) -> Lifted:
+    return Lifted(d["rule"], d["kind"], d["key"], d["after"], dict(d.get("data") or {}))
+
+
+class HookSession(SessionWriter):
+    """One agent session as seen through its hooks, resumed from its progress file."""
+
+    def __init__(self, state: Any, agent: str, session_id: str, gdir: Path, *,
+                 cwd: str | None = None, transcript_path: str | None = None) -> None:
+        base = run_id_for(agent, session_id)
         safe = base[len("run_"):]
         self.gdir = gdir
         self.path = gdir / "sessions" / f"{safe}.json"
-        side = self._load()
-        super().__init__(state, h.agent, h.session_id, side.get("run_id") or base,
-                         cwd=h.cwd or side.get("cwd"))
+        self.closed_path = gdir / "sessions" / "closed" / f"{safe}.json"
+        side, self.closed = self._load()
+        super().__init__(state, agent, session_id, side.get("run_id") or base,
+                         cwd=cwd or side.get("cwd"))
         self.base = base
-        self.records = [Record(**r) for r in side.get("records", [])]
-        self.node_of = dict(side.get("node_of", {}))
-        self.event_of = dict(side.get("event_of", {}))
-        self.emitted: set[str] = set(side.get("emitted", []))
         self.goal: str | None = side.get("goal")
         self.prompts: int = int(side.get("prompts", 0))
-        self.transcript_path = h.transcript_path or side.get("transcript_path")
+        usable = transcript_path if transcript_path and "[REDACTED" not in transcript_path \
+            else None
+        self.transcript_path = usable or side.get("transcript_path") or transcript_path
+        self.proc: dict | None = side.get("proc")
+        self.last_ms: int = int(side.get("last_ms") or self._mtime_ms())
+        self.tools: dict = side.get("tools") or {}
+        self.rollout: dict = side.get("rollout") or {}
+        self.last_prompt: list | None = side.get("last_prompt")
+        self.pending: dict | None = side.get("pending")
+        if "lifter" in side or "records" not in side:
+            self.lifter = Lifter(side.get("lifter"))
+            self.kinds: dict[str, int] = dict(side.get("kinds") or {})
+            self.recent: list[str] = list(side.get("recent") or [])
+        else:  # progress written before the lifting was incremental: replay it once
+            self.lifter, self.kinds, self.recent = Lifter(), {}, []
+            for r in side.get("records") or []:
+                rec = Record(**r)
+                for item in self.lifter.feed(rec):
+                    self.kinds[item.kind] = self.kinds.get(item.kind, 0) + 1
+                self.recent = (self.recent + [rec.key])[-RECENT:]
 
-    def _load(self) -> dict:
+    def transcript(self) -> str | None:
+        """The session's transcript file: the payload's path, else found by session id
+        (a path the redaction mangled, say); None when neither exists."""
+        path = self.transcript_path
+        if path and Path(path).is_file():
+            return path
+        found = locate_transcript(self.agent, self.session_id)
+        if found:
+            self.transcript_path = found
+        return found
+
+    @classmethod
+    def for_event(cls, state: Any, h: HookEvent, gdir: Path) -> HookSession:
+        return cls(state, h.agent, h.session_id, gdir, cwd=h.cwd,
+                   transcript_path=h.transcript_path)
+
+    def _mtime_ms(self) -> int:
         try:
-            side = json.loads(self.path.read_text(encoding="utf-8"))
-            return side if isinstance(side, dict) else {}
-        except (OSError, ValueError):
-            return {}
+            return int((self.closed_path if self.closed else self.path).stat().st_mtime * 1000)
+        except OSError:
+            return 0
+
+    def _load(self) -> tuple[dict, bool]:
+        for path, closed in ((self.path, False), (self.closed_path, True)):
+            try:
+                side = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(side, dict):
+                return side, closed
+        return {}, False
 
     def save(self) -> None:
         """Write this session's progress (whole or not at all) under the git dir."""
-        data = {"run_id": self.run_id, "cwd": self.cwd, "transcript_path": self.transcript_path,
-                "goal": self.goal, "prompts": self.prompts, "emitted": sorted(self.emitted),
-                "node_of": self.node_of, "event_of": self.event_of,
-                "records": [{"kind": r.kind, "key": r.key, "parent": r.parent,
-                             "ts_ms": r.ts_ms, "data": r.data, "line": r.line}
-                            for r in self.records]}
-        atomic_write(self.path, json.dumps(data, ensure_ascii=False).encode("utf-8"),
-                     root=self.gdir.parent, make_parents=True)
+        data = {"agent": self.agent, "session_id": self.session_id, "run_id": self.run_id,
+                "cwd": self.cwd, "transcript_path": self.transcript_path, "goal": self.goal,
+                "prompts": self.prompts, "proc": self.proc, "last_ms": self.last_ms,
+                "lifter": self.lifter.to_json(), "kinds": self.kinds, "recent": self.recent,
+                "tools": self.tools, "rollout": self.rollout,
+                "last_prompt": self.last_prompt, "pending": self.pending}
+        body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        path = self.closed_path if self.closed else self.path
+        atomic_write(path, body, root=self.gdir.parent, make_parents=True)
+        if self.closed:
+            self.path.unlink(missing_ok=True)
 
     # --- the run ---------------------------------------------------------------------
     def _reset(self, run_id: str) -> None:
         self.run_id = run_id
-        self.records, self.node_of, self.event_of, self.emitted = [], {}, {}, set()
-        self.goal, self.prompts = None, 0
+        self.lifter, self.kinds, self.recent, self.pending = Lifter(), {}, [], None
+        self.goal, self.prompts, self.tools, self.last_prompt = None, 0, {}, None
+        self.closed = False
+
+    def running(self) -> bool:
+        node = self.state.graph.node(self.run_id)
+        return node is not None and node["props"].get("status") == "running"
+
+    def make_current(self) -> None:
+        """Make this session's (running) run the state's open run."""
+        from git_gasp.runtime.state import OpenRun
+
+        st = self.state
+        if st.run is not None and st.run.run_id == self.run_id:
+            return
+        # Another session's run may be open: switch to ours (AgentState keeps one open
+        # run; the other resumes the same way when its hooks arrive).
+        props = st.graph.node(self.run_id)["props"]
+        started = props.get("started_event") or st.creator_of(self.run_id)
+        st.run = OpenRun(self.run_id, started, props.get("goal_id"), props.get("task_id"))
 
     def ensure_run(self, h: HookEvent) -> None:
         """Make this session's run the state's open run, starting (or continuing) it."""
-        from git_gasp.runtime.state import OpenRun
-
         st = self.state
         graph = st.graph
         node = graph.node(self.run_id)
@@ -102,14 +185,9 @@ class HookSession(SessionWriter):
                 n += 1
             self._reset(f"{self.base}.{n}")
             node = graph.node(self.run_id)
+        self.closed = False
         if node is not None:
-            if st.run is None or st.run.run_id != self.run_id:
-                # Another session's run is open: switch to ours (AgentState keeps one
-                # open run; the other resumes the same way when its hooks arrive).
-                props = node["props"]
-                started = props.get("started_event") or st.creator_of(self.run_id)
-                st.run = OpenRun(self.run_id, started, props.get("goal_id"),
-                                 props.get("task_id"))
+            self.make_current()
             return
         st.run = None  # leave any other open run running; ours becomes the open one
         st.start_run(f"{h.agent} session {h.session_id}", run_id=self.run_id,
@@ -117,25 +195,55 @@ class HookSession(SessionWriter):
                                         transcript_path=self.transcript_path,
                                         recorded_by="hooks", start_source=h.reason))
 
+    def note_process(self, entry: str | None) -> None:
+        """Remember the agent process when this process is the hook that queued `entry`
+        (the queue names an entry ``<time>-<pid>-<random>.json``)."""
+        self.last_ms = int(time.time() * 1000)
+        parts = (entry or "").split("-")
+        if len(parts) >= 2 and parts[1].isdigit() and int(parts[1]) == os.getpid():
+            self.proc = agent_process() or self.proc
+
+    def is_replay(self, h: HookEvent) -> bool:
+        """For a closed session: True when `h` only repeats what closed run recorded."""
+        if h.event in ("SessionEnd", "Stop"):
+            return True
+        if h.event == "SessionStart":
+            return h.reason == "startup"  # a session starts up once
+        if h.event == "UserPromptSubmit":
+            return self._prompt_key(h) in self.recent
+        if h.event == "PreToolUse":
+            key = self._use_key(h)
+            return self._seen(key, self.tool_call_id(key))
+        return not self._post_key(h)[0]
+
     # --- records ---------------------------------------------------------------------
-    def _known(self, key: str) -> bool:
-        return any(r.key == key for r in self.records)
+    def resume_pending(self) -> None:
+        """Write again the record a crashed hook was writing (its events are idempotent)."""
+        if self.pending:
+            pend, self.pending = self.pending, None
+            self._write(Record(**pend["rec"]), [_lifted(d) for d in pend["items"]])
 
     def _add(self, rec: Record) -> None:
-        self.records.append(rec)
+        items = self.lifter.feed(rec)
+        for item in items:
+            self.kinds[item.kind] = self.kinds.get(item.kind, 0) + 1
+        self.recent = (self.recent + [rec.key])[-RECENT:]
+        self.pending = {"rec": asdict(rec), "items": [
+            {"rule": i.rule, "kind": i.kind, "key": i.key, "after": i.after, "data": i.data}
+            for i in items]}
+        self.save()  # write-ahead: a crash from here on writes this record again
+        self._write(rec, items)
+
+    def _write(self, rec: Record, items: list[Lifted]) -> None:
         if rec.kind == TOOL_USE:
             self.tool_called(rec, None)  # nothing when recorded already (a replayed entry)
         elif rec.kind == TOOL_RESULT:
             self.tool_finished(rec, None)
-        for item in lift(self.records):
-            if item.after != rec.key or item.key in self.emitted:
-                continue
+        for item in items:
             if item.kind == "goal":
                 self._goal(item)
             else:
                 self.lifted(item, rec.key, self.goal)
-            self.emitted.add(item.key)
-        self.save()  # this record is done: a crash from here on does not replay it
 
     def _goal(self, item: Any) -> None:
         """goal.created whose ops pair also links the open run to it (run serves goal)."""
@@ -163,49 +271,125 @@ class HookSession(SessionWriter):
         if st.run is not None:
             st.run.goal_id = gid
 
-    def prompt(self, h: HookEvent, entry: str | None = None) -> None:
-        if entry and any(r.kind == USER_PROMPT and r.data.get("entry") == entry
-                         for r in self.records):
-            return  # this queue entry's prompt is recorded already (a replayed entry)
-        key = f"prompt:{self.prompts + 1}"
-        self.prompts += 1
-        data = {"text": h.prompt or ""} | ({"entry": entry} if entry else {})
-        self._add(Record(USER_PROMPT, key, None, None, data))
+    @staticmethod
+    def _prompt_id(h: HookEvent) -> str | None:
+        pid = h.raw.get("prompt_id") or h.raw.get("turn_id")
+        return pid if isinstance(pid, str) and pid else None
 
-    def _use_record(self, h: HookEvent) -> Record:
-        key = h.tool_use_id or f"tool:{len(self.records)}"
+    def _prompt_key(self, h: HookEvent) -> str:
+        pid = self._prompt_id(h)
+        return f"prompt:{pid}" if pid else f"prompt:{self.prompts + 1}"
+
+    def prompt(self, h: HookEvent) -> None:
+        key = self._prompt_key(h)
+        text = h.prompt or ""
+        if key in self.recent:
+            return  # recorded already (a replayed payload)
+        if self._prompt_id(h) is None and self.last_prompt and self.recent and \
+                self.last_prompt == [self.recent[-1], _digest(text)]:
+            return  # the same prompt again with nothing in between (a replayed payload)
+        self.prompts += 1
+        self.last_prompt = [key, _digest(text)]
+        self._add(Record(USER_PROMPT, key, None, None, {"text": text}))
+
+    def _turn(self, h: HookEvent) -> str:
+        turn = h.raw.get("turn_id") or h.raw.get("prompt_id")
+        return turn if isinstance(turn, str) and turn else f"p{self.prompts}"
+
+    def _use_key(self, h: HookEvent) -> str:
+        """The tool call's key: its tool_use_id, else stable from the turn, the tool name
+        and a hash of its input (``tool:<turn>:<name>:<input hash>``)."""
+        if h.tool_use_id:
+            return h.tool_use_id
+        return f"tool:{self._turn(h)}:{h.tool_name or 'unknown'}:{_digest(h.tool_input)}"
+
+    def _seen(self, key: str, node: str) -> bool:
+        return key in self.recent or self.state.graph.has_node(node)
+
+    def _post_key(self, h: HookEvent) -> tuple[str, str | None]:
+        """(the call's key, its output hash or None) for a tool result; key "" when the
+        result is recorded already (a replayed payload). Without a tool_use_id, a second
+        call of the same input in the same turn is told apart by its output:
+        ``<key>:<output hash>`` (the same call with the same output is one call)."""
+        key = self._use_key(h)
+        if h.tool_use_id:
+            return ("" if f"result:{key}" in self.recent else key), None
+        out = _digest([h.output, h.is_error, h.exit_code])
+        seq = self.tools.get("seq", {}) if self.tools.get("turn") == self._turn(h) else {}
+        first = seq.get(key)
+        if first is None:
+            return key, out
+        if first == out:
+            return "", out
+        key = f"{key}:{out}"
+        return ("" if self._seen(f"result:{key}", self.stable_id(
+            "observation", f"result:{key}")) else key), out
+
+    def _use_record(self, h: HookEvent, key: str) -> Record:
         return Record(TOOL_USE, key, None, None, {
             "tool_use_id": key, "name": h.tool_name or "unknown",
             "input": _clip(h.tool_input if h.tool_input is not None else {}),
             "message_id": None})
 
     def pre_tool(self, h: HookEvent) -> None:
-        rec = self._use_record(h)
-        if not self._known(rec.key):
-            self._add(rec)
+        key = self._use_key(h)
+        if not self._seen(key, self.tool_call_id(key)):
+            self._add(self._use_record(h, key))
 
     def post_tool(self, h: HookEvent) -> None:
-        use = self._use_record(h)
-        if not self._known(use.key):
-            self._add(use)  # PreToolUse was missed: record the call now
-        key = f"result:{use.key}"
-        if self._known(key):
-            return
+        key, out = self._post_key(h)
+        if not key:
+            return  # recorded already (a replayed payload)
+        if out is not None:
+            turn = self._turn(h)
+            if self.tools.get("turn") != turn:
+                self.tools = {"turn": turn, "seq": {}}
+            self.tools["seq"].setdefault(self._use_key(h), out)
+        if key not in self.recent:
+            self._add(self._use_record(h, key))  # PreToolUse was missed: record the call now
         is_error, code = h.is_error, h.exit_code
         if is_error is None:  # Codex: the exit code is in the rollout, not the payload
-            if self.transcript_path and h.tool_use_id:
-                from git_gasp.adapters.codex import exit_code_for
-
-                code = exit_code_for(self.transcript_path, h.tool_use_id)
+            code = self._exit_code(h.tool_use_id)
             is_error = code is not None and code != 0
-        self._add(Record(TOOL_RESULT, key, use.key, None, {
-            "tool_use_id": use.key, "output": _keep_output(h.output or ""),
+        self._add(Record(TOOL_RESULT, f"result:{key}", key, None, {
+            "tool_use_id": key, "output": _keep_output(h.output or ""),
             "is_error": bool(is_error), "exit_code": code}))
+
+    def _exit_code(self, call_id: str | None) -> int | None:
+        """The exit code the Codex rollout records for `call_id`, reading only what was
+        appended to it since the last look (the codes seen are kept until used)."""
+        rollout = self.transcript() if call_id else None
+        if not rollout:
+            return None
+        from git_gasp.adapters.codex import exit_codes
+
+        path = Path(rollout)
+        codes: dict = dict(self.rollout.get("codes") or {})
+        offset = int(self.rollout.get("offset") or 0)
+        try:
+            if path.name.endswith((".zst", ".gz")):
+                from git_gasp.adapters.records import read_raw
+
+                data, offset, codes = read_raw(path), 0, {}
+            else:
+                with open(path, "rb") as fh:
+                    if fh.seek(0, 2) < offset:
+                        offset, codes = 0, {}  # rewritten: read it again
+                    fh.seek(offset)
+                    data = fh.read()
+                data = data[: data.rfind(b"\n") + 1]  # whole lines only
+                offset += len(data)
+        except Exception:  # noqa: BLE001 - best effort: the rollout may be gone or partial
+            return None
+        for cid, found in exit_codes(data).items():
+            if found[1] or not (codes.get(cid) or [None, False])[1]:
+                codes[cid] = found
+        code = (codes.pop(call_id, None) or [None])[0]
+        self.rollout = {"offset": offset, "codes": dict(list(codes.items())[-64:])}
+        return code
 
     def stop(self, h: HookEvent) -> None:
         if h.last_message:
-            import hashlib
-
             from git_gasp.runtime.state import _AUTO
 
             text = self.r.text(h.last_message)[:2000]
@@ -213,42 +397,52 @@ class HookSession(SessionWriter):
             self.observation(f"stop:{self.prompts}:{digest}", text, self.run_id,
                              self._src("stop", hook="Stop"), _AUTO)
 
-    def end(self, h: HookEvent, root: Path) -> tuple[str, str, list[str]]:
-        """run.finished (+ the archived transcript); return (run id, outcome, paths)."""
-        import hashlib
+    def close(self, root: Path, *, how: str, reason: str | None = None,
+              abandoned: bool = False) -> tuple[str, str, list[str]]:
+        """run.finished (+ the archived transcript); return (run id, outcome, paths).
 
+        `how`: what closed it (``SessionEnd``, ``next-session``, ``reconcile``)."""
         st = self.state
-        paths: list[str] = []
-        if self.transcript_path and Path(self.transcript_path).is_file():
-            from git_gasp.adapters.records import read_raw
+        self.make_current()
+        arch = archive_transcript(st, self.run_id, self.agent, self.transcript(), root)
+        kinds = [k for k, n in self.kinds.items() if n]
+        outcome = "abandoned" if abandoned else outcome_of(kinds)
+        meta = self._src(None, end_reason=reason, recorded_by="hooks", closed_by=how)
+        if arch:
+            meta["transcript"] = arch
+        st.finish_run(outcome, run_id=self.run_id, metadata=meta)
+        self.closed = True
+        self.pending = None
+        self.save()
+        return self.run_id, outcome, [arch["uri"]] if arch else []
 
-            archive = redacted_archive(read_raw(Path(self.transcript_path)), Redactor())
-            rel = f"transcripts/{self.run_id}.jsonl.gz"
-            atomic_write(root / rel, archive, root=root, make_parents=True)
-            st.attach_artifact(self.run_id, kind="transcript", uri=rel,
-                               hash="sha256:" + hashlib.sha256(archive).hexdigest(),
-                               summary=f"{self.agent} session transcript (redacted)")
-            paths.append(rel)
-        kinds = [k.split(":", 1)[0] for k in self.emitted]
-        outcome = outcome_of(kinds)
-        st.finish_run(outcome, run_id=self.run_id,
-                      metadata=self._src(None, end_reason=h.reason, recorded_by="hooks"))
-        return self.run_id, outcome, paths
+    def end(self, h: HookEvent, root: Path) -> tuple[str, str, list[str]]:
+        return self.close(root, how="SessionEnd", reason=h.reason)
 
 
 def process(state: Any, h: HookEvent, gdir: Path, root: Path,
             entry: str | None = None) -> str:
     """Record one hook event (queue entry `entry`); return a short description of what
-    was done. Recording the same entry again adds nothing: every node id is stable and
-    the session's progress is saved after each record."""
-    if h.event not in ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
-                       "PostToolUseFailure", "Stop", "SessionEnd"):
+    was done. Recording the same payload again adds nothing: every node id is stable,
+    the keys of the last records are kept, and a closed run is not reopened by its own
+    replayed payloads."""
+    from git_gasp.adapters.session_sweep import commit_closed, sweep
+
+    if h.event not in EVENTS:
         return f"{h.event}: not recorded"
-    sess = HookSession(state, h, gdir)
+    notes = sweep(state, gdir, root, h.agent, h.session_id) if h.event in (
+        "SessionStart", "Stop") else []
+    prefix = "".join(f"{n}; " for n in notes)
+    sess = HookSession.for_event(state, h, gdir)
+    if (sess.closed and sess.is_replay(h)) or (
+            h.event == "SessionEnd" and state.graph.has_node(sess.run_id) and not sess.running()):
+        return f"{prefix}{h.event}: {sess.run_id} is closed; nothing recorded"
+    sess.note_process(entry)
     sess.ensure_run(h)
-    commit = None
+    sess.resume_pending()
+    closed = None
     if h.event == "UserPromptSubmit":
-        sess.prompt(h, entry)
+        sess.prompt(h)
     elif h.event == "PreToolUse":
         sess.pre_tool(h)
     elif h.event in ("PostToolUse", "PostToolUseFailure"):
@@ -256,18 +450,9 @@ def process(state: Any, h: HookEvent, gdir: Path, root: Path,
     elif h.event == "Stop":
         sess.stop(h)
     elif h.event == "SessionEnd":
-        commit = sess.end(h, root)
+        closed = sess.end(h, root)
+    sess.pending = None
     sess.save()
-    if commit is not None:
-        from git_gasp.runtime import commit_run
-        from git_gasp.runtime.commit import CommitError
-
-        run_id, outcome, paths = commit
-        try:  # the guard's rules apply to this commit too (runtime.commit)
-            sha = commit_run(root, run_id, sess.goal, outcome, paths,
-                             log_rel=state.store.rel)
-        except CommitError as exc:  # recorded, not committed: say why in the hook log
-            return f"SessionEnd: {run_id} finished ({outcome}), not committed: {exc}"
-        sha = sha.decode() if isinstance(sha, bytes) else str(sha)
-        return f"SessionEnd: {run_id} finished ({outcome}), committed {sha[:12]}"
-    return f"{h.event}: recorded in {sess.run_id}"
+    if closed is not None:
+        return f"{prefix}SessionEnd: {commit_closed(state, root, sess, closed)}"
+    return f"{prefix}{h.event}: recorded in {sess.run_id}"

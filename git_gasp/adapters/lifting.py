@@ -248,86 +248,128 @@ def first_line(text: str, limit: int = 120) -> str:
 
 def lift(records: list[Record]) -> list[Lifted]:
     """Apply every rule to one session's records, in order."""
+    lifter = Lifter()
     out: list[Lifted] = []
-    uses: dict[str, Record] = {}
-    goal: str | None = None
-    edits: list[str] = []  # files edited since the last commit
-    edit_keys: list[str] = []
-    failures: list[str] = []  # failures since the last patch
-    evals_since_edit: list[Lifted] = []  # evals after the latest edit, before a commit
-    last_patch: Lifted | None = None  # the patch later evals still validate
-    decided: set[str] = set()
-    prompts = 0
+    for rec in records:
+        out.extend(lifter.feed(rec))
+    return out
 
-    def decide(patch: Lifted, ev: Lifted, after: str) -> None:
-        if ev.data["status"] != "Passed" or patch.key in decided:
+
+def _item(d: dict | None) -> Lifted | None:
+    return None if d is None else Lifted(d["rule"], d["kind"], d["key"], d["after"],
+                                         dict(d.get("data") or {}))
+
+
+def _dict(item: Lifted | None) -> dict | None:
+    return None if item is None else {"rule": item.rule, "kind": item.kind, "key": item.key,
+                                      "after": item.after, "data": item.data}
+
+
+class Lifter:
+    """The rules as a state machine fed one record at a time (`feed`), so a live session
+    lifts each new record once instead of the whole session again on every hook.
+
+    Its state (`to_json` / ``Lifter(state)``) holds only what later records can still
+    need: the tool calls whose results have not arrived, the files edited and failures
+    seen since the last patch, the last eval and the patch later evals validate. `fed`
+    counts the records fed to this instance (tests count work with it).
+    """
+
+    def __init__(self, state: dict | None = None) -> None:
+        s = state or {}
+        self.uses: dict[str, dict] = dict(s.get("uses") or {})  # key -> {name, input}
+        self.goal: str | None = s.get("goal")
+        self.edits: list[str] = list(s.get("edits") or [])  # files edited since the commit
+        self.edit_keys: list[str] = list(s.get("edit_keys") or [])
+        self.failures: list[str] = list(s.get("failures") or [])  # since the last patch
+        self.last_eval = _item(s.get("last_eval"))  # after the latest edit, before a commit
+        self.last_patch = _item(s.get("last_patch"))  # the patch later evals validate
+        self.decided: bool = bool(s.get("decided"))  # last_patch has its decision
+        self.prompts: int = int(s.get("prompts") or 0)
+        self.fed = 0
+
+    def to_json(self) -> dict:
+        """The state, as JSON-ready data (`Lifter(state)` resumes from it)."""
+        return {"uses": self.uses, "goal": self.goal, "edits": self.edits,
+                "edit_keys": self.edit_keys, "failures": self.failures,
+                "last_eval": _dict(self.last_eval), "last_patch": _dict(self.last_patch),
+                "decided": self.decided, "prompts": self.prompts}
+
+    def _decide(self, patch: Lifted, ev: Lifted, after: str, out: list[Lifted]) -> None:
+        if ev.data["status"] != "Passed" or (patch is self.last_patch and self.decided):
             return
-        decided.add(patch.key)
+        self.decided = True
         out.append(Lifted("passing-eval-decision", "decision", f"decision:{patch.key}", after, {
             "status": "Approved", "patch": patch.key, "eval": ev.key,
             "reason": f"{ev.data['command'][:200]} passed after the change",
         }))
 
-    for rec in records:
+    def feed(self, rec: Record) -> list[Lifted]:
+        """The items `rec` lifts, given every record fed before it."""
+        self.fed += 1
+        out: list[Lifted] = []
         if rec.kind == USER_PROMPT:
             text = str(rec.get("text") or "")
-            if prompts == 0:
-                goal = f"goal:{rec.key}"
-                out.append(Lifted("first-prompt-goal", "goal", goal, rec.key, {
+            if self.prompts == 0:
+                self.goal = f"goal:{rec.key}"
+                out.append(Lifted("first-prompt-goal", "goal", self.goal, rec.key, {
                     "title": first_line(text), "summary": text[:2000]}))
             else:
                 out.append(Lifted("later-prompt-task", "task", f"task:{rec.key}", rec.key, {
-                    "title": first_line(text), "summary": text[:2000], "goal": goal}))
-            prompts += 1
+                    "title": first_line(text), "summary": text[:2000], "goal": self.goal}))
+            self.prompts += 1
         elif rec.kind == TOOL_USE:
-            uses[rec.key] = rec
+            self.uses[rec.key] = {"name": rec.get("name"), "input": rec.get("input")}
         elif rec.kind == TOOL_RESULT:
-            use = uses.get(rec.get("tool_use_id"))
-            if use is None:
-                continue
-            name = str(use.get("name") or "")
-            ok = not rec.get("is_error") and rec.get("exit_code") in (None, 0)
-            cmd = command_of(use.get("input")) if is_shell(name) else None
-            files = edited_files(name, use.get("input"))
-            if files is not None and ok:
-                edits.extend(f for f in files if f not in edits)
-                edit_keys.append(use.key)
-                evals_since_edit = []
-                last_patch = None  # a new edit: older patches are no longer what runs
-            if cmd and is_test_command(cmd):
-                status = eval_status(rec)
-                ev = Lifted("test-command-eval", "eval", f"eval:{use.key}", rec.key, {
-                    "command": cmd, "status": status, "score": 1.0 if status == "Passed" else 0.0,
-                    "tool_use_id": use.key, "output_tail": tail_lines(str(rec.get("output") or "")),
-                })
-                if last_patch is not None:
-                    ev.data["validates"] = last_patch.key
-                    ev.data["validated_by_rule"] = "eval-validates-patch"
-                out.append(ev)
-                if status == "Failed":
-                    fkey = f"failure:{use.key}"
-                    summary = f"`{first_line(cmd, 80)}` failed"
-                    tail = ev.data["output_tail"]
-                    out.append(Lifted("failed-eval-failure", "failure", fkey, rec.key, {
-                        "summary": summary + (f": {tail_lines(tail, 2, 200)}" if tail else ""),
-                        "eval": ev.key}))
-                    failures.append(fkey)
-                if last_patch is not None:
-                    decide(last_patch, ev, rec.key)
-                else:
-                    evals_since_edit.append(ev)
-            elif cmd and ok and is_commit_command(cmd) and edits:
-                sha, subject = commit_of(str(rec.get("output") or ""))
-                title = commit_message(cmd) or subject or (f"commit {sha}" if sha else "commit")
-                validator = evals_since_edit[-1] if evals_since_edit else None
-                patch = Lifted("edit-commit-patch", "patch", f"patch:{use.key}", rec.key, {
-                    "title": title, "commit": sha, "files": list(edits),
-                    "edits": list(edit_keys), "goal": goal, "addresses": list(failures),
-                    "validated_by": validator.key if validator else None,
-                })
-                out.append(patch)
-                if validator is not None:
-                    decide(patch, validator, rec.key)
-                edits, edit_keys, failures, evals_since_edit = [], [], [], []
-                last_patch = patch
-    return out
+            use = self.uses.pop(str(rec.get("tool_use_id")), None)
+            if use is not None:
+                self._result(rec, str(rec.get("tool_use_id")), use, out)
+        return out
+
+    def _result(self, rec: Record, use_key: str, use: dict, out: list[Lifted]) -> None:
+        name = str(use.get("name") or "")
+        ok = not rec.get("is_error") and rec.get("exit_code") in (None, 0)
+        cmd = command_of(use.get("input")) if is_shell(name) else None
+        files = edited_files(name, use.get("input"))
+        if files is not None and ok:
+            self.edits.extend(f for f in files if f not in self.edits)
+            self.edit_keys.append(use_key)
+            self.last_eval = None
+            self.last_patch = None  # a new edit: older patches are no longer what runs
+        if cmd and is_test_command(cmd):
+            status = eval_status(rec)
+            ev = Lifted("test-command-eval", "eval", f"eval:{use_key}", rec.key, {
+                "command": cmd, "status": status, "score": 1.0 if status == "Passed" else 0.0,
+                "tool_use_id": use_key, "output_tail": tail_lines(str(rec.get("output") or "")),
+            })
+            if self.last_patch is not None:
+                ev.data["validates"] = self.last_patch.key
+                ev.data["validated_by_rule"] = "eval-validates-patch"
+            out.append(ev)
+            if status == "Failed":
+                fkey = f"failure:{use_key}"
+                summary = f"`{first_line(cmd, 80)}` failed"
+                tail = ev.data["output_tail"]
+                out.append(Lifted("failed-eval-failure", "failure", fkey, rec.key, {
+                    "summary": summary + (f": {tail_lines(tail, 2, 200)}" if tail else ""),
+                    "eval": ev.key}))
+                self.failures.append(fkey)
+            if self.last_patch is not None:
+                self._decide(self.last_patch, ev, rec.key, out)
+            else:
+                self.last_eval = ev
+        elif cmd and ok and is_commit_command(cmd) and self.edits:
+            sha, subject = commit_of(str(rec.get("output") or ""))
+            title = commit_message(cmd) or subject or (f"commit {sha}" if sha else "commit")
+            validator = self.last_eval
+            patch = Lifted("edit-commit-patch", "patch", f"patch:{use_key}", rec.key, {
+                "title": title, "commit": sha, "files": list(self.edits),
+                "edits": list(self.edit_keys), "goal": self.goal,
+                "addresses": list(self.failures),
+                "validated_by": validator.key if validator else None,
+            })
+            out.append(patch)
+            self.last_patch, self.decided = patch, False
+            if validator is not None:
+                self._decide(patch, validator, rec.key, out)
+            self.edits, self.edit_keys, self.failures, self.last_eval = [], [], [], None

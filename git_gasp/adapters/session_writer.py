@@ -93,6 +93,27 @@ class SessionWriter:
     def tool_call_id(self, key: str) -> str:
         return self.stable_id("tool_call", key)
 
+    def node_for(self, key: str | None) -> str | None:
+        """The node that recorded record or lifted item `key` in this run, or None.
+
+        Looked up in `node_of` first, else derived from the key (every id is stable) and
+        confirmed in the graph, so a writer resumed in a later hook process needs no map
+        of everything recorded before it."""
+        if not key:
+            return None
+        if key in self.node_of:
+            return self.node_of[key]
+        prefix = key.split(":", 1)[0]
+        if prefix in ("goal", "task", "eval", "failure", "patch"):
+            nid = self.stable_id(prefix, key)
+        elif prefix == "result":
+            nid = self.stable_id("observation", key)
+        elif prefix == "decision":
+            return None
+        else:
+            nid = self.tool_call_id(key)
+        return nid if self.state.graph.has_node(nid) else None
+
     def _create(self, kind: str, node_kind: str, payload: dict, props: dict, rels: list,
                 links: tuple[str | None, ...], cause: Any) -> str:
         """`kind` + the ops pair creating ``payload["id"]`` (as the AgentState record_*
@@ -144,7 +165,7 @@ class SessionWriter:
         from git_gasp.runtime.state import update_node
 
         st = self.state
-        tid = self.node_of.get(rec.parent or "")
+        tid = self.node_for(rec.parent)
         if tid is None:
             return None  # a result whose call is not in this session
         ok = not rec.get("is_error")
@@ -190,7 +211,7 @@ class SessionWriter:
                                 [relate(nid, "serves", goal)] if goal else [], (goal,),
                                 _AUTO)
         elif item.kind == "eval":
-            validates = self.node_of.get(d.get("validates") or "")
+            validates = self.node_for(d.get("validates"))
             if validates:
                 meta["validated_by_rule"] = "eval-validates-patch"
             meta.update(tool_use_id=d["tool_use_id"], output_tail=self.r.text(d["output_tail"]))
@@ -203,14 +224,15 @@ class SessionWriter:
                 [relate(validates, "validated_by", nid)] if validates else [], (validates,),
                 cause)
         elif item.kind == "failure":
-            obs = self.node_of.get(rec_key)
+            obs = self.node_for(rec_key)
             summary = self.r.text(d["summary"])
-            fmeta = dict(meta, eval=self.node_of.get(d["eval"]))
+            ev = self.node_for(d["eval"])
+            fmeta = dict(meta, eval=ev)
             node = self._create("failure.observed", "failure", {
                 "id": nid, "summary": summary, "status": "Open", "metadata": fmeta},
                 {"summary": summary, "status": "Open", "metadata": fmeta},
                 [relate(nid, "derived_from", obs)] if obs else [], (obs,),
-                st.creator_of(self.node_of[d["eval"]]))
+                st.creator_of(ev) if ev else cause)
         elif item.kind == "patch":
             pid = nid
             if st.graph.has_node(pid):  # recorded already (a replayed hook entry)
@@ -228,9 +250,9 @@ class SessionWriter:
                      "metadata": meta}
             ops = [create_node(pid, "patch", {k: v for k, v in props.items() if v is not None})]
             ops += [relate(pid, "advances", goal)] if goal else []
-            ops += [relate(pid, "addresses", self.node_of[f]) for f in d["addresses"]
-                    if f in self.node_of]
-            validator = self.node_of.get(d.get("validated_by") or "")
+            ops += [relate(pid, "addresses", fid) for f in d["addresses"]
+                    if (fid := self.node_for(f)) is not None]
+            validator = self.node_for(d.get("validated_by"))
             if validator:
                 ops.append(relate(pid, "validated_by", validator, {
                     "lifted_by": "eval-validates-patch"}))
@@ -241,8 +263,10 @@ class SessionWriter:
                                    summary=title)
             node = pid
         elif item.kind == "decision":
-            patch = self.node_of[d["patch"]]
-            ev = self.node_of.get(d["eval"])
+            patch = self.node_for(d["patch"])
+            if patch is None:
+                return  # its patch is not in this run (nothing to decide on)
+            ev = self.node_for(d["eval"])
             done = self._decision_of(patch)
             node = done or st.record_decision("Approved", self.r.text(d["reason"]), patch=patch,
                                       metadata=dict(meta, eval=ev),

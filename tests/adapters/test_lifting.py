@@ -142,3 +142,24 @@ def test_helpers():
     assert edited_files("Read", {"file_path": "x"}) is None
     assert shell_writes("sed -i s/a\\ -\\ b/a\\ +\\ b/ calc.py") == ["calc.py"]
     assert shell_writes("pytest 2>&1 | tail -3 > /dev/null") == []
+
+
+@pytest.mark.parametrize("path, read", [(CLAUDE_TRANSCRIPT, claude_code.read_transcript),
+                                        (CODEX_ROLLOUT, codex.read_rollout)])
+def test_lifter_resumed_from_its_state_after_every_record_lifts_the_same(path, read):
+    """A hook process resumes the rules from the saved state, one record at a time."""
+    import json
+
+    from git_gasp.adapters.lifting import Lifter
+
+    records = read(path).records
+    items, state = [], None
+    for rec in records:
+        lifter = Lifter(json.loads(json.dumps(state)) if state is not None else None)
+        items += lifter.feed(rec)
+        assert lifter.fed == 1
+        state = lifter.to_json()
+    whole = lift(records)
+    assert [(i.kind, i.key, i.after, i.data) for i in items] == [
+        (i.kind, i.key, i.after, i.data) for i in whole]
+    assert state["uses"] == {} and state["edits"] == []  # nothing left over at the end

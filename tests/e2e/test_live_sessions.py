@@ -6,13 +6,19 @@ and lift to the whole spine (goal, eval Failed, failure, eval Passed, patch pinn
 the commit git made, decision promoting it). Then with our own hooks, installed by
 `git gasp adapt … install` in a fresh `git gasp init` repo: the hooks alone must leave
 a conformant, committed run holding that spine, and importing the session's transcript
-afterwards must add nothing. Without npm (or the registry) these tests skip, saying why.
+afterwards must add nothing. And runs that end without SessionEnd: a Claude Code
+session killed mid-tool is closed (abandoned) by the next session's SessionStart; a
+Codex session whose hooks send no SessionEnd is closed by `adapt codex reconcile` with
+the outcome its rollout shows. Without npm (or the registry) these tests skip, saying why.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +29,7 @@ from git_gasp.adapters.payloads import parse_hook_payload
 from git_gasp.adapters.records import MODEL_RESPONSE, TOOL_USE
 from git_gasp.adapters.session_writer import run_id_for
 from tests.e2e import agents
-from tests.e2e.servers import PROMPT
+from tests.e2e.servers import BUGGY, PROMPT, ClaudeHandler, ModelServer
 from tests.testing.run import gasp, git, out
 
 # Fixtures live here, not in a conftest.py (a second conftest module would shadow
@@ -207,4 +213,93 @@ def test_codex_hooks_record_the_session(codex_bin, gasp_repo, agent_home):
     session = agents.run_codex(codex_bin, gasp_repo, agent_home)
     assert session.transcript is not None, session.describe()
     _check_recorded(gasp_repo, session, "codex")
+    _import_adds_nothing(gasp_repo, "codex", session.transcript)
+
+
+# --- runs that end without SessionEnd ------------------------------------------------
+
+
+def _wait_for(what, predicate, timeout: float = 120.0) -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+WAIT = "python3 -c 'import time; time.sleep(300)'"  # (Claude Code refuses a bare long sleep)
+
+
+def _run_claude_killed(binary: Path, repo: Path, home: Path, log) -> None:
+    """A `claude -p` session killed (SIGKILL, no SessionEnd) while its tool runs."""
+    script = [("Write", {"file_path": "{cwd}/calc.py", "content": BUGGY}),
+              ("Bash", {"command": WAIT, "description": "Wait for the service"}), "done"]
+    events = repo / "state/events.jsonl"
+    queue = Path(git(repo, "rev-parse", "--absolute-git-dir").strip()) / "gasp/queue"
+    with ModelServer(ClaudeHandler, script, str(repo)) as server:
+        env = agents.agent_env(home)
+        env.update(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.port}",
+                   ANTHROPIC_API_KEY="sk-ant-test-not-a-real-key")
+        proc = subprocess.Popen(
+            [str(binary), "-p", PROMPT, "--allowedTools", "Bash,Write,Edit,Read"], cwd=repo,
+            env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        try:
+            _wait_for("the sleep's tool.called", lambda: b"time.sleep(300)" in events.read_bytes()
+                      or proc.poll() is not None)
+            # let the PreToolUse hook finish (entry recorded, lease released) first
+            _wait_for("the hook to finish", lambda: not list(queue.glob("*.json"))
+                      and not (repo / ".agent/lease").exists())
+            assert proc.poll() is None, "claude exited before it could be killed"
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+def test_killed_claude_code_session_is_closed_by_the_next_session(claude_bin, gasp_repo,
+                                                                  agent_home, tmp_path):
+    proc = gasp(gasp_repo, "adapt", "claude-code", "install")
+    assert proc.returncode == 0, out(proc)
+    with open(tmp_path / "claude.out", "wb") as log:
+        try:
+            _run_claude_killed(claude_bin, gasp_repo, agent_home, log)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{(tmp_path / 'claude.out').read_text()}") from None
+    running = [n["id"] for n in _fold(gasp_repo)["nodes"].values()
+               if n["kind"] == "run" and n["props"]["status"] == "running"]
+    assert len(running) == 1, running
+    killed = running[0]
+    session = agents.run_claude(claude_bin, gasp_repo, agent_home)
+    assert session.proc.returncode == 0, session.describe()
+    check = gasp(gasp_repo, "check")
+    assert check.returncode == 0, out(check)
+    nodes = _fold(gasp_repo)["nodes"]
+    run = nodes[killed]
+    assert (run["props"]["status"], run["props"]["outcome"]) == ("finished", "abandoned")
+    assert run["props"]["metadata"]["closed_by"] == "next-session"
+    rel = f"transcripts/{killed}.jsonl.gz"
+    assert [a["uri"] for a in run["artifacts"]] == [rel] and (gasp_repo / rel).exists()
+    assert git(gasp_repo, "ls-files", rel).strip() == rel
+    assert git(gasp_repo, "log", "--format=%s", f"--grep=^run {killed}: abandoned$").strip()
+    (second,) = [n for n in nodes.values() if n["kind"] == "run" and n["id"] != killed]
+    assert second["props"]["outcome"] == "promoted", second
+
+
+def test_codex_session_without_session_end_is_closed_by_reconcile(codex_bin, gasp_repo,
+                                                                  agent_home):
+    proc = gasp(gasp_repo, "adapt", "codex", "install")
+    assert proc.returncode == 0, out(proc)
+    hooks = gasp_repo / ".codex/hooks.json"
+    data = json.loads(hooks.read_text())
+    data["hooks"].pop("SessionEnd", None)  # as a Codex that sends none
+    hooks.write_text(json.dumps(data))
+    session = agents.run_codex(codex_bin, gasp_repo, agent_home)
+    assert session.proc.returncode == 0, session.describe()
+    sid = codex.read_rollout(session.transcript).session.session_id
+    run_id = run_id_for("codex", sid)
+    assert _fold(gasp_repo)["nodes"][run_id]["props"]["status"] == "running"
+    proc = gasp(gasp_repo, "adapt", "codex", "reconcile")
+    assert proc.returncode == 0 and f"{run_id} finished (promoted)" in out(proc), out(proc)
+    _check_recorded(gasp_repo, session, "codex")
+    assert _fold(gasp_repo)["nodes"][run_id]["props"]["metadata"]["closed_by"] == "reconcile"
     _import_adds_nothing(gasp_repo, "codex", session.transcript)

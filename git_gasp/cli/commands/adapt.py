@@ -154,3 +154,13 @@ def codex_install(repo: Path, uninstall: bool) -> None:
 def codex_prime(repo: Path) -> None:
     """Write the identity and a context primer onto AGENTS.md (marked section)."""
     _prime("codex", repo)
+
+
+def _add_reconcile() -> None:
+    from git_gasp.cli.commands.reconcile import reconcile_command
+
+    claude_code.add_command(reconcile_command("claude-code"))
+    codex.add_command(reconcile_command("codex"))
+
+
+_add_reconcile()

@@ -43,6 +43,7 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
         from git_gasp.adapters.claude_code import parse_transcript as parse
     else:
         from git_gasp.adapters.codex import parse_rollout as parse
+    rescued: list[str] = []
     for path in paths:
         raw = read_raw(path)
         transcript = parse(raw)
@@ -51,7 +52,12 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
             continue
         result = import_session(repo, transcript, raw)
         if result.already:
-            click.echo(f"{path}: {result.run_id} already imported; nothing added")
+            from git_gasp.adapters.rescue import rescue
+
+            saved = rescue(repo, transcript, raw) if all_ else []
+            rescued += saved
+            click.echo(f"{path}: {result.run_id} already imported; " + (
+                f"transcript archived to {', '.join(saved)}" if saved else "nothing added"))
             continue
         for warning in result.warnings:
             click.echo(f"{path}: warning: {warning}", err=True)
@@ -66,3 +72,11 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
                                 [result.archive] if result.archive else [])
             sha = commit.decode() if isinstance(commit, bytes) else str(commit)
             click.echo(f"  committed {sha[:12]}")
+    if rescued and not no_commit:
+        from git_gasp.adapters.rescue import rescue_message
+        from git_gasp.runtime.commit import commit_paths
+
+        commit = commit_paths(repo, ["state/events.jsonl", *rescued], rescue_message(rescued),
+                              log_rel="state/events.jsonl")
+        sha = commit.decode() if isinstance(commit, bytes) else str(commit)
+        click.echo(f"archived {len(rescued)} transcript(s); committed {sha[:12]}")

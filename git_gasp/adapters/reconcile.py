@@ -1,0 +1,72 @@
+"""``git gasp adapt claude-code|codex reconcile``: close the runs of sessions that ended
+without SessionEnd, now rather than at the agent's next session.
+
+Under ``hook.lock`` (so no hook records meanwhile) the hook queue is drained first;
+then every open session of the agent (``<gitdir>/gasp/sessions/``) whose agent process
+is not known to be running is closed — outcome ``abandoned``, or what was lifted
+(``promoted`` / ``patched`` / ``completed``) when its transcript ends on a finished
+turn — with its transcript archived and its boundary commit. A run the hooks started
+whose progress file is gone is closed the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from git_gasp.adapters.hook_queue import drain
+from git_gasp.adapters.hook_session import HookSession
+from git_gasp.adapters.live import gasp_dir
+from git_gasp.adapters.session_close import transcript_finished
+from git_gasp.adapters.session_sweep import close_session, commit_closed, open_sessions
+from git_gasp.base.errors import GaspError
+from git_gasp.base.files import try_lock
+
+LOCK_WAIT_S = 30.0
+
+
+def _orphans(state: Any, agent: str, known: set[str]) -> list[dict]:
+    """Open runs the hooks started for `agent` that no progress file accounts for."""
+    found = []
+    for node in state._unfinished_runs():
+        meta = node["props"].get("metadata") or {}
+        src = meta.get("source") if isinstance(meta, dict) else None
+        if (isinstance(src, dict) and meta.get("recorded_by") == "hooks"
+                and src.get("agent") == agent and isinstance(src.get("session_id"), str)
+                and node["id"] not in known):
+            found.append(node)
+    return found
+
+
+def reconcile(root: Path, agent: str) -> list[str]:
+    """Close every open run of `agent`'s sessions that ended; return what was done."""
+    from git_gasp.runtime import AgentState
+
+    gdir = gasp_dir(root)
+    with try_lock(gdir / "hook.lock", LOCK_WAIT_S) as got:
+        if not got:
+            raise GaspError(f"{gdir / 'hook.lock'} is held (a hook is recording); try again")
+        drain(root, gdir, time.monotonic() + 120)
+        notes: list[str] = []
+        with AgentState.open(root, "git-gasp-reconcile") as state:
+            known = set()
+            for path in open_sessions(gdir, agent):
+                note = close_session(state, path, gdir, root, how="reconcile", force=True)
+                if note:
+                    notes.append(note)
+                known.add(HookSession(state, agent, _sid(path, agent), gdir).run_id)
+            for node in _orphans(state, agent, known):
+                meta = node["props"]["metadata"]
+                sess = HookSession(state, agent, meta["source"]["session_id"], gdir,
+                                   transcript_path=meta.get("transcript_path"))
+                sess.run_id, sess.closed = node["id"], False
+                done = transcript_finished(agent, sess.transcript())
+                closed = sess.close(root, how="reconcile", reason="no progress file",
+                                    abandoned=not done)
+                notes.append(commit_closed(state, root, sess, closed))
+        return notes
+
+
+def _sid(path: Path, agent: str) -> str:
+    return path.name[len(agent) + 1:-len(".json")]

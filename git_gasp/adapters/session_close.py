@@ -1,0 +1,152 @@
+"""How a hook-recorded run ends: is its agent still running, did its last turn finish,
+and the redacted transcript archived in the cold tier at its boundary commit.
+
+- `agent_process` / `alive`: the agent process a hook runs under (the nearest ancestor
+  that is not git, git-gasp or a shell), as ``{"pid", "start", "boot"}`` read from
+  ``/proc`` (Linux); `alive` says True / False, or None where ``/proc`` cannot tell.
+  A pid alone could have been reused: the process start time and the boot id must
+  match too.
+- `transcript_finished`: True when the session's transcript ends on a finished turn
+  (Claude Code: a final assistant message, ``stop_reason`` ``end_turn``; Codex: a
+  ``task_complete`` event) — a run closed without SessionEnd then takes the outcome
+  of what was lifted in it, else ``abandoned``.
+- `archive_transcript`: ``transcripts/<run id>.jsonl.gz``, every line redacted, gzip
+  with mtime 0 (the same transcript gives the same bytes), attached to the run as a
+  ``transcript`` artifact with its SHA-256; returns ``{"uri", "hash"}`` for the run's
+  ``run.finished`` metadata.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from git_gasp.adapters.redact import Redactor
+from git_gasp.adapters.session_writer import redacted_archive
+from git_gasp.base.files import atomic_write
+
+_WRAPPERS = frozenset({"git", "git-gasp", "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish",
+                       "busybox", "env", "timeout", "nice", "nohup", "setsid", "stdbuf"})
+PROC = Path("/proc")
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(command name, parent pid, start time in clock ticks) of `pid` from /proc."""
+    try:
+        raw = (PROC / str(pid) / "stat").read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
+    head, _, rest = raw.rpartition(")")
+    fields = rest.split()
+    if "(" not in head or len(fields) < 20:
+        return None
+    try:
+        return head.split("(", 1)[1], int(fields[1]), int(fields[19])
+    except ValueError:
+        return None
+
+
+def _boot_id() -> str | None:
+    try:
+        return (PROC / "sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def agent_process(start_pid: int | None = None) -> dict | None:
+    """The agent process this hook runs under (None where /proc cannot say)."""
+    pid = start_pid if start_pid is not None else os.getppid()
+    for _ in range(12):
+        if pid <= 1:
+            return None
+        info = _stat(pid)
+        if info is None:
+            return None
+        name, parent, started = info
+        if name not in _WRAPPERS and not name.startswith("git-"):
+            return {"pid": pid, "start": started, "boot": _boot_id(), "name": name}
+        pid = parent
+    return None
+
+
+def alive(proc: Any) -> bool | None:
+    """Whether the agent process `proc` (from `agent_process`) still runs; None: unknown."""
+    if not isinstance(proc, dict) or not isinstance(proc.get("pid"), int):
+        return None
+    if not PROC.is_dir() or _boot_id() is None:
+        return None
+    if proc.get("boot") != _boot_id():
+        return False  # the machine rebooted since
+    info = _stat(proc["pid"])
+    return info is not None and info[2] == proc.get("start")
+
+
+def locate_transcript(agent: str, session_id: str | None) -> str | None:
+    """The session's transcript found by its id in the agent's store (for a payload whose
+    transcript_path is unusable), or None: ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``
+    ``/projects/*/<id>.jsonl``; ``$CODEX_HOME`` or ``~/.codex``
+    ``/sessions/YYYY/MM/DD/rollout-*-<id>.jsonl[.zst]``."""
+    if not session_id or "/" in session_id or "*" in session_id:
+        return None
+    home = Path(os.environ.get("HOME") or "~").expanduser()
+    if agent == "codex":
+        top = Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"
+        found = sorted(top.glob(f"*/*/*/rollout-*{session_id}.jsonl*"))
+    else:
+        top = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects"
+        found = sorted(top.glob(f"*/{session_id}.jsonl"))
+    return str(found[-1]) if found else None
+
+
+def transcript_finished(agent: str, path: str | os.PathLike | None) -> bool:
+    """True when the transcript at `path` ends on a finished turn (False if unreadable)."""
+    if not path or not Path(path).is_file():
+        return False
+    from git_gasp.adapters.records import read_raw
+
+    try:
+        data = read_raw(Path(path))
+    except Exception:  # noqa: BLE001 - a transcript we cannot read shows nothing
+        return False
+    if agent == "codex":
+        from git_gasp.adapters.codex import turn_finished
+    else:
+        from git_gasp.adapters.claude_code import turn_finished
+    return turn_finished(data)
+
+
+def archive_transcript(state: Any, run_id: str, agent: str, path: str | os.PathLike | None,
+                       root: Path) -> dict | None:
+    """Archive the redacted transcript at `path` for `run_id` and attach it to the run;
+    return ``{"uri", "hash"}`` (None when there is no transcript to archive)."""
+    if not path or not Path(path).is_file():
+        return None
+    from git_gasp.adapters.records import read_raw
+
+    try:
+        raw = read_raw(Path(path))
+    except Exception:  # noqa: BLE001 - gone or unreadable: the run closes without it
+        return None
+    archive = redacted_archive(raw, Redactor())
+    rel = f"transcripts/{run_id}.jsonl.gz"
+    digest = "sha256:" + hashlib.sha256(archive).hexdigest()
+    atomic_write(root / rel, archive, root=root, make_parents=True)
+    if not _has_archive(state, run_id, rel, digest):
+        state.attach_artifact(run_id, kind="transcript", uri=rel, hash=digest,
+                              summary=f"{agent} session transcript (redacted)")
+    return {"uri": rel, "hash": digest}
+
+
+def _has_archive(state: Any, run_id: str, uri: str, digest: str) -> bool:
+    node = state.graph.node(run_id)
+    return node is not None and any(
+        a.get("uri") == uri and a.get("hash") == digest for a in node.get("artifacts") or [])
+
+
+def archived(state: Any, run_id: str) -> bool:
+    """True when run `run_id` has a transcript artifact already."""
+    node = state.graph.node(run_id)
+    return node is not None and any(a.get("kind") == "transcript"
+                                    for a in node.get("artifacts") or [])

@@ -1,0 +1,103 @@
+"""Closing the runs of sessions that ended without SessionEnd (Codex sends none; a
+killed Claude Code skips it).
+
+`sweep` runs on every SessionStart and Stop hook: each other open session of the same
+agent in this repo (``<gitdir>/gasp/sessions/<agent>.*.json``) whose agent process is
+gone — or, where that cannot be checked, that has been quiet for ``STALE_MS``
+(``GASP_SESSION_STALE_S``) — is closed by `close_session`: its pending record
+written, its transcript archived, ``run.finished`` with outcome ``abandoned`` (or
+what was lifted, when the transcript ends on a finished turn) and its boundary commit.
+``reconcile.py`` closes them on demand (`close_session` with ``force``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from git_gasp.adapters.hook_session import HookSession
+from git_gasp.adapters.session_close import alive, transcript_finished
+from git_gasp.adapters.session_writer import run_id_for
+
+STALE_MS = 6 * 3600 * 1000  # a session whose agent cannot be checked: ended when this quiet
+
+
+def stale_ms() -> int:
+    """How long a session whose agent cannot be checked stays open while quiet (ms)."""
+    env = os.environ.get("GASP_SESSION_STALE_S")
+    try:
+        return int(float(env) * 1000) if env else STALE_MS
+    except ValueError:
+        return STALE_MS
+
+
+def commit_closed(state: Any, root: Path, sess: HookSession,
+                  closed: tuple[str, str, list[str]]) -> str:
+    """The boundary commit of a run `sess` closed; return what was done, in one line."""
+    from git_gasp.runtime import commit_run
+    from git_gasp.runtime.commit import CommitError
+
+    run_id, outcome, paths = closed
+    try:  # the guard's rules apply to this commit too (runtime.commit)
+        sha = commit_run(root, run_id, sess.goal, outcome, paths, log_rel=state.store.rel)
+    except CommitError as exc:  # recorded, not committed: say why in the hook log
+        return f"{run_id} finished ({outcome}), not committed: {exc}"
+    sha = sha.decode() if isinstance(sha, bytes) else str(sha)
+    return f"{run_id} finished ({outcome}), committed {sha[:12]}"
+
+
+def open_sessions(gdir: Path, agent: str) -> list[Path]:
+    """Progress files of `agent`'s sessions whose run is open, oldest name first."""
+    sdir = gdir / "sessions"
+    return sorted(sdir.glob(f"{agent}.*.json")) if sdir.is_dir() else []
+
+
+def close_session(state: Any, path: Path, gdir: Path, root: Path, *, how: str,
+                  force: bool = False) -> str | None:
+    """Close the open run of the session whose progress is `path` if its agent is gone
+    (or `force`, unless it is known to run); return what was done (None: nothing)."""
+    try:
+        side = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    agent = side.get("agent") or path.name.split(".", 1)[0]
+    sid = side.get("session_id") or path.name[len(agent) + 1:-len(".json")]
+    sess = HookSession(state, agent, sid, gdir)
+    if sess.closed:
+        return None
+    if not sess.running():  # finished elsewhere (`run finish`, an import): file it away
+        sess.closed = True
+        sess.save()
+        return None
+    live = alive(sess.proc)
+    if live:
+        return None if not force else f"{sess.run_id}: its agent still runs; left open"
+    quiet = int(time.time() * 1000) - sess.last_ms
+    if live is None and not force and quiet < stale_ms():
+        return None  # cannot tell whether it runs, and it was active lately
+    sess.make_current()
+    sess.resume_pending()
+    done = transcript_finished(agent, sess.transcript())
+    closed = sess.close(root, how=how, reason="agent gone without SessionEnd",
+                        abandoned=not done)
+    return commit_closed(state, root, sess, closed)
+
+
+def sweep(state: Any, gdir: Path, root: Path, agent: str, current: str) -> list[str]:
+    """Close the runs of `agent`'s other sessions that ended without SessionEnd."""
+    notes = []
+    own = f"{run_id_for(agent, current)[len('run_'):]}.json"
+    for path in open_sessions(gdir, agent):
+        if path.name == own:
+            continue
+        try:
+            note = close_session(state, path, gdir, root, how="next-session")
+        except Exception as exc:  # noqa: BLE001 - never lose the event that swept
+            state.run = None
+            note = f"{path.name}: not closed ({type(exc).__name__}: {exc})"
+        if note:
+            notes.append(note)
+    return notes
