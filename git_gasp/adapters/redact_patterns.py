@@ -304,7 +304,14 @@ NAME = re.compile(
 )
 
 
+# Ids agents put in file names: a UUID, an ISO time with '-' or ':' between its fields
+# (Codex's rollout-2026-12-01T19-23-31-<uuid>.jsonl). Judged without them.
+_NAME_IDS = re.compile(_UUID.pattern + r"|\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}")
+
+
 def _segment_is_secret(seg: str) -> bool:
+    if _UUID.search(seg) or "T" in seg:
+        seg = _NAME_IDS.sub("-", seg)
     if len(seg) < 20 or is_identifier(seg) or NAME.fullmatch(seg.rstrip("=")):
         return False
     if ("-" in seg or "_" in seg) and _transition_ratio(seg) < 0.15:

@@ -234,3 +234,12 @@ def test_redact_never_raises_and_is_idempotent(text):
 )
 def test_code_and_prose_that_look_like_secrets_survive(text):
     assert redact_text(text) == text
+
+
+def test_agent_file_names_with_ids_and_times_are_kept():
+    """Codex names its rollouts by start time and session UUID: a path, not a secret."""
+    path = ("/root/.codex/sessions/2026/12/01/"
+            "rollout-2026-12-01T19-23-31-019ad8f3-4c2e-7a31-9b5e-2f6d8c1a0e47.jsonl")
+    assert Redactor().text(path) == path
+    key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"
+    assert key not in Redactor().text(f"{path} {key}")
