@@ -31,12 +31,15 @@ nothing): SessionStart → ``run.started``; UserPromptSubmit → the first promp
 PostToolUse / PostToolUseFailure → ``tool.finished`` + an observation; Stop → an
 observation of the last assistant message; SessionEnd → ``run.finished``, the
 redacted transcript archived to ``transcripts/<run id>.jsonl.gz`` and the run's
-boundary commit. After each record the lifting rules run over the session so far and
-what they infer right after that record (evals, failures, the patch pinned to the
-commit, the decision) is recorded at once.
+boundary commit. After each record the lifting rules, resumed from their saved state,
+take that one record, and what they infer right after it (evals, failures, the patch
+pinned to the commit, the decision) is recorded at once: work per hook is proportional
+to what it adds. A run whose session ended unseen (no SessionEnd) is closed by the next
+SessionStart or Stop of the agent, or by ``reconcile`` (``session_sweep.py``).
 
-Per-session progress (the records so far and which node recorded each) lives in
-``<gitdir>/gasp/sessions/``, so separate hook processes resume the open run. A
+Per-session progress (the lifting rules' state, the last record keys, the agent
+process) lives in ``<gitdir>/gasp/sessions/``, so separate hook processes resume the
+open run. A
 session whose run already finished (a resumed session) continues in
 ``run_<agent>.<session id>.2``, ``.3``….
 
