@@ -723,7 +723,7 @@ def describe(name: str, repo: Path) -> dict:
 def write_readme(out: Path, rows: dict[str, dict], building: str | None = None) -> None:
     """/work/benchrepos/README: what exists, sizes, commit counts, build seconds."""
     lines = [
-        "Benchmark agent repositories, built by bench/repos.py (branch wt-bench):",
+        "Benchmark agent repositories, built by bench/repos.py:",
         "  .venv/bin/python bench/repos.py --out DIR [--only NAME] [--quick]",
         "Each is a `git clone --no-local` of a fast-import history after `git gc "
         "--aggressive`",
