@@ -16,15 +16,14 @@ import os
 import pathlib
 import stat
 
-from dulwich.index import FLAG_VALID, Index, IndexEntry
 from dulwich.repo import Repo
 
 from git_gasp.conformance.history_objects import CommitInfo, Entry, ObjectError
 from git_gasp.conformance.history_walk import APPEND_HINT, Walker
+from git_gasp.conformance.indexstat import index_entry_stat, stat_proves
 from git_gasp.conformance.tipfacts import EXTENDS, SAME, TipFacts
 from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
 
-_INDEX_COST_RATIO = 64  # parsing an index byte costs about as much as reading 64 file bytes
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
 _HASH_PIECE = 1 << 22  # a file hashed in pieces: no buffer of its size (page faults)
 class WorkTree:
@@ -244,50 +243,14 @@ def log_chain(walker: Walker, head: bytes, limit: int = 32) -> list[bytes]:
     return chain
 
 
-def _ns(stamp: object) -> int | None:
-    """A (sec, nsec) index time stamp in nanoseconds; None if its precision is unknown."""
-    if isinstance(stamp, tuple) and len(stamp) == 2:
-        return stamp[0] * 1_000_000_000 + stamp[1]
-    return None
-
-
 class StatIndex:
-    """git's stat test: a file whose lstat matches its non-racy index entry holds that blob.
-
-    Used only when parsing the index is much cheaper than reading the files; any
-    doubt (racy entry, flags, missing nanoseconds, unreadable index) means "read it".
-    """
+    """git's stat test (`indexstat`, the one home the guard shares): a file whose lstat
+    matches its non-racy index entry holds that blob. Any doubt (racy entry, flags, an
+    index it cannot read) means "read it"."""
 
     def __init__(self, repo: Repo, file_bytes: int) -> None:
-        self.index: Index | None = None
-        try:
-            st = os.stat(repo.index_path())
-            if st.st_size * _INDEX_COST_RATIO >= file_bytes:
-                return
-            self.index_mtime_ns = st.st_mtime_ns
-            self.index = repo.open_index()
-        except Exception:  # no index, or one we cannot parse: read the files instead
-            self.index = None
+        self.index_path = repo.index_path()
 
     def unchanged(self, path: bytes, sha: bytes, st: os.stat_result) -> bool:
-        if self.index is None:
-            return False
-        try:
-            e = self.index[path]
-        except KeyError:
-            return False
-        if not isinstance(e, IndexEntry) or e.sha != sha or e.flags & FLAG_VALID:
-            return False
-        mtime, ctime = _ns(e.mtime), _ns(e.ctime)
-        if e.extended_flags or mtime is None or ctime is None:
-            return False
-        mask = 0xFFFFFFFF
-        return (
-            mtime < self.index_mtime_ns  # not racily clean
-            and e.size == st.st_size & mask
-            and e.ino == st.st_ino & mask
-            and mtime == (st.st_mtime_ns // 1_000_000_000 & mask) * 1_000_000_000
-            + st.st_mtime_ns % 1_000_000_000
-            and ctime == (st.st_ctime_ns // 1_000_000_000 & mask) * 1_000_000_000
-            + st.st_ctime_ns % 1_000_000_000
-        )
+        found = index_entry_stat(self.index_path, path, sha)
+        return found is not None and stat_proves(found, st)

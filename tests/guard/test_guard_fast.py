@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.guard import gitdirs, indexstat
+from git_gasp.conformance import indexstat
+from git_gasp.guard import gitdirs
 from git_gasp.guard.commit_guard import run_guard
 from git_gasp.guard.staged import git_blob_id
 from git_gasp.guard.warm import Warm
