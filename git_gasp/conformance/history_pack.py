@@ -131,17 +131,21 @@ class PackProver:
         except READ_ERRORS:
             return False
 
-    def _agreement(self, a: Loc, b: Loc, need: int) -> int:
-        """How many first bytes `a` and `b` are proven to share (exact along the path
-        between them; stops early once below `need`)."""
+    def _agreement(self, a: Loc, b: Loc, need: int | None = None) -> int:
+        """How many first bytes nodes `a` and `b` are proven to share: the least
+        agreement on the path between them (0 for nodes of different roots). Given
+        `need`, any count of at least `need` may be returned, and it stops early once
+        below `need`."""
         na, nb = self._nodes[a], self._nodes[b]
         if na is None or nb is None or na.root != nb.root:
             return 0
-        shared = min(na.shared, nb.shared)
-        if shared >= need:
-            return shared
+        if need is not None:
+            shared = min(na.shared, nb.shared)
+            if shared >= need:
+                return shared
+        floor = need or 0
         ka, kb = na.length, nb.length
-        while a != b and min(ka, kb) >= need:
+        while a != b and min(ka, kb) >= floor:
             if na.depth >= nb.depth:
                 ka = min(ka, na.prefix)
                 a = na.base  # type: ignore[assignment]
@@ -240,29 +244,11 @@ class PackProver:
         except READ_ERRORS:
             return False
 
-    def _shared(self, a: Loc, b: Loc) -> int:
-        """How many first bytes nodes `a` and `b` are proven to share: the least
-        agreement on the path between them (0 for nodes of different roots)."""
-        na, nb = self._nodes[a], self._nodes[b]
-        if na is None or nb is None or na.root != nb.root:
-            return 0
-        ka, kb = na.length, nb.length
-        while a != b:
-            if na.depth >= nb.depth:
-                ka = min(ka, na.prefix)
-                a = na.base  # type: ignore[assignment]
-                na = self._nodes[a]  # type: ignore[assignment]
-            else:
-                kb = min(kb, nb.prefix)
-                b = nb.base  # type: ignore[assignment]
-                nb = self._nodes[b]  # type: ignore[assignment]
-        return min(ka, kb)
-
     def _common_start(self, a: Loc, b: Loc, limit: int) -> int:
         """How many first bytes (at most `limit`) nodes `a` and `b` are known to share:
         proven from the deltas (`_shared`), then compared a window at a time past that
         (a delta need not copy what its base shares with it)."""
-        known = self._shared(a, b)
+        known = self._agreement(a, b)
         window = _COMPARE_WINDOW
         while known < limit and window <= _LINE_SEARCH:
             end = min(limit, known + window)
