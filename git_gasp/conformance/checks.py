@@ -320,10 +320,22 @@ def run_all(repo: AgentRepo, *, fixture: bool = False, use_cache: bool = True,
     into failures."""
     from git_gasp.conformance.logcheck import analyze_log
 
-    append_res, tip = append_only(repo, use_cache=use_cache, progress=progress)
     packs = _result(3)
-    vocab = load_vocabulary(repo.root, packs)
-    log = analyze_log(repo, vocab, tip=tip if use_cache else None, fixture=fixture)
+    if use_cache:
+        append_res, tip = append_only(repo, use_cache=True, progress=progress)
+        vocab = load_vocabulary(repo.root, packs)
+        log = analyze_log(repo, vocab, tip=tip, fixture=fixture)
+    else:  # nothing passes from check 4 to the log pass: each takes a core
+        from git_gasp.base.forked import Forked
+
+        walk = Forked(lambda: append_only(repo, use_cache=False, progress=progress))
+        try:
+            vocab = load_vocabulary(repo.root, packs)
+            log = analyze_log(repo, vocab, fixture=fixture)
+        except BaseException:
+            walk.cancel()
+            raise
+        append_res, _ = walk.result()
     results = [
         check_envelope(repo, log),
         check_replay(repo, log),
