@@ -348,7 +348,7 @@ def test_import_of_cli_loads_no_heavy_modules(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     mods = _imported_modules(proc.stderr)
-    assert "click" in mods
+    assert "click" not in mods  # the fast paths (hook, plain check) run without it
     assert not _heavy(mods), _heavy(mods)
 
 

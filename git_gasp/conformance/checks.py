@@ -314,14 +314,18 @@ def check_pairing(repo: AgentRepo, log: LogAnalysis | None = None) -> CheckResul
 
 
 def run_all(repo: AgentRepo, *, fixture: bool = False, use_cache: bool = True,
-            strict: bool = False, progress: Progress | None = None) -> list[CheckResult]:
+            strict: bool = False, progress: Progress | None = None,
+            meanwhile: Callable[[], None] | None = None) -> list[CheckResult]:
     """Run the seven checks (check 4 first: the others resume from a saved state of the
     log only as far as it proved the log extends it); `strict` turns the soft notes
-    into failures."""
+    into failures. `meanwhile` runs once beside check 4's walk when that takes a core of
+    its own (`--no-cache`), else first; what it raises stops the check."""
     from git_gasp.conformance.logcheck import analyze_log
 
     packs = _result(3)
     if use_cache:
+        if meanwhile is not None:
+            meanwhile()
         append_res, tip = append_only(repo, use_cache=True, progress=progress)
         vocab = load_vocabulary(repo.root, packs)
         log = analyze_log(repo, vocab, tip=tip, fixture=fixture)
@@ -330,6 +334,8 @@ def run_all(repo: AgentRepo, *, fixture: bool = False, use_cache: bool = True,
 
         walk = Forked(lambda: append_only(repo, use_cache=False, progress=progress))
         try:
+            if meanwhile is not None:
+                meanwhile()
             vocab = load_vocabulary(repo.root, packs)
             log = analyze_log(repo, vocab, fixture=fixture)
         except BaseException:

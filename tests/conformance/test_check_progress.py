@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from git_gasp.cli.commands import check as check_cmd
+from git_gasp.cli.commands import check_run
 from git_gasp.conformance import history
 
 
@@ -25,7 +26,7 @@ class Clock:
 
 def test_progress_waits_a_second_then_rewrites_one_line_and_clears_it():
     out, clock = io.StringIO(), Clock()
-    progress = check_cmd.WalkProgress(out, clock=clock)
+    progress = check_run.WalkProgress(out, clock=clock)
     progress(10, 100)
     clock.now += 0.9
     progress(20, 100)
@@ -40,14 +41,14 @@ def test_progress_waits_a_second_then_rewrites_one_line_and_clears_it():
 
 
 def test_only_a_terminal_gets_progress():
-    assert check_cmd.terminal_progress(io.StringIO()) is None
+    assert check_run.terminal_progress(io.StringIO()) is None
     read, write = os.pipe()
     with os.fdopen(write, "w") as pipe:
-        assert check_cmd.terminal_progress(pipe) is None
+        assert check_run.terminal_progress(pipe) is None
     os.close(read)
     leader, follower = pty.openpty()
     with os.fdopen(follower, "w") as tty:
-        assert isinstance(check_cmd.terminal_progress(tty), check_cmd.WalkProgress)
+        assert isinstance(check_run.terminal_progress(tty), check_run.WalkProgress)
     os.close(leader)
 
 
@@ -63,7 +64,7 @@ def _fake_walk(monkeypatch, calls: list) -> None:
         return real(root, use_cache=use_cache, log_path=log_path)
 
     monkeypatch.setattr(history, "check_history", walk)
-    monkeypatch.setattr(check_cmd, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(check_run, "PROGRESS_DELAY", 0.0)
 
 
 def _run_check(*args: str) -> None:
