@@ -72,10 +72,16 @@ def _run_check(*args: str) -> None:
         check_cmd.check.main(list(args), standalone_mode=True)
 
 
+@pytest.mark.parametrize("forked", [False, True])
 @pytest.mark.parametrize("as_json", [False, True])
-def test_check_on_a_pseudo_terminal_shows_and_clears_the_walk(agent, monkeypatch, as_json):
+def test_check_on_a_pseudo_terminal_shows_and_clears_the_walk(agent, monkeypatch, as_json,
+                                                              forked):
+    """Also when the walk runs in a forked child (`base.forked`), which draws and wipes
+    the line itself (`calls` then stays in the child)."""
     calls: list = []
     _fake_walk(monkeypatch, calls)
+    if not forked:
+        monkeypatch.setenv("GIT_GASP_NO_FORK", "1")
     leader, follower = pty.openpty()
     tty = os.fdopen(follower, "w")
     monkeypatch.setattr(sys, "stderr", tty)
@@ -93,9 +99,9 @@ def test_check_on_a_pseudo_terminal_shows_and_clears_the_walk(agent, monkeypatch
     os.close(leader)
     shown = b"".join(chunks).decode()
     if as_json:
-        assert calls == [None] and "check 4" not in shown
+        assert calls == ([] if forked else [None]) and "check 4" not in shown
     else:
-        assert calls and calls[0] is not None
+        assert forked or (calls and calls[0] is not None)
         assert "\rcheck 4: walked 1/3 commits" in shown
         assert "\rcheck 4: walked 3/3 commits" in shown
         assert shown.endswith("\r" + " " * len("check 4: walked 3/3 commits") + "\r")
@@ -104,6 +110,7 @@ def test_check_on_a_pseudo_terminal_shows_and_clears_the_walk(agent, monkeypatch
 def test_check_on_a_pipe_shows_no_progress(agent, monkeypatch):
     calls: list = []
     _fake_walk(monkeypatch, calls)
+    monkeypatch.setenv("GIT_GASP_NO_FORK", "1")  # to see `calls` (the walk runs here)
     read, write = os.pipe()
     pipe = os.fdopen(write, "w")
     monkeypatch.setattr(sys, "stderr", pipe)
