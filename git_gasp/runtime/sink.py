@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from git_gasp.base.ids import valid_id
 from git_gasp.runtime.state import AgentState
 from git_gasp.runtime.writepath import StateError
 
@@ -95,6 +96,7 @@ class StateSink:
         self._lock = threading.RLock()
         self._started: dict[str, int] = {}  # call or run id -> time.monotonic_ns() at start
         self._depth = 0
+        self._runs: set[str] = set()  # runs this sink started
 
     @classmethod
     def open(cls, path: str | Path, *, on_error: ErrorHandler | None = None,
@@ -137,14 +139,26 @@ class StateSink:
     # --- runs ------------------------------------------------------------------------
     def on_run_started(self, task: str, *, goal: str | None = None,
                        metadata: dict | None = None, run_id: str | None = None) -> str | None:
-        """Start a run. `goal` is an existing goal's id, or the title of a new goal."""
+        """Start a run. `goal` is an existing goal's id, or the title of a new goal.
+
+        A run this sink started must be finished first; a run left open by an earlier
+        process (resumed when the state was opened) is finished as "abandoned"."""
         def go() -> str:
-            if self.state.run is not None:
-                raise StateError(f"run {self.state.run.run_id} is still open; finish it first")
+            task_line = one_line(task, SUMMARY_LIMIT) or "run"
+            open_run = self.state.run
+            if open_run is not None and open_run.run_id in self._runs:
+                raise StateError(f"run {open_run.run_id} is still open; finish it first")
+            if run_id is not None and (not valid_id(run_id) or self.state.graph.has_node(run_id)):
+                raise StateError(f"run id {run_id!r} is not usable (invalid or taken)")
             goal_id = self._goal(goal)
-            return self._mark(self.state.start_run(
-                one_line(task, SUMMARY_LIMIT) or "run", goal=goal_id,
-                metadata=_meta(metadata), run_id=run_id))
+            if open_run is not None:
+                log.warning("sink: finishing run %s, left open by an earlier process, as "
+                            "abandoned", open_run.run_id)
+                self.state.finish_run("abandoned", error="left open; a new run started")
+            rid = self.state.start_run(task_line, goal=goal_id, metadata=_meta(metadata),
+                                       run_id=run_id)
+            self._runs.add(rid)
+            return self._mark(rid)
         return self._call("on_run_started", go)
 
     def _goal(self, goal: str | None) -> str | None:
