@@ -485,3 +485,30 @@ def test_a_committed_run_written_through_the_sink_passes_all_checks(agent):
     report = json.loads(proc.stdout)
     assert report["conformant"] is True
     assert [c["number"] for c in report["checks"] if c["passed"]] == [1, 2, 3, 4, 5, 6, 7]
+
+
+def test_values_are_coerced_to_what_the_log_holds(agent, monkeypatch):
+    class Score:
+        def __float__(self) -> float:
+            return 0.75
+
+    monkeypatch.setattr("git_gasp.runtime.sink._MAX_PENDING", 2)
+    with StateSink.open(agent, worker_id="w") as sink:
+        run = sink.on_run_started("task")
+        e = sink.on_eval("pytest", "Passed", score=Score())
+        calls = [sink.on_tool_called("t") for _ in range(3)]  # the oldest start is dropped
+        assert len(sink._started) == 2
+        for c in calls:
+            sink.on_tool_finished(c, error="")  # an empty error still means failed
+        m = sink.on_model_called(42, provider=7)
+        sink.on_model_finished(m)
+        sink.on_run_finished(error=TimeoutError("too slow"))
+    assert sink.errors == 0, sink.last_error
+    g = _folded(agent)
+    assert g.nodes[e]["props"]["score"] == 0.75
+    assert all(g.nodes[c]["props"]["error"] == "error" for c in calls)
+    assert all(type(g.nodes[c]["props"]["duration_ms"]) is int for c in calls)  # from props
+    assert g.nodes[m]["props"]["model"] == "42" and g.nodes[m]["props"]["provider"] == "7"
+    assert g.nodes[run]["props"]["error"] == "TimeoutError: too slow"
+    assert g.nodes[run]["props"]["outcome"] == "failed"
+    assert_conformant(agent)
