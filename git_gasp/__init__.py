@@ -8,7 +8,8 @@ __version__ = "0.1.0"
 _RUNTIME = frozenset({"AgentState", "StateError", "Lease", "LeaseHeld", "LeaseCorrupt",
                       "TornLogError", "LogError", "commit_run", "lineage", "track_record",
                       "diff_graphs", "fold_at", "PolicySet", "Facts", "append_journal",
-                      "amend_identity", "restore", "fork"})
+                      "amend_identity", "restore", "fork", "AgentSink",
+                      "StateSink"})
 
 
 def __getattr__(name: str):

@@ -1,5 +1,6 @@
 """The runtime an agent embeds: AgentState, the durable store and lease, commit_run,
-queries, memory, journal, identity, restore and fork.
+queries, memory, journal, identity, restore, fork, and the sink (AgentSink,
+StateSink) for callback-driven agents.
 
 Names are loaded lazily so `import git_gasp.runtime` stays cheap.
 """
@@ -34,6 +35,8 @@ _EXPORTS = {
     "amend_identity": "identity",
     "restore": "restore",
     "fork": "fork",
+    "AgentSink": "sink",
+    "StateSink": "sink",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -9,7 +9,7 @@ from git_gasp.base.ids import new_id, now_ms, valid_id
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.runtime.ops import clean, create_node, relate, update_node
 from git_gasp.runtime.seed import is_unfinished_run
-from git_gasp.runtime.writepath import StateError
+from git_gasp.runtime.writepath import AUTO, StateError
 
 
 @dataclass
@@ -92,9 +92,12 @@ class RunLifecycle:
         self._dispatch(domain)
         return rid
 
-    def finish_run(self, outcome: str, *, run_id: str | None = None,
-                   metadata: dict | None = None) -> str:
-        """run.finished + UpdateNode run (finished, outcome); closes the open run."""
+    def finish_run(self, outcome: str, *, run_id: str | None = None, error: str | None = None,
+                   duration_ms: int | None = None, metadata: dict | None = None) -> str:
+        """run.finished + UpdateNode run (finished, outcome); closes the open run.
+
+        `error` is kept on the run node and the event; `duration_ms` defaults to the time
+        since the run node's `started_ts_ms`."""
         self._begin()
         if "\n" in outcome:
             raise StateError("an outcome is one line (it becomes a commit trailer)")
@@ -107,9 +110,15 @@ class RunLifecycle:
         if run_id is not None and run_id != self.run.run_id:
             raise StateError(f"run {run_id} is not the open run ({self.run.run_id})")
         run = self.run
-        payload = {"run_id": run.run_id, "outcome": outcome, "metadata": metadata or {}}
-        props = clean({"status": "finished", "outcome": outcome, "finished_ts_ms": now_ms(),
-                        "metadata": metadata or {}})
+        finished = now_ms()
+        node = self.graph.node(run.run_id)
+        if duration_ms is None and node is not None:
+            duration_ms = _since(node["props"].get("started_ts_ms"), finished)
+        payload = clean({"run_id": run.run_id, "outcome": outcome, "error": error,
+                          "duration_ms": duration_ms})
+        payload["metadata"] = metadata or {}
+        props = clean({"status": "finished", "outcome": outcome, "finished_ts_ms": finished,
+                        "error": error, "duration_ms": duration_ms, "metadata": metadata or {}})
         self._emit("run.finished", payload, [update_node(run.run_id, props)],
                    cause=run.event_id, correlation=run.run_id)
         self.run = None
@@ -129,15 +138,22 @@ class RunLifecycle:
                           "input_summary": input_summary})
         payload["metadata"] = metadata or {}
         props = {"model": model, "provider": provider, "input_summary": input_summary or None,
-                 "run_id": run.run_id, "status": "running", "metadata": metadata or {}}
+                 "run_id": run.run_id, "status": "running", "started_ts_ms": now_ms(),
+                 "metadata": metadata or {}}
         self.emit("model.called", payload,
                   [create_node(mid, "model_call", clean(props)), *self._in_run(mid)])
         return mid
 
     def finish_model_call(self, call_id: str, *, output_summary: str = "",
-                          success: bool = True, metadata: dict | None = None) -> str:
-        """model.finished + UpdateNode on the model_call's outcome props."""
-        return self._finish_call("model", call_id, output_summary, success, metadata)
+                          success: bool = True, error: str | None = None,
+                          usage: dict | None = None, duration_ms: int | None = None,
+                          metadata: dict | None = None) -> str:
+        """model.finished + UpdateNode on the model_call's outcome props.
+
+        `error` marks the call failed and is kept on the node; `usage` (token counts) is
+        kept on the node; `duration_ms` defaults to the time since the call started."""
+        return self._finish_call("model", call_id, output_summary, success, metadata,
+                                 error=error, usage=usage, duration_ms=duration_ms)
 
     def record_tool_call(self, tool: str, *, input_summary: str = "",
                          metadata: dict | None = None) -> str:
@@ -147,28 +163,50 @@ class RunLifecycle:
         payload = {"id": tid, "run_id": run.run_id, "tool": tool, "input_summary": input_summary,
                    "metadata": metadata or {}}
         props = {"tool": tool, "input_summary": input_summary or None, "run_id": run.run_id,
-                 "status": "running", "metadata": metadata or {}}
+                 "status": "running", "started_ts_ms": now_ms(), "metadata": metadata or {}}
         self.emit("tool.called", payload,
                   [create_node(tid, "tool_call", clean(props)), *self._in_run(tid)])
         return tid
 
     def finish_tool_call(self, call_id: str, *, output_summary: str = "",
-                         success: bool = True, metadata: dict | None = None) -> str:
-        """tool.finished + UpdateNode on the tool_call's outcome props."""
-        return self._finish_call("tool", call_id, output_summary, success, metadata)
+                         success: bool = True, error: str | None = None,
+                         duration_ms: int | None = None, metadata: dict | None = None) -> str:
+        """tool.finished + UpdateNode on the tool_call's outcome props (`error`,
+        `duration_ms` as for finish_model_call)."""
+        return self._finish_call("tool", call_id, output_summary, success, metadata,
+                                 error=error, duration_ms=duration_ms)
 
     def _finish_call(self, what: str, call_id: str, output: str, success: bool,
-                     metadata: dict | None) -> str:
+                     metadata: dict | None, *, error: str | None = None,
+                     usage: dict | None = None, duration_ms: int | None = None) -> str:
         self._need(call_id, f"{what}_call", f"{what} call")
         node = self.graph.node(call_id)
         if node["props"].get("status") != "running":
             raise StateError(f"{what} call {call_id} already finished")
+        success = bool(success) and error is None
+        finished = now_ms()
+        if duration_ms is None:
+            duration_ms = _since(node["props"].get("started_ts_ms"), finished)
         run_id = node["props"].get("run_id") or (self.run.run_id if self.run else None)
+        extra = {"error": error, "duration_ms": duration_ms, "usage": usage}
         payload = clean({"id": call_id, "run_id": run_id, "output_summary": output,
-                          "success": bool(success)})
+                          "success": success, **extra})
         payload["metadata"] = metadata or {}
-        props = clean({"status": "succeeded" if success else "failed", "success": bool(success),
-                        "output_summary": output or None, "finished_ts_ms": now_ms(),
+        props = clean({"status": "succeeded" if success else "failed", "success": success,
+                        "output_summary": output or None, "finished_ts_ms": finished, **extra,
                         "outcome_metadata": metadata or None})
-        self.emit(f"{what}.finished", payload, [update_node(call_id, props)], links=(call_id,))
+        cause: object = AUTO
+        correlation: object = AUTO
+        if run_id and (self.run is None or self.run.run_id != run_id):
+            # the call's run is over (or another run is open): chain to the call itself
+            cause, correlation = self.creator_of(call_id) or AUTO, run_id
+        self.emit(f"{what}.finished", payload, [update_node(call_id, props)], cause=cause,
+                  correlation=correlation, links=(call_id,))
         return call_id
+
+
+def _since(started: object, now: int) -> int | None:
+    """Milliseconds from a recorded `started_ts_ms` to `now` (None when it is unknown)."""
+    if type(started) is not int:
+        return None
+    return max(0, now - started)
