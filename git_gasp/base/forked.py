@@ -18,13 +18,13 @@ from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
-NO_FORK_ENV = "GIT_GASP_NO_FORK"  # set (to anything but "" or "0"): never fork
+NO_FORK_ENV = "GASP_NO_FORK"  # set (to anything but "" or "0"): never fork
 
 
 def fork_allowed() -> bool:
     """True where forking this process is safe: a POSIX fork exists, this process runs no
     other thread (a fork copies only the calling one, with the others' locks held), and
-    the user did not turn it off (``GIT_GASP_NO_FORK``)."""
+    the user did not turn it off (``GASP_NO_FORK``)."""
     if not hasattr(os, "fork") or sys.platform == "darwin":  # macOS: fork breaks its libs
         return False
     if os.environ.get(NO_FORK_ENV, "") not in ("", "0"):

@@ -81,7 +81,7 @@ def test_check_on_a_pseudo_terminal_shows_and_clears_the_walk(agent, monkeypatch
     calls: list = []
     _fake_walk(monkeypatch, calls)
     if not forked:
-        monkeypatch.setenv("GIT_GASP_NO_FORK", "1")
+        monkeypatch.setenv("GASP_NO_FORK", "1")
     leader, follower = pty.openpty()
     tty = os.fdopen(follower, "w")
     monkeypatch.setattr(sys, "stderr", tty)
@@ -110,7 +110,7 @@ def test_check_on_a_pseudo_terminal_shows_and_clears_the_walk(agent, monkeypatch
 def test_check_on_a_pipe_shows_no_progress(agent, monkeypatch):
     calls: list = []
     _fake_walk(monkeypatch, calls)
-    monkeypatch.setenv("GIT_GASP_NO_FORK", "1")  # to see `calls` (the walk runs here)
+    monkeypatch.setenv("GASP_NO_FORK", "1")  # to see `calls` (the walk runs here)
     read, write = os.pipe()
     pipe = os.fdopen(write, "w")
     monkeypatch.setattr(sys, "stderr", pipe)

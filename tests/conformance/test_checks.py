@@ -412,7 +412,7 @@ def test_no_cache_check_forked_or_not_reports_the_same(agent, monkeypatch):
     append(agent, b'{"not": "an event"}\n')
     commit_unguarded(agent, "junk")
     code, forked = run_check(agent, "--no-cache")
-    monkeypatch.setenv("GIT_GASP_NO_FORK", "1")
+    monkeypatch.setenv("GASP_NO_FORK", "1")
     code_alone, alone = run_check(agent, "--no-cache")
     assert code == code_alone == 1
     assert forked == alone

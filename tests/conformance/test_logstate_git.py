@@ -347,7 +347,7 @@ def test_the_first_cached_check_saves_heads_state_beside_the_walk(agent, monkeyp
     and saves the state at HEAD's blob once the walk says where it ends; one process
     does the same in turn. Either way the next check resumes it."""
     if not forked:
-        monkeypatch.setenv("GIT_GASP_NO_FORK", "1")
+        monkeypatch.setenv("GASP_NO_FORK", "1")
     (agent / LOG).write_bytes(goal_pair(1) + goal_pair(2))
     _commit(agent)
     for state in _states(agent):
