@@ -9,6 +9,7 @@ from typing import NoReturn
 import click
 
 from git_gasp import __version__
+from git_gasp.cli.completion import COMPLETE_VAR
 from git_gasp.cli.main import COMMANDS, exit_for_error
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
@@ -40,7 +41,8 @@ def cli() -> None:
 def run_click(argv: list[str] | None = None) -> NoReturn:
     """Parse `argv` with click and run the command, errors through the one handler."""
     try:
-        rv = cli.main(args=argv, prog_name="git gasp", standalone_mode=False)
+        rv = cli.main(args=argv, prog_name="git gasp", standalone_mode=False,
+                      complete_var=COMPLETE_VAR)
     except click.exceptions.Abort:
         click.echo("git gasp: aborted", err=True)
         sys.exit(130)
