@@ -76,6 +76,17 @@ def _first(attrs: dict, *keys: str) -> Any:
     return None
 
 
+def _top_agent(span: Span, by_id: dict[str, Span], roles: dict[str, str | None]) -> Span | None:
+    """The outermost agent span at or above `span` (None when there is none)."""
+    found, seen, cur = None, set(), span
+    while cur is not None and cur.span_id not in seen:
+        seen.add(cur.span_id)
+        if roles.get(cur.span_id) == "agent":
+            found = cur
+        cur = by_id.get(cur.parent_id or "")
+    return found
+
+
 def group_runs(spans: list[Span]) -> tuple[list[OtelRun], int]:
     """The runs in `spans` and how many spans belong to none (no GenAI span in their
     trace)."""
@@ -87,21 +98,11 @@ def group_runs(spans: list[Span]) -> tuple[list[OtelRun], int]:
     for tid, members in traces.items():
         by_id = {s.span_id: s for s in members}
         roles = {s.span_id: role(s) for s in members}
-
-        def top_agent(s: Span) -> Span | None:
-            found, seen, cur = None, set(), s
-            while cur is not None and cur.span_id not in seen:
-                seen.add(cur.span_id)
-                if roles.get(cur.span_id) == "agent":
-                    found = cur
-                cur = by_id.get(cur.parent_id or "")
-            return found
-
         of_root: dict[str, OtelRun] = {}
         loose: OtelRun | None = None
         for s in sorted(members, key=lambda x: (x.start_ns, x.order)):
             r = roles[s.span_id]
-            top = top_agent(s)
+            top = _top_agent(s, by_id, roles)
             if top is not None:
                 run = of_root.get(top.span_id)
                 if run is None:
