@@ -12,9 +12,10 @@ Each top-level agent span (one with no agent span above it) becomes a run, with 
 model and tool spans below it as its calls (a sub-agent's calls stay in the outer
 run); the calls of a trace outside any agent span make one run for the trace. A span
 with status ERROR is a failed call (its message recorded as ``error``); an agent span
-with ERROR is a ``failed`` run. Run ids are ``gasp.run.id`` when the span carries
-one (a run ``git gasp export otel`` wrote), else ``run_otel.<trace>[.<span>]``; call
-ids likewise (``gasp.node.id``, else a hash of run and span): importing the same
+with ERROR is a ``failed`` run (one exported while still open is ``abandoned``). Run
+ids are ``gasp.run.id`` when the span carries one (a run ``git gasp export otel``
+wrote; its goal is kept when this repo has it), else ``run_otel.<trace>[.<span>]``;
+call ids likewise (``gasp.node.id``, else a hash of run and span): importing the same
 file twice adds nothing. The spans' ids and nanosecond times are kept under
 ``metadata.source`` so an export gives them back; text taken from the spans is
 redacted (``redact.py``).
@@ -100,6 +101,7 @@ def group_runs(spans: list[Span]) -> tuple[list[OtelRun], int]:
         roles = {s.span_id: role(s) for s in members}
         of_root: dict[str, OtelRun] = {}
         loose: OtelRun | None = None
+        first = len(runs)
         for s in sorted(members, key=lambda x: (x.start_ns, x.order)):
             r = roles[s.span_id]
             top = _top_agent(s, by_id, roles)
@@ -121,7 +123,7 @@ def group_runs(spans: list[Span]) -> tuple[list[OtelRun], int]:
                 run.calls.append((r, s))
         if loose is not None:  # the trace's other spans give its time range and name
             loose.spans = sorted(members, key=lambda x: (x.start_ns, x.order))
-        used = {s.span_id for run in runs if run.trace_id == tid for s in run.spans}
+        used = {s.span_id for run in runs[first:] for s in run.spans}
         unused += sum(1 for s in members if s.span_id not in used)
     return runs, unused
 
@@ -214,7 +216,10 @@ class OtelWriter:
             meta["source"]["service"] = service
         if agent:
             meta["agent_name"] = str(agent)
+        goal = attrs.get("gasp.goal.id")  # kept when that goal is in this repo too
+        node = st.graph.node(goal) if isinstance(goal, str) else None
         st.start_run(self._text(task) or f"trace {run.trace_id}", run_id=run.run_id,
+                     goal=goal if node is not None and node["kind"] == "goal" else None,
                      metadata=meta)
         for kind, span in sorted(run.calls, key=lambda c: (c[1].start_ns, c[1].order)):
             failed = self._call(kind, span, run.run_id, run.trace_id)
@@ -223,8 +228,12 @@ class OtelWriter:
             result.failed_calls += failed
         outcome = attrs.get("gasp.run.outcome")
         if not (isinstance(outcome, str) and outcome and "\n" not in outcome):
-            failed_run = root is not None and root.status_code == STATUS_ERROR
-            outcome = "failed" if failed_run else "completed"
+            if root is not None and root.status_code == STATUS_ERROR:
+                outcome = "failed"
+            elif attrs.get("gasp.status") == "running":  # exported while still open
+                outcome = "abandoned"
+            else:
+                outcome = "completed"
         fmeta: dict[str, Any] = {}
         if root is not None and root.status_code == STATUS_ERROR:
             fmeta["error"] = self._text(_error_of(root))

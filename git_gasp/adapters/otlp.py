@@ -38,11 +38,6 @@ def span_id(seed: str) -> str:
     return hashlib.sha256(b"gasp-otel-span:" + seed.encode()).hexdigest()[:16]
 
 
-def nanos(ms: int) -> str:
-    """Epoch milliseconds as OTLP/JSON's nanosecond string."""
-    return str(ms * 1_000_000)
-
-
 def any_value(value: Any) -> dict:
     """A Python value as an OTLP ``AnyValue`` (a dict or other value becomes its JSON text)."""
     if isinstance(value, bool):

@@ -135,3 +135,21 @@ def test_a_json_file_with_one_request_and_base64_ids(tmp_path):
 def test_a_malformed_line_is_named(text, message):
     with pytest.raises(FormatError, match=message):
         read_spans(text.encode(), "t.jsonl")
+
+
+def test_an_export_imports_with_its_goal_and_open_run(agent):
+    from tests.adapters.test_otel_export import GOLDEN, INPUT
+
+    goal = b"".join(INPUT.read_bytes().splitlines(keepends=True)[:2])  # goal_0001 + ops
+    (agent / "state/events.jsonl").write_bytes(goal)
+    results = _import(agent, GOLDEN.read_bytes())
+    assert [(r.run_id, r.outcome, r.failed_calls) for r in results] == [
+        ("run_0001", "failed", 2), ("run_0002", "completed", 0), ("run_0003", "abandoned", 0)]
+    graph = _graph(agent)
+    assert graph.node("run_0001")["props"]["goal_id"] == "goal_0001"
+    assert graph.has_relation("run_0001", "serves", "goal_0001")
+    assert graph.node("run_0002")["props"].get("goal_id") is None
+    (still,) = _calls(graph, "run_0003")
+    assert still["status"] == "running"  # as it was when exported
+    assert [c["status"] for c in _calls(graph, "run_0001")] == [
+        "succeeded", "succeeded", "failed", "failed"]

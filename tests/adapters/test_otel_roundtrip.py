@@ -128,3 +128,30 @@ def test_bad_input_is_one_line(agent, tmp_path):
     assert proc.returncode == 2 and "--all finds agent sessions" in out(proc)
     proc = gasp(agent, "import", "otel", str(tmp_path / "missing.jsonl"))
     assert proc.returncode == 1 and out(proc).startswith("git gasp: error: ")
+
+
+def test_golden_export_imports_conformant(agent, tmp_path):
+    from git_gasp import __version__
+    from tests.adapters.test_otel_export import GOLDEN, VERSION
+
+    traces = tmp_path / "golden.jsonl"
+    traces.write_bytes(GOLDEN.read_bytes().replace(VERSION, __version__.encode()))
+    proc = gasp(agent, "import", "otel", str(traces))
+    assert proc.returncode == 0, out(proc)
+    assert [line.split("(")[1].split(")")[0] for line in out(proc).splitlines()
+            if "events (" in line] == ["failed", "completed", "abandoned"]
+    check = gasp(agent, "check")
+    assert check.returncode == 0, out(check)
+    again = gasp(agent, "export", "otel", "--all")
+    assert again.returncode == 0, out(again)
+    before, after = _spans(traces.read_bytes()), _spans(again.stdout)
+    before[0]["attrs"].pop("gasp.goal.id")  # that goal is not in this repo
+    assert after[:-2] == before[:-2]
+    assert after[-2]["attrs"]["gasp.run.outcome"] == "abandoned"  # the open run, closed
+    assert after[-1] == before[-1]  # its call still running
+
+
+def test_export_outside_an_agent_repo_is_one_line(tmp_path):
+    proc = gasp(tmp_path, "export", "otel", "--all")
+    assert proc.returncode == 1
+    assert out(proc).startswith("git gasp: error: ") and len(out(proc).splitlines()) == 1
