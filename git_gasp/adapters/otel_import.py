@@ -92,8 +92,11 @@ def group_runs(spans: list[Span]) -> tuple[list[OtelRun], int]:
     """The runs in `spans` and how many spans belong to none (no GenAI span in their
     trace)."""
     traces: dict[str, list[Span]] = {}
+    seen: set[tuple[str, str]] = set()
     for s in spans:
-        traces.setdefault(s.trace_id, []).append(s)
+        if (s.trace_id, s.span_id) not in seen:  # a span exported twice counts once
+            seen.add((s.trace_id, s.span_id))
+            traces.setdefault(s.trace_id, []).append(s)
     runs: list[OtelRun] = []
     unused = 0
     for tid, members in traces.items():
@@ -161,7 +164,7 @@ def _usage(attrs: dict) -> dict | None:
     out = _first(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
                  "llm.token_count.completion", "llm.usage.completion_tokens")
     usage = {k: v for k, v in (("input_tokens", inp), ("output_tokens", out))
-             if type(v) is int}
+             if type(v) is int and 0 <= v < 2**63}
     return usage or None
 
 
@@ -177,9 +180,10 @@ class OtelWriter:
         self.r = Redactor()
 
     def _text(self, value: Any) -> str:
-        if value is None:
+        """A redacted summary of span content (empty for none)."""
+        if value is None or value == "":
             return ""
-        return self.r.text(summarize(value))
+        return self.r.text(_str(summarize(value)))
 
     def _source(self, span: Span | None, trace: str, start: int, end: int) -> dict:
         src: dict[str, Any] = {"format": FORMAT, "trace_id": trace}
@@ -191,7 +195,8 @@ class OtelWriter:
         return src
 
     def write(self, run: OtelRun) -> RunResult:
-        """Record `run` (nothing when its run id is in the graph already)."""
+        """Record `run` (nothing when its run id is in the graph already). Everything is
+        worked out before the first write, so bad span content never leaves a run open."""
         st = self.state
         result = RunResult(run.run_id)
         if st.graph.has_node(run.run_id):
@@ -209,23 +214,18 @@ class OtelWriter:
         first = root or run.spans[0]
         attrs = root.attrs if root is not None else {}
         agent = _first(attrs, "gen_ai.agent.name", "traceloop.entity.name")
-        task = _first(attrs, "gasp.run.task") or (f"{agent}" if agent else None) or first.name
+        task = self._text(_first(attrs, "gasp.run.task") or agent or first.name)
         meta: dict[str, Any] = {"source": self._source(root, run.trace_id, start, end)}
         service = first.resource.get("service.name")
         if isinstance(service, str) and service:
-            meta["source"]["service"] = service
+            meta["source"]["service"] = _str(service)
         if agent:
-            meta["agent_name"] = str(agent)
+            meta["agent_name"] = _str(agent)
         goal = attrs.get("gasp.goal.id")  # kept when that goal is in this repo too
         node = st.graph.node(goal) if isinstance(goal, str) else None
-        st.start_run(self._text(task) or f"trace {run.trace_id}", run_id=run.run_id,
-                     goal=goal if node is not None and node["kind"] == "goal" else None,
-                     metadata=meta)
-        for kind, span in sorted(run.calls, key=lambda c: (c[1].start_ns, c[1].order)):
-            failed = self._call(kind, span, run.run_id, run.trace_id)
-            result.model_calls += kind == "model"
-            result.tool_calls += kind == "tool"
-            result.failed_calls += failed
+        taken: set[str] = set()
+        calls = [self._prepare(kind, span, run.run_id, run.trace_id, taken)
+                 for kind, span in sorted(run.calls, key=lambda c: (c[1].start_ns, c[1].order))]
         outcome = attrs.get("gasp.run.outcome")
         if not (isinstance(outcome, str) and outcome and "\n" not in outcome):
             if root is not None and root.status_code == STATUS_ERROR:
@@ -234,29 +234,40 @@ class OtelWriter:
                 outcome = "abandoned"
             else:
                 outcome = "completed"
+        outcome = _str(outcome)
         fmeta: dict[str, Any] = {}
         if root is not None and root.status_code == STATUS_ERROR:
             fmeta["error"] = self._text(_error_of(root))
+        st.start_run(task or f"trace {run.trace_id}", run_id=run.run_id,
+                     goal=goal if node is not None and node["kind"] == "goal" else None,
+                     metadata=meta)
+        for call in calls:
+            self._emit(call)
+            result.model_calls += call.what == "model"
+            result.tool_calls += call.what == "tool"
+            result.failed_calls += call.failed
         st.finish_run(outcome, metadata=fmeta)
         result.outcome = outcome
         result.added = st.store.line_count - before
         return result
 
-    def _call_id(self, kind: str, span: Span, run_id: str) -> str:
+    def _call_id(self, kind: str, span: Span, run_id: str, taken: set[str]) -> str:
         prefix = "model_call" if kind == "model" else "tool_call"
         nid = span.attrs.get("gasp.node.id")
-        if valid_id(nid) and str(nid).startswith(prefix + "_") and \
-                not self.state.graph.has_node(nid):
-            return nid
-        return f"{prefix}_" + hashlib.sha256(
-            f"{run_id}:{span.span_id}".encode()).hexdigest()[:24]
+        if not (valid_id(nid) and str(nid).startswith(prefix + "_") and nid not in taken
+                and not self.state.graph.has_node(nid)):
+            nid = f"{prefix}_" + hashlib.sha256(
+                f"{run_id}:{span.span_id}".encode()).hexdigest()[:24]
+        taken.add(nid)
+        return nid
 
-    def _call(self, kind: str, span: Span, run_id: str, trace: str) -> bool:
-        """tool/model .called (+ .finished unless still running); True when it failed."""
+    def _prepare(self, kind: str, span: Span, run_id: str, trace: str,
+                 taken: set[str]) -> _Call:
+        """The events of one call: .called, and .finished unless it was still running."""
         from git_gasp.runtime.ops import clean, create_node, relate, update_node
 
-        st, a = self.state, span.attrs
-        nid = self._call_id(kind, span, run_id)
+        a = span.attrs
+        nid = self._call_id(kind, span, run_id, taken)
         end = max(span.end_ns, span.start_ns)
         meta: dict[str, Any] = {"source": self._source(span, trace, span.start_ns, end)}
         inp = self._text(_first(a, "gasp.input_summary", "gen_ai.tool.call.arguments",
@@ -264,38 +275,60 @@ class OtelWriter:
         out = self._text(_first(a, "gasp.output_summary", "gen_ai.tool.call.result",
                                 "output.value", "traceloop.entity.output"))
         if kind == "model":
-            model = str(_first(a, "gen_ai.request.model", "gen_ai.response.model",
-                               "llm.model_name") or _after(span.name, "chat ") or "unknown")
+            model = _str(_first(a, "gen_ai.request.model", "gen_ai.response.model",
+                                "llm.model_name") or _after(span.name, "chat ") or "unknown")
             provider = _first(a, "gen_ai.provider.name", "gen_ai.system", "llm.provider",
                               "llm.system")
-            provider = str(provider) if provider is not None else None
-            fields = {"model": model, "provider": provider}
+            fields = {"model": model, "provider": _str(provider) if provider else None}
         else:
-            tool = str(_first(a, "gen_ai.tool.name", "tool.name", "traceloop.entity.name")
-                       or _after(span.name, "execute_tool ") or span.name or "unknown")
+            tool = _str(_first(a, "gen_ai.tool.name", "tool.name", "traceloop.entity.name")
+                        or _after(span.name, "execute_tool ") or span.name or "unknown")
             call_id = a.get("gen_ai.tool.call.id")
             if isinstance(call_id, str) and call_id and call_id != nid:
-                meta["tool_call_id"] = call_id
+                meta["tool_call_id"] = _str(call_id)
             fields = {"tool": tool}
         what = "model" if kind == "model" else "tool"
         payload = clean({"id": nid, "run_id": run_id, **fields, "input_summary": inp})
         payload["metadata"] = meta
         props = clean({**fields, "input_summary": inp or None, "run_id": run_id,
                        "status": "running", "started_ts_ms": span.start_ms, "metadata": meta})
-        called = st.emit(f"{what}.called", payload, [
-            create_node(nid, f"{what}_call", props), relate(nid, "produced_by", run_id)])
+        call = _Call(what, nid, payload, [create_node(nid, f"{what}_call", props),
+                                          relate(nid, "produced_by", run_id)])
         if a.get("gasp.status") == "running":
-            return False
-        failed = span.status_code == STATUS_ERROR or a.get("gasp.status") == "failed"
-        error = self._text(_error_of(span)) if failed else None
-        extra = {"error": error, "duration_ms": max(0, (end - span.start_ns) // 1_000_000),
+            return call
+        call.failed = span.status_code == STATUS_ERROR or a.get("gasp.status") == "failed"
+        error = self._text(_error_of(span)) if call.failed else None
+        extra = {"error": error, "duration_ms": (end - span.start_ns) // 1_000_000,
                  "usage": _usage(a) if kind == "model" else None}
-        fpayload = clean({"id": nid, "run_id": run_id, "output_summary": out,
-                          "success": not failed, **extra})
-        fpayload["metadata"] = {}
-        fprops = clean({"status": "failed" if failed else "succeeded", "success": not failed,
-                        "output_summary": out or None, "finished_ts_ms": end // 1_000_000,
-                        **extra})
-        st.emit(f"{what}.finished", fpayload, [update_node(nid, fprops)], cause=called.id,
-                links=(nid,))
-        return failed
+        call.finished = clean({"id": nid, "run_id": run_id, "output_summary": out,
+                               "success": not call.failed, **extra})
+        call.finished["metadata"] = {}
+        call.finished_ops = [update_node(nid, clean({
+            "status": "failed" if call.failed else "succeeded", "success": not call.failed,
+            "output_summary": out or None, "finished_ts_ms": end // 1_000_000, **extra}))]
+        return call
+
+    def _emit(self, call: _Call) -> None:
+        st = self.state
+        called = st.emit(f"{call.what}.called", call.payload, call.ops)
+        if call.finished is not None:
+            st.emit(f"{call.what}.finished", call.finished, call.finished_ops,
+                    cause=called.id, links=(call.node_id,))
+
+
+@dataclass
+class _Call:
+    """One call's events, worked out before anything is written."""
+
+    what: str  # "model" or "tool"
+    node_id: str
+    payload: dict
+    ops: list
+    finished: dict | None = None
+    finished_ops: list = field(default_factory=list)
+    failed: bool = False
+
+
+def _str(value: Any) -> str:
+    """`value` as text the log can hold (a lone surrogate from the JSON replaced)."""
+    return str(value).encode("utf-8", "replace").decode("utf-8")

@@ -145,6 +145,13 @@ def _int(value: Any, what: str) -> int:
         raise ValueError(f"{what} {value!r} is not an integer") from None
 
 
+def _time(value: Any, what: str) -> int:
+    ns = _int(value, what)
+    if not 0 <= ns < 2**63:
+        raise ValueError(f"{what} {value!r} is out of range")
+    return ns
+
+
 _KIND_NAMES = {"SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2,
                "SPAN_KIND_CLIENT": 3, "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5}
 _STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
@@ -168,7 +175,7 @@ def _span(raw: Any, resource: dict, scope: str, line: int, order: int) -> Span:
     events = raw.get("events") or []
     if not isinstance(events, list):
         raise ValueError("events is not an array")
-    start = _int(raw.get("startTimeUnixNano", 0), "startTimeUnixNano")
+    start = _time(raw.get("startTimeUnixNano", 0), "startTimeUnixNano")
     name = raw.get("name", "")
     if not isinstance(name, str):
         raise ValueError("a span name is not a string")
@@ -177,7 +184,7 @@ def _span(raw: Any, resource: dict, scope: str, line: int, order: int) -> Span:
         span_id=_hex_id(raw.get("spanId"), 16, "spanId"),
         parent_id=_hex_id(parent, 16, "parentSpanId") if parent else None,
         name=name, kind=_enum(raw.get("kind"), _KIND_NAMES, "kind"),
-        start_ns=start, end_ns=_int(raw.get("endTimeUnixNano", start), "endTimeUnixNano"),
+        start_ns=start, end_ns=_time(raw.get("endTimeUnixNano", start), "endTimeUnixNano"),
         attrs=decode_attributes(raw.get("attributes") or []),
         status_code=_enum(status.get("code"), _STATUS_NAMES, "status.code"),
         status_message=str(status.get("message") or ""),

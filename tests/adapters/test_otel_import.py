@@ -153,3 +153,19 @@ def test_an_export_imports_with_its_goal_and_open_run(agent):
     assert still["status"] == "running"  # as it was when exported
     assert [c["status"] for c in _calls(graph, "run_0001")] == [
         "succeeded", "succeeded", "failed", "failed"]
+
+
+def test_odd_content_never_leaves_a_run_open(agent):
+    """A file holding its spans twice, a lone surrogate, a token count beyond 64 bits."""
+    request = json.loads(FOREIGN.read_text().splitlines()[0])
+    chat = request["resourceSpans"][0]["scopeSpans"][0]["spans"][1]
+    usage = next(a for a in chat["attributes"] if a["key"] == "gen_ai.usage.input_tokens")
+    usage["value"] = {"intValue": str(2**70)}
+    odd = json.dumps(request).replace('"Weather Agent"', '"Weather \\ud800 Agent"')
+    results = _import(agent, (odd + "\n" + odd + "\n").encode())
+    assert [r.model_calls + r.tool_calls for r in results] == [3]
+    graph = _graph(agent)
+    run = graph.node(results[0].run_id)["props"]
+    assert run["status"] == "finished" and run["task"] == "Weather ? Agent"
+    chat = _calls(graph, results[0].run_id)[0]
+    assert chat["usage"] == {"output_tokens": 52}
