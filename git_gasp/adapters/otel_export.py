@@ -205,6 +205,8 @@ class Exporter:
         if end is None:  # still running: up to its last call
             end = max([start] + [int(s["endTimeUnixNano"]) for s in calls])
         outcome = props.get("outcome")
+        meta = props.get("metadata") if isinstance(props.get("metadata"), dict) else {}
+        error = props.get("error") or meta.get("error")
         failed = outcome in FAILED_OUTCOMES or bool(props.get("error"))
         providers = {c["props"].get("provider") for c in self.calls.get(rid, [])
                      if c["kind"] == "model_call"}
@@ -229,7 +231,7 @@ class Exporter:
                 "name": f"invoke_agent {self.agent_id}", "kind": KIND_INTERNAL,
                 "startTimeUnixNano": str(start), "endTimeUnixNano": str(max(end, start)),
                 "attributes": attributes(_strs(attrs)),
-                "status": _status(failed, str(props.get("error") or outcome or "failed"))}
+                "status": _status(failed, str(error or outcome or "failed"))}
         return [span, *calls]
 
     def _call_span(self, node: dict, tid: str, parent: str, rid: str) -> dict:

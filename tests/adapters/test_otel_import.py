@@ -169,3 +169,15 @@ def test_odd_content_never_leaves_a_run_open(agent):
     assert run["status"] == "finished" and run["task"] == "Weather ? Agent"
     chat = _calls(graph, results[0].run_id)[0]
     assert chat["usage"] == {"output_tokens": 52}
+
+
+def test_a_failed_runs_message_survives_export(agent):
+    from git_gasp.adapters.otel_export import export_otel
+
+    line = json.loads(FOREIGN.read_text().splitlines()[0])
+    line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["status"] = {
+        "code": 2, "message": "agent crashed"}
+    _import(agent, json.dumps(line).encode())
+    root = json.loads(export_otel(agent))["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    assert root["status"] == {"code": 2, "message": "agent crashed"}
+    assert root["traceId"] == SEMCONV and root["spanId"] == "00f067aa0ba902b7"
