@@ -34,6 +34,7 @@ from git_gasp.base.errors import GaspError
 from git_gasp.base.ids import valid_id
 
 MODEL_OPS = frozenset({"chat", "text_completion", "generate_content"})
+AGENT_NAMES = ("gen_ai.agent.name", "agent.name", "traceloop.entity.name")
 FORMAT = "otlp"
 
 
@@ -213,7 +214,9 @@ class OtelWriter:
             start, end = root.start_ns, max(root.end_ns, root.start_ns)
         first = root or run.spans[0]
         attrs = root.attrs if root is not None else {}
-        agent = _first(attrs, "gen_ai.agent.name", "traceloop.entity.name")
+        agent = next((name for s in ([root] if root else []) + run.spans
+                      if role(s) == "agent"
+                      and (name := _first(s.attrs, *AGENT_NAMES)) is not None), None)
         task = self._text(_first(attrs, "gasp.run.task") or agent or first.name)
         meta: dict[str, Any] = {"source": self._source(root, run.trace_id, start, end)}
         service = first.resource.get("service.name")

@@ -3,7 +3,9 @@ OpenInference as the OpenAI Agents SDK instrumentation writes it, OpenLLMetry) b
 runs, model and tool calls; the file reader names the bad line.
 
 data/otel-foreign.jsonl holds three hand-written traces, one per convention, shaped
-like those instrumentations' output (attribute names as their conventions define).
+like those instrumentations' output (attribute names as their conventions define);
+data/otel-openai-agents-*.jsonl are real: what OpenInference's and OpenLLMetry's
+instrumentations wrote for a real OpenAI Agents SDK run (data/otel-capture.py).
 """
 
 from __future__ import annotations
@@ -181,3 +183,26 @@ def test_a_failed_runs_message_survives_export(agent):
     root = json.loads(export_otel(agent))["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
     assert root["status"] == {"code": 2, "message": "agent crashed"}
     assert root["traceId"] == SEMCONV and root["spanId"] == "00f067aa0ba902b7"
+
+
+@pytest.mark.parametrize(("name", "scope"), [
+    ("otel-openai-agents-openinference.jsonl", "openinference.instrumentation.openai_agents"),
+    ("otel-openai-agents-openllmetry.jsonl", "opentelemetry.instrumentation.openai_agents"),
+])
+def test_a_real_openai_agents_trace(agent, name, scope):
+    """Spans the real instrumentations wrote for a real OpenAI Agents SDK run (see
+    data/otel-capture.py): one run, two model calls, two tool calls, one of them failed."""
+    (result,) = _import(agent, (FOREIGN.parent / name).read_bytes())
+    assert (result.outcome, result.model_calls, result.tool_calls, result.failed_calls) == (
+        "completed", 2, 2, 1)
+    graph = _graph(agent)
+    run = graph.node(result.run_id)["props"]
+    assert run["task"] == "Assistant" and run["metadata"]["source"]["scope"] == scope
+    calls = _calls(graph, result.run_id)
+    assert [c.get("model") or c["tool"] for c in calls] == [
+        "scripted-gpt", "multiply", "get_weather", "scripted-gpt"]
+    multiply, weather = calls[1], calls[2]
+    assert multiply["status"] == "succeeded" and multiply["output_summary"] == "42"
+    assert weather["status"] == "failed" and "Error running tool" in weather["error"]
+    if "openinference" in name:
+        assert calls[0]["usage"] == {"input_tokens": 120, "output_tokens": 30}
