@@ -279,7 +279,8 @@ class OtelWriter:
                                 "output.value", "traceloop.entity.output"))
         if kind == "model":
             model = _str(_first(a, "gen_ai.request.model", "gen_ai.response.model",
-                                "llm.model_name") or _after(span.name, "chat ") or "unknown")
+                                "llm.model_name") or _after(span.name, "chat ") or span.name
+                         or "unknown")
             provider = _first(a, "gen_ai.provider.name", "gen_ai.system", "llm.provider",
                               "llm.system")
             fields = {"model": model, "provider": _str(provider) if provider else None}

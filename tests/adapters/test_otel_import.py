@@ -206,3 +206,21 @@ def test_a_real_openai_agents_trace(agent, name, scope):
     assert weather["status"] == "failed" and "Error running tool" in weather["error"]
     if "openinference" in name:
         assert calls[0]["usage"] == {"input_tokens": 120, "output_tokens": 30}
+
+
+def test_a_real_langchain_trace(agent):
+    """OpenInference's LangChain instrumentation over a tool-calling loop of LangChain's
+    fake chat model (data/otel-capture.py): its AGENT span is the run."""
+    data = (FOREIGN.parent / "otel-langchain-openinference.jsonl").read_bytes()
+    (result,) = _import(agent, data)
+    assert (result.model_calls, result.tool_calls, result.failed_calls) == (2, 2, 1)
+    graph = _graph(agent)
+    assert graph.node(result.run_id)["props"]["task"] == "calculator_agent"
+    chat, add, lookup, chat2 = _calls(graph, result.run_id)
+    assert chat["model"] == "FakeMessagesListChatModel"  # no model name: the span's
+    assert chat["provider"] == "fakemessageslistchatmodel"
+    assert chat["usage"] == {"input_tokens": 40, "output_tokens": 9}
+    assert (add["tool"], add["input_summary"], add["output_summary"]) == (
+        "add", '{"a": 2, "b": 3}', "5")
+    assert lookup["status"] == "failed" and "lookup backend unavailable" in lookup["error"]
+    assert chat2["usage"] == {"input_tokens": 70, "output_tokens": 6}
