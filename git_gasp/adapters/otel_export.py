@@ -149,12 +149,12 @@ class Exporter:
             raise GaspError(f"no runs in {self.log_rel}: nothing to export")
         if run is None:
             return self.runs
-        exact = [n for n in self.runs if n["id"] == run]
-        found = exact or [n for n in self.runs if n["id"].startswith(run)]
+        from git_gasp.protocol.idmatch import match_id
+
+        full = match_id((n["id"] for n in self.runs), run, "run")
+        found = [n for n in self.runs if n["id"] == full]
         if not found:
             raise UsageError(f"no run {run!r} in {self.log_rel}")
-        if len(found) > 1:
-            raise UsageError(f"run {run!r} is ambiguous: {len(found)} runs start with it")
         return found
 
     def lines(self, run: str | None = None) -> list[bytes]:

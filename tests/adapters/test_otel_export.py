@@ -148,7 +148,7 @@ def test_one_run_by_id_or_unique_prefix(golden_repo):
 
 @pytest.mark.parametrize(("run", "message"), [
     ("run_9", "no run 'run_9' in state/events.jsonl"),
-    ("run_000", "run 'run_000' is ambiguous: 3 runs start with it"),
+    ("run_000", r"run 'run_000' is ambiguous: 3 match \(run_0001, run_0002, run_0003\)"),
 ])
 def test_unknown_or_ambiguous_run_is_a_usage_error(golden_repo, run, message):
     from git_gasp.base.errors import UsageError

@@ -6,10 +6,12 @@ from pathlib import Path
 
 import click
 
+from git_gasp.cli.ids import NodeId
+
 
 @click.command("export", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("format_", metavar="FORMAT", type=click.Choice(["otel"]))
-@click.argument("run", required=False, metavar="RUN")
+@click.argument("run", required=False, metavar="RUN", type=NodeId("run"))
 @click.option("--all", "all_", is_flag=True, help="Export every run of the log.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write to FILE (replaced atomically) instead of stdout.")
