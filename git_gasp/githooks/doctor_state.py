@@ -15,7 +15,7 @@ from git_gasp.base.git import git_dir
 from git_gasp.githooks.finding import ERROR, OK, WARN, Finding
 from git_gasp.store.lease import LEASE_REL, LeaseCorrupt, parse_lease, span, when
 
-LOG_SCAN_BYTES = 4 << 20  # a longer log: only its last 4 MiB are parsed (check does all)
+LOG_SCAN_BYTES = 1 << 20  # a longer log: only its last MiB is parsed (check does all)
 QUEUE_STUCK_MS = 10 * 60 * 1000  # a hook drains the queue in seconds; older is stuck
 
 
