@@ -78,6 +78,12 @@ def _error(line: str) -> None:
     sys.stderr.flush()
 
 
+# click >= 8.2 raises this UsageError for a group run without a subcommand (8.1 prints
+# the help and exits itself)
+_NO_ARGS_IS_HELP: type[click.ClickException] = getattr(
+    click.exceptions, "NoArgsIsHelpError", type("_NeverRaised", (click.ClickException,), {}))
+
+
 def run_click(argv: list[str] | None = None) -> NoReturn:
     """Parse `argv` with click and run the command, errors through the one handler."""
     try:
@@ -85,6 +91,9 @@ def run_click(argv: list[str] | None = None) -> NoReturn:
     except click.exceptions.Abort:
         click.echo("git gasp: aborted", err=True)
         sys.exit(130)
+    except _NO_ARGS_IS_HELP as exc:  # a bare `git gasp` or `git gasp lease`: the help
+        exc.show()
+        sys.exit(exc.exit_code)
     except click.UsageError as exc:  # missing/unknown option, bad value, extra argument
         _error(usage_line(exc, argv))
         sys.exit(2)

@@ -55,3 +55,11 @@ def test_help_and_version_still_exit_0(agent):
     for argv in (["-h"], ["memory", "add", "-h"], ["--version"]):
         proc = gasp(agent, *argv)
         assert proc.returncode == 0 and proc.stdout, argv
+
+
+def test_a_group_without_its_subcommand_still_shows_its_help(agent):
+    for argv in ([], ["lease"], ["memory"]):
+        proc = gasp(agent, *argv)
+        err = proc.stderr.decode()
+        assert proc.returncode == 2 and err.startswith("Usage: git gasp"), (argv, err)
+        assert "Commands:" in err
