@@ -78,7 +78,7 @@ def verdict(host: str | None, pid: int, started: int | None, pidns: str | None) 
     if stat is not None:
         state, now_started = stat
         if state in ("Z", "X"):
-            return Verdict(DEAD, "no longer running (a zombie)")
+            return Verdict(DEAD, "no longer running")  # a zombie
         if started is not None and now_started != started:
-            return Verdict(DEAD, "no longer running (its pid now belongs to another process)")
+            return Verdict(DEAD, "no longer running, its pid now belongs to another process")
     return Verdict(ALIVE, "running")
