@@ -4,20 +4,21 @@ or a file (`on_terminal` gives None there)."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import TextIO
 
-DELAY = 1.0  # seconds of work before progress shows
+DELAY = 1.0  # seconds of work before progress shows (GASP_PROGRESS_DELAY overrides it)
 
 
 class Progress:
     """Called as (done, total); `clear` wipes what it drew."""
 
-    def __init__(self, stream: TextIO, label: str, unit: str, delay: float = DELAY,
+    def __init__(self, stream: TextIO, label: str, unit: str, delay: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.stream, self.label, self.unit, self.clock = stream, label, unit, clock
-        self.delay = delay
+        self.delay = default_delay() if delay is None else delay
         self.start = clock()
         self.width = 0
 
@@ -39,6 +40,14 @@ class Progress:
             self.stream.flush()
         except (OSError, ValueError):  # a closed or broken terminal: no progress
             self.width = 0
+
+
+def default_delay() -> float:
+    """`GASP_PROGRESS_DELAY` seconds when set to a number, else DELAY."""
+    try:
+        return max(0.0, float(os.environ["GASP_PROGRESS_DELAY"]))
+    except (KeyError, ValueError):
+        return DELAY
 
 
 def is_terminal(stream: TextIO) -> bool:

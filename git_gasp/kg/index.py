@@ -199,7 +199,7 @@ def _read_blobs(root: Path, todo: list[tuple[str, str]],
             rec = parse_file(rel, next(contents))
             if rec is not None:
                 out.append(rec)
-        if progress is not None and n % 256 == 0:
+        if progress is not None and (n % 256 == 0 or n == len(todo)):
             progress(n, len(todo))
     return out
 

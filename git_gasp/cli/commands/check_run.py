@@ -11,7 +11,7 @@ from typing import TextIO
 
 from git_gasp.base.progress import Progress, is_terminal
 
-PROGRESS_DELAY = 1.0  # seconds a walk lasts before it shows progress
+PROGRESS_DELAY: float | None = None  # seconds before progress shows (None: base.progress's)
 # The flags `check` takes (cli.commands.check declares the same; a test compares them).
 FLAGS = {"--fixture": "fixture", "--json": "as_json", "--no-cache": "no_cache",
          "--strict": "strict"}

@@ -176,7 +176,7 @@ class Report:
 
     def tick(self, done: int, total: int) -> None:
         if self.progress is not None and total > 1:
-            self.progress(done, total)
+            self.progress(done + 1, total)  # the file being imported
 
     def say(self, text: str, err: bool = False) -> None:
         if self.progress is not None:
