@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from git_gasp.cli.commands.check import check
-from git_gasp.cli.commands.check_run import FLAGS, fast_args
+from git_gasp.cli.commands.check_run import FLAGS, VALUED, fast_args
 from tests.testing.run import git
 
 FAST = [sys.executable, "-P", "-m", "git_gasp.cli.main"]
@@ -28,12 +28,12 @@ def both(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_fast_flags_are_the_click_commands_flags():
-    declared = {}
+    flags, valued = {}, {}
     for param in check.params:
         for opt in getattr(param, "opts", []):
             if opt.startswith("--"):
-                declared[opt] = param.name
-    assert declared == FLAGS
+                (flags if getattr(param, "is_flag", False) else valued)[opt] = param.name
+    assert flags == FLAGS and valued == VALUED
 
 
 @pytest.mark.parametrize("argv, expected", [
@@ -41,6 +41,8 @@ def test_fast_flags_are_the_click_commands_flags():
     (["check", "repo", "--json", "--no-cache"], {"path": "repo", "as_json": True,
                                                   "no_cache": True}),
     (["check", "--strict", "--fixture", "x"], {"path": "x", "strict": True, "fixture": True}),
+    (["check", "--since", "v1", "x"], {"path": "x", "since": "v1"}),
+    (["check", "--since=HEAD~3"], {"path": None, "since": "HEAD~3"}),
 ])
 def test_fast_args_reads_plain_invocations(argv, expected):
     assert fast_args(argv) == expected
@@ -49,6 +51,8 @@ def test_fast_args_reads_plain_invocations(argv, expected):
 @pytest.mark.parametrize("argv", [
     ["check", "-h"], ["check", "--help"], ["check", "--js"], ["check", "a", "b"],
     ["check", "--", "x"], ["check", ""], ["fold"], [], ["check", "--json=1"],
+    ["check", "--since"], ["check", "--since", "--json"], ["check", "--since="],
+    ["check", "--since", "a", "--since", "b"],
 ])
 def test_anything_else_goes_to_click(argv):
     assert fast_args(argv) is None

@@ -16,10 +16,14 @@ from git_gasp.cli.commands.check_run import run_check
 @click.option("--strict", is_flag=True,
               help="Fail on what the reference checker only notes (an op naming a missing "
                    "node, a snapshot directory without graph.json).")
-def check(path: str | None, fixture: bool, as_json: bool, no_cache: bool, strict: bool) -> int:
+@click.option("--since", metavar="REV",
+              help="Adopt the rules from REV on: what the checks find in REV's history "
+                   "(its commits, the log lines it held) is reported as notes.")
+def check(path: str | None, fixture: bool, as_json: bool, no_cache: bool, strict: bool,
+          since: str | None) -> int:
     """Check that the agent repo at PATH (default: here) conforms to GASP.
 
     Exit status: 0 conformant, 1 not conformant, 2 usage error.
     """
     return run_check(path, fixture=fixture, as_json=as_json, no_cache=no_cache,
-                     strict=strict)
+                     strict=strict, since=since)

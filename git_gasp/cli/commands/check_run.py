@@ -15,10 +15,11 @@ PROGRESS_DELAY: float | None = None  # seconds before progress shows (None: base
 # The flags `check` takes (cli.commands.check declares the same; a test compares them).
 FLAGS = {"--fixture": "fixture", "--json": "as_json", "--no-cache": "no_cache",
          "--strict": "strict"}
+VALUED = {"--since": "since"}  # options that take a value
 
 
 def run_check(path: str | None, *, fixture: bool = False, as_json: bool = False,
-              no_cache: bool = False, strict: bool = False) -> int:
+              no_cache: bool = False, strict: bool = False, since: str | None = None) -> int:
     """Check the agent repo at `path` (default: found from here), print the report on
     stdout (text or JSON) and return the exit status: 0 conformant, 1 not."""
     from git_gasp.base.errors import GaspError
@@ -37,7 +38,7 @@ def run_check(path: str | None, *, fixture: bool = False, as_json: bool = False,
     try:
         report = check_repo(root, fixture=fixture, use_cache=not no_cache,
                             label=path or str(root), strict=strict, progress=progress,
-                            meanwhile=beside_the_walk)
+                            meanwhile=beside_the_walk, since=since)
     finally:
         if progress is not None:
             progress.clear()
@@ -71,14 +72,21 @@ def coloured(text: str, paint) -> str:
 
 
 def fast_args(argv: list[str]) -> dict | None:
-    """`run_check`'s keywords when `argv` is ``check`` with only its flags and at most one
-    PATH (no ``--``, ``-h``, abbreviations or anything click would parse), else None."""
+    """`run_check`'s keywords when `argv` is ``check`` with only its options and at most
+    one PATH (no ``--``, ``-h``, abbreviations or anything click would parse), else None."""
     if not argv or argv[0] != "check":
         return None
     kw: dict = {"path": None}
-    for arg in argv[1:]:
+    args = iter(argv[1:])
+    for arg in args:
+        name, eq, value = arg.partition("=")
         if arg in FLAGS:
             kw[FLAGS[arg]] = True
+        elif name in VALUED and VALUED[name] not in kw:
+            value = value if eq else next(args, None)
+            if not value or (not eq and value.startswith("-")):
+                return None  # click says what is missing
+            kw[VALUED[name]] = value
         elif arg.startswith("-") or kw["path"] is not None or not arg:
             return None
         else:
