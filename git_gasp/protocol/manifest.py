@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from git_gasp.base.errors import FormatError
-from git_gasp.protocol.simpleyaml import load_flat
+from git_gasp.protocol.simpleyaml import load as load_yaml
 
 if TYPE_CHECKING:
     from git_gasp.protocol.appendonly import AppendOnlyPaths
@@ -76,15 +76,6 @@ def _locations(data: dict, text: str) -> dict[str, str]:
     return locs
 
 
-def _yaml_load(block: str) -> object:
-    import yaml
-
-    try:
-        return yaml.safe_load(block)
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"manifest YAML does not parse: {str(exc).splitlines()[0]}") from None
-
-
 def parse_manifest(data: bytes) -> Manifest:
     """Parse AGENT.md bytes (raises ManifestError with a one-line reason)."""
     try:
@@ -93,7 +84,7 @@ def parse_manifest(data: bytes) -> Manifest:
         raise ManifestError(f"AGENT.md is not UTF-8 (byte {exc.start})") from None
     text = text.lstrip("\ufeff").replace("\r\n", "\n")
     block = _yaml_block(text)
-    doc = load_flat(block) or _yaml_load(block)
+    doc = load_yaml(block, ManifestError, "manifest YAML")
     if not isinstance(doc, dict):
         raise ManifestError("manifest YAML must be a mapping")
     missing = [k for k in ("spec_version", "agent_id") if doc.get(k) in (None, "")]

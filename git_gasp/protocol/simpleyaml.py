@@ -63,3 +63,17 @@ def _value(raw: str | None) -> Any:
     if "0" <= c <= "9" and not raw.startswith("0b") and _HEX.fullmatch(raw):
         return raw  # neither int, float (no '.' or ':') nor timestamp (no '-') in YAML 1.1
     return _NO
+
+
+def load(text: str, error: type[Exception], what: str) -> Any:
+    """`text`'s YAML (`load_flat` when it can, else PyYAML's safe loader); a syntax error
+    raises `error` with one line: ``WHAT does not parse: <yaml's first line>``."""
+    flat = load_flat(text)
+    if flat:
+        return flat
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise error(f"{what} does not parse: {str(exc).splitlines()[0]}") from None

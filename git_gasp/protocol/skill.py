@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from git_gasp.base.errors import FormatError
-from git_gasp.protocol.simpleyaml import load_flat
+from git_gasp.protocol.simpleyaml import load as load_yaml
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*$", re.S | re.M)
 
@@ -23,15 +23,6 @@ class Skill:
     body: str
 
 
-def _yaml_load(text: str) -> object:
-    import yaml
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SkillError(f"front matter does not parse: {str(exc).splitlines()[0]}") from None
-
-
 def parse_skill(data: bytes) -> Skill:
     """Parse SKILL.md bytes (raises SkillError with a one-line reason)."""
     try:
@@ -41,7 +32,7 @@ def parse_skill(data: bytes) -> Skill:
     match = _FRONT.match(text)
     if match is None:
         raise SkillError("no YAML front matter (--- … ---) at the top")
-    meta = load_flat(match.group(1)) or _yaml_load(match.group(1))
+    meta = load_yaml(match.group(1), SkillError, "front matter")
     if not isinstance(meta, dict):
         raise SkillError("front matter must be a mapping")
     for key in ("name", "description"):

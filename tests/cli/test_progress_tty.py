@@ -3,30 +3,15 @@ import and the kg index build (check's walk: tests/conformance/test_check_progre
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
 from tests.adapters.samples import CLAUDE_TRANSCRIPT
-from tests.testing.run import git_gasp_exe
-from tests.testing.tty import on_a_tty
+from tests.testing.tty import progress_pipe as pipe_run
+from tests.testing.tty import progress_tty as tty_run
 
 pytestmark = pytest.mark.slow
-
-NOW = {"GASP_PROGRESS_DELAY": "0"}
-
-
-def tty_run(cwd: Path, *args: str) -> tuple[int, bytes]:
-    return on_a_tty(cwd, *args, env=NOW)
-
-
-def pipe_run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*git_gasp_exe(), *args], cwd=cwd, capture_output=True,
-                          env={**os.environ, **NOW})
-
 
 def test_import_progress_on_a_terminal_only(agent, tmp_path):
     second = tmp_path / "again.jsonl"

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.testing.run import git_gasp_exe
-from tests.testing.tty import on_a_tty
+from tests.testing.tty import progress_pipe as pipe_run
+from tests.testing.tty import progress_tty as tty_run
 
 pytestmark = pytest.mark.slow
-
-NOW = {"GASP_PROGRESS_DELAY": "0"}
-
-
-def tty_run(cwd: Path, *args: str) -> tuple[int, bytes]:
-    return on_a_tty(cwd, *args, env=NOW)
-
-
-def pipe_run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*git_gasp_exe(), *args], cwd=cwd, capture_output=True,
-                          env={**os.environ, **NOW})
-
 
 def test_kg_index_build_progress_on_a_terminal_only(graph):
     from tests.kg.helpers import kg

@@ -28,3 +28,22 @@ def on_a_tty(cwd: Path, *args: str, env: dict | None = None) -> tuple[int, bytes
         chunks.append(chunk)
     os.close(leader)
     return proc.wait(), b"".join(chunks)
+
+
+def on_a_pipe(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`git-gasp ARGS` with its output captured through pipes (no terminal)."""
+    return subprocess.run([*git_gasp_exe(), *args], cwd=cwd, capture_output=True,
+                          env={**os.environ, **(env or {})})
+
+
+NOW = {"GASP_PROGRESS_DELAY": "0"}  # progress from the first item (tests of it)
+
+
+def progress_tty(cwd: Path, *args: str) -> tuple[int, bytes]:
+    """`on_a_tty` with progress shown at once."""
+    return on_a_tty(cwd, *args, env=NOW)
+
+
+def progress_pipe(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """`on_a_pipe` with progress (if any were shown) at once."""
+    return on_a_pipe(cwd, *args, env=NOW)
