@@ -134,7 +134,8 @@ class Walker:
 
     # ---- reporting helpers
 
-    def _full(self, relpath: bytes) -> str:
+    def full_path(self, relpath: bytes) -> str:
+        """`relpath` (relative to the agent root) as a path of the work tree, for users."""
         joined = self.prefix + b"/" + relpath if self.prefix else relpath
         return os.fsdecode(joined)
 
@@ -144,7 +145,7 @@ class Walker:
             message,
             line=line,
             commit=commit.decode() if commit is not None else None,
-            path=self._full(path) if path is not None else None,
+            path=self.full_path(path) if path is not None else None,
         ))
 
     # ---- the walk
@@ -287,14 +288,14 @@ class Walker:
         if new is not None and stat.S_ISLNK(new.mode):
             return  # reported as a symlink
         moved = "" if role is None else (
-            f" (the manifest moves the {role} from {self._full(old_path)} to "
-            f"{self._full(new_path)})")
+            f" (the manifest moves the {role} from {self.full_path(old_path)} to "
+            f"{self.full_path(new_path)})")
         if new is None:
             if role is None:
                 self.fail("append-only file was deleted (or replaced by a non-file); restore "
                           "it and only append", commit=sha, path=old_path)
             else:
-                self.fail(f"append-only file was deleted{moved}, but {self._full(new_path)} is "
+                self.fail(f"append-only file was deleted{moved}, but {self.full_path(new_path)} is "
                           f"not in the commit: the {role}'s history is dropped; commit it "
                           f"there starting with the old file's bytes", commit=sha, path=old_path)
             return
@@ -392,7 +393,7 @@ class Walker:
             return  # reported as a symlink
         if new is None:
             for side, old_path, _entry in versions:
-                where = "" if old_path == path else f" (moved to {self._full(path)})"
+                where = "" if old_path == path else f" (moved to {self.full_path(path)})"
                 self.fail(f"append-only file of parent {short(side.sha)} is missing from the "
                           f"merge result{where}", commit=sha, path=old_path)
             return
@@ -413,7 +414,7 @@ class Walker:
             return
         index, line, reason = problem
         side, old_path, _entry = versions[index]
-        where = "" if old_path == path else f" (its {self._full(old_path)})"
+        where = "" if old_path == path else f" (its {self.full_path(old_path)})"
         self.fail(f"merge loses lines of parent {short(side.sha)}{where}: {reason}",
                   commit=sha, path=path, line=line)
 

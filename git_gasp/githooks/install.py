@@ -32,7 +32,8 @@ from git_gasp.store import attributes
 HOOK = "pre-commit"
 MERGE_HOOK = "pre-merge-commit"
 HOOKS = (HOOK, MERGE_HOOK)
-MARKER = re.compile(rb"^# git-gasp (?:pre-commit|pre-merge-commit) hook", re.M)
+SERVER_HOOK = "pre-receive"
+MARKER = re.compile(rb"^# git-gasp (?:pre-commit|pre-merge-commit|pre-receive) hook", re.M)
 VERSION_TAG = b"# git-gasp-hook-version: "
 
 
@@ -40,14 +41,15 @@ def legacy_name(hook: str) -> str:
     return hook + ".legacy"
 
 
-def template() -> bytes:
-    """The hook template shipped in the package (one for both hooks)."""
-    return read_template(HOOK)
+def template(hook: str = HOOK) -> bytes:
+    """The hook template shipped in the package (one for both client hooks, one for the
+    server's pre-receive)."""
+    return read_template(SERVER_HOOK if hook == SERVER_HOOK else HOOK)
 
 
-def template_version() -> str:
+def template_version(hook: str = HOOK) -> str:
     """The version marker: a hash of the template, so any change to it is an upgrade."""
-    return hashlib.sha256(template()).hexdigest()[:16]
+    return hashlib.sha256(template(hook)).hexdigest()[:16]
 
 
 def _run_words() -> str:
@@ -61,10 +63,10 @@ def _run_words() -> str:
 
 def render(python: str | None = None, hook: str = HOOK) -> bytes:
     """The `hook` script for this interpreter and this installation of git_gasp."""
-    text = template().decode()
+    text = template(hook).decode()
     values = {
         "@HOOK@": hook,
-        "@VERSION@": template_version(),
+        "@VERSION@": template_version(hook),
         "@PYTHON@": shlex.quote(python or sys.executable),
         "@PACKAGE@": shlex.quote(os.path.abspath(git_gasp.__file__)),
         "@RUN@": _run_words(),

@@ -18,11 +18,25 @@ def _root(path: str | None):
 @click.option("--force", is_flag=True,
               help="Install even when a hook manager (husky, lefthook, pre-commit) owns "
                    "the hooks; its hook is kept as pre-commit.legacy and still runs.")
-def install_hooks(path: str | None, uninstall: bool, force: bool) -> int:
-    """Install the pre-commit guard and the merge driver for the agent at PATH."""
+@click.option("--server", is_flag=True,
+              help="In a bare repository (the remote agents push to): install the "
+                   "pre-receive hook that refuses pushes rewriting or dropping log lines.")
+def install_hooks(path: str | None, uninstall: bool, force: bool, server: bool) -> int:
+    """Install the pre-commit guard and the merge driver for the agent at PATH (with
+    --server: the pre-receive hook of the bare repository at PATH)."""
     from git_gasp.githooks.install import install
     from git_gasp.githooks.install import uninstall as remove
 
+    if server:
+        from pathlib import Path
+
+        from git_gasp.githooks.server import install_server, uninstall_server
+
+        where = Path(path or ".")
+        outcome = uninstall_server(where) if uninstall else install_server(where)
+        for message in outcome.messages:
+            click.echo(message)
+        return 0
     root = _root(path)
     outcome = remove(root) if uninstall else install(root, force=force)
     for message in outcome.messages:
@@ -31,12 +45,24 @@ def install_hooks(path: str | None, uninstall: bool, force: bool) -> int:
 
 
 @click.command("hook")
-@click.argument("name", type=click.Choice(["pre-commit", "pre-merge-commit"]))
+@click.argument("name", type=click.Choice(["pre-commit", "pre-merge-commit", "pre-receive"]))
 def hook(name: str) -> int:
     """Run a git hook (git runs this; so may you, to test what is staged).
 
     pre-commit guards every commit; pre-merge-commit guards the commit of a merge that
-    went through without conflicts (git runs no pre-commit hook for it)."""
+    went through without conflicts (git runs no pre-commit hook for it); pre-receive
+    (in a bare repository, OLD NEW REF lines on stdin) refuses a push whose new commits
+    rewrite or drop log lines, or that deletes or rewinds a protected branch."""
+    if name == "pre-receive":
+        import sys
+        from pathlib import Path
+
+        from git_gasp.guard.receive import run_pre_receive
+
+        refusals = run_pre_receive(Path.cwd(), sys.stdin.buffer.read())
+        for refusal in refusals:
+            click.echo(refusal.line(), err=True)
+        return 1 if refusals else 0
     from git_gasp.cli.commands.hook_run import run_hook
 
     run_hook(name)
