@@ -19,6 +19,7 @@ import click
 import pytest
 
 from git_gasp.cli.group import cli
+from git_gasp.cli.help import help_command
 from git_gasp.cli.main import COMMANDS
 from tests.testing.paths import REPO_ROOT
 
@@ -69,8 +70,8 @@ PAGES = [("git-gasp.1", None), *((f"git-gasp-{name}.1", name) for name in sorted
 
 
 def _root(name: str | None) -> click.Command:
-    if name is None:  # the group's own options; its commands have their own pages
-        return click.Command("git-gasp", params=cli.params)
+    if name is None:  # the group's own options and `help`; the others have their own pages
+        return click.Group("git-gasp", params=cli.params, commands={"help": help_command})
     return _command(name)
 
 
@@ -88,7 +89,8 @@ def test_options_sections_match_click(page, name):
         own = sections.get(title, set()) if path else set()
         if missing := options - own - general:
             where = f"{title} or OPTIONS" if path else "OPTIONS"
-            problems.append(f"{' '.join(path) or name or 'git gasp'}: {sorted(missing)} not in {where}")
+            who = " ".join(path) or name or "git gasp"
+            problems.append(f"{who}: {sorted(missing)} not in {where}")
         if extra := own - HELP - options:
             problems.append(f"{title}: no such option: {sorted(extra)}")
     for title in sections:
