@@ -205,13 +205,17 @@ def test_wheel_ships_the_hook_template_from_top_level_hooks(wheel):
     assert shipped == (REPO_ROOT / "hooks" / "pre-commit").read_bytes()
 
 
-def _pyproject_packages() -> list[str]:
+def _pyproject() -> dict:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
     with open(REPO_ROOT / "pyproject.toml", "rb") as fh:
-        return tomllib.load(fh)["tool"]["setuptools"]["packages"]
+        return tomllib.load(fh)
+
+
+def _pyproject_packages() -> list[str]:
+    return _pyproject()["tool"]["setuptools"]["packages"]
 
 
 def test_pyproject_lists_exactly_the_packages_in_the_tree():
@@ -223,6 +227,22 @@ def test_pyproject_lists_exactly_the_packages_in_the_tree():
     listed = _pyproject_packages()
     assert len(listed) == len(set(listed)), "a package is listed twice"
     assert set(listed) == tree | {"git_gasp.githooks.scripts", "git_gasp.man"}
+
+
+def test_missing_zstd_names_the_extra(tmp_path, monkeypatch):
+    """A .jsonl.zst with no zstd at hand: the one-line error names `git-gasp[zstd]`."""
+    from git_gasp.adapters import records
+    from git_gasp.base.errors import GaspError
+
+    for name in ("zstandard", "compression", "compression.zstd"):
+        monkeypatch.setitem(sys.modules, name, None)  # importing it raises ImportError
+    monkeypatch.setattr(records.shutil, "which", lambda _name: None)
+    zst = tmp_path / "rollout.jsonl.zst"
+    zst.write_bytes(b"\x28\xb5\x2f\xfd")
+    with pytest.raises(GaspError, match=re.escape("pip install 'git-gasp[zstd]'")):
+        records.read_raw(zst)
+    extras = _pyproject()["project"]["optional-dependencies"]
+    assert any(dep.startswith("zstandard") for dep in extras["zstd"])
 
 
 # --- a regular install: entry point, man pages, `git help gasp` --------------------
