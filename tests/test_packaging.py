@@ -491,3 +491,47 @@ def test_main_man_page_lists_every_command():
     listed = {line[3:].replace("\\-", "-") for line in section.splitlines()
               if line.startswith(".B ")}
     assert set(COMMANDS) <= listed, sorted(set(COMMANDS) - listed)
+
+
+def test_readme_runtime_example_runs_and_releases_the_lease(agent):
+    """The `AgentState` example, run against a fresh agent: the `with` releases the lease."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+                if "AgentState.open(" in b]
+    assert "with AgentState.open(" in block
+    code = block.replace('"my-agent"', repr(str(agent)))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=agent.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert "Lineage of" in proc.stdout
+    assert not (agent / ".agent" / "lease").exists()
+
+
+def test_one_pre_commit_setup_in_readme_install_hooks_and_the_hooks_file():
+    """README's .pre-commit-config.yaml is what install-hooks prints, and it names hooks
+    .pre-commit-hooks.yaml defines at both stages, from the project's own repository."""
+    import yaml
+
+    from git_gasp.githooks import managers
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", readme, re.DOTALL)
+    configs = [b for b in blocks if "gasp-guard" in b]
+    assert len(configs) == 1, "one recommended pre-commit setup in the README"
+    shown = "\n".join(line[2:] for line in configs[0].splitlines())  # a list item's indent
+    assert shown.strip() == managers.PRE_COMMIT_CONFIG_LINES
+    assert managers.PRE_COMMIT_SNIPPET.startswith(managers.PRE_COMMIT_CONFIG_LINES)
+    config = yaml.safe_load(shown)
+    assert set(config["default_install_hook_types"]) == {"pre-commit", "pre-merge-commit"}
+    (repo,) = config["repos"]
+    assert repo["repo"] == managers.PRE_COMMIT_REPO
+    assert repo["repo"] == _pyproject()["project"]["urls"]["Source"]
+    assert repo["rev"] == f"v{git_gasp.__version__}"
+    defined = {h["id"]: h for h in yaml.safe_load(
+        (REPO_ROOT / ".pre-commit-hooks.yaml").read_text())}
+    for hook in repo["hooks"]:
+        spec = defined[hook["id"]]
+        assert set(spec["stages"]) == {"pre-commit", "pre-merge-commit"}
+    for spec in defined.values():
+        assert spec["minimum_pre_commit_version"] == "3.2.0"  # the pre-commit stage names
+        assert spec["entry"].startswith("git-gasp hook ")

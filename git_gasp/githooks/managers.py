@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_gasp import __version__
+
 
 def guard_command(hook: str) -> str:
     """The command a hook manager runs for our `hook` (the one place it is spelled)."""
@@ -123,19 +125,19 @@ def _lefthook_snippet(name: str) -> str:
             f"      run: {MERGE_GUARD_COMMAND}")
 
 
-PRE_COMMIT_SNIPPET = f"""\
-  - repo: local
+# The one recommended pre-commit setup (README.md shows the same lines): git-gasp's
+# repository with its .pre-commit-hooks.yaml, whose gasp-guard runs at both stages.
+PRE_COMMIT_REPO = "https://github.com/git-gasp/git-gasp"
+PRE_COMMIT_CONFIG_LINES = f"""\
+default_install_hook_types: [pre-commit, pre-merge-commit]
+repos:
+  - repo: {PRE_COMMIT_REPO}
+    rev: v{__version__}
     hooks:
-      - id: gasp-guard
-        name: GASP append-only guard
-        entry: {GUARD_COMMAND}
-        language: system
-        pass_filenames: false
-        always_run: true
-        stages: [pre-commit, pre-merge-commit]
+      - id: gasp-guard"""
+PRE_COMMIT_SNIPPET = f"""\
+{PRE_COMMIT_CONFIG_LINES}
 
-(under `repos:`; then run `pre-commit install --hook-type pre-commit --hook-type
-pre-merge-commit`: git runs pre-merge-commit, not pre-commit, for a merge without
-conflicts, and the guard reads the merged commits from git's environment either way.
-With git-gasp's own repository as `repo:`, `id: gasp-guard` comes from its
-.pre-commit-hooks.yaml.)"""
+(add the repo entry under your `repos:` and both hook types to
+default_install_hook_types, then run `pre-commit install`: git runs pre-merge-commit,
+not pre-commit, for a merge without conflicts, and gasp-guard runs at both stages.)"""
