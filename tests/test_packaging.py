@@ -535,3 +535,29 @@ def test_one_pre_commit_setup_in_readme_install_hooks_and_the_hooks_file():
     for spec in defined.values():
         assert spec["minimum_pre_commit_version"] == "3.2.0"  # the pre-commit stage names
         assert spec["entry"].startswith("git-gasp hook ")
+
+
+def test_markdown_links_resolve():
+    """Every relative link of the shipped Markdown points at a file of the repository."""
+    broken = []
+    for md in (REPO_ROOT / "README.md", REPO_ROOT / "CONTRIBUTING.md",
+               *(REPO_ROOT / "git_gasp").rglob("*.md")):
+        for target in re.findall(r"\]\(([^)\s]+)\)", md.read_text()):
+            if re.match(r"[a-z]+:|#", target):
+                continue
+            if not (md.parent / target.split("#", 1)[0]).exists():
+                broken.append(f"{md.relative_to(REPO_ROOT)}: {target}")
+    assert not broken, broken
+
+
+def test_init_hint_names_identity_amend(tmp_path):
+    """`init`'s next step is the command that edits the identity, with its required options."""
+    from git_gasp.cli.commands.identity import identity_amend
+
+    proc = subprocess.run([*_git_gasp_exe(), "init", "a", "--agent-id", "a"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    hint = proc.stdout.splitlines()[-1]
+    assert hint.startswith("next: ") and "`git gasp identity amend" in hint
+    required = [o for p in identity_amend.params if p.required for o in p.opts]
+    assert required and all(opt in hint for opt in required), (hint, required)
