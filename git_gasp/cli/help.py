@@ -82,7 +82,7 @@ def installed_man_dir() -> Path | None:
 def _run(argv: list[str], **kw) -> int | None:
     """The exit status of `argv`, or None when it cannot run."""
     try:
-        return subprocess.run(argv, stdin=kw.pop("stdin", None), **kw).returncode
+        return subprocess.run(argv, **kw).returncode
     except OSError:
         return None
 
@@ -127,23 +127,33 @@ def _width() -> int:
 
 
 def _page(text: str) -> None:
-    """`text` through the manual pager on a terminal, plain on a pipe."""
+    """`text` through the manual pager on a terminal (MANPAGER, PAGER, else less as git
+    runs it: LESS=FRX), plain on a pipe or when no pager runs."""
     if sys.stdout.isatty():
-        pager = os.environ.get("MANPAGER") or os.environ.get("PAGER") or "less"
-        try:
-            proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE)
-        except OSError:
-            proc = None
-        if proc is not None and proc.stdin is not None:
-            try:
-                proc.stdin.write(text.encode())
-                proc.stdin.close()
-            except BrokenPipeError:  # the reader quit early
-                pass
-            proc.wait()
+        pager = os.environ.get("MANPAGER") or os.environ.get("PAGER")
+        if pager is None and shutil.which("less"):
+            pager = "less"
+        if pager and pager != "cat" and _through(pager, text):
             return
     sys.stdout.write(text)
     sys.stdout.flush()
+
+
+def _through(pager: str, text: str) -> bool:
+    """Whether the shell command `pager` ran and was given `text`."""
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")
+    try:
+        proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        return False
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(text.encode())
+        proc.stdin.close()
+    except BrokenPipeError:  # the reader quit early
+        pass
+    return proc.wait() != 127  # 127: the shell found no such command
 
 
 # --- a roff (man macros) subset to plain text ------------------------------------------

@@ -152,3 +152,21 @@ def test_man_path_in_an_editable_install_says_why_not(tmp_path):
         assert Path(proc.stdout.strip(), "man1", "git-gasp.1").is_file()
     else:
         assert proc.returncode == 2 and "--help" in proc.stderr
+
+
+def test_on_a_terminal_the_rendered_page_goes_through_the_pager(tmp_path):
+    """A pseudo-terminal, no man: MANPAGER gets the page; on a pipe (above) it does not."""
+    import pty
+
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    seen = tmp_path / "paged"
+    env = dict(os.environ, PATH=str(empty), MANPAGER=f"/bin/cat > {seen}", MANWIDTH="80")
+    env.pop("PAGER", None)
+    primary, secondary = pty.openpty()
+    proc = subprocess.run([*git_gasp_exe(), "journal", "--help"], cwd=tmp_path, env=env,
+                          stdin=subprocess.DEVNULL, stdout=secondary, stderr=subprocess.PIPE)
+    os.close(secondary)
+    os.close(primary)
+    assert proc.returncode == 0, proc.stderr
+    assert seen.read_text() == render((MAN_DIR / "git-gasp-journal.1").read_text(), width=80)
