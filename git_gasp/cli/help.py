@@ -1,11 +1,11 @@
 """The manual in any install: `git gasp [CMD] --help` and `git gasp help [CMD]`.
 
 A command's page is ``git-gasp-CMD`` (``git-gasp`` for the tool). It is shown by
-``man`` when man finds it (MANPATH, or the ``share/man`` a regular install places
-beside ``bin/``); else by ``man -l`` on the copy shipped inside the package
-(``git_gasp.man``, built from the top-level ``man/``, so editable, pipx and uv tool
-installs carry it too); else, with no working ``man``, rendered to plain text here
-from a small roff subset, through ``MANPAGER``/``PAGER`` on a terminal.
+``man -l`` on the copy shipped inside the package (``git_gasp.man``, built from the
+top-level ``man/``, so editable, pipx and uv tool installs carry it too: the page of
+this very version, whatever MANPATH holds); by ``man CMD`` if the package lacks it;
+else, with no working ``man``, rendered to plain text here from a small roff subset,
+through ``MANPAGER``/``PAGER`` on a terminal.
 
 As in git, ``-h`` is the short usage (click's) and ``--help`` the manual.
 """
@@ -25,6 +25,7 @@ from typing import NoReturn
 
 import click
 
+from git_gasp.base.errors import UsageError
 from git_gasp.cli.main import exit_for_error
 
 _PACKAGE = "git_gasp.man"
@@ -68,11 +69,6 @@ def packaged_page(name: str) -> Traversable | None:
     return page if page.is_file() else None
 
 
-def known_pages() -> list[str]:
-    """The page names this install ships (``git-gasp``, ``git-gasp-check``, …)."""
-    return sorted(p.name[:-2] for p in _man_dir().iterdir() if p.name.endswith(".1"))
-
-
 def installed_man_dir() -> Path | None:
     """The MANPATH entry of a regular install (``<prefix>/share/man``), if it placed the pages."""
     share = Path(sys.prefix) / "share" / "man"
@@ -92,20 +88,15 @@ def show_manual(name: str) -> int:
     page = packaged_page(name)
     man = shutil.which("man")
     if man is not None:
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-        if _run([man, "-w", name], **quiet) == 0:
-            if _run([man, name]) == 0:
-                return 0
-        elif page is not None:
+        if page is not None:  # the copy of this very version, wherever MANPATH points
             with resources.as_file(page) as path:
                 if _run([man, "-l", str(path)]) == 0:
                     return 0
+        elif _run([man, name]) == 0:
+            return 0
     if page is None:
-        click.echo(f"git gasp: error: no manual page {name}", err=True)
-        return 1
-    width = _width()
-    text = render(page.read_text(encoding="utf-8"), width=width)
-    _page(text)
+        raise UsageError(f"no manual page {name} in this install")
+    _page(render(page.read_text(encoding="utf-8"), width=_width()))
     return 0
 
 
@@ -358,12 +349,12 @@ def help_command(command: str | None, man_path: bool) -> int:
     if man_path:
         where = installed_man_dir()
         if where is None:
-            raise click.UsageError(
+            raise UsageError(
                 "this install placed no man pages under its prefix (an editable install?); "
                 "`git gasp COMMAND --help` shows them")
         click.echo(str(where))
         return 0
     name = page_name(command)
     if packaged_page(name) is None:
-        raise click.UsageError(f"no manual page for {command!r}; see `git gasp help`")
+        raise UsageError(f"no manual page for {command!r}; see `git gasp help`")
     return show_manual(name)
