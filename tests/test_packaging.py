@@ -300,6 +300,7 @@ def test_man_finds_pages_through_path(installed, tmp_path):
         (["help", "git-gasp-fold"], "GIT-GASP-FOLD(1)"),
         (["help", "git-gasp-snapshot"], "GIT-GASP-SNAPSHOT(1)"),
         (["help", "git-gasp-init"], "GIT-GASP-INIT(1)"),
+        (["help", "git-gasp-export"], "GIT-GASP-EXPORT(1)"),
     ],
 )
 def test_git_help_opens_man_page(installed, tmp_path, argv, title):

@@ -9,6 +9,7 @@ from typing import NoReturn
 import click
 
 from git_gasp import __version__
+from git_gasp.cli.completion import COMPLETE_VAR
 from git_gasp.cli.help import help_command, manual_request, run_manual
 from git_gasp.cli.main import COMMANDS, exit_for_error
 
@@ -48,7 +49,8 @@ def run_click(argv: list[str] | None = None) -> NoReturn:
     if page is not None:
         run_manual(page)
     try:
-        rv = cli.main(args=argv, prog_name="git gasp", standalone_mode=False)
+        rv = cli.main(args=argv, prog_name="git gasp", standalone_mode=False,
+                      complete_var=COMPLETE_VAR)
     except click.exceptions.Abort:
         click.echo("git gasp: aborted", err=True)
         sys.exit(130)

@@ -73,6 +73,7 @@ COMMANDS: dict[str, str] = {
     "init": "git_gasp.cli.commands.init:init",
     "kg": "git_gasp.cli.commands.kg:kg",
     "import": "git_gasp.cli.commands.import_:import_",
+    "export": "git_gasp.cli.commands.export:export",
     "adapt": "git_gasp.cli.commands.adapt:adapt",
     "install-hooks": "git_gasp.cli.commands.hooks:install_hooks",
     "hook": "git_gasp.cli.commands.hooks:hook",
@@ -90,6 +91,7 @@ COMMANDS: dict[str, str] = {
     "journal": "git_gasp.cli.commands.journal:journal",
     "identity": "git_gasp.cli.commands.identity:identity",
     "lease": "git_gasp.cli.commands.lease:lease",
+    "completion": "git_gasp.cli.commands.completion:completion",
 }
 
 

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import click
 
+from git_gasp.cli.ids import EventId, NodeId, resolve_node
 from git_gasp.cli.options import CONTEXT, open_state
 
 
 @click.command("log", context_settings=CONTEXT)
 @click.option("--kind", "kinds", multiple=True, metavar="PATTERN",
               help="Only kinds matching this glob (repeatable), e.g. 'patch.*'.")
-@click.option("--run", "run_id", metavar="RUN_ID", help="Only events of this run.")
-@click.option("--since", metavar="EVENT_ID|MS", help="Only events after this event or time.")
+@click.option("--run", "run_id", metavar="RUN_ID", type=NodeId("run"),
+              help="Only events of this run.")
+@click.option("--since", metavar="EVENT_ID|MS", type=EventId(),
+              help="Only events after this event or time.")
 @click.option("--ops", is_flag=True, help="Include state.ops_applied events.")
 @click.option("--limit", type=int, help="Only the last N matching events.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON envelope per line.")
@@ -22,11 +25,13 @@ def log(kinds, run_id, since, ops, limit, as_json) -> None:
     from datetime import datetime, timezone
 
     from git_gasp.base.errors import UsageError
+    from git_gasp.store.logview import event_index
 
     state = open_state()
+    run_id = resolve_node(state.graph, run_id, "run")
     events = state.events()
     if since is not None:
-        idx = next((i for i, e in enumerate(events) if e.id == since), None)
+        idx = event_index(events, since)
         if idx is not None:
             events = events[idx + 1:]
         elif since.isdigit():
