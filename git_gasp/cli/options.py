@@ -35,7 +35,16 @@ def open_state(*, notes: bool = True):
     if notes:
         for note in state.notes:
             click.echo(f"note: {note}", err=True)
+    state.store.lease.on_reclaim = lambda rec: click.echo(f"note: {takeover_note(rec, state)}",
+                                                          err=True)
     return state
+
+
+def takeover_note(rec, state) -> str:
+    """What a write that took over a dead or expired lease says (and of the run it left)."""
+    run = state.run
+    return (f"took over the lease of {rec.describe()}"
+            + (f"; its unfinished run {run.run_id} is resumed" if run is not None else ""))
 
 
 def release_lease(state) -> None:

@@ -43,9 +43,29 @@ def run_check(path: str | None, *, fixture: bool = False, as_json: bool = False,
         text = json.dumps(report.to_json(), ensure_ascii=False, indent=2)
     else:
         text = report.to_text()
+        from git_gasp.cli.colour import Painter, wanted
+
+        if sys.stdout.isatty() and wanted(sys.stdout):
+            text = coloured(text, Painter(True))
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
     return 0 if report.conformant else 1
+
+
+def coloured(text: str, paint) -> str:
+    """The text report with its marks and verdict in colour (ok green, FAIL red)."""
+    lines = []
+    for line in text.split("\n"):
+        if line.startswith("ok  "):
+            line = paint("ok", "ok") + line[2:]
+        elif line.startswith("FAIL"):
+            line = paint("FAIL", "fail") + line[4:]
+        elif line.endswith(": NOT conformant"):
+            line = line[: -len("NOT conformant")] + paint("NOT conformant", "fail")
+        elif line.endswith(": conformant"):
+            line = line[: -len("conformant")] + paint("conformant", "ok")
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def fast_args(argv: list[str]) -> dict | None:
