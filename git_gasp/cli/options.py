@@ -51,11 +51,13 @@ def release_lease(state) -> None:
     """Keep the lease while a run is open; otherwise give it back."""
     from git_gasp.store.lease import LeaseError
 
-    if state.run is None:
-        try:
+    try:
+        if state.run is None:
             state.store.lease.release()
-        except LeaseError:
-            pass
+        else:  # the worker's next command goes on with the run: no process holds it
+            state.store.lease.keep_between_commands()
+    except LeaseError:
+        pass
 
 
 def json_obj(text: str | None, what: str, where: str = "payload.metadata") -> dict:

@@ -28,6 +28,7 @@ from typing import Any
 
 from git_gasp.base import git
 from git_gasp.base.files import UnsafePath, atomic_write
+from git_gasp.base.progress import Progress
 from git_gasp.kg.packed import (
     VERSION,
     Graph,
@@ -186,26 +187,30 @@ def _tree_changes(root: Path, old: str, new: str) -> list[tuple[str, str]] | Non
     return out
 
 
-def _read_blobs(root: Path, todo: list[tuple[str, str]]) -> list[list[Any]]:
-    """Records for (sha, path) pairs; deleted ("" sha) and non-graph paths are skipped."""
+def _read_blobs(root: Path, todo: list[tuple[str, str]],
+                progress: Progress | None = None) -> list[list[Any]]:
+    """Records for (sha, path) pairs; deleted ("" sha) and non-graph paths are skipped;
+    `progress` is told (files read, files to read) every 256 files."""
     shas = [sha for sha, _ in todo if sha]
     contents = iter(_cat_blobs(root, shas))
     out = []
-    for sha, rel in todo:
+    for n, (sha, rel) in enumerate(todo, 1):
         if sha:
             rec = parse_file(rel, next(contents))
             if rec is not None:
                 out.append(rec)
+        if progress is not None and (n % 256 == 0 or n == len(todo)):
+            progress(n, len(todo))
     return out
 
 
-def _build(root: Path, gd: Path, head: str) -> Part:
+def _build(root: Path, gd: Path, head: str, progress: Progress | None = None) -> Part:
     """A fresh base for `head`, written to index.bin (and any delta dropped)."""
     idir = gd / "perstate-index"
     gc_was = gc.isenabled()
     gc.disable()  # 400k small containers: the cyclic GC would only rescan them
     try:
-        records = _read_blobs(root, _tree_blobs(root, head)) if head else []
+        records = _read_blobs(root, _tree_blobs(root, head), progress) if head else []
         data = pack(records, {"version": VERSION, "head": head, "token": os.urandom(8).hex()})
         del records
     finally:
@@ -233,14 +238,15 @@ def _attach(base: Part, delta: Part) -> Graph:
     return Graph([delta, base], delta.meta["head"])
 
 
-def load(root: Path, *, uncommitted: bool = False) -> Graph:
-    """The graph committed at HEAD; with `uncommitted`, plus the worktree's edits."""
+def load(root: Path, *, uncommitted: bool = False, progress: Progress | None = None) -> Graph:
+    """The graph committed at HEAD; with `uncommitted`, plus the worktree's edits;
+    `progress` is told how a full build of the index reads the graph's files."""
     gd = git.git_dir(root)
     head = head_commit(root, gd)
     idir = gd / "perstate-index"
     base = load_file(idir / "index.bin")
     if base is None or base.meta.get("version") != VERSION:
-        base = _build(root, gd, head)
+        base = _build(root, gd, head, progress)
     graph: Graph | None = None
     changed: set[str] = set()
     if base.meta["head"] == head:
@@ -254,7 +260,7 @@ def load(root: Path, *, uncommitted: bool = False) -> Graph:
         else:
             changes = _tree_changes(root, base.meta["head"], head) if head else None
             if changes is None or len(changes) > DELTA_MAX:
-                base = _build(root, gd, head)
+                base = _build(root, gd, head, progress)
                 graph = Graph([base], head)
             else:
                 changed = {path for _, path in changes}

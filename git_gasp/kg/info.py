@@ -54,8 +54,11 @@ def status(session_id: str | None) -> dict[str, Any]:
     return st
 
 
-def info(ws: Workspace, *, commits: int = 5, uncommitted: bool = False) -> dict[str, Any]:
-    g = index.load(ws.path, uncommitted=uncommitted)
+def info(ws: Workspace, *, commits: int = 5, uncommitted: bool = False,
+         progress=None) -> dict[str, Any]:
+    """Repo, branch, path, size, counts and recent commits of the graph (`progress`: told
+    how a full index build goes)."""
+    g = index.load(ws.path, uncommitted=uncommitted, progress=progress)
     extra = 0
     for p in Path(ws.path).iterdir():
         if p.is_file() and p.name != ".git":

@@ -58,6 +58,8 @@ def start_time(pid: int) -> int | None:
 def verdict(host: str | None, pid: int, started: int | None, pidns: str | None) -> Verdict:
     """Whether the holder (`host`, `pid`, `started`, `pidns` as its lease recorded them)
     is running."""
+    if pid == 0:  # `Lease.keep_between_commands`: a worker's, not a process's
+        return Verdict(UNKNOWN, "kept by its worker between commands")
     if host is None:
         return Verdict(UNKNOWN, "an older lease without its host: cannot tell if it runs")
     if host != this_host():

@@ -93,8 +93,8 @@ class LeaseRecord:
     def describe(self, at_ms: int | None = None) -> str:
         """`w1 (pid 42 on box, running, until 2026-12-01 22:10:05 +0000 (in 9m 59s))`."""
         where = f" on {self.host}" if self.host else ""
-        return (f"{self.worker_id} (pid {self.pid}{where}, {self.holder().why}, "
-                f"{self.expiry(at_ms)})")
+        who = f"pid {self.pid}{where}" if self.pid else where.strip() or "no pid"
+        return f"{self.worker_id} ({who}, {self.holder().why}, {self.expiry(at_ms)})"
 
 
 def default_worker_id() -> str:
@@ -229,7 +229,19 @@ class Lease:
         return True
 
     def _renew(self, current: LeaseRecord) -> None:
-        rec = self._record()
+        self._replace(current, self._record())
+
+    def keep_between_commands(self) -> None:
+        """Keep our lease after this process ends, for the commands that follow (the CLI
+        while a run is open): rewritten with no pid (0), so no process's death frees it;
+        it stays until it expires or this worker releases it."""
+        current = self.read()
+        if current is None or current.worker_id != self.worker_id or current.pid == 0:
+            return
+        self._replace(current, LeaseRecord(self.worker_id, 0, current.expires_at_ms,
+                                           current.host))
+
+    def _replace(self, current: LeaseRecord, rec: LeaseRecord) -> None:
         tmp = AtomicFile(self.path, root=self.root)  # a link on the way: UnsafePath
         try:
             tmp.write(rec.to_bytes())

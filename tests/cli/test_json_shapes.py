@@ -53,6 +53,18 @@ def test_every_documented_shape_holds(agent, tmp_path):
     assert restored["agent_id"] == "tester" and restored["unfinished_run"] is None
 
 
+def test_doctor_and_lease_shapes(agent):
+    findings = json.loads(gasp(agent, "doctor", "--json").stdout)
+    assert isinstance(findings, list) and findings
+    for finding in findings:
+        keys_ok("git gasp doctor --json", finding)
+    assert run_json(agent, "lease", "status", "--json") == {"held": False}
+    gasp(agent, "run", "start", "--task", "t")  # an open run keeps the lease
+    held = run_json(agent, "lease", "status", "--json")
+    keys_ok("git gasp lease status --json", held)
+    assert held["held"] is True and held["pid"] == 0  # kept between commands
+
+
 def test_import_json_shape(agent):
     from tests.adapters.samples import CLAUDE_TRANSCRIPT
 

@@ -5,7 +5,6 @@ settings, NO_COLOR, color.ui), never on a pipe."""
 from __future__ import annotations
 
 import os
-import pty
 import subprocess
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +15,7 @@ from git_gasp.base.errors import UsageError
 from git_gasp.cli.dates import parse_date
 from git_gasp.cli.logformat import short_ids, template_of
 from tests.testing.run import gasp, git_gasp_exe, out
+from tests.testing.tty import on_a_tty as run_on_a_tty
 
 
 def ok(repo: Path, *args: str) -> str:
@@ -25,23 +25,10 @@ def ok(repo: Path, *args: str) -> str:
 
 
 def on_a_tty(repo: Path, *args: str, env: dict | None = None) -> bytes:
-    """What `git-gasp ARGS` writes with a terminal for stdin, stdout and stderr."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([*git_gasp_exe(), *args], cwd=repo, stdin=follower,
-                            stdout=follower, stderr=follower, env={**os.environ, **(env or {})})
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    assert proc.wait() == 0, b"".join(chunks)
-    return b"".join(chunks)
+    """What `git-gasp ARGS` writes on a terminal (it must exit 0)."""
+    code, shown = run_on_a_tty(repo, *args, env=env)
+    assert code == 0, shown
+    return shown
 
 
 def test_one_line_per_event_even_for_multi_line_text(agent):

@@ -155,3 +155,21 @@ def test_expiry_is_a_date_not_epoch_ms():
     assert "ago)" in rec.describe(at_ms=1_000_000 + 3_600_000)
     assert [span(ms) for ms in (0, 45_000, 3_599_000, 7_500_000, 90_000_000)] == \
         ["0s", "45s", "59m 59s", "2h 5m", "1d 1h"]
+
+
+def test_a_lease_kept_between_cli_commands_is_no_dead_process(tmp_path):
+    """The CLI keeps the lease while a run is open though each command's process ends:
+    kept with no pid, it is never judged dead, so another worker waits for its expiry
+    (or `lease release --force`), and its own worker goes on holding it."""
+    from git_gasp.store.lease import Lease, LeaseHeld
+
+    mine = Lease(tmp_path, "w1")
+    mine.ensure()
+    mine.keep_between_commands()
+    kept = mine.read()
+    assert kept.pid == 0 and not kept.dead() and not kept.expired()
+    assert "kept by its worker between commands" in kept.describe()
+    with pytest.raises(LeaseHeld):
+        Lease(tmp_path, "w2").ensure()
+    again = Lease(tmp_path, "w1").ensure()  # the worker's next command
+    assert again.worker_id == "w1"

@@ -9,7 +9,9 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-PROGRESS_DELAY = 1.0  # seconds a walk lasts before it shows progress
+from git_gasp.base.progress import Progress, is_terminal
+
+PROGRESS_DELAY: float | None = None  # seconds before progress shows (None: base.progress's)
 # The flags `check` takes (cli.commands.check declares the same; a test compares them).
 FLAGS = {"--fixture": "fixture", "--json": "as_json", "--no-cache": "no_cache",
          "--strict": "strict"}
@@ -84,44 +86,18 @@ def fast_args(argv: list[str]) -> dict | None:
     return kw
 
 
-class WalkProgress:
-    """``check 4: walked N/M commits`` on `stream`, rewritten in place with ``\\r``, once
-    the walk has lasted `delay` seconds; `clear` wipes it."""
+class WalkProgress(Progress):
+    """``check 4: walked N/M commits`` (`base.progress.Progress`)."""
 
     def __init__(self, stream: TextIO, delay: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.stream, self.clock = stream, clock
-        self.delay = PROGRESS_DELAY if delay is None else delay
-        self.start = clock()
-        self.width = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.clock() - self.start < self.delay:
-            return
-        text = f"check 4: walked {done}/{total} commits"
-        self._write("\r" + text + " " * max(0, self.width - len(text)))
-        self.width = max(self.width, len(text))
-
-    def clear(self) -> None:
-        if self.width:
-            self._write("\r" + " " * self.width + "\r")
-            self.width = 0
-
-    def _write(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-            self.stream.flush()
-        except (OSError, ValueError):  # a closed or broken terminal: no progress
-            self.width = 0
+        super().__init__(stream, "check 4: walked", "commits",
+                         PROGRESS_DELAY if delay is None else delay, clock)
 
 
 def terminal_progress(stream: TextIO) -> WalkProgress | None:
     """A `WalkProgress` on `stream` when it is a terminal (never on a pipe or file)."""
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    return WalkProgress(stream) if tty else None
+    return WalkProgress(stream) if is_terminal(stream) else None
 
 
 def _driver_note(root) -> None:

@@ -67,7 +67,8 @@ def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bo
     else:
         from git_gasp.adapters.codex import parse_rollout as parse
     rescued: list[str] = []
-    for path in paths:
+    for n, path in enumerate(paths):
+        out.tick(n, len(paths))
         raw = read_raw(path)
         transcript = parse(raw)
         if not transcript.records:
@@ -119,7 +120,8 @@ def _import_otel(paths: list[Path], repo: Path, no_commit: bool, out: Report) ->
     from git_gasp.base.errors import GaspError
     from git_gasp.runtime import AgentState, commit_run
 
-    for path in paths:
+    for n, path in enumerate(paths):
+        out.tick(n, len(paths))
         try:
             data = path.read_bytes()
         except OSError as exc:
@@ -162,11 +164,23 @@ class Report:
     ``{"files": [{"file", "status": imported|already|skipped, "run_id", ...}], ...}``."""
 
     def __init__(self, as_json: bool) -> None:
+        import sys
+
+        from git_gasp.base.progress import on_terminal
+
         self.as_json = as_json
         self.files: list[dict] = []
         self.extra: dict = {}
+        # `import: N/M files` on a terminal for a long import (never with --json)
+        self.progress = None if as_json else on_terminal(sys.stderr, "import:", "files")
+
+    def tick(self, done: int, total: int) -> None:
+        if self.progress is not None and total > 1:
+            self.progress(done + 1, total)  # the file being imported
 
     def say(self, text: str, err: bool = False) -> None:
+        if self.progress is not None:
+            self.progress.clear()  # a line never lands inside the progress line
         if self.as_json:
             if err:  # warnings still reach stderr; stdout stays one JSON object
                 click.echo(text, err=True)
@@ -179,6 +193,8 @@ class Report:
         return record
 
     def close(self) -> None:
+        if self.progress is not None:
+            self.progress.clear()
         if self.as_json:
             import json
 

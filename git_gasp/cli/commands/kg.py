@@ -6,6 +6,7 @@ each command so `git gasp --version` stays fast.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -181,7 +182,8 @@ def search_cmd(query: str | None, hop: int, rel: str | None, reverse_id: str | N
             raise UsageError("--since takes a date: YYYY-MM-DD")
     ws = resolve(session_id, worktree)
     flt = s.Filters(valid_only=valid_only, since=since, etype=etype, rel=rel)
-    idx = index.load(ws.path, uncommitted=uncommitted)
+    with _index_progress(as_json) as progress:
+        idx = index.load(ws.path, uncommitted=uncommitted, progress=progress)
     res = s.run(ws.path, query, limit=limit, hop=hop, reverse_id=reverse_id, flt=flt,
                 literal=literal, idx=idx)
     if as_json:
@@ -227,7 +229,8 @@ def info_cmd(uncommitted: bool, session_id: str | None, worktree: str | None,
     from git_gasp.kg.workspace import resolve
 
     ws = resolve(session_id, worktree)
-    data = info(ws, uncommitted=uncommitted)
+    with _index_progress(as_json) as progress:
+        data = info(ws, uncommitted=uncommitted, progress=progress)
     if as_json:
         _dump(data)
         return
@@ -333,3 +336,18 @@ def install_skill_cmd(target: str | None, force: bool) -> None:
 
 
 __all__ = ["kg", "GaspError"]
+
+
+@contextlib.contextmanager
+def _index_progress(as_json: bool):
+    """``kg index: read N/M files`` on a terminal while the index is built (not --json)."""
+    import sys
+
+    from git_gasp.base.progress import on_terminal
+
+    progress = None if as_json else on_terminal(sys.stderr, "kg index: read", "files")
+    try:
+        yield progress
+    finally:
+        if progress is not None:
+            progress.clear()

@@ -37,6 +37,7 @@ def run_start(task: str, goal: str | None, task_id: str | None, metadata: str | 
     with refused_input(option_labels({"task": task, "goal": goal, "task_id": task_id,
                                       "metadata": metadata})):
         rid = state.start_run(task, goal=goal, task_id=task_id, metadata=meta)
+    release_lease(state)  # kept for the run's next commands
     click.echo(rid)
 
 
