@@ -9,7 +9,6 @@ is the only kind of install that places the man pages, and `git help gasp` runs
 from __future__ import annotations
 
 import email
-import importlib
 import os
 import re
 import shutil
@@ -169,6 +168,10 @@ def test_wheel_contains_package_man_pages_and_license(wheel):
     shipped = sorted(n[len(data) :] for n in names if n.startswith(data))
     assert shipped == sorted(p.name for p in MAN_DIR.glob("*.1"))
     assert set(MAN_PAGES) <= set(shipped), "every command needs its man page"
+    # ... and inside the package, for `git gasp CMD --help` in any install
+    packaged = sorted(n[len("git_gasp/man/") :] for n in names if n.startswith("git_gasp/man/"))
+    assert packaged == shipped
+    assert "git_gasp/py.typed" in names  # PEP 561
     assert f"git_gasp-{git_gasp.__version__}.dist-info/licenses/LICENSE" in names
     assert not [n for n in names if n.startswith(("tests/", "fixture/", "bench/"))]
 
@@ -185,6 +188,12 @@ def test_wheel_metadata(wheel):
     requires = " ".join(meta.get_all("Requires-Dist"))
     for dep in ("dulwich>=1.2.13", "click", "pyyaml", "orjson", "tomli"):
         assert dep in requires.lower(), dep
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL"))
+    assert {"Homepage", "Documentation", "Issues", "Source"} <= set(urls), urls
+    assert all(u.startswith("https://") for u in urls.values()), urls
+    assert "zstd" in meta.get_all("Provides-Extra")
+    assert any(r.startswith("zstandard") and 'extra == "zstd"' in r
+               for r in meta.get_all("Requires-Dist"))
     entry_points = zf.read(f"{dist_info}/entry_points.txt").decode()
     assert "git-gasp = git_gasp.cli.main:main" in entry_points
 
@@ -196,24 +205,44 @@ def test_wheel_ships_the_hook_template_from_top_level_hooks(wheel):
     assert shipped == (REPO_ROOT / "hooks" / "pre-commit").read_bytes()
 
 
-def _pyproject_packages() -> list[str]:
+def _pyproject() -> dict:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
     with open(REPO_ROOT / "pyproject.toml", "rb") as fh:
-        return tomllib.load(fh)["tool"]["setuptools"]["packages"]
+        return tomllib.load(fh)
+
+
+def _pyproject_packages() -> list[str]:
+    return _pyproject()["tool"]["setuptools"]["packages"]
 
 
 def test_pyproject_lists_exactly_the_packages_in_the_tree():
-    """The explicit package list is the tree's packages plus the hooks/ templates package."""
+    """The explicit package list is the tree's packages plus hooks/ and man/ as packages."""
     tree = {
         ".".join(init.parent.relative_to(REPO_ROOT).parts)
         for init in (REPO_ROOT / "git_gasp").rglob("__init__.py")
     }
     listed = _pyproject_packages()
     assert len(listed) == len(set(listed)), "a package is listed twice"
-    assert set(listed) == tree | {"git_gasp.githooks.scripts"}
+    assert set(listed) == tree | {"git_gasp.githooks.scripts", "git_gasp.man"}
+
+
+def test_missing_zstd_names_the_extra(tmp_path, monkeypatch):
+    """A .jsonl.zst with no zstd at hand: the one-line error names `git-gasp[zstd]`."""
+    from git_gasp.adapters import records
+    from git_gasp.base.errors import GaspError
+
+    for name in ("zstandard", "compression", "compression.zstd"):
+        monkeypatch.setitem(sys.modules, name, None)  # importing it raises ImportError
+    monkeypatch.setattr(records.shutil, "which", lambda _name: None)
+    zst = tmp_path / "rollout.jsonl.zst"
+    zst.write_bytes(b"\x28\xb5\x2f\xfd")
+    with pytest.raises(GaspError, match=re.escape("pip install 'git-gasp[zstd]'")):
+        records.read_raw(zst)
+    extras = _pyproject()["project"]["optional-dependencies"]
+    assert any(dep.startswith("zstandard") for dep in extras["zstd"])
 
 
 # --- a regular install: entry point, man pages, `git help gasp` --------------------
@@ -288,6 +317,63 @@ def test_git_help_opens_man_page(installed, tmp_path, argv, title):
     assert "SYNOPSIS" in proc.stdout
 
 
+# --- a pipx / uv tool install: the venv's bin/ is not on PATH, only a link to the script ---
+
+
+@pytest.fixture
+def tool_bin(installed, tmp_path) -> Path:
+    """A pipx / `uv tool install` layout: PATH holds a link to the venv's git-gasp, so
+    man-db cannot derive the venv's share/man from PATH."""
+    bin_dir = tmp_path / "tool-bin"
+    bin_dir.mkdir()
+    (bin_dir / "git-gasp").symlink_to(installed / "bin" / "git-gasp")
+    return bin_dir
+
+
+def _tool_env(bin_dir: Path, **extra: str) -> dict[str, str]:
+    env = _env_with(bin_dir)
+    env.update(extra)
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("man") is None, reason="man (man-db) is not installed")
+def test_tool_install_help_and_the_man_path_hint(installed, tool_bin, tmp_path):
+    env = _tool_env(tool_bin)
+    run = dict(capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    # what the issue saw: git's `man git-gasp` finds nothing
+    proc = subprocess.run(["git", "help", "gasp"], env=env, **run)
+    assert proc.returncode != 0 and "No manual entry" in proc.stderr, proc.stdout
+    # `--help` still shows the page: man -l on the package's copy
+    proc = subprocess.run(["git", "gasp", "check", "--help"], env=env, **run)
+    assert proc.returncode == 0, proc.stderr
+    assert "GIT-GASP-CHECK(1)" in proc.stdout and "SYNOPSIS" in proc.stdout
+    # the README's fix: the install's man directory on MANPATH (':' keeps the default path)
+    proc = subprocess.run(["git", "gasp", "help", "--man-path"], env=env, **run)
+    assert proc.returncode == 0, proc.stderr
+    assert Path(proc.stdout.strip()) == installed / "share" / "man"
+    env = _tool_env(tool_bin, MANPATH=proc.stdout.strip() + ":")
+    for argv, title in ((["help", "gasp"], "GIT-GASP(1)"),
+                        (["help", "git-gasp-check"], "GIT-GASP-CHECK(1)")):
+        proc = subprocess.run(["git", *argv], env=env, **run)
+        assert proc.returncode == 0, proc.stderr
+        assert title in proc.stdout
+
+
+@pytest.mark.slow
+def test_tool_install_without_man_renders_the_packaged_page(installed, tool_bin, tmp_path):
+    """No man at all (a minimal container): the page shipped in the package, rendered."""
+    proc = subprocess.run(
+        [str(tool_bin / "git-gasp"), "kg", "--help"],
+        capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL,
+        env=_tool_env(tool_bin, PATH=str(tool_bin)),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("GIT-GASP-KG(1)") and "OPTIONS OF SEARCH" in proc.stdout
+    packaged = next((installed / "lib").glob("python*/site-packages/git_gasp/man/git-gasp-kg.1"))
+    assert packaged.read_bytes() == (MAN_DIR / "git-gasp-kg.1").read_bytes()
+
+
 # --- man page sources ---------------------------------------------------------------
 
 
@@ -303,18 +389,7 @@ def test_man_page_renders_without_warnings(page):
         assert proc.returncode == 0 and proc.stderr == "", proc.stderr
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_man_page_documents_every_option(name):
-    """Each command's click options appear in its page (and the page names them right)."""
-    module_name, attr = COMMANDS[name].split(":")
-    command = getattr(importlib.import_module(module_name), attr)
-    text = (MAN_DIR / f"git-gasp-{name}.1").read_text()
-    missing = []
-    for param in command.params:
-        for opt in param.opts if param.param_type_name == "option" else ():
-            if opt.startswith("--") and opt != "--help" and opt.replace("-", r"\-") not in text:
-                missing.append(opt)
-    assert not missing, f"man/git-gasp-{name}.1 does not document {missing}"
+# OPTIONS sections against the click definitions: tests/test_man_pages.py
 
 
 # --- the CLI as the checkout's venv has it ----------------------------------------------
@@ -417,3 +492,74 @@ def test_main_man_page_lists_every_command():
     listed = {line[3:].replace("\\-", "-") for line in section.splitlines()
               if line.startswith(".B ")}
     assert set(COMMANDS) <= listed, sorted(set(COMMANDS) - listed)
+
+
+def test_readme_runtime_example_runs_and_releases_the_lease(agent):
+    """The `AgentState` example, run against a fresh agent: the `with` releases the lease."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+                if "AgentState.open(" in b]
+    assert "with AgentState.open(" in block
+    code = block.replace('"my-agent"', repr(str(agent)))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=agent.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert "Lineage of" in proc.stdout
+    assert not (agent / ".agent" / "lease").exists()
+
+
+def test_one_pre_commit_setup_in_readme_install_hooks_and_the_hooks_file():
+    """README's .pre-commit-config.yaml is what install-hooks prints, and it names hooks
+    .pre-commit-hooks.yaml defines at both stages, from the project's own repository."""
+    import yaml
+
+    from git_gasp.githooks import managers
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", readme, re.DOTALL)
+    configs = [b for b in blocks if "gasp-guard" in b]
+    assert len(configs) == 1, "one recommended pre-commit setup in the README"
+    shown = "\n".join(line[2:] for line in configs[0].splitlines())  # a list item's indent
+    assert shown.strip() == managers.PRE_COMMIT_CONFIG_LINES
+    assert managers.PRE_COMMIT_SNIPPET.startswith(managers.PRE_COMMIT_CONFIG_LINES)
+    config = yaml.safe_load(shown)
+    assert set(config["default_install_hook_types"]) == {"pre-commit", "pre-merge-commit"}
+    (repo,) = config["repos"]
+    assert repo["repo"] == managers.PRE_COMMIT_REPO
+    assert repo["repo"] == _pyproject()["project"]["urls"]["Source"]
+    assert repo["rev"] == f"v{git_gasp.__version__}"
+    defined = {h["id"]: h for h in yaml.safe_load(
+        (REPO_ROOT / ".pre-commit-hooks.yaml").read_text())}
+    stages = set()
+    for hook in repo["hooks"]:
+        stages |= set(defined[hook["id"]]["stages"])
+    assert stages == {"pre-commit", "pre-merge-commit"}, "the guard runs at both stages"
+    for spec in defined.values():
+        assert spec["minimum_pre_commit_version"] == "3.2.0"  # the pre-commit stage names
+        assert spec["entry"].startswith("git-gasp hook ")
+
+
+def test_markdown_links_resolve():
+    """Every relative link of the shipped Markdown points at a file of the repository."""
+    broken = []
+    for md in (REPO_ROOT / "README.md", REPO_ROOT / "CONTRIBUTING.md",
+               *(REPO_ROOT / "git_gasp").rglob("*.md")):
+        for target in re.findall(r"\]\(([^)\s]+)\)", md.read_text()):
+            if re.match(r"[a-z]+:|#", target):
+                continue
+            if not (md.parent / target.split("#", 1)[0]).exists():
+                broken.append(f"{md.relative_to(REPO_ROOT)}: {target}")
+    assert not broken, broken
+
+
+def test_init_hint_names_identity_amend(tmp_path):
+    """`init`'s next step is the command that edits the identity, with its required options."""
+    from git_gasp.cli.commands.identity import identity_amend
+
+    proc = subprocess.run([*_git_gasp_exe(), "init", "a", "--agent-id", "a"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    hint = proc.stdout.splitlines()[-1]
+    assert hint.startswith("next: ") and "`git gasp identity amend" in hint
+    required = [o for p in identity_amend.params if p.required for o in p.opts]
+    assert required and all(opt in hint for opt in required), (hint, required)

@@ -126,8 +126,8 @@ def _zstd_stream(path: Path) -> io.BufferedIOBase:
     exe = shutil.which("zstd")
     if exe is None:
         raise GaspError(
-            f"{path}: reading .jsonl.zst needs the `zstandard` package "
-            "(pip install zstandard) or the `zstd` program"
+            f"{path}: reading .jsonl.zst needs the zstd extra "
+            "(pip install 'git-gasp[zstd]') or the `zstd` program"
         )
     try:
         proc = subprocess.run([exe, "-dc"], input=raw, capture_output=True, check=False)

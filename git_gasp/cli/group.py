@@ -10,6 +10,7 @@ import click
 
 from git_gasp import __version__
 from git_gasp.cli.completion import COMPLETE_VAR
+from git_gasp.cli.help import help_command, manual_request, run_manual
 from git_gasp.cli.main import COMMANDS, exit_for_error
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
@@ -34,8 +35,12 @@ class LazyGroup(click.Group):
 def cli() -> None:
     """git-gasp: keep an AI agent's durable state in git (GASP).
 
-    Run `git gasp COMMAND -h` for a command's options, `git help gasp` for the manual.
+    Run `git gasp COMMAND -h` for a command's options, `git gasp COMMAND --help` for
+    its manual, `git help gasp` for the manual of git gasp.
     """
+
+
+cli.add_command(help_command)
 
 
 def _sentence(message: str) -> str:
@@ -87,6 +92,9 @@ _NO_ARGS_IS_HELP: type[click.ClickException] = getattr(
 
 def run_click(argv: list[str] | None = None) -> NoReturn:
     """Parse `argv` with click and run the command, errors through the one handler."""
+    page = manual_request(sys.argv[1:] if argv is None else argv)  # `--help`: the manual
+    if page is not None:
+        run_manual(page)
     try:
         rv = cli.main(args=argv, prog_name="git gasp", standalone_mode=False,
                       complete_var=COMPLETE_VAR)

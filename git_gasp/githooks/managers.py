@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_gasp import __version__
 from git_gasp.githooks.manager_config import (
     ConfigError,
     husky_runs_guard,
@@ -75,7 +76,7 @@ def _pre_commit_fix(m: Manager, hook: str) -> str:
                 "`stages: [pre-commit, pre-merge-commit]` to a local gasp-guard hook), then "
                 "`pre-commit install --hook-type pre-merge-commit`")
     return (f"add `- id: gasp-guard` and `- id: gasp-merge-guard` under git-gasp's repository "
-            f"in {m.config} (or the local hook `git gasp install-hooks` prints), then "
+            f"in {m.config} (as `git gasp install-hooks` prints), then "
             "`pre-commit install --hook-type pre-commit --hook-type pre-merge-commit`")
 
 
@@ -180,19 +181,22 @@ def _lefthook_snippet(name: str) -> str:
             f"      run: {MERGE_GUARD_COMMAND}")
 
 
-PRE_COMMIT_SNIPPET = f"""\
-  - repo: local
+# The one recommended pre-commit setup (README.md shows the same lines): git-gasp's
+# repository with its .pre-commit-hooks.yaml (gasp-guard for commits, gasp-merge-guard
+# for merge commits), both hook types installed by a plain `pre-commit install`.
+PRE_COMMIT_REPO = "https://github.com/git-gasp/git-gasp"
+PRE_COMMIT_CONFIG_LINES = f"""\
+default_install_hook_types: [pre-commit, pre-merge-commit]
+repos:
+  - repo: {PRE_COMMIT_REPO}
+    rev: v{__version__}
     hooks:
       - id: gasp-guard
-        name: GASP append-only guard
-        entry: {GUARD_COMMAND}
-        language: system
-        pass_filenames: false
-        always_run: true
-        stages: [pre-commit, pre-merge-commit]
+      - id: gasp-merge-guard"""
+PRE_COMMIT_SNIPPET = f"""\
+{PRE_COMMIT_CONFIG_LINES}
 
-(under `repos:`; then run `pre-commit install --hook-type pre-commit --hook-type
-pre-merge-commit`: git runs pre-merge-commit, not pre-commit, for a merge without
-conflicts, and the guard reads the merged commits from git's environment either way.
-With git-gasp's own repository as `repo:` instead, list `id: gasp-guard` and
-`id: gasp-merge-guard`: both come from its .pre-commit-hooks.yaml.)"""
+(add the repo entry under your `repos:` and both hook types to
+default_install_hook_types, then run `pre-commit install`: git runs pre-merge-commit,
+not pre-commit, for a merge without conflicts; gasp-guard guards commits,
+gasp-merge-guard merge commits, both from git-gasp's .pre-commit-hooks.yaml.)"""

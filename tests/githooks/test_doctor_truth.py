@@ -92,9 +92,10 @@ def test_the_recommended_pre_commit_setup_is_healthy(agent):
     assert_one_line_each(text)
 
 
-def test_the_local_snippet_install_hooks_prints_is_healthy(agent):
+def test_the_snippet_install_hooks_prints_is_healthy(agent):
     block = managers.PRE_COMMIT_SNIPPET.split("\n\n")[0]
-    pre_commit_manages(agent, "repos:\n" + block + "\n")
+    assert block == managers.PRE_COMMIT_CONFIG_LINES  # README.md shows the same lines
+    pre_commit_manages(agent, block + "\n")
     code, found = findings(agent)
     assert code == 0 and levels(found) == ["ok", "ok"], found
 

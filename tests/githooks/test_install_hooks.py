@@ -167,9 +167,9 @@ def test_pre_commit_framework_repo_gets_a_snippet_and_nothing_overwritten(repo):
     assert "pre-commit manages" in text and "id: gasp-guard" in text
     assert hook_of(repo).read_bytes() == generated
     snippet = text.split("Add the GASP guard to .pre-commit-config.yaml:", 1)[1]
-    block = snippet.split("\n\n")[1]
-    hooks = yaml.safe_load("repos:\n" + block)["repos"][0]["hooks"][0]
-    assert hooks["entry"] == "git gasp hook pre-commit" and hooks["pass_filenames"] is False
+    config = yaml.safe_load(snippet.split("\n\n")[1])
+    assert config["default_install_hook_types"] == ["pre-commit", "pre-merge-commit"]
+    assert config["repos"][0]["hooks"] == [{"id": "gasp-guard"}, {"id": "gasp-merge-guard"}]
     # --force installs anyway, chaining the framework's hook.
     ok(gasp(repo, "install-hooks", "--force"))
     assert (hook_of(repo).parent / "pre-commit.legacy").read_bytes() == generated

@@ -18,6 +18,7 @@ def init(path: str | None, agent_id: str | None) -> int:
     root = Path(path or ".")
     agent, commit = init_agent(root, agent_id, install_hooks=install_for_init)
     click.echo(f"initialised agent {agent} in {root} (commit {commit.decode()[:12]})")
-    click.echo("next: write identity/IDENTITY.md, set identity_hash in AGENT.md to the hash "
-               "`git gasp check` reports, and commit both together")
+    click.echo("next: write who the agent is in identity/IDENTITY.md, then run "
+               "`git gasp identity amend --approved-by NAME --reason TEXT` (one commit: "
+               "the edit, the new identity_hash in AGENT.md, the approving decision)")
     return 0
