@@ -5,7 +5,7 @@ A graph is a git tree: `entities/<id>/entity.md` holds an entity,
 front matter; `schema/ontology.md` documents the types. One repository holds a
 branch per identity; the state home (`~/.perstate`, or `$PERSTATE_HOME`) keeps a
 bare clone per repository and one worktree per branch, and `config.yml` binds
-sessions to branches. See `spec/PERSTATE.txt`.
+sessions to branches. The format is Perstate's (git_gasp/kg/README.md).
 
 Modules, one job each: `ids` (id rules), `frontmatter` (parse/edit front matter
 without losing fields), `model` (entity/relation files), `config` (config.yml),
