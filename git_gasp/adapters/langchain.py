@@ -26,14 +26,14 @@ from git_gasp.adapters.bridge import (
     missing_extra,
     summary,
 )
-from git_gasp.runtime.sink import AgentSink
+from git_gasp.runtime.sink import AgentSink, StateSink
 
 try:
     from langchain_core.callbacks import BaseCallbackHandler
 except ImportError as _exc:  # the extra is not installed
     raise missing_extra(__name__, "langchain", "langchain-core", _exc) from None
 
-__all__ = ["GaspCallbackHandler"]
+__all__ = ["GaspCallbackHandler", "StateSink"]  # StateSink too: one import line
 
 # the metadata keys LangChain adds for LangSmith, left out of the call's metadata
 _LS_PREFIXES = ("ls_", "lc_")

@@ -22,14 +22,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from git_gasp.adapters.bridge import RunScope, error_text, guarded, missing_extra, summary
-from git_gasp.runtime.sink import AgentSink
+from git_gasp.runtime.sink import AgentSink, StateSink
 
 try:
     from agents.tracing import TracingProcessor
 except ImportError as _exc:  # the extra is not installed
     raise missing_extra(__name__, "openai-agents", "openai-agents", _exc) from None
 
-__all__ = ["GaspTracingProcessor"]
+__all__ = ["GaspTracingProcessor", "StateSink"]  # StateSink too: one import line
 
 
 class GaspTracingProcessor(TracingProcessor):
