@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from git_gasp.base.ids import valid_id
 from git_gasp.runtime.state import AgentState
 from git_gasp.runtime.writepath import StateError
 
@@ -28,6 +29,7 @@ OUTCOME_LIMIT = 200  # an outcome becomes a commit trailer: one short line
 ERROR_LIMIT = 2000
 SUMMARY_LIMIT = 4000
 _TEXT_LIMIT = 1000  # an object's text when metadata holds a value JSON cannot
+_MAX_PENDING = 4096  # start times kept for calls not finished yet
 
 
 @runtime_checkable
@@ -95,6 +97,7 @@ class StateSink:
         self._lock = threading.RLock()
         self._started: dict[str, int] = {}  # call or run id -> time.monotonic_ns() at start
         self._depth = 0
+        self._runs: set[str] = set()  # runs this sink started
 
     @classmethod
     def open(cls, path: str | Path, *, on_error: ErrorHandler | None = None,
@@ -127,6 +130,8 @@ class StateSink:
                 log.warning("sink on_error handler failed: %s", describe(again))
 
     def _mark(self, ident: str) -> str:
+        if len(self._started) >= _MAX_PENDING:  # calls never finished: forget the oldest
+            del self._started[next(iter(self._started))]
         self._started[ident] = time.monotonic_ns()
         return ident
 
@@ -137,14 +142,26 @@ class StateSink:
     # --- runs ------------------------------------------------------------------------
     def on_run_started(self, task: str, *, goal: str | None = None,
                        metadata: dict | None = None, run_id: str | None = None) -> str | None:
-        """Start a run. `goal` is an existing goal's id, or the title of a new goal."""
+        """Start a run. `goal` is an existing goal's id, or the title of a new goal.
+
+        A run this sink started must be finished first; a run left open by an earlier
+        process (resumed when the state was opened) is finished as "abandoned"."""
         def go() -> str:
-            if self.state.run is not None:
-                raise StateError(f"run {self.state.run.run_id} is still open; finish it first")
+            task_line = one_line(task, SUMMARY_LIMIT) or "run"
+            open_run = self.state.run
+            if open_run is not None and open_run.run_id in self._runs:
+                raise StateError(f"run {open_run.run_id} is still open; finish it first")
+            if run_id is not None and (not valid_id(run_id) or self.state.graph.has_node(run_id)):
+                raise StateError(f"run id {run_id!r} is not usable (invalid or taken)")
             goal_id = self._goal(goal)
-            return self._mark(self.state.start_run(
-                one_line(task, SUMMARY_LIMIT) or "run", goal=goal_id,
-                metadata=_meta(metadata), run_id=run_id))
+            if open_run is not None:
+                log.warning("sink: finishing run %s, left open by an earlier process, as "
+                            "abandoned", open_run.run_id)
+                self.state.finish_run("abandoned", error="left open; a new run started")
+            rid = self.state.start_run(task_line, goal=goal_id, metadata=_meta(metadata),
+                                       run_id=run_id)
+            self._runs.add(rid)
+            return self._mark(rid)
         return self._call("on_run_started", go)
 
     def _goal(self, goal: str | None) -> str | None:
@@ -167,11 +184,12 @@ class StateSink:
         run = self.state.run
         if run is None:
             raise StateError("no run is open")
+        error = _error(error)
         error = one_line(error, ERROR_LIMIT) if error is not None else None
         line = one_line(outcome, OUTCOME_LIMIT)
         if error is not None and line in ("", "succeeded"):
             line = "failed"
-        return self.state.finish_run(line or "succeeded", error=error or None,
+        return self.state.finish_run(line or "succeeded", error=error,
                                      duration_ms=self._elapsed(run.run_id),
                                      metadata=_meta(metadata))
 
@@ -179,8 +197,8 @@ class StateSink:
     def on_model_called(self, model: str, *, provider: str | None = None,
                         input_summary: str = "", metadata: dict | None = None) -> str | None:
         return self._call("on_model_called", lambda: self._mark(self.state.record_model_call(
-            str(model), provider=provider, input_summary=text(input_summary, SUMMARY_LIMIT),
-            metadata=_meta(metadata))))
+            str(model), provider=_opt_str(provider),
+            input_summary=text(input_summary, SUMMARY_LIMIT), metadata=_meta(metadata))))
 
     def on_model_finished(self, call_id: str | None, *, output_summary: str = "",
                           error: str | None = None, usage: dict | None = None,
@@ -219,7 +237,8 @@ class StateSink:
                 patch: str | None = None, metadata: dict | None = None) -> str | None:
         """An eval (Passed / Failed / …); `patch` is validated_by it."""
         return self._call("on_eval", lambda: self.state.record_eval(
-            str(command), status, score=score, validates=patch, metadata=_meta(metadata)))
+            str(command), status, score=None if score is None else float(score),
+            validates=patch, metadata=_meta(metadata)))
 
     def on_patch(self, title: str, *, metadata: dict | None = None, **links: Any) -> str | None:
         """A proposed patch; `links` are propose_patch's keywords (advances, addresses,
@@ -298,6 +317,10 @@ def text(value: object, limit: int) -> str:
     """`value` as text of at most `limit` characters (None is empty)."""
     out = "" if value is None else str(value)
     return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+def _opt_str(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def _error(error: object) -> str | None:
