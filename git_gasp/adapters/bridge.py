@@ -84,9 +84,22 @@ def guarded(fn: F) -> F:
 
 
 def caller_run_open(sink: AgentSink) -> bool:
-    """True when the sink already has a run open that the bridge did not start (a
-    StateSink whose caller started one, or the run AgentState resumed on open)."""
-    return getattr(getattr(sink, "state", None), "run", None) is not None
+    """True when the sink has a run open that its caller started (the bridge then records
+    into it). A run an earlier process left open does not count: StateSink finishes it
+    as abandoned when the bridge starts its own."""
+    run = getattr(getattr(sink, "state", None), "run", None)
+    if run is None:
+        return False
+    started = getattr(sink, "_runs", None)  # StateSink: the runs it started itself
+    return not isinstance(started, (set, frozenset, dict)) or run.run_id in started
+
+
+def _goal_of(sink: AgentSink, run_id: str | None) -> str | None:
+    """The goal id a StateSink's run serves (so a goal given by title is created once,
+    not once per run)."""
+    graph = getattr(getattr(sink, "state", None), "graph", None)
+    node = graph.node(run_id) if graph is not None and run_id else None
+    return node["props"].get("goal_id") if node else None
 
 
 class RunScope:
@@ -131,6 +144,8 @@ class RunScope:
                 return
             self.run_id = self.sink.on_run_started(self.task or task_line(task) or "run",
                                                    goal=self.goal, metadata=metadata)
+            self.goal = _goal_of(self.sink, self.run_id) or self.goal
+
 
     def leave(self, key: Any, *, error: str | None = None, outcome: str | None = None,
               metadata: dict | None = None) -> None:

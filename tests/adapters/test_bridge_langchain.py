@@ -65,10 +65,13 @@ def boom(x: str) -> str:
     raise RuntimeError(f"kaboom {x}")
 
 
-@tool(handle_tool_error=True)
+@tool
 def picky(x: str) -> str:
     """Fails in a way the tool itself handles."""
     raise ToolException(f"bad input {x}")
+
+
+picky.handle_tool_error = True  # the error becomes a ToolMessage with status "error"
 
 
 TOOLS = {"add": add, "boom": boom, "picky": picky}
@@ -293,7 +296,7 @@ def test_without_the_extra_the_import_fails_in_one_line_naming_the_extra():
 
 def _readme_example(heading: str) -> str:
     readme = (REPO_ROOT / "README.md").read_text()
-    section = readme.split(f"\n### {heading}\n", 1)[1].split("\n#", 1)[0]
+    section = re.split(r"\n##+ ", readme.split(f"\n### {heading}\n", 1)[1], maxsplit=1)[0]
     (code,) = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
     return code
 
