@@ -1,8 +1,8 @@
 """LangChain onto the sink: a `langchain-core` callback handler.
 
-    from git_gasp.adapters.langchain import GaspCallbackHandler
-    sink = StateSink.open(".")
-    chain.invoke(question, config={"callbacks": [GaspCallbackHandler(sink)]})
+    from git_gasp.adapters.langchain import GaspCallbackHandler, StateSink
+    with StateSink.open("my-agent") as sink:
+        chain.invoke(question, config={"callbacks": [GaspCallbackHandler(sink)]})
 
 The outermost unit the handler sees (a chain, or a model or tool call made outside
 any chain) is a run: it starts the run and its end finishes it ("failed" with its

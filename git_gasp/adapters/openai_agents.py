@@ -1,18 +1,18 @@
 """The OpenAI Agents SDK onto the sink: a tracing processor.
 
-    from git_gasp.adapters.openai_agents import GaspTracingProcessor
-    sink = StateSink.open(".")
-    agents.add_trace_processor(GaspTracingProcessor(sink))
+    from git_gasp.adapters.openai_agents import GaspTracingProcessor, StateSink
+    with StateSink.open("my-agent") as sink:
+        agents.add_trace_processor(GaspTracingProcessor(sink))
 
 A trace (one `Runner.run`, or a `with trace(...)` around several) is a run, finished
-"failed" when an agent span ended with an error; a span whose trace never started
-(a trace reattached on resume) opens the run itself and its end closes it. Generation
-spans are model calls (model, usage); response spans too, recorded when they end (the
-model is known only then); function spans are tool calls, failed when the span has an
-error; a handoff is a `handoff` tool call; a guardrail an eval (Failed when its
-tripwire triggered). Task, turn, agent and custom spans add nothing but the run's
-outcome. Calls are keyed by span id. Every text is redacted before it reaches the sink.
-Needs the extra: pip install 'git-gasp[openai-agents]'.
+"failed" when an agent, task or turn span ended with an error or a guardrail's
+tripwire triggered; a span whose trace never started (a trace reattached on resume)
+opens the run itself and its end closes it. Generation spans are model calls (model,
+provider host, usage); response spans too, recorded when they end (the model is known
+only then); function spans are tool calls, failed when the span has an error; a
+handoff is a `handoff` tool call; a guardrail an eval (Failed when its tripwire
+triggered). Calls are keyed by span id. Every text is redacted before it reaches the
+sink. Needs the extra: pip install 'git-gasp[openai-agents]'.
 """
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ try:
     from agents.tracing import TracingProcessor
 except ImportError as _exc:  # the extra is not installed
     raise missing_extra(__name__, "openai-agents", "openai-agents", _exc) from None
+
+# spans whose error is the run's: the run (task), an agent, a turn (a guardrail's
+# tripwire), and a guardrail that triggered
+_RUN_SPANS = ("agent", "task", "turn", "guardrail")
 
 __all__ = ["GaspTracingProcessor", "StateSink"]  # StateSink too: one import line
 
@@ -127,9 +131,11 @@ class GaspTracingProcessor(TracingProcessor):
                                   "Failed" if data.triggered else "Passed",
                                   metadata={"span_id": span.span_id,
                                             "triggered": bool(data.triggered)})
+                if data.triggered:  # a tripwire ends the run with an exception
+                    error = error or f"guardrail {data.name} tripwire triggered"
             elif kind == "agent" and info is not None and data.name not in info["agents"]:
                 info["agents"].append(data.name)
-            if error is not None and kind in ("agent", "task") and info is not None:
+            if error is not None and kind in _RUN_SPANS and info is not None:
                 info["error"] = info["error"] or error
             if info is not None and info.get("root") == span.span_id:
                 self._finish(span.span_id, span.trace_id)
