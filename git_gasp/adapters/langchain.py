@@ -15,6 +15,7 @@ before it reaches the sink. Needs the extra: pip install 'git-gasp[langchain]'.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
@@ -61,12 +62,12 @@ class GaspCallbackHandler(BaseCallbackHandler):
         self._calls: dict[UUID, tuple[str, str | None]] = {}  # run id -> (kind, call id)
 
     # --- roots and runs ------------------------------------------------------------------
-    def _start(self, run_id: UUID, parent_run_id: UUID | None, task: str,
+    def _start(self, run_id: UUID, parent_run_id: UUID | None, task: Callable[[], str],
                metadata: dict) -> None:
         """Note a LangChain run; a root (its parent unseen) enters the run scope."""
         self._open.add(run_id)
         if parent_run_id is None or parent_run_id not in self._open:
-            self._scope.enter(run_id, task, metadata)
+            self._scope.enter(run_id, task(), metadata)
 
     def _end(self, run_id: UUID, *, error: str | None = None,
              metadata: dict | None = None) -> None:
@@ -77,9 +78,13 @@ class GaspCallbackHandler(BaseCallbackHandler):
     def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, tags: list[str] | None = None,
                        metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        name = _name(serialized, kwargs) or "chain"
+
+        def task() -> str:  # only a root's: a graph's state can be big
+            text = _input_text(inputs)
+            return f"{name}: {text}" if text else name
+
         with self._lock:
-            name = _name(serialized, kwargs) or "chain"
-            task = f"{name}: {_input_text(inputs)}" if _input_text(inputs) else name
             self._start(run_id, parent_run_id, task,
                         {"langchain_run_id": str(run_id), "chain": name, **_user(metadata)})
 
@@ -120,7 +125,7 @@ class GaspCallbackHandler(BaseCallbackHandler):
         model = _model_name(serialized, meta, kwargs)
         info = {"langchain_run_id": str(run_id), **_user(meta)}
         with self._lock:
-            self._start(run_id, parent_run_id, f"{model}: {prompt}", info)
+            self._start(run_id, parent_run_id, lambda: f"{model}: {prompt}", info)
             cid = self.sink.on_model_called(model, provider=_str(meta.get("ls_provider")),
                                             input_summary=summary(prompt), metadata=info)
             self._calls[run_id] = ("model", cid)
@@ -156,7 +161,7 @@ class GaspCallbackHandler(BaseCallbackHandler):
             info["tool_call_id"] = str(kwargs["tool_call_id"])
         args = inputs if inputs is not None else input_str
         with self._lock:
-            self._start(run_id, parent_run_id, f"{tool}: {as_text(args)}", info)
+            self._start(run_id, parent_run_id, lambda: f"{tool}: {as_text(args)}", info)
             cid = self.sink.on_tool_called(tool, input_summary=summary(args), metadata=info)
             self._calls[run_id] = ("tool", cid)
 
