@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from git_gasp.adapters.redact import redact_text
-from git_gasp.runtime.sink import AgentSink, describe, one_line
+from git_gasp.adapters.redact import redact, redact_text
+from git_gasp.runtime.sink import AgentSink, describe, jsonable, one_line
 
 log = logging.getLogger("git_gasp.sink")
 
@@ -58,6 +58,12 @@ def summary(value: Any, limit: int = SUMMARY_LIMIT) -> str:
 def task_line(value: Any, limit: int = TASK_LIMIT) -> str:
     """A run's task: `value` redacted, on one line."""
     return one_line(summary(value, 4 * limit), limit)
+
+
+def metadata_of(value: dict | None) -> dict | None:
+    """Metadata for the sink: JSON (what JSON cannot hold as text), every string
+    redacted (ids are not taken for high-entropy secrets)."""
+    return redact(jsonable(value)) if value else None
 
 
 def error_text(error: Any) -> str | None:
@@ -143,7 +149,7 @@ class RunScope:
                 self.run_id = None
                 return
             self.run_id = self.sink.on_run_started(self.task or task_line(task) or "run",
-                                                   goal=self.goal, metadata=metadata)
+                                                   goal=self.goal, metadata=metadata_of(metadata))
             self.goal = _goal_of(self.sink, self.run_id) or self.goal
 
 
@@ -162,7 +168,7 @@ class RunScope:
             self.run_id = None
             failed = self._error is not None
             self.sink.on_run_finished(self._outcome or ("failed" if failed else "succeeded"),
-                                      error=self._error, metadata=self._info or None)
+                                      error=self._error, metadata=metadata_of(self._info))
 
     def abandon(self, reason: str) -> None:
         """End every open root (the framework shut down mid-run)."""

@@ -24,6 +24,7 @@ from git_gasp.adapters.bridge import (
     as_text,
     error_text,
     guarded,
+    metadata_of,
     missing_extra,
     summary,
 )
@@ -127,7 +128,8 @@ class GaspCallbackHandler(BaseCallbackHandler):
         with self._lock:
             self._start(run_id, parent_run_id, lambda: f"{model}: {prompt}", info)
             cid = self.sink.on_model_called(model, provider=_str(meta.get("ls_provider")),
-                                            input_summary=summary(prompt), metadata=info)
+                                            input_summary=summary(prompt),
+                                            metadata=metadata_of(info))
             self._calls[run_id] = ("model", cid)
 
     @guarded
@@ -162,7 +164,8 @@ class GaspCallbackHandler(BaseCallbackHandler):
         args = inputs if inputs is not None else input_str
         with self._lock:
             self._start(run_id, parent_run_id, lambda: f"{tool}: {as_text(args)}", info)
-            cid = self.sink.on_tool_called(tool, input_summary=summary(args), metadata=info)
+            cid = self.sink.on_tool_called(tool, input_summary=summary(args),
+                                           metadata=metadata_of(info))
             self._calls[run_id] = ("tool", cid)
 
     @guarded

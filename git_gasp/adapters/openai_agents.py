@@ -21,7 +21,14 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from git_gasp.adapters.bridge import RunScope, error_text, guarded, missing_extra, summary
+from git_gasp.adapters.bridge import (
+    RunScope,
+    error_text,
+    guarded,
+    metadata_of,
+    missing_extra,
+    summary,
+)
 from git_gasp.runtime.sink import AgentSink, StateSink
 
 try:
@@ -95,12 +102,12 @@ class GaspTracingProcessor(TracingProcessor):
             if kind == "generation":
                 self._calls[span.span_id] = ("model", self.sink.on_model_called(
                     data.model or "unknown", provider=_provider(data.model_config),
-                    input_summary=_messages(data.input), metadata=meta))
+                    input_summary=_messages(data.input), metadata=metadata_of(meta)))
             elif kind == "function":
                 if getattr(data, "mcp_data", None):
                     meta["mcp"] = data.mcp_data
                 self._calls[span.span_id] = ("tool", self.sink.on_tool_called(
-                    data.name, input_summary=summary(data.input), metadata=meta))
+                    data.name, input_summary=summary(data.input), metadata=metadata_of(meta)))
             elif kind == "handoff":
                 self._calls[span.span_id] = ("tool", self.sink.on_tool_called(
                     "handoff", input_summary=summary(f"from {data.from_agent}"), metadata=meta))

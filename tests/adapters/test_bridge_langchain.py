@@ -274,9 +274,12 @@ def test_secrets_in_prompts_and_outputs_are_redacted(agent):
     key = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
     with StateSink.open(agent, worker_id="w") as sink:
         FakeListChatModel(responses=[f"the key is {key}"]).invoke(
-            f"use {key}", config={"callbacks": [GaspCallbackHandler(sink)]})
+            f"use {key}", config={"callbacks": [GaspCallbackHandler(sink)],
+                                  "metadata": {"note": f"key {key}", "ticket": "T-7"}})
     log = (agent / "state/events.jsonl").read_text()
     assert key not in log and "[REDACTED:openai_key:" in log
+    (model,) = _nodes(_graph(agent), "model_call")
+    assert model["props"]["metadata"]["ticket"] == "T-7"  # the caller's metadata is kept
 
 
 def test_without_the_extra_the_import_fails_in_one_line_naming_the_extra():
