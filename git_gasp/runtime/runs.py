@@ -9,7 +9,7 @@ from git_gasp.base.ids import new_id, now_ms, valid_id
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.runtime.ops import clean, create_node, relate, update_node
 from git_gasp.runtime.seed import is_unfinished_run
-from git_gasp.runtime.writepath import StateError
+from git_gasp.runtime.writepath import AUTO, StateError
 
 
 @dataclass
@@ -195,7 +195,13 @@ class RunLifecycle:
         props = clean({"status": "succeeded" if success else "failed", "success": success,
                         "output_summary": output or None, "finished_ts_ms": finished, **extra,
                         "outcome_metadata": metadata or None})
-        self.emit(f"{what}.finished", payload, [update_node(call_id, props)], links=(call_id,))
+        cause: object = AUTO
+        correlation: object = AUTO
+        if run_id and (self.run is None or self.run.run_id != run_id):
+            # the call's run is over (or another run is open): chain to the call itself
+            cause, correlation = self.creator_of(call_id) or AUTO, run_id
+        self.emit(f"{what}.finished", payload, [update_node(call_id, props)], cause=cause,
+                  correlation=correlation, links=(call_id,))
         return call_id
 
 

@@ -512,3 +512,42 @@ def test_values_are_coerced_to_what_the_log_holds(agent, monkeypatch):
     assert g.nodes[run]["props"]["error"] == "TimeoutError: too slow"
     assert g.nodes[run]["props"]["outcome"] == "failed"
     assert_conformant(agent)
+
+
+def test_a_call_finished_after_its_run_stays_in_that_run(agent):
+    with StateSink.open(agent, worker_id="w") as sink:
+        first = sink.on_run_started("first")
+        late = sink.on_tool_called("slow tool")
+        sink.on_run_finished()
+        assert sink.on_tool_finished(late, output_summary="done at last") == late  # no run
+        second = sink.on_run_started("second")
+        t = sink.on_tool_called("t")
+        sink.on_run_finished()
+        sink.on_run_started("third")
+        assert sink.on_tool_finished(t) == t  # another run is open
+    assert sink.errors == 0, sink.last_error
+    events = _events(agent)
+    called = {e.payload["id"]: e for e in events if e.kind == "tool.called"}
+    for e in (e for e in events if e.kind == "tool.finished"):
+        run = first if e.payload["id"] == late else second
+        assert e.correlation_id == run and e.payload["run_id"] == run
+        assert e.causation_id == called[e.payload["id"]].id
+    assert_conformant(agent)
+
+
+CALLBACKS = ("on_run_started", "on_run_finished", "on_model_called", "on_model_finished",
+             "on_tool_called", "on_tool_finished", "on_eval", "on_patch", "on_decision")
+
+
+def test_state_sink_has_the_protocols_exact_signatures():
+    import inspect
+
+    for name in CALLBACKS:
+        want = inspect.signature(getattr(AgentSink, name))
+        got = inspect.signature(getattr(StateSink, name))
+        assert [(p.name, p.kind, p.default) for p in got.parameters.values()] == \
+            [(p.name, p.kind, p.default) for p in want.parameters.values()], name
+    params = inspect.signature(AgentSink.on_model_finished).parameters
+    assert list(params) == ["self", "call_id", "output_summary", "error", "usage", "metadata"]
+    assert inspect.signature(AgentSink.on_run_finished).parameters["outcome"].default \
+        == "succeeded"
