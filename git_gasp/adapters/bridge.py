@@ -132,10 +132,6 @@ class RunScope:
     def is_root(self, key: Any) -> bool:
         return key in self._roots
 
-    @property
-    def open(self) -> bool:
-        return bool(self._roots)
-
     def enter(self, key: Any, task: str, metadata: dict | None = None) -> None:
         """A root started: start the run unless one is open already."""
         with self.lock:
@@ -151,7 +147,6 @@ class RunScope:
             self.run_id = self.sink.on_run_started(self.task or task_line(task) or "run",
                                                    goal=self.goal, metadata=metadata_of(metadata))
             self.goal = _goal_of(self.sink, self.run_id) or self.goal
-
 
     def leave(self, key: Any, *, error: str | None = None, outcome: str | None = None,
               metadata: dict | None = None) -> None:

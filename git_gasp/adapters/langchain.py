@@ -60,7 +60,7 @@ class GaspCallbackHandler(BaseCallbackHandler):
         self._scope = RunScope(sink, task=task, goal=goal)
         self._lock = self._scope.lock
         self._open: set[UUID] = set()  # every LangChain run seen starting, not yet ended
-        self._calls: dict[UUID, tuple[str, str | None]] = {}  # run id -> (kind, call id)
+        self._calls: dict[UUID, str | None] = {}  # LangChain run id -> our call id
 
     # --- roots and runs ------------------------------------------------------------------
     def _start(self, run_id: UUID, parent_run_id: UUID | None, task: Callable[[], str],
@@ -130,14 +130,14 @@ class GaspCallbackHandler(BaseCallbackHandler):
             cid = self.sink.on_model_called(model, provider=_str(meta.get("ls_provider")),
                                             input_summary=summary(prompt),
                                             metadata=metadata_of(info))
-            self._calls[run_id] = ("model", cid)
+            self._calls[run_id] = cid
 
     @guarded
     def on_llm_end(self, response: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                    **kwargs: Any) -> None:
         with self._lock:
-            kind, cid = self._calls.pop(run_id, ("model", None))
-            if kind == "model" and cid is not None:
+            cid = self._calls.pop(run_id, None)
+            if cid is not None:  # None: not seen starting, or its start failed (counted)
                 output, usage = _generation(response)
                 self.sink.on_model_finished(cid, output_summary=summary(output), usage=usage)
             self._end(run_id)
@@ -146,8 +146,8 @@ class GaspCallbackHandler(BaseCallbackHandler):
     def on_llm_error(self, error: BaseException, *, run_id: UUID,
                      parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         with self._lock:
-            kind, cid = self._calls.pop(run_id, ("model", None))
-            if kind == "model" and cid is not None:
+            cid = self._calls.pop(run_id, None)
+            if cid is not None:  # None: not seen starting, or its start failed (counted)
                 self.sink.on_model_finished(cid, error=error_text(error))
             self._end(run_id, error=error_text(error))
 
@@ -166,7 +166,7 @@ class GaspCallbackHandler(BaseCallbackHandler):
             self._start(run_id, parent_run_id, lambda: f"{tool}: {as_text(args)}", info)
             cid = self.sink.on_tool_called(tool, input_summary=summary(args),
                                            metadata=metadata_of(info))
-            self._calls[run_id] = ("tool", cid)
+            self._calls[run_id] = cid
 
     @guarded
     def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
@@ -174,8 +174,8 @@ class GaspCallbackHandler(BaseCallbackHandler):
         text = _content(output) if hasattr(output, "content") else output
         failed = getattr(output, "status", None) == "error"  # a handled tool error
         with self._lock:
-            kind, cid = self._calls.pop(run_id, ("tool", None))
-            if kind == "tool" and cid is not None:
+            cid = self._calls.pop(run_id, None)
+            if cid is not None:  # None: not seen starting, or its start failed (counted)
                 self.sink.on_tool_finished(cid, output_summary=summary(text),
                                            error=error_text(text or "error") if failed else None)
             self._end(run_id)
@@ -184,8 +184,8 @@ class GaspCallbackHandler(BaseCallbackHandler):
     def on_tool_error(self, error: BaseException, *, run_id: UUID,
                       parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         with self._lock:
-            kind, cid = self._calls.pop(run_id, ("tool", None))
-            if kind == "tool" and cid is not None:
+            cid = self._calls.pop(run_id, None)
+            if cid is not None:  # None: not seen starting, or its start failed (counted)
                 self.sink.on_tool_finished(cid, error=error_text(error))
             self._end(run_id, error=error_text(error))
 

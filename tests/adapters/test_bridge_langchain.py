@@ -27,7 +27,8 @@ from langchain_core.tools import ToolException, tool  # noqa: E402
 from git_gasp.adapters.langchain import GaspCallbackHandler  # noqa: E402
 from git_gasp.protocol.envelope import parse_log  # noqa: E402
 from git_gasp.protocol.fold import fold  # noqa: E402
-from git_gasp.runtime.sink import StateSink  # noqa: E402
+from git_gasp.runtime.sink import AgentSink, StateSink  # noqa: E402
+from tests.adapters.fake_sink import RecordingSink  # noqa: E402
 from tests.runtime.helpers import assert_conformant  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -280,6 +281,25 @@ def test_secrets_in_prompts_and_outputs_are_redacted(agent):
     assert key not in log and "[REDACTED:openai_key:" in log
     (model,) = _nodes(_graph(agent), "model_call")
     assert model["props"]["metadata"]["ticket"] == "T-7"  # the caller's metadata is kept
+
+
+def test_any_agent_sink_will_do_and_a_broken_one_never_breaks_the_agent():
+    sink = RecordingSink()
+    assert isinstance(sink, AgentSink)
+    _tool_loop_agent().invoke("what is 1+2", config={"callbacks": [GaspCallbackHandler(sink)]})
+    pair = ["on_model_called", "on_model_finished", "on_tool_called", "on_tool_finished"]
+    assert sink.names() == ["on_run_started", *pair, *pair, "on_model_called",
+                            "on_model_finished", "on_run_finished"]
+    # each finish names the id its start got back (ids count the callbacks from 1)
+    starts = [i + 1 for i, (name, _, _) in enumerate(sink.calls) if name.endswith("_called")]
+    finishes = [first for name, first, _ in sink.calls if name.endswith("_finished")
+                and name != "on_run_finished"]
+    assert [int(f.split("_")[1]) for f in finishes] == starts
+    broken = RecordingSink(fail=("on_tool_called", "on_run_finished"))
+    handler = GaspCallbackHandler(broken)
+    answer = _tool_loop_agent().invoke("what is 1+2", config={"callbacks": [handler]})
+    assert answer == "the answer is 3" and handler.errors == 3
+    assert "on_tool_finished" not in broken.names()  # no call to finish: its start failed
 
 
 def test_without_the_extra_the_import_fails_in_one_line_naming_the_extra():

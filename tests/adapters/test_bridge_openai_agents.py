@@ -46,7 +46,8 @@ from openai.types.responses import (  # noqa: E402
 from git_gasp.adapters.openai_agents import GaspTracingProcessor  # noqa: E402
 from git_gasp.protocol.envelope import parse_log  # noqa: E402
 from git_gasp.protocol.fold import fold  # noqa: E402
-from git_gasp.runtime.sink import StateSink  # noqa: E402
+from git_gasp.runtime.sink import AgentSink, StateSink  # noqa: E402
+from tests.adapters.fake_sink import RecordingSink  # noqa: E402
 from tests.runtime.helpers import assert_conformant  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -342,6 +343,26 @@ def test_a_run_the_caller_opened_takes_the_calls_and_stays_open(agent):
     (run,) = _nodes(g, "run")
     assert run["id"] == mine and len(_nodes(g, "model_call")) == 3
     assert sink.errors == 0
+
+
+def test_any_agent_sink_will_do_and_a_broken_one_never_breaks_the_agent():
+    sink = RecordingSink()
+    assert isinstance(sink, AgentSink)
+    set_trace_processors([GaspTracingProcessor(sink)])
+    Runner.run_sync(_calculator(), "what is 1+2")
+    pair = ["on_model_called", "on_model_finished", "on_tool_called", "on_tool_finished"]
+    assert sink.names() == ["on_run_started", *pair, *pair, "on_model_called",
+                            "on_model_finished", "on_run_finished"]
+    # each finish names the id its start got back (ids count the callbacks from 1)
+    starts = [i + 1 for i, (name, _, _) in enumerate(sink.calls) if name.endswith("_called")]
+    finishes = [first for name, first, _ in sink.calls if name.endswith("_finished")
+                and name != "on_run_finished"]
+    assert [int(f.split("_")[1]) for f in finishes] == starts
+    broken = RecordingSink(fail=("on_tool_called", "on_run_finished"))
+    processor = GaspTracingProcessor(broken)
+    set_trace_processors([processor])
+    assert Runner.run_sync(_calculator(), "what is 1+2").final_output == "the answer is 3"
+    assert processor.errors == 3
 
 
 def test_without_the_extra_the_import_fails_in_one_line_naming_the_extra():
