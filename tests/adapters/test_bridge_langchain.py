@@ -212,7 +212,6 @@ def test_a_model_error_is_a_failed_model_call(agent):
     assert model["props"]["status"] == "failed"
     assert model["props"]["error"] == "ConnectionError: model down"
     assert _nodes(g, "run")[0]["props"]["outcome"] == "failed"
-    assert_conformant(agent)
 
 
 def test_a_tool_error_the_tool_handles_is_still_a_failed_call(agent):

@@ -208,7 +208,6 @@ def test_response_spans_are_model_calls_too(agent):
     assert models[2]["props"]["output_summary"] == "the answer is 3"
     assert models[1]["props"]["usage"]["total_tokens"] == 15
     assert sink.errors == 0
-    assert_conformant(agent)
 
 
 def test_a_model_error_fails_the_model_call_and_the_run(agent):
