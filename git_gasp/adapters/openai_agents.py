@@ -83,7 +83,9 @@ class GaspTracingProcessor(TracingProcessor):
     def _finish(self, key: str, trace_id: str) -> None:
         info = self._traces.pop(trace_id, None) or {"agents": [], "error": None}
         agents = {"agents": info["agents"]} if info["agents"] else None
-        self._scope.leave(key, error=info["error"], metadata=agents)
+        # an SDK that marks no agent span (before 0.2x) still ends on the failed model call
+        error = info["error"] or info.get("model_error")
+        self._scope.leave(key, error=error, metadata=agents)
 
     # --- spans ---------------------------------------------------------------------------
     @guarded
@@ -142,6 +144,8 @@ class GaspTracingProcessor(TracingProcessor):
                     error = error or f"guardrail {data.name} tripwire triggered"
             elif kind == "agent" and info is not None and data.name not in info["agents"]:
                 info["agents"].append(data.name)
+            if kind in ("generation", "response") and info is not None:
+                info["model_error"] = error  # the last model call's: a retry clears it
             if error is not None and kind in _RUN_SPANS and info is not None:
                 info["error"] = info["error"] or error
             if info is not None and info.get("root") == span.span_id:

@@ -255,6 +255,27 @@ def test_handoffs_are_tool_calls_and_guardrails_evals(agent):
     assert_conformant(agent)
 
 
+def test_a_run_ends_failed_on_a_failed_last_model_call_not_on_a_retried_one(agent):
+    """What fails a run when no agent span says so (the SDK before it marked them)."""
+    def model_call(fail: bool) -> None:
+        with generation_span(model="m") as span:
+            if fail:
+                span.set_error(SpanError(message="Error getting response", data={}))
+
+    with StateSink.open(agent, worker_id="w") as sink:
+        set_trace_processors([GaspTracingProcessor(sink)])
+        with agents.trace("retried"):
+            model_call(True)
+            model_call(False)
+        with agents.trace("gave up"):
+            model_call(False)
+            model_call(True)
+    retried, gave_up = _nodes(_graph(agent), "run")
+    assert retried["props"]["outcome"] == "succeeded"
+    assert gave_up["props"]["outcome"] == "failed"
+    assert gave_up["props"]["error"] == "Error getting response"
+
+
 def test_a_trace_around_several_runs_is_one_run(agent):
     with StateSink.open(agent, worker_id="w") as sink:
         set_trace_processors([GaspTracingProcessor(sink)])
