@@ -14,12 +14,14 @@ import pytest
 
 pytest.importorskip("langchain_core")  # a guard only: the test extra installs it
 
+from langchain_core.language_models.fake import FakeListLLM  # noqa: E402
 from langchain_core.language_models.fake_chat_models import (  # noqa: E402
     FakeListChatModel,
     GenericFakeChatModel,
 )
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 from langchain_core.output_parsers import StrOutputParser  # noqa: E402
+from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 from langchain_core.prompts import ChatPromptTemplate  # noqa: E402
 from langchain_core.runnables import RunnableLambda, chain  # noqa: E402
 from langchain_core.tools import ToolException, tool  # noqa: E402
@@ -182,6 +184,25 @@ def test_nested_chains_are_not_runs(agent):
     assert model["props"]["model"] == "fake-list-chat-model"
     assert model["props"]["provider"] == "fakelistchatmodel"
     assert model["props"]["output_summary"] == "hi there"
+
+
+def test_text_completion_llms_and_usage_in_llm_output(agent):
+    """on_llm_start (a non-chat LLM) and OpenAI-style token_usage in llm_output."""
+    class Counted(GenericFakeChatModel):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            return ChatResult(generations=[ChatGeneration(message=AIMessage("ok"))],
+                              llm_output={"token_usage": {"prompt_tokens": 3,
+                                                          "completion_tokens": 1,
+                                                          "total_tokens": 4}})
+
+    pipeline = FakeListLLM(responses=["draft"]) | Counted(messages=iter([]))
+    with StateSink.open(agent, worker_id="w") as sink:
+        pipeline.invoke("write", config={"callbacks": [GaspCallbackHandler(sink)]})
+    llm, chat = _nodes(_graph(agent), "model_call")
+    assert llm["props"]["model"] == "fake-list" and llm["props"]["input_summary"] == "write"
+    assert llm["props"]["output_summary"] == "draft"
+    assert chat["props"]["usage"] == {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}
+    assert sink.errors == 0
 
 
 def test_a_failing_chain_fails_its_run_and_the_error_reaches_the_caller(agent):
