@@ -12,6 +12,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
 pytest.importorskip("langchain_core")  # a guard only: the test extra installs it
 
 from langchain_core.language_models.fake import FakeListLLM  # noqa: E402
@@ -320,6 +325,13 @@ def test_any_agent_sink_will_do_and_a_broken_one_never_breaks_the_agent():
     answer = _tool_loop_agent().invoke("what is 1+2", config={"callbacks": [handler]})
     assert answer == "the answer is 3" and handler.errors == 3
     assert "on_tool_finished" not in broken.names()  # no call to finish: its start failed
+
+
+def test_the_extra_is_declared_and_in_the_test_extra_ci_installs():
+    extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert extras["langchain"] == ["langchain-core>=0.3"]
+    assert "langchain-core>=0.3" in extras["test"]
 
 
 def test_without_the_extra_the_import_fails_in_one_line_naming_the_extra():

@@ -13,6 +13,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
 pytest.importorskip("agents")  # a guard only: the test extra installs openai-agents
 
 import agents  # noqa: E402
@@ -383,6 +388,13 @@ def test_any_agent_sink_will_do_and_a_broken_one_never_breaks_the_agent():
     set_trace_processors([processor])
     assert Runner.run_sync(_calculator(), "what is 1+2").final_output == "the answer is 3"
     assert processor.errors == 3
+
+
+def test_the_extra_is_declared_and_in_the_test_extra_ci_installs():
+    extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert extras["openai-agents"] == ["openai-agents>=0.2"]
+    assert "openai-agents>=0.2" in extras["test"]
 
 
 def test_without_the_extra_the_import_fails_in_one_line_naming_the_extra():
