@@ -148,6 +148,12 @@ class RunScope:
                                                    goal=self.goal, metadata=metadata_of(metadata))
             self.goal = _goal_of(self.sink, self.run_id) or self.goal
 
+    def note(self, outcome: str) -> None:
+        """The open run's outcome, unless a root's error names another (an interrupt)."""
+        with self.lock:
+            if self._roots and self._outcome is None:
+                self._outcome = outcome
+
     def leave(self, key: Any, *, error: str | None = None, outcome: str | None = None,
               metadata: dict | None = None) -> None:
         """A root ended (with `error` when it failed): the last one finishes the run."""
@@ -156,7 +162,7 @@ class RunScope:
                 return
             self._roots.discard(key)
             if error is not None and self._error is None:
-                self._error, self._outcome = error, outcome
+                self._error, self._outcome = error, outcome or self._outcome
             self._info.update(metadata or {})
             if self._roots or self.run_id is None:
                 return

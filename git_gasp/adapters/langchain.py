@@ -100,7 +100,11 @@ class GaspCallbackHandler(BaseCallbackHandler):
     def on_chain_error(self, error: BaseException, *, run_id: UUID,
                        parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         with self._lock:
-            self._end(run_id, error=error_text(error))
+            if _is_interrupt(error):  # LangGraph's interrupt(): the run waits, it did not fail
+                self._scope.note("interrupted")
+                self._end(run_id)
+            else:
+                self._end(run_id, error=error_text(error))
 
     # --- model calls ---------------------------------------------------------------------
     @guarded
@@ -193,6 +197,12 @@ class GaspCallbackHandler(BaseCallbackHandler):
 # --- what LangChain hands over, as text --------------------------------------------------
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _is_interrupt(error: BaseException) -> bool:
+    """LangGraph's GraphInterrupt (interrupt(), NodeInterrupt), known by name: a graph
+    pausing for input, not failing."""
+    return any(cls.__name__ == "GraphInterrupt" for cls in type(error).__mro__)
 
 
 def _name(serialized: dict | None, kwargs: dict) -> str | None:

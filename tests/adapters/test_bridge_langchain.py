@@ -224,6 +224,30 @@ def test_a_failing_chain_fails_its_run_and_the_error_reaches_the_caller(agent):
     assert_conformant(agent)
 
 
+def test_a_langgraph_interrupt_is_an_interrupted_run_not_a_failed_one(agent):
+    class GraphInterrupt(Exception):  # langgraph.errors.GraphInterrupt, matched by name
+        pass
+
+    class NodeInterrupt(GraphInterrupt):
+        pass
+
+    def ask(_):
+        raise NodeInterrupt("approve?")
+
+    @chain
+    def graph(state: dict) -> dict:  # a graph's loop: a node interrupts, the graph returns
+        try:
+            RunnableLambda(ask).invoke(state)
+        except GraphInterrupt:
+            return {**state, "__interrupt__": ["approve?"]}
+        return state
+
+    with StateSink.open(agent, worker_id="w") as sink:
+        graph.invoke({"x": "start"}, config={"callbacks": [GaspCallbackHandler(sink)]})
+    (run,) = _nodes(_graph(agent), "run")
+    assert run["props"]["outcome"] == "interrupted" and "error" not in run["props"]
+
+
 def test_a_model_error_is_a_failed_model_call(agent):
     class Down(GenericFakeChatModel):
         def _generate(self, *args, **kwargs):
