@@ -82,7 +82,7 @@ class GaspCallbackHandler(BaseCallbackHandler):
         name = _name(serialized, kwargs) or "chain"
 
         def task() -> str:  # only a root's: a graph's state can be big
-            text = _input_text(inputs)
+            text = _io_text(inputs)
             return f"{name}: {text}" if text else name
 
         with self._lock:
@@ -94,7 +94,7 @@ class GaspCallbackHandler(BaseCallbackHandler):
                      **kwargs: Any) -> None:
         with self._lock:
             root = self._scope.is_root(run_id)
-            self._end(run_id, metadata={"output": summary(outputs)} if root else None)
+            self._end(run_id, metadata={"output": summary(_io_text(outputs))} if root else None)
 
     @guarded
     def on_chain_error(self, error: BaseException, *, run_id: UUID,
@@ -245,16 +245,16 @@ def _content(message: Any) -> str:
     return as_text(content)
 
 
-def _input_text(inputs: Any) -> str:
-    """A chain's input as text: a string, the one value of a one-key dict, the last
-    message of a message list, else JSON."""
-    if isinstance(inputs, dict) and len(inputs) == 1:
-        inputs = next(iter(inputs.values()))
-    if isinstance(inputs, list) and inputs and hasattr(inputs[-1], "content"):
-        inputs = _content(inputs[-1])
-    if hasattr(inputs, "content"):
-        inputs = _content(inputs)
-    return as_text(inputs)
+def _io_text(value: Any) -> str:
+    """A chain's input or output as text: a string; the one value of a one-key dict or
+    a graph state's `messages`; the last message of a message list; else JSON."""
+    if isinstance(value, dict) and (len(value) == 1 or "messages" in value):
+        value = value["messages"] if "messages" in value else next(iter(value.values()))
+    if isinstance(value, list) and value and hasattr(value[-1], "content"):
+        value = value[-1]
+    if hasattr(value, "content"):
+        value = _content(value)
+    return as_text(value)
 
 
 def _generation(response: Any) -> tuple[str, dict | None]:

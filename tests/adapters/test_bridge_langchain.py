@@ -210,6 +210,19 @@ def test_text_completion_llms_and_usage_in_llm_output(agent):
     assert sink.errors == 0
 
 
+def test_a_graph_state_reads_as_its_last_message(agent):
+    @chain
+    def graph(state: dict) -> dict:
+        return {"messages": [*state["messages"], AIMessage("yo")], "step": 2}
+
+    with StateSink.open(agent, worker_id="w") as sink:
+        graph.invoke({"messages": [HumanMessage("hi")]},
+                     config={"callbacks": [GaspCallbackHandler(sink)]})
+    (run,) = _nodes(_graph(agent), "run")
+    assert run["props"]["task"] == "graph: hi"
+    assert run["props"]["metadata"]["output"] == "yo"
+
+
 def test_a_failing_chain_fails_its_run_and_the_error_reaches_the_caller(agent):
     def explode(_):
         raise ValueError("no answer")
