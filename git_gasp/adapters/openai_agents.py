@@ -83,7 +83,8 @@ class GaspTracingProcessor(TracingProcessor):
     def _finish(self, key: str, trace_id: str) -> None:
         info = self._traces.pop(trace_id, None) or {"agents": [], "error": None}
         agents = {"agents": info["agents"]} if info["agents"] else None
-        # an SDK that marks no agent span (before 0.2x) still ends on the failed model call
+        # openai-agents 0.2 marks no span of the run when a model call raises: the run
+        # then ends on its failed last model call
         error = info["error"] or info.get("model_error")
         self._scope.leave(key, error=error, metadata=agents)
 
@@ -175,11 +176,10 @@ class GaspTracingProcessor(TracingProcessor):
         """The SDK is shutting down: calls and runs still open end as abandoned."""
         with self._lock:
             for kind, cid in list(self._calls.values()):
-                if cid is None:
-                    continue
-                finish = self.sink.on_model_finished if kind == "model" else \
-                    self.sink.on_tool_finished
-                finish(cid, error="shut down before the call ended")
+                if cid is not None and kind == "model":
+                    self.sink.on_model_finished(cid, error="shut down before the call ended")
+                elif cid is not None:
+                    self.sink.on_tool_finished(cid, error="shut down before the call ended")
             self._calls.clear()
             self._traces.clear()
             self._scope.abandon("the tracing provider shut down before the trace ended")
