@@ -11,7 +11,8 @@ three ways, round-robin, `--repeat` times, medians:
 
   (a) framework   the agent alone (LangChain: no callbacks; the SDK: no trace processor)
   (b) bridge      the agent with the bridge recording into a StateSink (fresh `git gasp
-                  init` repo each time, durable appends with fsync)
+                  init` repo each time, durable appends with fsync; `--no-fsync`
+                  leaves the fsync out, so the figures show CPU cost without the disk)
   (c) sink        the same N model and N tool calls made straight on a StateSink, no
                   framework (the cost of recording itself)
 
@@ -19,7 +20,7 @@ Printed per framework: absolute times and per-step times, (b)/(a) (what recordin
 costs the agent) and the bridge's own share, ((b) - (a) - (c)) / (c): the mapping and
 redaction over the sink's cost. Never asserts.
 
-    .venv/bin/python bench/bench_bridges.py [--quick] [--steps N] [--repeat R]
+    .venv/bin/python bench/bench_bridges.py [--quick] [--steps N] [--repeat R] [--no-fsync]
 """
 
 from __future__ import annotations
@@ -85,6 +86,9 @@ def langchain_agent(steps: int):
     return agent
 
 
+FSYNC = {"fsync": True}  # set by main: with --no-fsync the appends skip fsync
+
+
 def run_langchain(steps: int, repo: Path | None) -> float:
     agent = langchain_agent(steps)
     if repo is None:
@@ -93,7 +97,7 @@ def run_langchain(steps: int, repo: Path | None) -> float:
         return time.perf_counter() - t0
     from git_gasp.adapters.langchain import GaspCallbackHandler
 
-    with StateSink.open(repo, worker_id="bench") as sink:
+    with StateSink.open(repo, worker_id="bench", **FSYNC) as sink:
         t0 = time.perf_counter()
         agent.invoke("add them up", config={"callbacks": [GaspCallbackHandler(sink)]})
         elapsed = time.perf_counter() - t0
@@ -159,7 +163,7 @@ def run_openai(steps: int, repo: Path | None) -> float:
         return time.perf_counter() - t0
     from git_gasp.adapters.openai_agents import GaspTracingProcessor
 
-    with StateSink.open(repo, worker_id="bench") as sink:
+    with StateSink.open(repo, worker_id="bench", **FSYNC) as sink:
         set_trace_processors([GaspTracingProcessor(sink)])
         t0 = time.perf_counter()
         Runner.run_sync(agent, "add them up", max_turns=steps + 5)
@@ -171,7 +175,7 @@ def run_openai(steps: int, repo: Path | None) -> float:
 
 # --- the sink alone ----------------------------------------------------------------------
 def run_sink(steps: int, repo: Path) -> float:
-    with StateSink.open(repo, worker_id="bench") as sink:
+    with StateSink.open(repo, worker_id="bench", **FSYNC) as sink:
         t0 = time.perf_counter()
         sink.on_run_started("add them up")
         for i in range(steps):
@@ -191,10 +195,14 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="20 steps, 3 repeats")
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--no-fsync", action="store_true",
+                    help="appends without fsync: the CPU cost alone, without the disk's noise")
     args = ap.parse_args()
     steps, repeat = (20, 3) if args.quick else (args.steps, args.repeat)
+    FSYNC["fsync"] = not args.no_fsync
     print(f"bench_bridges: {steps} steps (a model call and a tool call each), {repeat} "
-          f"repeats, medians; Python {platform.python_version()}, {os.cpu_count()} cores")
+          f"repeats, medians, {'fsync per append' if FSYNC['fsync'] else 'no fsync'}; "
+          f"Python {platform.python_version()}, {os.cpu_count()} cores")
     frameworks = {"LangChain": run_langchain, "OpenAI Agents": run_openai}
     times: dict[tuple[str, str], list[float]] = {}
     scratch = Path(tempfile.mkdtemp(prefix="bench-bridges-"))
