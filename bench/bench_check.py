@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_check.py [--only NAME] [--repeat N] [--base-repeat N]
                                           [--sample K] [--base-timeout S]
-                                          [--quick] [--repos DIR]
+                                          [--quick] [--repos DIR] [--dev-install]
 
 On each repository built by bench/repos.py (default /work/benchrepos/<name>; with
 ``--quick`` a tenth-size set is built in a temp dir), working on a private copy, it
@@ -16,7 +16,9 @@ times round-robin (medians of --repeat, all in one run):
   (b) bench/catfile_prefix.py: every version of the append-only files through ONE
       `git cat-file --batch`, compared by prefix with its parent's (a subprocess;
       ``--base-timeout S`` stops it after S seconds, its time then a lower bound);
-  (c) cold `git gasp check --no-cache`: the installed command as a subprocess;
+  (c) cold `git gasp check --no-cache`: the command as a subprocess, installed as pip
+      leaves it (bench/installed.py: a fresh venv, no editable-install finder;
+      ``--dev-install``: this venv's own `git-gasp`);
   (d) a cached re-check: after a warm `git gasp check`, ONE new commit appending ~20
       conformant events, made (1) with our hooks installed (`git gasp install-hooks`,
       `git commit`) and (2) with a plain `git commit --no-verify`, then `git gasp check`
@@ -49,6 +51,7 @@ sys.path.insert(0, str(HERE))
 
 import repos  # noqa: E402
 from baselines import LOG, RefResult, append_only_paths, reference_check  # noqa: E402
+from installed import installed_bin  # noqa: E402
 
 from git_gasp.protocol.envelope import serialize  # noqa: E402
 
@@ -57,11 +60,11 @@ TARGETS = {"ref": 20.0, "catfile": 2.5, "recheck": 50.0}
 NEW_EVENTS = 20
 
 
-def env_for(home: Path) -> dict[str, str]:
-    """Hermetic git (no user or system config), the venv's git-gasp first on PATH."""
+def env_for(home: Path, bin_dir: Path = BIN) -> dict[str, str]:
+    """Hermetic git (no user or system config), `bin_dir`'s git-gasp first on PATH."""
     env = repos.git_env()
     env.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-                "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"})
+                "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"})
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
@@ -353,6 +356,9 @@ def main() -> None:
                     help="build tenth-size repos in a temp dir; 2 runs each")
     ap.add_argument("--repos", type=Path, default=Path("/work/benchrepos"),
                     help="where bench/repos.py built them")
+    ap.add_argument("--dev-install", action="store_true",
+                    help="time this venv's git-gasp (an editable install's finder adds "
+                         "~20 ms a start) instead of an installed-like one")
     args = ap.parse_args()
     repeat = args.repeat or (2 if args.quick else 3)
     names = args.only or list(repos.NAMES)
@@ -362,7 +368,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-check-") as tmp:
         work = Path(tmp)
         (work / "home").mkdir()
-        env = env_for(work / "home")
+        bin_dir = BIN if args.dev_install else installed_bin(work, HERE.parent)
+        env = env_for(work / "home", bin_dir)
+        print(f"git-gasp: {'this venv' if args.dev_install else 'installed-like'} "
+              f"({bin_dir / 'git-gasp'})")
         first = True
         for name in names:
             src = args.repos / name

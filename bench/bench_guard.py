@@ -37,12 +37,13 @@ import pathlib
 import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
+
+from installed import interpreter  # noqa: E402
 
 from tests.testing.events import goal_pair  # noqa: E402
 
@@ -56,19 +57,6 @@ def git(cwd: pathlib.Path, *args: str, input: bytes | None = None) -> bytes:
     if proc.returncode:
         raise SystemExit(f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace')}")
     return proc.stdout
-
-
-def interpreter(base: pathlib.Path, name: str, source: pathlib.Path) -> list[str]:
-    """The CLI run by a fresh virtualenv's python that imports git_gasp from `source`
-    and the rest from this interpreter's site-packages (like an installed package)."""
-    venv = base / name
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
-                           "['purelib'])"], capture_output=True, text=True, check=True)
-    here = sysconfig.get_paths()["purelib"]
-    pathlib.Path(site.stdout.strip(), "gasp-bench.pth").write_text(f"{source}\n{here}\n")
-    return [str(python), "-P", "-m", "git_gasp.cli.main"]
 
 
 def tree_paths(files: int) -> list[bytes]:

@@ -1,10 +1,11 @@
-"""The `git-gasp` entry point: a click group whose subcommands load lazily.
+"""The `git-gasp` entry point: the one error handler, the fast paths, and the command
+table of the click group (`cli.group`) whose subcommands load lazily.
 
-Only click is imported at start-up; each command's module (and dulwich, yaml,
-the protocol layers) is imported when that command runs. What git runs on every
-commit, ``git gasp hook NAME``, does not even wait for click: `main` (and
-``python -m git_gasp.cli.main``, as the installed hook runs it) dispatches it first
-(`hook_main`), with the same output, exit codes and one-line errors.
+Nothing heavy is imported at start-up, not even click: what git runs on every commit,
+``git gasp hook NAME``, and a plain ``git gasp check [PATH] [FLAGS]`` run without it
+(`hook_main`, `check_main`), with the same output, exit codes and one-line errors as
+through click, which parses everything else (`click_main`); each command's module (and
+dulwich, yaml, the protocol layers) is imported when that command runs.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _error(message: str) -> None:
     sys.stderr.flush()
 
 
-def _exit_for(exc: BaseException) -> NoReturn:
+def exit_for_error(exc: BaseException) -> NoReturn:
     """The one error handler's end: a known error as one line and its exit code."""
     from git_gasp.base.errors import GaspError
 
@@ -38,7 +39,11 @@ def _exit_for(exc: BaseException) -> NoReturn:
     if isinstance(exc, KeyboardInterrupt):
         _error("git gasp: interrupted")
         sys.exit(130)
-    if isinstance(exc, BrokenPipeError):
+    if isinstance(exc, BrokenPipeError):  # the reader left (`| head`): no second error at exit
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
         sys.exit(0)
     if not isinstance(exc, Exception) or os.environ.get("GASP_DEBUG"):
         raise exc
@@ -57,17 +62,8 @@ def hook_main(name: str) -> NoReturn:
 
         run_hook(name)
     except BaseException as exc:  # noqa: BLE001 - the one handler decides
-        _exit_for(exc)
+        exit_for_error(exc)
 
-
-if __name__ == "__main__" and hook_name(sys.argv[1:]):  # the git hook: before click loads
-    hook_main(sys.argv[2])
-
-import importlib  # noqa: E402
-
-import click  # noqa: E402
-
-from git_gasp import __version__  # noqa: E402
 
 # command name -> "module:attribute"; modules are imported on first use.
 COMMANDS: dict[str, str] = {
@@ -77,6 +73,7 @@ COMMANDS: dict[str, str] = {
     "init": "git_gasp.cli.commands.init:init",
     "kg": "git_gasp.cli.commands.kg:kg",
     "import": "git_gasp.cli.commands.import_:import_",
+    "export": "git_gasp.cli.commands.export:export",
     "adapt": "git_gasp.cli.commands.adapt:adapt",
     "install-hooks": "git_gasp.cli.commands.hooks:install_hooks",
     "hook": "git_gasp.cli.commands.hooks:hook",
@@ -94,32 +91,21 @@ COMMANDS: dict[str, str] = {
     "journal": "git_gasp.cli.commands.journal:journal",
     "identity": "git_gasp.cli.commands.identity:identity",
     "lease": "git_gasp.cli.commands.lease:lease",
+    "completion": "git_gasp.cli.commands.completion:completion",
 }
 
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
+def check_main(kw: dict) -> NoReturn:
+    """Run `git gasp check` without click (`kw`: `check_run.fast_args`)."""
+    try:
+        from git_gasp.cli.commands.check_run import run_check
 
-class LazyGroup(click.Group):
-    """A group that imports a subcommand's module only when it is invoked."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(COMMANDS) | set(super().list_commands(ctx)))
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
-            return super().get_command(ctx, cmd_name)
-        module_name, attr = target.split(":")
-        return getattr(importlib.import_module(module_name), attr)
-
-
-@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
-@click.version_option(__version__, "--version", prog_name="git-gasp")
-def cli() -> None:
-    """git-gasp: keep an AI agent's durable state in git (GASP).
-
-    Run `git gasp COMMAND -h` for a command's options, `git help gasp` for the manual.
-    """
+        code = run_check(**kw)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException as exc:  # noqa: BLE001 - the one handler decides
+        exit_for_error(exc)
+    os._exit(code)  # nothing left to tear down: skip freeing the log's objects one by one
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
@@ -128,26 +114,20 @@ def main(argv: list[str] | None = None) -> NoReturn:
     name = hook_name(args)
     if name is not None:
         hook_main(name)
+    if args[:1] == ["check"]:
+        from git_gasp.cli.commands.check_run import fast_args
+
+        kw = fast_args(args)
+        if kw is not None:
+            check_main(kw)
     click_main(args)
 
 
 def click_main(argv: list[str] | None = None) -> NoReturn:
-    """`main` through click for every command (the hook too: the path `main` skips)."""
-    try:
-        rv = cli.main(args=argv, prog_name="git gasp", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("git gasp: aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except SystemExit:
-        raise
-    except BaseException as exc:  # noqa: BLE001 - the one handler decides
-        _exit_for(exc)
-    sys.exit(rv if isinstance(rv, int) else 0)
+    """`main` through click for every command (the fast paths too: the path `main` skips)."""
+    from git_gasp.cli.group import run_click
+
+    run_click(argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,7 +23,7 @@ from git_gasp.store.agentfs import AgentFileError, list_files, read_regular
 
 if TYPE_CHECKING:
     from git_gasp.conformance.logcheck import LogAnalysis
-    from git_gasp.conformance.tipfacts import TipFacts
+    from git_gasp.conformance.tipfacts import PendingTip, TipFacts
 
 NAMES = {
     1: "envelope round-trip",
@@ -313,17 +313,66 @@ def check_pairing(repo: AgentRepo, log: LogAnalysis | None = None) -> CheckResul
     return res
 
 
+def _pending_tip(repo: AgentRepo, walk) -> PendingTip | None:
+    """Check 4's facts to come, keyed where the walk will key them (None outside git)."""
+    from git_gasp.base.errors import NotAGitRepo
+    from git_gasp.conformance.tipfacts import PendingTip
+    from git_gasp.store.gitdirs import locate
+    from git_gasp.store.gitrepo import open_repo, prefix_of
+
+    dirs = locate(str(repo.root))  # without dulwich in the plain layouts
+    if dirs is not None:
+        return PendingTip(dirs.commondir(), prefix_of(repo.root, dirs.path),
+                          lambda: walk.result()[1])
+    try:
+        git_repo, prefix = open_repo(repo.root)
+    except (NotAGitRepo, OSError):
+        return None
+    try:
+        common = git_repo.commondir()
+    finally:
+        git_repo.close()
+    return PendingTip(common, prefix, lambda: walk.result()[1])
+
+
 def run_all(repo: AgentRepo, *, fixture: bool = False, use_cache: bool = True,
-            strict: bool = False, progress: Progress | None = None) -> list[CheckResult]:
+            strict: bool = False, progress: Progress | None = None,
+            meanwhile: Callable[[], None] | None = None) -> list[CheckResult]:
     """Run the seven checks (check 4 first: the others resume from a saved state of the
     log only as far as it proved the log extends it); `strict` turns the soft notes
-    into failures."""
+    into failures. Check 4's walk runs in a forked child where it can (`base.forked`),
+    beside the log pass; `meanwhile` runs once beside it (else first); what it raises
+    stops the check."""
+    from git_gasp.base.forked import Forked
     from git_gasp.conformance.logcheck import analyze_log
 
-    append_res, tip = append_only(repo, use_cache=use_cache, progress=progress)
     packs = _result(3)
-    vocab = load_vocabulary(repo.root, packs)
-    log = analyze_log(repo, vocab, tip=tip if use_cache else None, fixture=fixture)
+    def check4() -> tuple[CheckResult, TipFacts | None]:
+        try:
+            return append_only(repo, use_cache=use_cache, progress=progress)
+        finally:  # in a child, the one who drew the progress line wipes it
+            clear = getattr(progress, "clear", None)
+            if clear is not None:
+                clear()
+
+    walk = Forked(check4)
+    if not walk.forked:  # one core: check 4 first, then the log pass resumes by its facts
+        if meanwhile is not None:
+            meanwhile()
+        append_res, tip = walk.result()
+        vocab = load_vocabulary(repo.root, packs)
+        log = analyze_log(repo, vocab, tip=tip if use_cache else None, fixture=fixture)
+    else:  # the walk takes a core of its own; the log pass waits for it only if it must
+        try:
+            if meanwhile is not None:
+                meanwhile()
+            vocab = load_vocabulary(repo.root, packs)
+            pending = _pending_tip(repo, walk) if use_cache else None
+            log = analyze_log(repo, vocab, tip=pending, fixture=fixture)
+        except BaseException:
+            walk.cancel()
+            raise
+        append_res, _tip = walk.result()
     results = [
         check_envelope(repo, log),
         check_replay(repo, log),

@@ -17,7 +17,7 @@ from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.logstate import LogState
 from git_gasp.conformance.report import CheckResult
 from git_gasp.conformance.snapshot_check import SnapshotCheck
-from git_gasp.conformance.tipfacts import EXTENDS, SAME, TipFacts
+from git_gasp.conformance.tipfacts import EXTENDS, SAME, PendingTip, TipFacts
 from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.vocab import Vocabulary
@@ -38,10 +38,13 @@ class LogAnalysis:
     proof: str | None = None  # how the saved state's prefix was proven ("facts", "hash")
 
 
-def analyze_log(repo: AgentRepo, vocab: Vocabulary, *, tip: TipFacts | None = None,
+def analyze_log(repo: AgentRepo, vocab: Vocabulary, *,
+                tip: TipFacts | PendingTip | None = None,
                 fixture: bool = False) -> LogAnalysis | None:
     """The findings over `repo`'s log (None when it cannot be read: `repo.log_error`);
-    with `tip`, resumed from and saved to the cache of saved states."""
+    with `tip`, resumed from and saved to the cache of saved states. With a
+    `PendingTip` and no saved state to resume, the log is read while check 4 still
+    walks, and its state saved once the walk's facts say where HEAD's blob ends."""
     if repo.log_error is not None:
         return None
     cache = None
@@ -53,9 +56,15 @@ def analyze_log(repo: AgentRepo, vocab: Vocabulary, *, tip: TipFacts | None = No
     if source is None:
         return None
     with source, gc_paused():
+        if isinstance(tip, PendingTip) and cache is not None and _can_resume(cache, source):
+            tip = tip.wait()  # a saved state to resume: the walk's facts first
+            if tip is None:
+                cache = None
         if cache is None:
             return _analyze(repo, vocab, source, None, None, fixture)
         try:
+            if isinstance(tip, PendingTip):
+                return _analyze_cold(repo, vocab, source, cache, tip, fixture)
             return _analyze(repo, vocab, source, cache, tip, fixture)
         except Exception as exc:  # noqa: BLE001 - a state we cannot use is no state
             analysis = _analyze(repo, vocab, source, None, None, fixture)
@@ -113,6 +122,43 @@ def _analyze(repo: AgentRepo, vocab: Vocabulary, source: LogSource, cache, tip,
                 records["snapshots"] = verdicts
                 entry.extras = [marshal.dumps(records)]
                 cache.save(tip.head_log, entry)
+    return analysis
+
+
+def _can_resume(cache, source: LogSource) -> bool:
+    """Whether `cache` holds a saved state that might be a prefix of `source`."""
+    return any(0 < length <= source.size for _blob, length in cache.files.ancestors())
+
+
+def _analyze_cold(repo: AgentRepo, vocab: Vocabulary, source: LogSource, cache,
+                  pending: PendingTip, fixture: bool) -> LogAnalysis:
+    """`_analyze` from an empty state while check 4 walks: every whole line is fed, then
+    the state is saved if HEAD's blob (from the walk's facts) ends exactly there, which
+    is the usual case (the working file is HEAD's blob); a working file with further
+    whole lines saves nothing this time (the next check does)."""
+    state = LogState(source, vocab)
+    snap_res = CheckResult(2, "replay")
+    snaps = SnapshotCheck(repo.root, snap_res, state.old_lines, fixture)
+    snaps.prepare(state)
+    tail = source.data if source.data is not None else source.tail(0)
+    whole = tail.rfind(b"\n") + 1
+    _feed(state, tail, 0, 0, whole, final=False)
+    tip = pending.wait()
+    saved = None
+    if tip is not None and _save_point(cache, tip, LogState(source, vocab), tail) == whole:
+        saved = _saved_form(state)
+    _feed(state, tail, 0, whole, len(tail))
+    found = findings(state, repo.log_rel)
+    snaps.finish(state, found.first_error)
+    analysis = LogAnalysis(found, snap_res, snaps.graph)
+    analysis.proof = cache.proof
+    if cache.note:
+        analysis.notes.append(cache.note)
+    if saved is not None and tip is not None:
+        entry, records, lines = saved
+        records["snapshots"] = snaps.verdicts(lines)
+        entry.extras = [marshal.dumps(records)]
+        cache.save(tip.head_log, entry)
     return analysis
 
 

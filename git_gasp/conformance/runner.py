@@ -35,10 +35,13 @@ def resolve_agent_root(path: str | None) -> Path:
 
 def check_repo(root: Path, *, fixture: bool = False, use_cache: bool = True,
                label: str | None = None, strict: bool = False,
-               progress: Callable[[int, int], None] | None = None) -> Report:
+               progress: Callable[[int, int], None] | None = None,
+               meanwhile: Callable[[], None] | None = None) -> Report:
     """Run all seven checks against the agent repo at `root` (`strict`: notes the
     reference checker tolerates are failures; `progress`: told (commits walked, commits
-    to walk) during check 4's walk)."""
+    to walk) during check 4's walk; `meanwhile`: more work, run beside the walk when it
+    runs in a child process: `run_all`)."""
     repo = load_agent(root)
     return Report(label or str(root), run_all(repo, fixture=fixture, use_cache=use_cache,
-                                              strict=strict, progress=progress))
+                                              strict=strict, progress=progress,
+                                              meanwhile=meanwhile))

@@ -5,6 +5,7 @@ No git access here: the facts are plain data."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 SAME, EXTENDS = "same", "extends"  # how the working file relates to HEAD's blob
@@ -50,3 +51,14 @@ class TipFacts:
                     seen.add(b)
                     todo.append(b)
         return False
+
+
+@dataclass
+class PendingTip:
+    """Check 4's `TipFacts` while its walk still runs (in a child process): where the
+    saved log states live (`common_dir`, `prefix`, as the walk will report them) now,
+    the facts themselves from `wait` (None when the walk could not establish them)."""
+
+    common_dir: str
+    prefix: bytes
+    wait: Callable[[], TipFacts | None]

@@ -35,7 +35,6 @@ from git_gasp.conformance.proven import record_extensions
 from git_gasp.conformance.rules import roundtrip_problem
 from git_gasp.guard.appended import AppendedEvents
 from git_gasp.guard.committed_log import CommittedLog, TooLarge
-from git_gasp.guard.gitdirs import GitDirs, locate
 from git_gasp.guard.index_cache import CommittedLogCache
 from git_gasp.guard.rejection import (
     CHECK1,
@@ -56,6 +55,7 @@ from git_gasp.protocol.appendonly import (
 )
 from git_gasp.protocol.envelope import EnvelopeError, Event, parse_line, split_lines
 from git_gasp.protocol.manifest import manifest_paths
+from git_gasp.store.gitdirs import GitDirs, locate
 
 if TYPE_CHECKING:
     from dulwich.repo import Repo

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from git_gasp.base.errors import GaspError
 from git_gasp.base.git import run
 from git_gasp.conformance.indexstat import index_entry_stat, stat_proves
-from git_gasp.guard.gitdirs import GitDirs
+from git_gasp.store.gitdirs import GitDirs
 
 if TYPE_CHECKING:
     from dulwich.repo import Repo

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from git_gasp.base.errors import FormatError
+from git_gasp.protocol.simpleyaml import load_flat
 
 if TYPE_CHECKING:
     from git_gasp.protocol.appendonly import AppendOnlyPaths
@@ -75,19 +76,24 @@ def _locations(data: dict, text: str) -> dict[str, str]:
     return locs
 
 
-def parse_manifest(data: bytes) -> Manifest:
-    """Parse AGENT.md bytes (raises ManifestError with a one-line reason)."""
+def _yaml_load(block: str) -> object:
     import yaml
 
+    try:
+        return yaml.safe_load(block)
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"manifest YAML does not parse: {str(exc).splitlines()[0]}") from None
+
+
+def parse_manifest(data: bytes) -> Manifest:
+    """Parse AGENT.md bytes (raises ManifestError with a one-line reason)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ManifestError(f"AGENT.md is not UTF-8 (byte {exc.start})") from None
     text = text.lstrip("\ufeff").replace("\r\n", "\n")
-    try:
-        doc = yaml.safe_load(_yaml_block(text))
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"manifest YAML does not parse: {str(exc).splitlines()[0]}") from None
+    block = _yaml_block(text)
+    doc = load_flat(block) or _yaml_load(block)
     if not isinstance(doc, dict):
         raise ManifestError("manifest YAML must be a mapping")
     missing = [k for k in ("spec_version", "agent_id") if doc.get(k) in (None, "")]

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from git_gasp.base.errors import FormatError
+from git_gasp.protocol.simpleyaml import load_flat
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*$", re.S | re.M)
 
@@ -22,10 +23,17 @@ class Skill:
     body: str
 
 
-def parse_skill(data: bytes) -> Skill:
-    """Parse SKILL.md bytes (raises SkillError with a one-line reason)."""
+def _yaml_load(text: str) -> object:
     import yaml
 
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SkillError(f"front matter does not parse: {str(exc).splitlines()[0]}") from None
+
+
+def parse_skill(data: bytes) -> Skill:
+    """Parse SKILL.md bytes (raises SkillError with a one-line reason)."""
     try:
         text = data.decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n")
     except UnicodeDecodeError as exc:
@@ -33,10 +41,7 @@ def parse_skill(data: bytes) -> Skill:
     match = _FRONT.match(text)
     if match is None:
         raise SkillError("no YAML front matter (--- … ---) at the top")
-    try:
-        meta = yaml.safe_load(match.group(1))
-    except yaml.YAMLError as exc:
-        raise SkillError(f"front matter does not parse: {str(exc).splitlines()[0]}") from None
+    meta = load_flat(match.group(1)) or _yaml_load(match.group(1))
     if not isinstance(meta, dict):
         raise SkillError("front matter must be a mapping")
     for key in ("name", "description"):

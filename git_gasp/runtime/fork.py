@@ -74,12 +74,16 @@ def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp"
     count = len(lines)
     at_id = None
     if at is not None:
+        from git_gasp.protocol.idmatch import match_id
+
+        numbered: dict[str, int] = {}  # event id -> its first line
         for n, raw in enumerate(lines, 1):
-            if raw.startswith(b'{"id":"') and parse_line(raw, n).id == at:
-                count, at_id = _keep_pairs(lines, n), at
-                break
-        else:
+            if raw.startswith(b'{"id":"'):
+                numbered.setdefault(parse_line(raw, n).id, n)
+        at_id = match_id(numbered, at, "event")  # the id, or the one it is a prefix of
+        if at_id not in numbered:
             raise UsageError(f"no event {at!r} in the committed {rel} (commit it first)")
+        count = _keep_pairs(lines, numbered[at_id])
     elif lines:
         at_id = parse_line(lines[-1], len(lines)).id
     end = sum(len(raw) + 1 for raw in lines[:count])

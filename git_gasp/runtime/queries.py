@@ -291,12 +291,20 @@ def fold_at(root: Path, ref: str | None = None) -> Graph:
 
     if not ref:
         return fold_agent(Path(root)).result.graph
+    from git_gasp.base.git import resolve_commit
+    from git_gasp.protocol.idmatch import match_id
     from git_gasp.store.agent import load_agent
 
     repo = load_agent(Path(root))
     data = repo.log_bytes or b""
     if f'{{"id":"{ref}",'.encode() in data or any(e.id == ref for e in repo.parsed.events):
         return fold_agent(Path(root), at=ref).result.graph
+    # A prefix with its kind (`event_0190ab`) is an event's; a bare one (`0190ab`) only
+    # when git knows no such revision (an abbreviated commit id comes first, as in git).
+    if "_" in ref or ref.startswith("-") or resolve_commit(Path(root), ref) is None:
+        full = match_id((e.id for e in repo.parsed.events), ref, "event")
+        if full != ref:
+            return fold_agent(Path(root), at=full).result.graph
     return fold_revision(Path(root), ref, repo.log_rel)
 
 

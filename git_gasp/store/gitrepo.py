@@ -55,9 +55,14 @@ def open_repo(agent_root: pathlib.Path) -> tuple[Repo, bytes]:
     if repo.bare or inside_git_dir or not _is_within(start, top):
         repo.close()
         raise _not_a_repo(agent_root)
-    rel = os.path.relpath(start, top)
-    prefix = b"" if rel == os.curdir else os.fsencode(rel).replace(os.sep.encode(), b"/")
-    return repo, prefix
+    return repo, prefix_of(start, top)
+
+
+def prefix_of(agent_root: pathlib.Path | str, top: str) -> bytes:
+    """`agent_root` relative to the work tree top `top`: ``/``-separated bytes without a
+    trailing slash, ``b""`` at the top (both paths are compared resolved)."""
+    rel = os.path.relpath(os.path.realpath(agent_root), os.path.realpath(top))
+    return b"" if rel == os.curdir else os.fsencode(rel).replace(os.sep.encode(), b"/")
 
 
 def shallow_commits(repo: Repo) -> set[bytes]:

@@ -10,6 +10,15 @@ from git_gasp.protocol.fold import FoldError, FoldResult, fold
 from git_gasp.store.agent import AgentRepo, load_agent
 
 
+def event_index(events: list, at: str) -> int | None:
+    """The index in `events` of the event `at` names: its id or a unique prefix of one
+    (`protocol.idmatch`; several matches raise AmbiguousId); None when none matches."""
+    from git_gasp.protocol.idmatch import match_id
+
+    full = match_id((e.id for e in events), at, "event")
+    return next((i for i, e in enumerate(events) if e.id == full), None)
+
+
 @dataclass
 class FoldView:
     """The fold of a log prefix and how it was obtained."""
@@ -63,7 +72,7 @@ def fold_agent(root: Path, *, at: str | None = None, strict: bool = False,
                      f"(first: line {first.line}: {first.message})")
     events = parsed.events
     if at is not None:
-        idx = next((i for i, e in enumerate(events) if e.id == at), None)
+        idx = event_index(events, at)
         if idx is None:
             raise UsageError(f"no event {at!r} in {repo.log_rel}")
         events = events[: idx + 1]

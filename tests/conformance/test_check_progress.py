@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from git_gasp.cli.commands import check as check_cmd
+from git_gasp.cli.commands import check_run
 from git_gasp.conformance import history
 
 
@@ -25,7 +26,7 @@ class Clock:
 
 def test_progress_waits_a_second_then_rewrites_one_line_and_clears_it():
     out, clock = io.StringIO(), Clock()
-    progress = check_cmd.WalkProgress(out, clock=clock)
+    progress = check_run.WalkProgress(out, clock=clock)
     progress(10, 100)
     clock.now += 0.9
     progress(20, 100)
@@ -40,14 +41,14 @@ def test_progress_waits_a_second_then_rewrites_one_line_and_clears_it():
 
 
 def test_only_a_terminal_gets_progress():
-    assert check_cmd.terminal_progress(io.StringIO()) is None
+    assert check_run.terminal_progress(io.StringIO()) is None
     read, write = os.pipe()
     with os.fdopen(write, "w") as pipe:
-        assert check_cmd.terminal_progress(pipe) is None
+        assert check_run.terminal_progress(pipe) is None
     os.close(read)
     leader, follower = pty.openpty()
     with os.fdopen(follower, "w") as tty:
-        assert isinstance(check_cmd.terminal_progress(tty), check_cmd.WalkProgress)
+        assert isinstance(check_run.terminal_progress(tty), check_run.WalkProgress)
     os.close(leader)
 
 
@@ -63,7 +64,7 @@ def _fake_walk(monkeypatch, calls: list) -> None:
         return real(root, use_cache=use_cache, log_path=log_path)
 
     monkeypatch.setattr(history, "check_history", walk)
-    monkeypatch.setattr(check_cmd, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(check_run, "PROGRESS_DELAY", 0.0)
 
 
 def _run_check(*args: str) -> None:
@@ -71,10 +72,16 @@ def _run_check(*args: str) -> None:
         check_cmd.check.main(list(args), standalone_mode=True)
 
 
+@pytest.mark.parametrize("forked", [False, True])
 @pytest.mark.parametrize("as_json", [False, True])
-def test_check_on_a_pseudo_terminal_shows_and_clears_the_walk(agent, monkeypatch, as_json):
+def test_check_on_a_pseudo_terminal_shows_and_clears_the_walk(agent, monkeypatch, as_json,
+                                                              forked):
+    """Also when the walk runs in a forked child (`base.forked`), which draws and wipes
+    the line itself (`calls` then stays in the child)."""
     calls: list = []
     _fake_walk(monkeypatch, calls)
+    if not forked:
+        monkeypatch.setenv("GASP_NO_FORK", "1")
     leader, follower = pty.openpty()
     tty = os.fdopen(follower, "w")
     monkeypatch.setattr(sys, "stderr", tty)
@@ -92,9 +99,9 @@ def test_check_on_a_pseudo_terminal_shows_and_clears_the_walk(agent, monkeypatch
     os.close(leader)
     shown = b"".join(chunks).decode()
     if as_json:
-        assert calls == [None] and "check 4" not in shown
+        assert calls == ([] if forked else [None]) and "check 4" not in shown
     else:
-        assert calls and calls[0] is not None
+        assert forked or (calls and calls[0] is not None)
         assert "\rcheck 4: walked 1/3 commits" in shown
         assert "\rcheck 4: walked 3/3 commits" in shown
         assert shown.endswith("\r" + " " * len("check 4: walked 3/3 commits") + "\r")
@@ -103,6 +110,7 @@ def test_check_on_a_pseudo_terminal_shows_and_clears_the_walk(agent, monkeypatch
 def test_check_on_a_pipe_shows_no_progress(agent, monkeypatch):
     calls: list = []
     _fake_walk(monkeypatch, calls)
+    monkeypatch.setenv("GASP_NO_FORK", "1")  # to see `calls` (the walk runs here)
     read, write = os.pipe()
     pipe = os.fdopen(write, "w")
     monkeypatch.setattr(sys, "stderr", pipe)

@@ -399,3 +399,22 @@ def test_check4_reads_head_blob_from_work_tree_only_when_it_is_that_blob(agent):
     code, report = run_check(agent, "--no-cache")
     assert any(f.get("commit") == bad for f in failures(report, 4)), report
     assert any("working tree" in f["message"] for f in failures(report, 4)), report
+
+
+def test_no_cache_check_forked_or_not_reports_the_same(agent, monkeypatch):
+    """`--no-cache` runs check 4 in a forked child beside the log checks: its findings
+    (a rewritten history, a broken line) come back exactly as when run in one process."""
+    append(agent, goal_pair(1))
+    commit_all(agent, "run 1")
+    log = agent / LOG
+    log.write_bytes(log.read_bytes().replace(b"goal 1", b"goal X"))
+    bad = commit_unguarded(agent, "rewrite")
+    append(agent, b'{"not": "an event"}\n')
+    commit_unguarded(agent, "junk")
+    code, forked = run_check(agent, "--no-cache")
+    monkeypatch.setenv("GASP_NO_FORK", "1")
+    code_alone, alone = run_check(agent, "--no-cache")
+    assert code == code_alone == 1
+    assert forked == alone
+    assert {1, 4} <= failed_checks(forked)
+    assert any(f.get("commit") == bad for f in failures(forked, 4))

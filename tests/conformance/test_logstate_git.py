@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from git_gasp.base.forked import fork_allowed
 from git_gasp.conformance import checks
 from git_gasp.conformance.logcheck import analyze_log
 from git_gasp.conformance.runner import check_repo
@@ -338,3 +339,41 @@ def test_tip_facts_follow_proven_pairs_to_the_chain():
     assert tip.starts_with(d) and not tip.starts_with(b"e" * 40)
     tip.worktree = None  # the working file was not shown to extend HEAD: nothing holds
     assert not tip.starts_with(c)
+
+
+@pytest.mark.parametrize("forked", [True, False])
+def test_the_first_cached_check_saves_heads_state_beside_the_walk(agent, monkeypatch, forked):
+    """A first `git gasp check` reads the log while check 4 walks (in a forked child)
+    and saves the state at HEAD's blob once the walk says where it ends; one process
+    does the same in turn. Either way the next check resumes it."""
+    if not forked:
+        monkeypatch.setenv("GASP_NO_FORK", "1")
+    (agent / LOG).write_bytes(goal_pair(1) + goal_pair(2))
+    _commit(agent)
+    for state in _states(agent):
+        state.unlink()
+    first = _report(agent)
+    head_blob = git(agent, "rev-parse", f"HEAD:{LOG}").strip()
+    assert [s.name.rsplit("-", 1)[1][:40] for s in _states(agent)] == [head_blob]
+    assert first == _report(agent, use_cache=False)
+    with open(agent / LOG, "ab") as fh:
+        fh.write(goal_pair(3))
+    _commit(agent)
+    assert _analysis(agent).resumed_lines == 4
+
+
+@pytest.mark.skipif(not fork_allowed(), reason="no safe fork here: the walk runs first")
+def test_uncommitted_whole_lines_beside_the_walk_save_nothing_but_report_alike(agent):
+    """The working file extends HEAD's blob by whole lines: the cold pass beside the walk
+    cannot stop at HEAD's end after the fact, so it saves no state this time, and its
+    findings are those of `--no-cache`."""
+    (agent / LOG).write_bytes(goal_pair(1))
+    _commit(agent)
+    for state in _states(agent):
+        state.unlink()
+    with open(agent / LOG, "ab") as fh:
+        fh.write(goal_pair(2) + b'{"broken": \n')
+    report = _report(agent)
+    assert report == _report(agent, use_cache=False)
+    assert not report[0]["passed"]  # the broken line, check 1
+    assert _states(agent) == []

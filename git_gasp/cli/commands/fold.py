@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import click
 
+from git_gasp.cli.ids import EventId
+
 
 @click.command()
 @click.argument("path", required=False, type=click.Path())
-@click.option("--at", "at", metavar="EVENT_ID", help="Fold only through this event.")
+@click.option("--at", "at", metavar="EVENT_ID", type=EventId(),
+              help="Fold only through this event.")
 @click.option("--json", "as_json", is_flag=True, help="Print the graph JSON.")
 @click.option("--strict", is_flag=True, help="Fail on the first bad line or dangling op.")
 def fold(path: str | None, at: str | None, as_json: bool, strict: bool) -> int:

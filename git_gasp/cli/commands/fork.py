@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import click
 
+from git_gasp.cli.ids import EventId
 from git_gasp.cli.options import CONTEXT, agent_root
 
 
 @click.command("fork", context_settings=CONTEXT)
 @click.argument("name")
-@click.option("--at", metavar="EVENT_ID", help="Fork after this event (default: the last).")
+@click.option("--at", metavar="EVENT_ID", type=EventId(),
+              help="Fork after this event (default: the last).")
 def fork(name: str, at: str | None) -> None:
     """Create branch NAME holding the log through --at (plus a fork marker)."""
     from git_gasp.runtime.fork import fork as do_fork

@@ -1,4 +1,5 @@
-"""`git gasp import claude-code|codex FILE… [--all]`: project agent sessions into the log."""
+"""`git gasp import claude-code|codex FILE… [--all]`: project agent sessions into the log;
+`git gasp import otel FILE…`: project OpenTelemetry traces (OTLP/JSON) into runs."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import click
 
 
 @click.command("import")
-@click.argument("agent", type=click.Choice(["claude-code", "codex"]))
+@click.argument("agent", type=click.Choice(["claude-code", "codex", "otel"]))
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--all", "all_", is_flag=True,
               help="Import every session of AGENT recorded in this repo's directory or below it.")
@@ -16,17 +17,25 @@ import click
               show_default=True, help="The agent repo to record into.")
 @click.option("--no-commit", is_flag=True, help="Append the events but make no commit.")
 def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_commit: bool) -> None:
-    """Project Claude Code transcripts or Codex rollouts (.jsonl / .jsonl.zst) into runs.
+    """Project Claude Code transcripts or Codex rollouts (.jsonl / .jsonl.zst), or
+    OpenTelemetry traces (otel: OTLP/JSON, .jsonl or .json), into runs.
 
-    Each session becomes one run (re-importing it adds nothing); the redacted raw
-    session is archived to transcripts/<run-id>.jsonl.gz and each run gets its
-    boundary commit unless --no-commit.
+    Each session (each agent span or trace) becomes one run (re-importing it adds
+    nothing); the redacted raw session is archived to transcripts/<run-id>.jsonl.gz and
+    each run gets its boundary commit unless --no-commit.
     """
     from git_gasp.adapters.project import import_session
     from git_gasp.adapters.records import read_raw
     from git_gasp.base.errors import UsageError
 
     paths = list(files)
+    if agent == "otel":
+        if all_:
+            raise UsageError("--all finds agent sessions; name the OTLP/JSON files to import")
+        if not paths:
+            raise UsageError("name the OTLP/JSON files to import")
+        _import_otel(paths, repo, no_commit)
+        return
     if all_:
         from git_gasp.adapters.live import find_agent_root
         from git_gasp.adapters.sessions import find_sessions, store_of
@@ -80,3 +89,39 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
                               log_rel="state/events.jsonl")
         sha = commit.decode() if isinstance(commit, bytes) else str(commit)
         click.echo(f"archived {len(rescued)} transcript(s); committed {sha[:12]}")
+
+
+def _import_otel(paths: list[Path], repo: Path, no_commit: bool) -> None:
+    """`git gasp import otel FILE…`: each file's runs, each with its boundary commit."""
+    from git_gasp.adapters.otel_import import OtelWriter, group_runs
+    from git_gasp.adapters.otlp import read_spans
+    from git_gasp.base.errors import GaspError
+    from git_gasp.runtime import AgentState, commit_run
+
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise GaspError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        runs, unused = group_runs(read_spans(data, str(path)))
+        if not runs:
+            click.echo(f"{path}: no agent, model or tool spans; nothing imported", err=True)
+            continue
+        with AgentState.open(repo, "git-gasp-import") as state:
+            writer = OtelWriter(state)
+            for run in runs:
+                result = writer.write(run)
+                if result.already:
+                    click.echo(f"{path}: {result.run_id} already imported; nothing added")
+                    continue
+                failed = f", {result.failed_calls} failed" if result.failed_calls else ""
+                click.echo(f"{path}: {result.run_id}: {result.added} events ({result.outcome}); "
+                           f"{result.model_calls} model call(s), {result.tool_calls} tool "
+                           f"call(s){failed}")
+                if not no_commit:
+                    commit = commit_run(repo, result.run_id, None, result.outcome or "completed")
+                    sha = commit.decode() if isinstance(commit, bytes) else str(commit)
+                    click.echo(f"  committed {sha[:12]}")
+        if unused:
+            click.echo(f"{path}: {unused} span(s) outside any agent, model or tool span "
+                       "skipped", err=True)

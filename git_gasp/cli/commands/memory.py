@@ -7,6 +7,22 @@ import click
 from git_gasp.cli.options import CONTEXT, open_state, release_lease
 
 
+def _sources(state, sources: tuple[str, ...]) -> list[str]:
+    """Each --from as the full id of the event or run it names (a unique prefix will do)."""
+    from itertools import chain
+
+    from git_gasp.protocol.idmatch import match_id
+
+    graph = state.graph
+    events = {e.id for e in state.events()}
+
+    def event_or_run(candidate: str) -> bool:
+        return candidate in events or (graph.node(candidate) or {}).get("kind") == "run"
+
+    return [match_id(chain(events, graph.node_ids()), s, "event or run", keep=event_or_run)
+            for s in sources]
+
+
 @click.group(context_settings=CONTEXT)
 def memory() -> None:
     """Distilled facts (memory/facts.jsonl) and the active memory synthesis."""
@@ -21,7 +37,7 @@ def memory_add(text: str, sources: tuple[str, ...]) -> None:
     from git_gasp.runtime.memory import Facts
 
     state = open_state()
-    click.echo(Facts(state).add(text, list(sources)))
+    click.echo(Facts(state).add(text, _sources(state, sources)))
     release_lease(state)
 
 
@@ -35,7 +51,7 @@ def memory_supersede(old: str, text: str, sources: tuple[str, ...]) -> None:
     from git_gasp.runtime.memory import Facts
 
     state = open_state()
-    click.echo(Facts(state).supersede(old, text, list(sources)))
+    click.echo(Facts(state).supersede(old, text, _sources(state, sources)))
     release_lease(state)
 
 

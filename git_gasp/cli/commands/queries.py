@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
+from git_gasp.cli.ids import NodeId, resolve_node
 from git_gasp.cli.options import CONTEXT, agent_root, open_state
 
 
 @click.command("lineage", context_settings=CONTEXT)
-@click.argument("node")
+@click.argument("node", type=NodeId())
 @click.option("--depth", type=int, default=3, show_default=True, help="Hops to follow.")
 @click.option("--json", "as_json", is_flag=True, help="Print nodes and edges as JSON.")
 def lineage(node: str, depth: int, as_json: bool) -> None:
@@ -16,7 +17,7 @@ def lineage(node: str, depth: int, as_json: bool) -> None:
     import json
 
     state = open_state()
-    result = state.lineage(node, depth)
+    result = state.lineage(resolve_node(state.graph, node), depth)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
     else:

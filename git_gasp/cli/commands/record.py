@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from git_gasp.cli.ids import NodeId, resolve_node, resolve_options
 from git_gasp.cli.options import (
     CONTEXT,
     finite_float,
@@ -80,6 +81,7 @@ def _record(helper_name: str, positional: tuple = (), **flags):
     json_obj(payload, "--json", "payload")  # bad JSON is refused before the log is opened
     state = open_state()
     helper = getattr(state, helper_name)
+    flags = resolve_options(state.graph, flags)  # unique prefixes -> full ids
     if parsed is not None:
         flags["metadata"] = parsed
     if cause is not None:
@@ -100,7 +102,7 @@ def record() -> None:
 @click.option("--title")
 @click.option("--summary")
 @click.option("--status", help="Open (default), Active or Blocked.")
-@click.option("--parent", metavar="GOAL_ID", help="A goal this one serves.")
+@click.option("--parent", metavar="GOAL_ID", type=NodeId("goal"), help="A goal this one serves.")
 @record_options
 def record_goal(**kw) -> None:
     """goal.created."""
@@ -109,7 +111,7 @@ def record_goal(**kw) -> None:
 
 @record.command("task", context_settings=CONTEXT)
 @click.option("--title")
-@click.option("--goal", metavar="GOAL_ID")
+@click.option("--goal", metavar="GOAL_ID", type=NodeId("goal"))
 @click.option("--status")
 @record_options
 def record_task(**kw) -> None:
@@ -119,7 +121,7 @@ def record_task(**kw) -> None:
 
 @record.command("observation", context_settings=CONTEXT)
 @click.option("--summary")
-@click.option("--about", metavar="NODE_ID", help="The node observed.")
+@click.option("--about", metavar="NODE_ID", type=NodeId(), help="The node observed.")
 @click.option("--source")
 @record_options
 def record_observation(**kw) -> None:
@@ -129,7 +131,7 @@ def record_observation(**kw) -> None:
 
 @record.command("failure", context_settings=CONTEXT)
 @click.option("--summary")
-@click.option("--observation", metavar="OBSERVATION_ID")
+@click.option("--observation", metavar="OBSERVATION_ID", type=NodeId("observation"))
 @record_options
 def record_failure(**kw) -> None:
     """failure.observed."""
@@ -138,7 +140,7 @@ def record_failure(**kw) -> None:
 
 @record.command("hypothesis", context_settings=CONTEXT)
 @click.option("--statement")
-@click.option("--explains", metavar="FAILURE_ID")
+@click.option("--explains", metavar="FAILURE_ID", type=NodeId("failure"))
 @record_options
 def record_hypothesis(**kw) -> None:
     """hypothesis.created."""
@@ -148,9 +150,9 @@ def record_hypothesis(**kw) -> None:
 @record.command("patch", context_settings=CONTEXT)
 @click.option("--title")
 @click.option("--summary")
-@click.option("--advances", metavar="GOAL_ID")
-@click.option("--addresses", metavar="FAILURE_ID")
-@click.option("--hypothesis", metavar="HYPOTHESIS_ID")
+@click.option("--advances", metavar="GOAL_ID", type=NodeId("goal"))
+@click.option("--addresses", metavar="FAILURE_ID", type=NodeId("failure"))
+@click.option("--hypothesis", metavar="HYPOTHESIS_ID", type=NodeId("hypothesis"))
 @click.option("--commit", metavar="SHA", help="The commit the patch pins (references_commit).")
 @click.option("--skill", metavar="NAME", help="The skill the patch changes (track record).")
 @record_options
@@ -163,7 +165,7 @@ def record_patch(**kw) -> None:
 @click.option("--command", "command")
 @click.option("--status", help="Passed or Failed.")
 @click.option("--score", type=float, callback=finite_float)
-@click.option("--validates", metavar="PATCH_ID")
+@click.option("--validates", metavar="PATCH_ID", type=NodeId("patch"))
 @record_options
 def record_eval(**kw) -> None:
     """eval.finished (PATCH validated_by the eval)."""
@@ -173,7 +175,7 @@ def record_eval(**kw) -> None:
 @record.command("decision", context_settings=CONTEXT)
 @click.option("--status", help="Approved (promotes --patch) or Rejected.")
 @click.option("--reason")
-@click.option("--patch", metavar="PATCH_ID")
+@click.option("--patch", metavar="PATCH_ID", type=NodeId("patch"))
 @click.option("--decided-by", metavar="NAME", help="A person who decided (actor kind user).")
 @record_options
 def record_decision(decided_by: str | None, **kw) -> None:
@@ -244,12 +246,13 @@ def record_model_call(model, provider, input_summary, output, success, **common_
 
 
 @record.command("status", context_settings=CONTEXT)
-@click.argument("node")
+@click.argument("node", type=NodeId())
 @click.argument("status")
 @click.option("--reason")
 def record_status(node: str, status: str, reason: str | None) -> None:
     """<kind>.status_changed after validating the transition."""
     state = open_state()
+    node = resolve_node(state.graph, node)
     with refused_input({"reason": "--reason"} if reason is not None else {}):
         click.echo(state.update_status(node, status, reason=reason))
     release_lease(state)

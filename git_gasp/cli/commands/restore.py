@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import click
 
+from git_gasp.cli.ids import EventId
 from git_gasp.cli.options import CONTEXT
 
 
 @click.command("restore", context_settings=CONTEXT)
 @click.argument("url")
 @click.argument("directory", required=False, type=click.Path())
-@click.option("--at", metavar="EVENT_ID", help="Fold only through this event.")
+@click.option("--at", metavar="EVENT_ID", type=EventId(),
+              help="Fold only through this event.")
 @click.option("--model", help="Bind this model in .agent/config.toml.")
 @click.option("--full", is_flag=True, help="A full clone (transcripts/ included).")
 def restore(url: str, directory: str | None, at: str | None, model: str | None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from git_gasp.cli.ids import NodeId, resolve_node
 from git_gasp.cli.options import (
     CONTEXT,
     json_obj,
@@ -22,13 +23,17 @@ def run() -> None:
 
 @run.command("start", context_settings=CONTEXT)
 @click.option("--task", required=True, help="What this run is for.")
-@click.option("--goal", metavar="GOAL_ID", help="The goal the run serves.")
-@click.option("--task-id", metavar="TASK_ID", help="The task node the run serves.")
+@click.option("--goal", metavar="GOAL_ID", type=NodeId("goal"),
+              help="The goal the run serves.")
+@click.option("--task-id", metavar="TASK_ID", type=NodeId("task"),
+              help="The task node the run serves.")
 @metadata_option
 def run_start(task: str, goal: str | None, task_id: str | None, metadata: str | None) -> None:
     """Record run.started; print the run id. Later events chain to it."""
     meta = json_obj(metadata, "--metadata")
     state = open_state()
+    goal = resolve_node(state.graph, goal, "goal")
+    task_id = resolve_node(state.graph, task_id, "task")
     with refused_input(option_labels({"task": task, "goal": goal, "task_id": task_id,
                                       "metadata": metadata})):
         rid = state.start_run(task, goal=goal, task_id=task_id, metadata=meta)
@@ -37,13 +42,14 @@ def run_start(task: str, goal: str | None, task_id: str | None, metadata: str | 
 
 @run.command("finish", context_settings=CONTEXT)
 @click.option("--outcome", required=True, help="One line: how the run ended.")
-@click.option("--run", "run_id", metavar="RUN_ID",
+@click.option("--run", "run_id", metavar="RUN_ID", type=NodeId("run"),
               help="The run to finish (default: the open one).")
 @metadata_option
 def run_finish(outcome: str, run_id: str | None, metadata: str | None) -> None:
     """Record run.finished; print the run id."""
     meta = json_obj(metadata, "--metadata")
     state = open_state()
+    run_id = resolve_node(state.graph, run_id, "run")
     with refused_input(option_labels({"outcome": outcome, "metadata": metadata})):
         rid = state.finish_run(outcome, run_id=run_id, metadata=meta)
     release_lease(state)

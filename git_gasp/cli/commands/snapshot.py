@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import click
 
+from git_gasp.cli.ids import EventId
+
 
 @click.command()
 @click.argument("path", required=False, type=click.Path())
-@click.option("--at", "at", metavar="EVENT_ID", help="Snapshot through this event (default: last).")
+@click.option("--at", "at", metavar="EVENT_ID", type=EventId(),
+              help="Snapshot through this event (default: last).")
 def snapshot(path: str | None, at: str | None) -> int:
     """Materialize the fold of the log (at PATH, default: here) as a snapshot."""
     from git_gasp.base.errors import GaspError

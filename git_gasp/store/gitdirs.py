@@ -1,7 +1,7 @@
-"""Where the guard's repository lives, found without dulwich (the hook's hot path).
+"""Where a repository lives, found without dulwich (the guard's and the check's hot paths).
 
-`locate` finds the repository as the guard's dulwich-based ``open_repo`` does, for the
-plain layouts: ``GIT_DIR`` (with ``GIT_WORK_TREE``, else the current directory, as
+`locate` finds the repository as the dulwich-based ``store.gitrepo.open_repo`` does,
+for the plain layouts: ``GIT_DIR`` (with ``GIT_WORK_TREE``, else the current directory, as
 the work tree: what git sets for a linked worktree's hooks), else walking up to a
 ``.git`` directory, or a ``.git`` file naming a linked worktree's git dir; the common
 dir from its ``commondir`` file. HEAD is read from the loose ref or ``packed-refs``.

@@ -1,0 +1,134 @@
+"""What `git gasp check` does, without click: the CLI's fast path (`cli.main` runs a plain
+``check [PATH] [FLAGS]`` before click is imported) and the click command share it."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+PROGRESS_DELAY = 1.0  # seconds a walk lasts before it shows progress
+# The flags `check` takes (cli.commands.check declares the same; a test compares them).
+FLAGS = {"--fixture": "fixture", "--json": "as_json", "--no-cache": "no_cache",
+         "--strict": "strict"}
+
+
+def run_check(path: str | None, *, fixture: bool = False, as_json: bool = False,
+              no_cache: bool = False, strict: bool = False) -> int:
+    """Check the agent repo at `path` (default: found from here), print the report on
+    stdout (text or JSON) and return the exit status: 0 conformant, 1 not."""
+    from git_gasp.base.errors import GaspError
+    from git_gasp.conformance.runner import check_repo, resolve_agent_root
+    from git_gasp.store.attributes import lineendings_error
+
+    root = resolve_agent_root(path)
+
+    def beside_the_walk() -> None:
+        converted = lineendings_error(root)
+        if converted:  # one line with the fix instead of seven checks failing on every line
+            raise GaspError(converted)
+        _driver_note(root)
+
+    progress = None if as_json else terminal_progress(sys.stderr)
+    try:
+        report = check_repo(root, fixture=fixture, use_cache=not no_cache,
+                            label=path or str(root), strict=strict, progress=progress,
+                            meanwhile=beside_the_walk)
+    finally:
+        if progress is not None:
+            progress.clear()
+    if as_json:
+        text = json.dumps(report.to_json(), ensure_ascii=False, indent=2)
+    else:
+        text = report.to_text()
+        from git_gasp.cli.colour import Painter, wanted
+
+        if sys.stdout.isatty() and wanted(sys.stdout):
+            text = coloured(text, Painter(True))
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+    return 0 if report.conformant else 1
+
+
+def coloured(text: str, paint) -> str:
+    """The text report with its marks and verdict in colour (ok green, FAIL red)."""
+    lines = []
+    for line in text.split("\n"):
+        if line.startswith("ok  "):
+            line = paint("ok", "ok") + line[2:]
+        elif line.startswith("FAIL"):
+            line = paint("FAIL", "fail") + line[4:]
+        elif line.endswith(": NOT conformant"):
+            line = line[: -len("NOT conformant")] + paint("NOT conformant", "fail")
+        elif line.endswith(": conformant"):
+            line = line[: -len("conformant")] + paint("conformant", "ok")
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def fast_args(argv: list[str]) -> dict | None:
+    """`run_check`'s keywords when `argv` is ``check`` with only its flags and at most one
+    PATH (no ``--``, ``-h``, abbreviations or anything click would parse), else None."""
+    if not argv or argv[0] != "check":
+        return None
+    kw: dict = {"path": None}
+    for arg in argv[1:]:
+        if arg in FLAGS:
+            kw[FLAGS[arg]] = True
+        elif arg.startswith("-") or kw["path"] is not None or not arg:
+            return None
+        else:
+            kw["path"] = arg
+    return kw
+
+
+class WalkProgress:
+    """``check 4: walked N/M commits`` on `stream`, rewritten in place with ``\\r``, once
+    the walk has lasted `delay` seconds; `clear` wipes it."""
+
+    def __init__(self, stream: TextIO, delay: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream, self.clock = stream, clock
+        self.delay = PROGRESS_DELAY if delay is None else delay
+        self.start = clock()
+        self.width = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.clock() - self.start < self.delay:
+            return
+        text = f"check 4: walked {done}/{total} commits"
+        self._write("\r" + text + " " * max(0, self.width - len(text)))
+        self.width = max(self.width, len(text))
+
+    def clear(self) -> None:
+        if self.width:
+            self._write("\r" + " " * self.width + "\r")
+            self.width = 0
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed or broken terminal: no progress
+            self.width = 0
+
+
+def terminal_progress(stream: TextIO) -> WalkProgress | None:
+    """A `WalkProgress` on `stream` when it is a terminal (never on a pipe or file)."""
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return WalkProgress(stream) if tty else None
+
+
+def _driver_note(root) -> None:
+    """Warn (stderr) when .gitattributes names the gasp merge driver but this clone lacks it."""
+    from git_gasp.store.attributes import missing_driver_note
+
+    note = missing_driver_note(root)
+    if note:
+        sys.stderr.write(f"git gasp: {note}\n")
+        sys.stderr.flush()
