@@ -9,6 +9,8 @@ import re
 import socket
 import subprocess
 import sys
+import threading
+import warnings
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,7 @@ def offline(monkeypatch):
     """No network: a dummy key, no processor but the test's, and every internet connect
     attempt refused and recorded (the test fails if there was one)."""
     attempts: list = []
+    threads = set(threading.enumerate())
     real = socket.socket.connect
 
     def refuse(self, address, *args, **kwargs):
@@ -77,7 +80,27 @@ def offline(monkeypatch):
     set_trace_processors([])  # not the default exporter to api.openai.com
     yield attempts
     set_trace_processors([])
+    _close_default_loop()
     assert not attempts, f"a bridge test tried the network: {attempts}"
+    stray = [t.name for t in set(threading.enumerate()) - threads]
+    assert not stray, f"threads left running (base/forked then will not fork): {stray}"
+
+
+def _close_default_loop() -> None:
+    """Runner.run_sync leaves this thread's default event loop open, its executor's
+    thread (a sync tool ran there) alive: close both, so no later test runs in a process
+    with a stray thread (base/forked forks only a single-threaded process)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        policy = asyncio.get_event_loop_policy()
+        try:
+            loop = policy.get_event_loop()
+        except RuntimeError:
+            return
+    if not loop.is_closed():
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
+    policy.set_event_loop(None)
 
 
 def _message(text: str) -> ResponseOutputMessage:
@@ -296,12 +319,24 @@ def test_a_trace_around_several_runs_is_one_run(agent):
 
 
 def test_concurrent_runs_share_one_run_and_calls_pair_by_span(agent):
-    def adder(n: int) -> Agent:
-        return Agent(name=f"adder{n}", tools=[add], model=FakeModel(
-            [_call("add", f'{{"a":{n},"b":100}}', f"c{n}")], [_message(f"done {n}")]))
+    class Gated(FakeModel):  # the first call of each run waits until all five are in
+        async def get_response(self, *args, **kwargs):
+            if self.gate is not None:
+                gate, self.gate = self.gate, None
+                gate["waiting"] -= 1
+                if gate["waiting"] == 0:
+                    gate["all in"].set()
+                await asyncio.wait_for(gate["all in"].wait(), 30)
+            return await super().get_response(*args, **kwargs)
+
+    def adder(n: int, gate: dict) -> Agent:
+        model = Gated([_call("add", f'{{"a":{n},"b":100}}', f"c{n}")], [_message(f"done {n}")])
+        model.gate = gate
+        return Agent(name=f"adder{n}", tools=[add], model=model)
 
     async def main():
-        return await asyncio.gather(*(Runner.run(adder(n), "go") for n in range(5)))
+        gate = {"waiting": 5, "all in": asyncio.Event()}
+        return await asyncio.gather(*(Runner.run(adder(n, gate), "go") for n in range(5)))
 
     with StateSink.open(agent, worker_id="w") as sink:
         set_trace_processors([GaspTracingProcessor(sink)])
