@@ -38,6 +38,53 @@ def cli() -> None:
     """
 
 
+def _sentence(message: str) -> str:
+    """click's "Missing option '--from'." as the tool writes errors: one line, lower case
+    first, no final period."""
+    text = " ".join(message.split()).replace(". Did you mean", "; did you mean")
+    if text[:1].isupper() and not text[1:2].isupper():
+        text = text[0].lower() + text[1:]
+    return text[:-1] if text.endswith(".") else text
+
+
+def _command_words(argv: list[str]) -> list[str]:
+    """The subcommand names `argv` starts with (for an error raised before click made
+    the subcommand's context)."""
+    words: list[str] = []
+    command: click.Command | None = cli
+    for arg in argv:
+        if not isinstance(command, click.Group) or arg.startswith("-"):
+            break
+        command = command.get_command(click.Context(command), arg)
+        if command is None:
+            break
+        words.append(arg)
+    return words
+
+
+def usage_line(exc: click.UsageError, argv: list[str] | None = None) -> str:
+    """A click usage error as one line `git gasp: error: CMD: what (see 'git gasp CMD -h')`."""
+    if exc.ctx is not None and exc.ctx.parent is not None:
+        words = exc.ctx.command_path.split()[2:]  # "git gasp" is the group's prog_name
+    else:
+        words = _command_words(sys.argv[1:] if argv is None else argv)
+    command = " ".join(words)
+    hint = f"git gasp {command} -h" if command else "git gasp -h"
+    where = f"{command}: " if command else ""
+    return f"git gasp: error: {where}{_sentence(exc.format_message())} (see '{hint}')"
+
+
+def _error(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+# click >= 8.2 raises this UsageError for a group run without a subcommand (8.1 prints
+# the help and exits itself)
+_NO_ARGS_IS_HELP: type[click.ClickException] = getattr(
+    click.exceptions, "NoArgsIsHelpError", type("_NeverRaised", (click.ClickException,), {}))
+
+
 def run_click(argv: list[str] | None = None) -> NoReturn:
     """Parse `argv` with click and run the command, errors through the one handler."""
     try:
@@ -46,8 +93,14 @@ def run_click(argv: list[str] | None = None) -> NoReturn:
     except click.exceptions.Abort:
         click.echo("git gasp: aborted", err=True)
         sys.exit(130)
-    except click.ClickException as exc:
+    except _NO_ARGS_IS_HELP as exc:  # a bare `git gasp` or `git gasp lease`: the help
         exc.show()
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:  # missing/unknown option, bad value, extra argument
+        _error(usage_line(exc, argv))
+        sys.exit(2)
+    except click.ClickException as exc:
+        _error(f"git gasp: error: {_sentence(exc.format_message())}")
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)

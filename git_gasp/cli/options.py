@@ -35,18 +35,29 @@ def open_state(*, notes: bool = True):
     if notes:
         for note in state.notes:
             click.echo(f"note: {note}", err=True)
+    state.store.lease.on_reclaim = lambda rec: click.echo(f"note: {takeover_note(rec, state)}",
+                                                          err=True)
     return state
+
+
+def takeover_note(rec, state) -> str:
+    """What a write that took over a dead or expired lease says (and of the run it left)."""
+    run = state.run
+    return (f"took over the lease of {rec.describe()}"
+            + (f"; its unfinished run {run.run_id} is resumed" if run is not None else ""))
 
 
 def release_lease(state) -> None:
     """Keep the lease while a run is open; otherwise give it back."""
     from git_gasp.store.lease import LeaseError
 
-    if state.run is None:
-        try:
+    try:
+        if state.run is None:
             state.store.lease.release()
-        except LeaseError:
-            pass
+        else:  # the worker's next command goes on with the run: no process holds it
+            state.store.lease.keep_between_commands()
+    except LeaseError:
+        pass
 
 
 def json_obj(text: str | None, what: str, where: str = "payload.metadata") -> dict:

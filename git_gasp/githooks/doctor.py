@@ -6,7 +6,6 @@ import os
 import shlex
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
@@ -19,61 +18,42 @@ from git_gasp.base.git import (
     is_tracked,
     work_tree_top,
 )
-from git_gasp.githooks import install, managers
+from git_gasp.githooks import doctor_state, install, managers
+from git_gasp.githooks.finding import ERROR, OK, WARN, Finding, exit_status, report
 from git_gasp.store import attributes
-from git_gasp.store.lease import LeaseCorrupt, parse_lease
 
-OK, WARN, ERROR = "ok", "warn", "error"
 LEASE = ".agent/lease"
 IGNORED = (LEASE, ".agent/HEAD")
 
-
-@dataclass
-class Finding:
-    level: str  # ok | warn | error
-    message: str
-    fix: str | None = None
-
-    def to_text(self) -> str:
-        text = f"{self.level:<5} {self.message}"
-        return text + (f"\n      fix: {self.fix}" if self.fix else "")
+__all__ = ["ERROR", "OK", "WARN", "Finding", "diagnose", "exit_status", "report"]
 
 
 def diagnose(root: Path, *, now_ms: int | None = None) -> list[Finding]:
     """Every finding for the agent at `root` (raises NotAGitRepo outside a work tree)."""
     top = work_tree_top(root)
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
     findings: list[Finding] = []
     _hooks(root, top, findings)
     _driver(root, findings)
-    _lease(root, findings, now_ms if now_ms is not None else int(time.time() * 1000))
+    findings += doctor_state.lease(root, now, _bytes(root / LEASE))
+    findings += doctor_state.log(root)
+    findings += doctor_state.queue(root, now)
     _ignored(root, findings)
     return findings
 
 
 def _hooks(root: Path, top: Path, findings: list[Finding]) -> None:
+    """The guard hooks where git runs them: `git rev-parse --git-path hooks`, which
+    honours core.hooksPath, as `install-hooks` writes them."""
     hooks_dir = git_path(root, "hooks")
     hooks_path = config_get(root, "core.hooksPath")
     if hooks_path is not None:
         origin = config_origin(root, "core.hooksPath") or "git config"
-        default = git_dir(root) / "hooks"
-        level = WARN
-        fix = None
-        if not hooks_dir.is_dir():
-            level, fix = ERROR, (f"create {hooks_dir} or unset core.hooksPath "
-                                 "(`git config --unset core.hooksPath`), then run "
-                                 "`git gasp install-hooks`")
-        findings.append(Finding(level, f"core.hooksPath = {hooks_path} ({origin}): git runs "
-                                f"hooks from {hooks_dir}, not {default}", fix))
-        for name in install.HOOKS:
-            stray = default / name
-            if stray.is_file() and install.hook_version(_bytes(stray) or b"") is not None \
-                    and stray != hooks_dir / name:
-                findings.append(Finding(ERROR, f"the GASP hook in {stray} is never run: "
-                                        "core.hooksPath points elsewhere",
-                                        "run `git gasp install-hooks` to install it where git "
-                                        "looks"))
+        findings.append(Finding(OK, f"core.hooksPath = {hooks_path} ({origin}): git runs "
+                                f"hooks from {hooks_dir}", topic="hooks-path"))
+    told: set[str] = set()
     for name in install.HOOKS:
-        _hook(top, hooks_dir, hooks_path, name, findings)
+        _hook(root, top, hooks_dir, hooks_path, name, findings, told)
 
 
 _UNGUARDED = {
@@ -83,28 +63,36 @@ _UNGUARDED = {
 }
 
 
-def _hook(top: Path, hooks_dir: Path, hooks_path: str | None, name: str,
-          findings: list[Finding]) -> None:
+def _stray(root: Path, hooks_dir: Path, name: str) -> str:
+    """`; the GASP hook in .git/hooks/NAME is never run` when core.hooksPath moved the
+    hooks away from a copy `init` left there."""
+    stray = git_dir(root) / "hooks" / name
+    if stray == hooks_dir / name or install.hook_version(_bytes(stray) or b"") is None:
+        return ""
+    return f"; the GASP hook in {stray} is never run (core.hooksPath points elsewhere)"
+
+
+def _hook(root: Path, top: Path, hooks_dir: Path, hooks_path: str | None, name: str,
+          findings: list[Finding], told: set[str]) -> None:
     hook = hooks_dir / name
     data = _bytes(hook)
-    manager = managers.detect(top, hooks_dir, hooks_path, data)
-    if data is None:
-        if manager is not None:
-            findings.append(_managed(manager, name))
-        else:
-            findings.append(Finding(ERROR, f"no {name} hook in {hooks_dir}: {_UNGUARDED[name]}",
-                                    "run `git gasp install-hooks`"))
+    version = install.hook_version(data) if data is not None else None
+    manager = managers.detect(top, hooks_dir, hooks_path, data) if version is None else None
+    if manager is not None:
+        findings.extend(_managed(manager, name, data, told))
         return
-    version = install.hook_version(data)
+    if data is None:
+        findings.append(Finding(ERROR, f"no {name} hook in {hooks_dir}: {_UNGUARDED[name]}"
+                                + _stray(root, hooks_dir, name), "run `git gasp install-hooks`"))
+        return
     if version is None:
-        if manager is not None:
-            findings.append(_managed(manager, name))
-        elif any(w in data for w in (b"git gasp hook", b"git-gasp hook")):
+        if managers_runs_guard(data):
             findings.append(Finding(OK, f"{hook} runs the GASP guard (not our script)"))
         else:
             findings.append(Finding(ERROR, f"{hook} is not the GASP hook and does not run the "
-                                    "guard", "run `git gasp install-hooks` (your hook is kept "
-                                    f"as {install.legacy_name(name)} and still runs)"))
+                                    "guard" + _stray(root, hooks_dir, name),
+                                    "run `git gasp install-hooks` (your hook is kept as "
+                                    f"{install.legacy_name(name)} and still runs)"))
         return
     problems = []
     if not os.access(hook, os.X_OK):
@@ -130,17 +118,38 @@ def _hook(top: Path, hooks_dir: Path, hooks_path: str | None, name: str,
         findings.append(Finding(OK, f"GASP {name} hook installed in {hooks_dir}"))
 
 
-def _managed(manager: managers.Manager, name: str = install.HOOK) -> Finding:
-    if name == install.MERGE_HOOK:
-        if manager.merge_wired:
-            return Finding(OK, f"{manager.name} runs the GASP guard for merge commits")
-        return Finding(WARN if manager.wired else ERROR,
-                       f"{manager.name} does not run the GASP guard as pre-merge-commit: "
-                       f"{_UNGUARDED[name]}", f"add to {manager.config}:\n{manager.snippet}")
-    if manager.wired:
-        return Finding(OK, f"{manager.name} runs the GASP guard ({manager.config})")
-    return Finding(ERROR, f"{manager.name} manages the hooks but does not run the GASP guard",
-                   f"add to {manager.config}:\n{manager.snippet}")
+def managers_runs_guard(data: bytes) -> bool:
+    """A hook script of someone else's that runs the guard (a command, not a comment)."""
+    from git_gasp.githooks.manager_config import runs_guard
+
+    return any(runs_guard(line, comments=True)
+               for line in data.decode("utf-8", "replace").splitlines())
+
+
+def _managed(manager: managers.Manager, name: str, data: bytes | None,
+             told: set[str]) -> list[Finding]:
+    """What a hook manager's parsed config does for git's hook `name`."""
+    if manager.problem is not None:
+        if manager.problem in told:
+            return []
+        told.add(manager.problem)
+        return [Finding(ERROR, f"{manager.name} manages the hooks but {manager.problem}",
+                        f"fix {manager.config} ({manager.name} refuses it too)")]
+    if not manager.runs(name):
+        if name == install.MERGE_HOOK:
+            level = WARN if manager.wired else ERROR
+            return [Finding(level, f"{manager.name} does not run the GASP guard as "
+                            f"pre-merge-commit ({manager.config}): {_UNGUARDED[name]}",
+                            manager.fix(name))]
+        return [Finding(ERROR, f"{manager.name} manages the hooks but {manager.config} does not "
+                        f"run the GASP guard: {_UNGUARDED[name]}", manager.fix(name))]
+    if manager.install is not None and not manager.installed(data):
+        command = manager.install.format(hook=name)
+        return [Finding(ERROR, f"{manager.config} runs the GASP guard as {name}, but "
+                        f"{manager.name} has not installed that git hook: git never runs it",
+                        f"run `{command}`")]
+    what = "commits" if name == install.HOOK else "merge commits"
+    return [Finding(OK, f"{manager.name} runs the GASP guard for {what} ({manager.config})")]
 
 
 def _runner_exists(data: bytes) -> bool:
@@ -166,18 +175,20 @@ def _driver(root: Path, findings: list[Finding]) -> None:
     if using and driver is None:
         findings.append(Finding(ERROR, f".gitattributes says merge=gasp ({', '.join(using)}) but "
                                 "this clone has no merge.gasp.driver: git silently falls back "
-                                "to a text merge", "run `git gasp install-hooks`"))
+                                "to a text merge", "run `git gasp install-hooks`", topic="driver"))
     elif driver is not None:
         exe = _first_word(driver)
         if exe and not (os.access(exe, os.X_OK) or shutil.which(exe)):
             findings.append(Finding(ERROR, f"merge.gasp.driver runs {exe}, which does not exist",
-                                    "run `git gasp install-hooks` to register it again"))
+                                    "run `git gasp install-hooks` to register it again",
+                                    topic="driver"))
         else:
-            findings.append(Finding(OK, "merge driver registered (merge.gasp.driver)"))
+            findings.append(Finding(OK, "merge driver registered (merge.gasp.driver)",
+                                    topic="driver"))
     if log not in using:
         findings.append(Finding(WARN, f"{log} is not merged with merge=gasp: branches that both "
                                 "append will conflict or lose lines", "run `git gasp "
-                                "install-hooks` and commit .gitattributes"))
+                                "install-hooks` and commit .gitattributes", topic="driver"))
 
 
 def _first_word(command: str) -> str:
@@ -188,37 +199,16 @@ def _first_word(command: str) -> str:
     return words[0] if words else ""
 
 
-def _lease(root: Path, findings: list[Finding], now_ms: int) -> None:
-    path = root / LEASE
-    data = _bytes(path)
-    if data is None:
-        return
-    fix = f"if no worker is running, remove {LEASE}"
-    try:
-        lease = parse_lease(data)  # the runtime's verdict, so doctor and writers agree
-    except LeaseCorrupt:
-        findings.append(Finding(ERROR, f"{LEASE} is corrupt: expected "
-                                '{"worker_id": non-empty str, "pid": int, "expires_at_ms": int}; '
-                                "no worker can take or renew it", fix))
-        return
-    if lease.expired(now_ms):
-        ago = (now_ms - lease.expires_at_ms) // 1000
-        findings.append(Finding(WARN, f"{LEASE} of worker {lease.worker_id} (pid "
-                                f"{lease.pid}) expired {ago}s ago: stale", "the next worker "
-                                f"takes it over; or {fix}"))
-    else:
-        findings.append(Finding(OK, f"{LEASE} held by worker {lease.worker_id} (pid "
-                                f"{lease.pid}) until {lease.expires_at_ms}"))
-
-
 def _ignored(root: Path, findings: list[Finding]) -> None:
     for rel in IGNORED:
         if is_tracked(root, rel):
             findings.append(Finding(ERROR, f"{rel} is committed; it is per-clone state",
-                                    f"git rm --cached {rel} and add it to .gitignore"))
+                                    f"git rm --cached {rel} and add it to .gitignore",
+                                    topic="ignores"))
         elif not is_ignored(root, rel):
             findings.append(Finding(ERROR, f"{rel} is not gitignored: it may be committed",
-                                    f"add the line `{rel}` to {root / '.gitignore'}"))
+                                    f"add the line `{rel}` to {root / '.gitignore'}",
+                                    topic="ignores"))
 
 
 def _bytes(path: Path) -> bytes | None:
@@ -228,16 +218,3 @@ def _bytes(path: Path) -> bytes | None:
         return None
     except OSError as exc:
         raise GaspError(f"cannot read {path}: {exc}") from None
-
-
-def report(findings: list[Finding], label: str) -> tuple[str, int]:
-    """The printed report and the exit status (1 if any finding is an error)."""
-    errors = sum(f.level == ERROR for f in findings)
-    warns = sum(f.level == WARN for f in findings)
-    lines = [f"git gasp doctor: {label}", *(f.to_text() for f in findings)]
-    if errors:
-        lines.append(f"{errors} problem{'s' * (errors != 1)} to fix"
-                     + (f", {warns} warning{'s' * (warns != 1)}" if warns else ""))
-    else:
-        lines.append("healthy" + (f" ({warns} warning{'s' * (warns != 1)})" if warns else ""))
-    return "\n".join(lines), 1 if errors else 0

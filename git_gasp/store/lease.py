@@ -1,8 +1,11 @@
-"""The single-writer lease `.agent/lease`: {"worker_id", "pid", "expires_at_ms"}.
+"""The single-writer lease `.agent/lease`: {"worker_id", "pid", "expires_at_ms"} and,
+since 0.1, the holder's "host", "started" (process start time) and "pidns".
 
 Taken by exclusive create, renewed by tmp+rename, an expired one stolen by
-rename-then-recheck; a corrupt one is refused, never overwritten. Sound on a local
-filesystem; advisory on network filesystems (spec Part V).
+rename-then-recheck; a corrupt one is refused, never overwritten. A lease whose holder
+is a process of this host that is no longer running (``holder.verdict``) is taken over
+at once like an expired one. Sound on a local filesystem; advisory on network
+filesystems (spec Part V).
 """
 
 from __future__ import annotations
@@ -10,15 +13,20 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import AtomicFile, refuse_links
 from git_gasp.base.ids import new_uuid, now_ms
+from git_gasp.store import holder
 
 LEASE_REL = ".agent/lease"
 DEFAULT_TTL_MS = 10 * 60 * 1000
+_REQUIRED = {"worker_id": str, "pid": int, "expires_at_ms": int}
+_OPTIONAL = {"host": str, "started": int, "pidns": str}
 
 
 class LeaseError(GaspError):
@@ -33,24 +41,60 @@ class LeaseCorrupt(LeaseError):
     """The lease file does not hold a lease record."""
 
 
+def when(ms: int) -> str:
+    """Epoch milliseconds as a local date, the way git prints one: 2026-12-01 22:10:05 +0100."""
+    return time.strftime("%Y-%m-%d %H:%M:%S %z", time.localtime(ms / 1000))
+
+
+def span(ms: int) -> str:
+    """A duration, short: 45s, 9m 59s, 2h 5m, 3d 4h."""
+    s = max(0, ms) // 1000
+    for unit, size, sub, subsize in (("d", 86400, "h", 3600), ("h", 3600, "m", 60),
+                                     ("m", 60, "s", 1)):
+        if s >= size:
+            rest = (s % size) // subsize
+            return f"{s // size}{unit}" + (f" {rest}{sub}" if rest else "")
+    return f"{s}s"
+
+
 @dataclass(frozen=True)
 class LeaseRecord:
     worker_id: str
     pid: int
     expires_at_ms: int
+    host: str | None = None  # None: a lease written before hosts were recorded
+    started: int | None = None  # the holder's start time (holder.start_time)
+    pidns: str | None = None
 
     def to_bytes(self) -> bytes:
-        return (json.dumps({"worker_id": self.worker_id, "pid": self.pid,
-                            "expires_at_ms": self.expires_at_ms}, separators=(",", ":"))
-                + "\n").encode()
+        obj: dict = {"worker_id": self.worker_id, "pid": self.pid,
+                     "expires_at_ms": self.expires_at_ms}
+        obj.update((k, getattr(self, k)) for k in _OPTIONAL if getattr(self, k) is not None)
+        return (json.dumps(obj, separators=(",", ":")) + "\n").encode()
 
     def expired(self, at_ms: int | None = None) -> bool:
         return self.expires_at_ms <= (now_ms() if at_ms is None else at_ms)
 
-    def describe(self) -> str:
-        left = self.expires_at_ms - now_ms()
-        when = f"expires in {left // 1000 + 1}s" if left > 0 else f"expired {-left // 1000}s ago"
-        return f"{self.worker_id} (pid {self.pid}, {when})"
+    def holder(self) -> holder.Verdict:
+        """Whether the holding process still runs (only this host can say it does not)."""
+        return holder.verdict(self.host, self.pid, self.started, self.pidns)
+
+    def dead(self) -> bool:
+        """The holder is a process of this host that is no longer running."""
+        return self.holder().state == holder.DEAD
+
+    def expiry(self, at_ms: int | None = None) -> str:
+        """`until 2026-12-01 22:10:05 +0000 (in 9m 59s)` or `expired … (3m ago)`."""
+        left = self.expires_at_ms - (now_ms() if at_ms is None else at_ms)
+        if left > 0:
+            return f"until {when(self.expires_at_ms)} (in {span(left + 999)})"
+        return f"expired {when(self.expires_at_ms)} ({span(-left)} ago)"
+
+    def describe(self, at_ms: int | None = None) -> str:
+        """`w1 (pid 42 on box, running, until 2026-12-01 22:10:05 +0000 (in 9m 59s))`."""
+        where = f" on {self.host}" if self.host else ""
+        who = f"pid {self.pid}{where}" if self.pid else where.strip() or "no pid"
+        return f"{self.worker_id} ({who}, {self.holder().why}, {self.expiry(at_ms)})"
 
 
 def default_worker_id() -> str:
@@ -63,19 +107,35 @@ def default_worker_id() -> str:
 
 
 def parse_lease(data: bytes, rel: str = LEASE_REL) -> LeaseRecord:
-    """Parse lease bytes (raises LeaseCorrupt with a remedy)."""
+    """Parse lease bytes (raises LeaseCorrupt with a remedy); host, started and pidns may
+    be missing (older leases)."""
     try:
         obj = json.loads(data)
     except ValueError:
         obj = None
-    ok = (type(obj) is dict and obj.keys() == {"worker_id", "pid", "expires_at_ms"}
-          and type(obj["worker_id"]) is str and obj["worker_id"]
-          and type(obj["pid"]) is int and type(obj["expires_at_ms"]) is int)
+    known = _REQUIRED.keys() | _OPTIONAL.keys()
+    ok = (type(obj) is dict and _REQUIRED.keys() <= obj.keys() <= known
+          and all(type(obj[k]) is t for k, t in (*_REQUIRED.items(), *_OPTIONAL.items())
+                  if k in obj)
+          and obj["worker_id"])
     if not ok:
         raise LeaseCorrupt(
-            f"{rel} is corrupt (not a {{worker_id, pid, expires_at_ms}} record); refusing to "
-            f"write — if no other worker is running, remove it: git gasp lease release --force")
-    return LeaseRecord(obj["worker_id"], obj["pid"], obj["expires_at_ms"])
+            f"{rel} is corrupt (not a {{worker_id, pid, expires_at_ms[, host, started, pidns]}} "
+            "record); refusing to write — if no other worker is running, remove it: "
+            "git gasp lease release --force")
+    return LeaseRecord(obj["worker_id"], obj["pid"], obj["expires_at_ms"], obj.get("host"),
+                       obj.get("started"), obj.get("pidns"))
+
+
+def held_error(current: LeaseRecord) -> LeaseHeld:
+    """Why no other worker can write while `current` holds the lease, and what to do."""
+    verdict = current.holder()
+    if verdict.state == holder.ALIVE:
+        advice = f"wait for it to finish (or stop pid {current.pid})"
+    else:
+        advice = ("wait until it expires; if that worker is gone, `git gasp lease release "
+                  "--force` removes it")
+    return LeaseHeld(f"lease held by {current.describe()}; {advice}")
 
 
 class Lease:
@@ -88,6 +148,9 @@ class Lease:
         self.worker_id = worker_id or default_worker_id()
         self.ttl_ms = ttl_ms
         self._held_until = 0  # expiry of the lease we last wrote (0: not held)
+        self.reclaimed: LeaseRecord | None = None  # a dead or expired lease we took over
+        # called with that lease when it happens (the CLI prints a note)
+        self.on_reclaim: Callable[[LeaseRecord], None] | None = None
 
     # --- reading -------------------------------------------------------------
     def read(self) -> LeaseRecord | None:
@@ -101,7 +164,9 @@ class Lease:
         return parse_lease(data)
 
     def _record(self) -> LeaseRecord:
-        return LeaseRecord(self.worker_id, os.getpid(), now_ms() + self.ttl_ms)
+        pid = os.getpid()
+        return LeaseRecord(self.worker_id, pid, now_ms() + self.ttl_ms, holder.this_host(),
+                           holder.start_time(pid), holder.pid_namespace())
 
     # --- taking --------------------------------------------------------------
     def ensure(self) -> LeaseRecord:
@@ -110,20 +175,26 @@ class Lease:
         Cheap while our own lease has more than half its TTL left and the file still
         names us (it is re-read every time: the check lives inside append).
         """
+        taken_over = None
         for _ in range(8):
             current = self.read()
             if current is None:
                 if self._create():
-                    return self._mine()
+                    mine = self._mine()
+                    if taken_over is not None:
+                        self.reclaimed = taken_over
+                        if self.on_reclaim is not None:
+                            self.on_reclaim(taken_over)
+                    return mine
                 continue
             if current.worker_id == self.worker_id and not current.expired():
                 if current.expires_at_ms - now_ms() < self.ttl_ms // 2:
                     self._renew(current)
                 self._held_until = max(self._held_until, current.expires_at_ms)
                 return self._mine()
-            if not current.expired():
-                raise LeaseHeld(f"lease held by {current.describe()}; "
-                                f"wait, or release it with `git gasp lease release`")
+            if not current.expired() and not current.dead():
+                raise held_error(current)
+            taken_over = current
             self._steal(current)
         raise LeaseError(f"could not take {LEASE_REL}: it keeps changing under us")
 
@@ -158,7 +229,19 @@ class Lease:
         return True
 
     def _renew(self, current: LeaseRecord) -> None:
-        rec = self._record()
+        self._replace(current, self._record())
+
+    def keep_between_commands(self) -> None:
+        """Keep our lease after this process ends, for the commands that follow (the CLI
+        while a run is open): rewritten with no pid (0), so no process's death frees it;
+        it stays until it expires or this worker releases it."""
+        current = self.read()
+        if current is None or current.worker_id != self.worker_id or current.pid == 0:
+            return
+        self._replace(current, LeaseRecord(self.worker_id, 0, current.expires_at_ms,
+                                           current.host))
+
+    def _replace(self, current: LeaseRecord, rec: LeaseRecord) -> None:
         tmp = AtomicFile(self.path, root=self.root)  # a link on the way: UnsafePath
         try:
             tmp.write(rec.to_bytes())
@@ -183,7 +266,7 @@ class Lease:
             moved = parse_lease(aside.read_bytes())
         except LeaseCorrupt:
             moved = None
-        if moved is not None and moved != seen and not moved.expired():
+        if moved is not None and moved != seen and not moved.expired() and not moved.dead():
             # we moved a fresh lease another worker just took: put it back (no clobber)
             try:
                 os.link(aside, self.path)
@@ -193,7 +276,8 @@ class Lease:
 
     # --- releasing -----------------------------------------------------------
     def release(self, *, force: bool = False) -> LeaseRecord | None:
-        """Remove our lease (or any lease with force); return what was removed."""
+        """Remove our lease, an expired one or one whose holder is dead (any lease with
+        force); return what was removed."""
         try:
             current = self.read()
         except LeaseCorrupt:
@@ -203,9 +287,13 @@ class Lease:
             return None
         if current is None:
             return None
-        if current.worker_id != self.worker_id and not force and not current.expired():
+        if (current.worker_id != self.worker_id and not force and not current.expired()
+                and not current.dead()):
+            verdict = current.holder()
+            advice = ("it is running: let it finish" if verdict.state == holder.ALIVE
+                      else "--force removes it anyway, if that worker is gone")
             raise LeaseHeld(f"lease held by {current.describe()}, not by {self.worker_id}; "
-                            "use --force to remove it anyway")
+                            + advice)
         aside = self.path.with_name(f".lease.release.{os.getpid()}.{new_uuid()}")
         try:
             os.rename(self.path, aside)

@@ -72,7 +72,7 @@ def test_core_hooks_path_surprise(agent, tmp_path):
 def test_corrupt_lease(agent):
     (agent / ".agent" / "lease").write_text("{not json")
     code, text = doctor(agent)
-    assert code == 1 and "corrupt" in text and "remove .agent/lease" in text
+    assert code == 1 and "corrupt" in text and "`git gasp lease release --force`" in text
     (agent / ".agent" / "lease").write_text(json.dumps({"worker_id": "w"}))
     code, text = doctor(agent)
     assert code == 1 and "corrupt" in text

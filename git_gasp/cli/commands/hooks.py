@@ -44,11 +44,20 @@ def hook(name: str) -> int:
 
 @click.command("doctor")
 @click.argument("path", required=False, type=click.Path(file_okay=False))
-def doctor(path: str | None) -> int:
-    """Check that hooks, merge driver, lease and ignores are set up in this clone."""
-    from git_gasp.githooks.doctor import diagnose, report
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the findings as a JSON list of {level, what, fix, topic, ...}.")
+def doctor(path: str | None, as_json: bool) -> int:
+    """Check that hooks, merge driver, lease, log, hook queue and ignores are set up in
+    this clone."""
+    from git_gasp.githooks.doctor import diagnose, exit_status, report
 
     root = _root(path)
-    text, status = report(diagnose(root), path or str(root))
+    findings = diagnose(root)
+    if as_json:
+        import json
+
+        click.echo(json.dumps([f.to_json() for f in findings], indent=2))
+        return exit_status(findings)
+    text, status = report(findings, path or str(root))
     click.echo(text)
     return status

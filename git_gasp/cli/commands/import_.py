@@ -16,7 +16,10 @@ import click
 @click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
               show_default=True, help="The agent repo to record into.")
 @click.option("--no-commit", is_flag=True, help="Append the events but make no commit.")
-def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_commit: bool) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object: what each file gave (runs, events, commits).")
+def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_commit: bool,
+            as_json: bool) -> None:
     """Project Claude Code transcripts or Codex rollouts (.jsonl / .jsonl.zst), or
     OpenTelemetry traces (otel: OTLP/JSON, .jsonl or .json), into runs.
 
@@ -24,17 +27,28 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
     nothing); the redacted raw session is archived to transcripts/<run-id>.jsonl.gz and
     each run gets its boundary commit unless --no-commit.
     """
+    out = Report(as_json)
+    try:
+        _import(agent, list(files), all_, repo, no_commit, out)
+    except Exception as exc:  # what was imported (and committed) before it, then the error
+        out.extra["error"] = str(exc)
+        out.close()
+        raise
+    out.close()
+
+
+def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bool,
+            out: Report) -> None:
     from git_gasp.adapters.project import import_session
     from git_gasp.adapters.records import read_raw
     from git_gasp.base.errors import UsageError
 
-    paths = list(files)
     if agent == "otel":
         if all_:
             raise UsageError("--all finds agent sessions; name the OTLP/JSON files to import")
         if not paths:
             raise UsageError("name the OTLP/JSON files to import")
-        _import_otel(paths, repo, no_commit)
+        _import_otel(paths, repo, no_commit, out)
         return
     if all_:
         from git_gasp.adapters.live import find_agent_root
@@ -43,7 +57,7 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
         project = find_agent_root(repo) or repo.resolve()
         found = [p for p in find_sessions(agent, project) if p not in paths]
         if not found and not paths:
-            click.echo(f"no sessions found for {project} in {store_of(agent)}")
+            out.say(f"no sessions found for {project} in {store_of(agent)}")
             return
         paths += found
     if not paths:
@@ -57,7 +71,8 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
         raw = read_raw(path)
         transcript = parse(raw)
         if not transcript.records:
-            click.echo(f"{path}: no session records (is it a {agent} file?); skipped", err=True)
+            out.say(f"{path}: no session records (is it a {agent} file?); skipped", err=True)
+            out.add(path, status="skipped", reason="no session records")
             continue
         result = import_session(repo, transcript, raw)
         if result.already:
@@ -65,22 +80,27 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
 
             saved = rescue(repo, transcript, raw) if all_ else []
             rescued += saved
-            click.echo(f"{path}: {result.run_id} already imported; " + (
+            out.say(f"{path}: {result.run_id} already imported; " + (
                 f"transcript archived to {', '.join(saved)}" if saved else "nothing added"))
+            out.add(path, status="already", run_id=result.run_id, archived=saved)
             continue
         for warning in result.warnings:
-            click.echo(f"{path}: warning: {warning}", err=True)
+            out.say(f"{path}: warning: {warning}", err=True)
         lifted = ", ".join(f"{n} {k}" for k, n in sorted(result.lifted.items())) or "nothing"
         skipped = sum(result.skipped.values())
-        click.echo(f"{path}: {result.run_id}: {result.added} events ({result.outcome}); "
-                   f"lifted {lifted}; {skipped} line(s) of other types skipped")
+        out.say(f"{path}: {result.run_id}: {result.added} events ({result.outcome}); "
+                f"lifted {lifted}; {skipped} line(s) of other types skipped")
+        record = out.add(path, status="imported", run_id=result.run_id, events=result.added,
+                         outcome=result.outcome, lifted=dict(result.lifted),
+                         skipped_lines=skipped, warnings=list(result.warnings))
         if not no_commit:
             from git_gasp.runtime import commit_run
 
             commit = commit_run(repo, result.run_id, result.goal, result.outcome or "completed",
                                 [result.archive] if result.archive else [])
             sha = commit.decode() if isinstance(commit, bytes) else str(commit)
-            click.echo(f"  committed {sha[:12]}")
+            out.say(f"  committed {sha[:12]}")
+            record["commit"] = sha
     if rescued and not no_commit:
         from git_gasp.adapters.rescue import rescue_message
         from git_gasp.runtime.commit import commit_paths
@@ -88,10 +108,11 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
         commit = commit_paths(repo, ["state/events.jsonl", *rescued], rescue_message(rescued),
                               log_rel="state/events.jsonl")
         sha = commit.decode() if isinstance(commit, bytes) else str(commit)
-        click.echo(f"archived {len(rescued)} transcript(s); committed {sha[:12]}")
+        out.say(f"archived {len(rescued)} transcript(s); committed {sha[:12]}")
+        out.extra["archive_commit"] = sha
 
 
-def _import_otel(paths: list[Path], repo: Path, no_commit: bool) -> None:
+def _import_otel(paths: list[Path], repo: Path, no_commit: bool, out: Report) -> None:
     """`git gasp import otel FILE…`: each file's runs, each with its boundary commit."""
     from git_gasp.adapters.otel_import import OtelWriter, group_runs
     from git_gasp.adapters.otlp import read_spans
@@ -105,23 +126,61 @@ def _import_otel(paths: list[Path], repo: Path, no_commit: bool) -> None:
             raise GaspError(f"{path}: cannot read ({exc.strerror or exc})") from None
         runs, unused = group_runs(read_spans(data, str(path)))
         if not runs:
-            click.echo(f"{path}: no agent, model or tool spans; nothing imported", err=True)
+            out.say(f"{path}: no agent, model or tool spans; nothing imported", err=True)
+            out.add(path, status="skipped", reason="no agent, model or tool spans")
             continue
         with AgentState.open(repo, "git-gasp-import") as state:
             writer = OtelWriter(state)
             for run in runs:
                 result = writer.write(run)
                 if result.already:
-                    click.echo(f"{path}: {result.run_id} already imported; nothing added")
+                    out.say(f"{path}: {result.run_id} already imported; nothing added")
+                    out.add(path, status="already", run_id=result.run_id)
                     continue
                 failed = f", {result.failed_calls} failed" if result.failed_calls else ""
-                click.echo(f"{path}: {result.run_id}: {result.added} events ({result.outcome}); "
-                           f"{result.model_calls} model call(s), {result.tool_calls} tool "
-                           f"call(s){failed}")
+                out.say(f"{path}: {result.run_id}: {result.added} events ({result.outcome}); "
+                        f"{result.model_calls} model call(s), {result.tool_calls} tool "
+                        f"call(s){failed}")
+                record = out.add(path, status="imported", run_id=result.run_id,
+                                 events=result.added, outcome=result.outcome,
+                                 model_calls=result.model_calls,
+                                 tool_calls=result.tool_calls,
+                                 failed_calls=result.failed_calls)
                 if not no_commit:
                     commit = commit_run(repo, result.run_id, None, result.outcome or "completed")
                     sha = commit.decode() if isinstance(commit, bytes) else str(commit)
-                    click.echo(f"  committed {sha[:12]}")
+                    out.say(f"  committed {sha[:12]}")
+                    record["commit"] = sha
         if unused:
-            click.echo(f"{path}: {unused} span(s) outside any agent, model or tool span "
-                       "skipped", err=True)
+            out.say(f"{path}: {unused} span(s) outside any agent, model or tool span "
+                    "skipped", err=True)
+            out.extra.setdefault("unused_spans", {})[str(path)] = unused
+
+
+class Report:
+    """What `import` tells: lines as it goes, or (`--json`) one object at the end:
+    ``{"files": [{"file", "status": imported|already|skipped, "run_id", ...}], ...}``."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.files: list[dict] = []
+        self.extra: dict = {}
+
+    def say(self, text: str, err: bool = False) -> None:
+        if self.as_json:
+            if err:  # warnings still reach stderr; stdout stays one JSON object
+                click.echo(text, err=True)
+            return
+        click.echo(text, err=err)
+
+    def add(self, path: Path, **fields) -> dict:
+        record = {"file": str(path), **fields}
+        self.files.append(record)
+        return record
+
+    def close(self) -> None:
+        if self.as_json:
+            import json
+
+            click.echo(json.dumps({"files": self.files, **self.extra}, ensure_ascii=False,
+                                  sort_keys=True))

@@ -78,7 +78,8 @@ def _after(events, since: str):
         return events[idx + 1:]
     if since.isdigit():
         return [e for e in events if e.ts_ms > int(since)]
-    return [e for e in events if e.ts_ms >= _date("--since", since)]
+    start = _date("--since", since)  # refused even when no event would be compared
+    return [e for e in events if e.ts_ms >= start]
 
 
 def _through(events, until: str):
@@ -90,7 +91,8 @@ def _through(events, until: str):
         return events[: idx + 1]
     if until.isdigit():
         return [e for e in events if e.ts_ms <= int(until)]
-    return [e for e in events if e.ts_ms <= _date("--until", until)]
+    end = _date("--until", until)
+    return [e for e in events if e.ts_ms <= end]
 
 
 def _date(option: str, text: str) -> int:

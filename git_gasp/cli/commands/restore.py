@@ -15,8 +15,9 @@ from git_gasp.cli.options import CONTEXT
               help="Fold only through this event.")
 @click.option("--model", help="Bind this model in .agent/config.toml.")
 @click.option("--full", is_flag=True, help="A full clone (transcripts/ included).")
+@click.option("--json", "as_json", is_flag=True, help="Print where it stands as one JSON object.")
 def restore(url: str, directory: str | None, at: str | None, model: str | None,
-            full: bool) -> None:
+            full: bool, as_json: bool) -> None:
     """Clone URL and bring the agent up; print where it stands."""
     from git_gasp.githooks.install import install_for_init
     from git_gasp.runtime.queries import label
@@ -24,6 +25,9 @@ def restore(url: str, directory: str | None, at: str | None, model: str | None,
 
     rep = do_restore(url, directory, at=at, model=model, partial=not full,
                      install_hooks=install_for_init)
+    if as_json:
+        click.echo(_json(rep))
+        return
     for note in rep.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(f"restored {rep.agent_id} into {rep.root}")
@@ -44,3 +48,23 @@ def restore(url: str, directory: str | None, at: str | None, model: str | None,
     click.echo("last decisions:" if rep.decisions else "last decisions: none")
     for d in rep.decisions:
         click.echo(f"  {d['id']}  [{d['props'].get('status', '?')}]  {label(d)}")
+
+
+def _json(rep) -> str:
+    import json
+
+    from git_gasp.runtime.queries import label
+
+    def brief(node: dict) -> dict:
+        return {"id": node["id"], "status": node["props"].get("status"), "label": label(node)}
+
+    return json.dumps({
+        "agent_id": rep.agent_id, "root": str(rep.root),
+        "identity": {"files": len(rep.identity_files), "hash": rep.identity_hash},
+        "skills": list(rep.skills), "last_event_id": rep.last_event_id,
+        "seeded_from": rep.seeded_from, "model": rep.model,
+        "open_goals": [brief(g) for g in rep.open_goals],
+        "unfinished_run": ({"id": rep.run["run_id"], "task": rep.run.get("task")}
+                           if rep.run else None),
+        "decisions": [brief(d) for d in rep.decisions], "notes": list(rep.notes),
+    }, ensure_ascii=False, sort_keys=True)

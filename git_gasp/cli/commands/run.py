@@ -37,6 +37,7 @@ def run_start(task: str, goal: str | None, task_id: str | None, metadata: str | 
     with refused_input(option_labels({"task": task, "goal": goal, "task_id": task_id,
                                       "metadata": metadata})):
         rid = state.start_run(task, goal=goal, task_id=task_id, metadata=meta)
+    release_lease(state)  # kept for the run's next commands
     click.echo(rid)
 
 
@@ -57,12 +58,24 @@ def run_finish(outcome: str, run_id: str | None, metadata: str | None) -> None:
 
 
 @run.command("status", context_settings=CONTEXT)
-def run_status() -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"run": null} or {"run": {id, task, goal_id, task_id, ...}}.')
+def run_status(as_json: bool) -> None:
     """Print the open run, if any."""
-    state = open_state()
-    if state.run is None:
+    state = open_state(notes=not as_json)
+    run = state.run
+    props = state.graph.nodes[run.run_id]["props"] if run is not None else {}
+    if as_json:
+        import json
+
+        shown = None if run is None else {
+            "id": run.run_id, "task": props.get("task"), "goal_id": run.goal_id,
+            "task_id": run.task_id, "status": props.get("status"),
+            "started_ts_ms": props.get("started_ts_ms"), "started_event": run.event_id}
+        click.echo(json.dumps({"run": shown}, ensure_ascii=False, sort_keys=True))
+        return
+    if run is None:
         click.echo("no open run")
         return
-    props = state.graph.nodes[state.run.run_id]["props"]
-    click.echo(f"{state.run.run_id}  {props.get('task', '')}"
-               + (f"  (goal {state.run.goal_id})" if state.run.goal_id else ""))
+    click.echo(f"{run.run_id}  {props.get('task', '')}"
+               + (f"  (goal {run.goal_id})" if run.goal_id else ""))

@@ -1,0 +1,136 @@
+"""doctor's look at the agent's state: the lease, the log (would check 1 pass?) and the
+agent hook queue, each a cheap read.
+
+The hook queue belongs to ``adapters/hook_queue.py`` (a layer above this one): only its
+path convention is read here — ``<gitdir>/gasp/queue/*.json``, each named
+``<time_ns:020d>-<pid>-<hex>.json``, and ``queue/failed/`` — never its code.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from git_gasp.base.git import git_dir
+from git_gasp.githooks.finding import ERROR, OK, WARN, Finding
+from git_gasp.store.lease import LEASE_REL, LeaseCorrupt, parse_lease, span, when
+
+LOG_SCAN_BYTES = 1 << 20  # a longer log: only its last MiB is parsed (check does all)
+QUEUE_STUCK_MS = 10 * 60 * 1000  # a hook drains the queue in seconds; older is stuck
+
+
+def lease(root: Path, now_ms: int, read: bytes | None) -> list[Finding]:
+    """The lease, as a writer would judge it (the store's parser and holder verdict)."""
+    if read is None:
+        return []
+    try:
+        rec = parse_lease(read)
+    except LeaseCorrupt:
+        return [Finding(ERROR, f"{LEASE_REL} is corrupt (not a {{worker_id, pid, expires_at_ms"
+                        "[, host, started, pidns]}} record): no worker can take or renew it",
+                        "if no worker is running: `git gasp lease release --force`", "lease")]
+    who = rec.describe(now_ms)
+    if rec.dead():
+        return [Finding(WARN, f"{LEASE_REL} of worker {who}: stale, its holder is gone",
+                        "nothing to do: the next writer takes it over (or `git gasp lease "
+                        "release`); an unfinished run is resumed by the next open", "lease")]
+    if rec.expired(now_ms):
+        return [Finding(WARN, f"{LEASE_REL} of worker {who}: stale",
+                        "nothing to do: the next writer takes it over (or `git gasp lease "
+                        "release`)", "lease")]
+    return [Finding(OK, f"{LEASE_REL} held by worker {who}", topic="lease")]
+
+
+def log(root: Path) -> list[Finding]:
+    """Would `git gasp check` fail check 1? Parses the log's lines (the last
+    LOG_SCAN_BYTES of a longer one) with the checks' own parser."""
+    from git_gasp.protocol.envelope import parse_log
+    from git_gasp.store.agent import load_agent
+    from git_gasp.store.append import torn_error
+
+    repo = load_agent(root)
+    rel = repo.log_rel
+    data = repo.log_bytes
+    if data is None:
+        return [Finding(ERROR, f"{rel} cannot be read: {repo.log_error}",
+                        f"restore it (`git checkout -- {rel}`); `git gasp check` says more",
+                        "log", path=rel)]
+    start = 0
+    if len(data) > LOG_SCAN_BYTES:
+        start = data.find(b"\n", len(data) - LOG_SCAN_BYTES) + 1
+    skipped = data.count(b"\n", 0, start)
+    parsed = parse_log(data[start:], rel)
+    scope = f"the last {parsed.line_count} lines" if start else f"all {parsed.line_count} lines"
+    if not parsed.errors:
+        what = f"{rel}: {scope} are valid events" if parsed.line_count else f"{rel}: empty"
+        return [Finding(OK, what, topic="log", path=rel)]
+    first = parsed.errors[0]
+    line, more = first.line + skipped, len(parsed.errors) - 1
+    extra = f" (and {more} more bad line{'s' * (more != 1)})" if more else ""
+    if not parsed.terminated and all(e.line == parsed.line_count for e in parsed.errors):
+        torn = torn_error(rel, data, root)
+        if torn.complete:
+            fix = f"append the newline: `printf '\\n' >> {rel}`"
+        elif torn.cut is not None:
+            fix = f"`truncate -s {torn.cut} {rel}` removes the interrupted write"
+        else:
+            fix = "the torn line is committed: `git gasp check` says how to repair it"
+        what = f"{rel}:{line}: the last line is unterminated (an interrupted write)"
+    else:
+        fix = f"repair line {line} (every bad line: `git gasp check`)"
+        what = f"{rel}:{line}: not a valid event: {first.message}{extra}"
+    return [Finding(ERROR, f"{what}; `git gasp check` fails and nothing can be appended",
+                    fix, "log", path=rel, line=line)]
+
+
+def _entries(directory: Path) -> list[str]:
+    try:
+        return sorted(n.name for n in directory.iterdir()
+                      if n.name.endswith(".json") and not n.name.startswith("."))
+    except OSError:
+        return []
+
+
+def _agent_of(entry: Path) -> str | None:
+    try:
+        agent = json.loads(entry.read_bytes()).get("agent")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return agent if isinstance(agent, str) and agent.replace("-", "").isalnum() else None
+
+
+def queue(root: Path, now_ms: int) -> list[Finding]:
+    """The agent hook queue: entries waiting longer than a drain takes, or set aside."""
+    try:
+        gdir = git_dir(root) / "gasp"
+    except Exception:  # noqa: BLE001 - no git dir: no queue (the hooks say why)
+        return []
+    qdir = gdir / "queue"
+    if not qdir.is_dir():
+        return []
+    found: list[Finding] = []
+    log_path = gdir / "adapter.log"
+    waiting = _entries(qdir)
+    if waiting:
+        try:
+            oldest_ms = int(waiting[0].split("-", 1)[0]) // 1_000_000
+        except ValueError:
+            oldest_ms = now_ms
+        age = now_ms - oldest_ms
+        if age >= QUEUE_STUCK_MS:
+            agent = _agent_of(qdir / waiting[0]) or "claude-code"
+            found.append(Finding(
+                ERROR, f"{len(waiting)} agent hook event{'s' * (len(waiting) != 1)} stuck in "
+                f"{qdir}, the oldest since {when(oldest_ms)} ({span(age)} ago): not recorded",
+                f"`git gasp adapt {agent} reconcile` drains it; why it stuck is in {log_path}",
+                "queue", path=str(qdir)))
+        else:
+            found.append(Finding(OK, f"{len(waiting)} agent hook event(s) queued, being "
+                                 "recorded", topic="queue", path=str(qdir)))
+    failed = _entries(qdir / "failed")
+    if failed:
+        found.append(Finding(
+            WARN, f"{len(failed)} agent hook event{'s' * (len(failed) != 1)} could not be "
+            f"recorded and wait in {qdir / 'failed'}",
+            f"read why in {log_path}, then remove them", "queue", path=str(qdir / "failed")))
+    return found
