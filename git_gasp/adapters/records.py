@@ -113,10 +113,13 @@ def _zstd_stream(path: Path) -> io.BufferedIOBase:
     raw = path.read_bytes()
     try:
         import zstandard  # type: ignore[import-not-found]
-
-        return io.BytesIO(zstandard.ZstdDecompressor().decompressobj().decompress(raw))
     except ImportError:
-        pass
+        zstandard = None
+    if zstandard is not None:  # installed with langchain-core (langsmith needs it), say
+        try:
+            return io.BytesIO(zstandard.ZstdDecompressor().decompressobj().decompress(raw))
+        except zstandard.ZstdError as exc:
+            raise GaspError(f"{path}: not a valid zstd file ({exc})") from None
     try:
         from compression import zstd  # type: ignore[import-not-found]  # Python 3.14+
 
