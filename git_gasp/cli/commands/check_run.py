@@ -24,11 +24,12 @@ def run_check(path: str | None, *, fixture: bool = False, as_json: bool = False,
     stdout (text or JSON) and return the exit status: 0 conformant, 1 not."""
     from git_gasp.base.errors import GaspError
     from git_gasp.conformance.runner import check_repo, resolve_agent_root
-    from git_gasp.store.attributes import lineendings_error
 
     root = resolve_agent_root(path)
 
     def beside_the_walk() -> None:
+        from git_gasp.store.attributes import lineendings_error  # here: off the walk's path
+
         converted = lineendings_error(root)
         if converted:  # one line with the fix instead of seven checks failing on every line
             raise GaspError(converted)
