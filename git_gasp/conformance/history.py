@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import pathlib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from dulwich.object_store import BaseObjectStore
-from dulwich.repo import Repo
 
 from git_gasp.conformance.history_cache import VerifiedCache
 from git_gasp.conformance.history_objects import PACKED_RECENT_BYTES
@@ -26,7 +26,10 @@ from git_gasp.conformance.history_walk import HistoryResult, Progress, Walker
 from git_gasp.conformance.history_worktree import WorkTree
 from git_gasp.conformance.proven import load_extensions
 from git_gasp.protocol.appendonly import LOG_PATH
-from git_gasp.store.gitrepo import open_repo, shallow_commits
+from git_gasp.store.gitrepo import PlainRepo, open_plain, open_repo, shallow_commits
+
+if TYPE_CHECKING:
+    from dulwich.repo import Repo
 
 __all__ = ["HistoryResult", "Progress", "check_history", "check_store"]
 
@@ -90,7 +93,7 @@ def check_history(
     problem is reported as a failure.
     """
     agent_root = pathlib.Path(agent_root)
-    repo, prefix = open_repo(agent_root)
+    repo, prefix = open_plain(agent_root) or open_repo(agent_root)
     files = None
     try:
         worktree = WorkTree(repo, agent_root, prefix)
@@ -108,14 +111,16 @@ def check_history(
         repo.close()
 
 
-def _head(repo: Repo) -> bytes | None:
+def _head(repo: Repo | PlainRepo) -> bytes | None:
+    if isinstance(repo, PlainRepo):
+        return repo.head
     try:
         return repo.refs[b"HEAD"]
     except KeyError:
         return None
 
 
-def _run(repo: Repo, walker: Walker, worktree: WorkTree, use_cache: bool) -> None:
+def _run(repo: Repo | PlainRepo, walker: Walker, worktree: WorkTree, use_cache: bool) -> None:
     head = _head(repo)
     if head is None:
         walker.fail("no commits yet: the log is not committed")

@@ -15,8 +15,7 @@ import hashlib
 import os
 import pathlib
 import stat
-
-from dulwich.repo import Repo
+from typing import TYPE_CHECKING
 
 from git_gasp.conformance.history_objects import CommitInfo, Entry, ObjectError
 from git_gasp.conformance.history_walk import APPEND_HINT, Walker
@@ -26,6 +25,9 @@ from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
 
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
 _HASH_PIECE = 1 << 22  # a file hashed in pieces: no buffer of its size (page faults)
+if TYPE_CHECKING:
+    from dulwich.repo import Repo
+
 class WorkTree:
     """The agent root's files (`agent_root`, at `prefix` in the repository `repo`)."""
 

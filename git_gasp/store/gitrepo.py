@@ -1,14 +1,16 @@
-"""dulwich helpers: find the git work tree around an agent root."""
+"""Find the git work tree around an agent root: `open_repo` (a dulwich ``Repo``, any
+layout), `open_plain` (the plain layouts, without importing ``dulwich.repo``)."""
 
 from __future__ import annotations
 
 import os
 import pathlib
-
-from dulwich.errors import NotGitRepository
-from dulwich.repo import Repo
+from typing import TYPE_CHECKING
 
 from git_gasp.base.errors import NotAGitRepo
+
+if TYPE_CHECKING:
+    from dulwich.repo import Repo
 
 
 def _not_a_repo(agent_root: pathlib.Path) -> NotAGitRepo:
@@ -21,6 +23,9 @@ def _is_within(path: str, root: str) -> bool:
 
 def _repo_from_env(start: str) -> Repo | None:
     """Honour ``GIT_DIR`` / ``GIT_WORK_TREE`` (as set in hooks) when they cover `start`."""
+    from dulwich.errors import NotGitRepository
+    from dulwich.repo import Repo
+
     git_dir = os.environ.get("GIT_DIR")
     if not git_dir:
         return None
@@ -41,6 +46,9 @@ def open_repo(agent_root: pathlib.Path) -> tuple[Repo, bytes]:
     root). Works with linked worktrees and ``.git`` files. Raises NotAGitRepo for
     a path outside any work tree (including bare repositories and ``.git`` dirs).
     """
+    from dulwich.errors import NotGitRepository
+    from dulwich.repo import Repo
+
     start = os.path.realpath(agent_root)
     if not os.path.isdir(start):
         raise _not_a_repo(agent_root)
@@ -75,3 +83,59 @@ def shallow_commits(repo: Repo) -> set[bytes]:
         with f:
             found.update(line.strip() for line in f if line.strip())
     return found
+
+
+class PlainRepo:
+    """The parts of a dulwich ``Repo`` check 4 uses, for a repository `gitdirs.locate`
+    found: its dirs, HEAD's commit id, and a ``DiskObjectStore`` over its objects."""
+
+    def __init__(self, dirs, head: bytes) -> None:
+        from dulwich.object_store import DiskObjectStore
+
+        self.path, self.head = dirs.path, head
+        self._dirs = dirs
+        self.object_store = DiskObjectStore(dirs.objects_dir())
+
+    def controldir(self) -> str:
+        return self._dirs.controldir()
+
+    def commondir(self) -> str:
+        return self._dirs.commondir()
+
+    def index_path(self) -> str:
+        return self._dirs.index_path()
+
+    def get_named_file(self, name: str, basedir: str | None = None):
+        try:
+            return open(os.path.join(basedir or self.controldir(), name), "rb")
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def close(self) -> None:
+        self.object_store.close()
+
+    def __enter__(self) -> PlainRepo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_plain(agent_root: pathlib.Path) -> tuple[PlainRepo, bytes] | None:
+    """`open_repo` for the plain layouts (`store.gitdirs.locate`) with a HEAD on a commit
+    and sha1 objects, without importing ``dulwich.repo``; None: use `open_repo`."""
+    from git_gasp.store.gitdirs import locate
+
+    dirs = locate(str(agent_root))
+    if dirs is None:
+        return None
+    head = dirs.head()
+    if not isinstance(head, bytes):  # unborn or not readable here: dulwich decides
+        return None
+    try:
+        with open(os.path.join(dirs.commondir(), "config"), "rb") as f:
+            if b"objectformat" in f.read().lower():  # sha256 objects: dulwich's reader
+                return None
+    except OSError:
+        return None
+    return PlainRepo(dirs, head), prefix_of(agent_root, dirs.path)
