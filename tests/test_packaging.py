@@ -331,7 +331,12 @@ def tool_bin(installed, tmp_path) -> Path:
 
 
 def _tool_env(bin_dir: Path, **extra: str) -> dict[str, str]:
+    """As pipx leaves PATH: the link's directory, and no directory holding another
+    git-gasp (the test runner's venv bin/ would let man-db find that venv's pages)."""
     env = _env_with(bin_dir)
+    rest = [d for d in env["PATH"].split(os.pathsep)[1:]
+            if d and not (Path(d) / "git-gasp").exists()]
+    env["PATH"] = os.pathsep.join([str(bin_dir), *rest])
     env.update(extra)
     return env
 
