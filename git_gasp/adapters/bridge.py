@@ -96,8 +96,8 @@ def caller_run_open(sink: AgentSink) -> bool:
     run = getattr(getattr(sink, "state", None), "run", None)
     if run is None:
         return False
-    started = getattr(sink, "_runs", None)  # StateSink: the runs it started itself
-    return not isinstance(started, (set, frozenset, dict)) or run.run_id in started
+    started = getattr(sink, "started", None)  # StateSink: did it start this run itself
+    return not callable(started) or bool(started(run.run_id))
 
 
 def _goal_of(sink: AgentSink, run_id: str | None) -> str | None:

@@ -107,6 +107,11 @@ class StateSink:
         return cls(AgentState.open(path, **open_kw), on_error=on_error, owns_state=True)
 
     # --- the guard every callback goes through ------------------------------------
+    def started(self, run_id: str) -> bool:
+        """Whether this sink started run `run_id` (not a run an earlier process left open,
+        which the next `on_run_started` finishes as abandoned)."""
+        return run_id in self._runs
+
     def _call(self, name: str, fn: Callable[[], str | None]) -> str | None:
         try:
             with self._lock:
