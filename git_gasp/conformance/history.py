@@ -16,8 +16,6 @@ import pathlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from dulwich.object_store import BaseObjectStore
-
 from git_gasp.conformance.history_cache import VerifiedCache
 from git_gasp.conformance.history_objects import PACKED_RECENT_BYTES
 from git_gasp.conformance.history_pack import PackProver
@@ -29,6 +27,7 @@ from git_gasp.protocol.appendonly import LOG_PATH
 from git_gasp.store.gitrepo import PlainRepo, open_plain, open_repo, shallow_commits
 
 if TYPE_CHECKING:
+    from dulwich.object_store import BaseObjectStore
     from dulwich.repo import Repo
 
 __all__ = ["HistoryResult", "Progress", "check_history", "check_store"]

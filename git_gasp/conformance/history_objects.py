@@ -1,8 +1,9 @@
 """Reading git objects for the check-4 walk: typed reads from any dulwich object
 store, small bounded caches, blob lengths, and the append-only entries that differ
-between two trees (only trees whose ids differ are descended into). Packed trees and
-commits are read straight from the mapped packs when `packed` is set (the same
-parsers as dulwich's; anything that does not read cleanly goes through dulwich)."""
+between two trees (only trees whose ids differ are descended into). Trees, commits and
+blobs are read straight from the mapped packs and loose files when `packed` is set (the
+same parsers as dulwich's; anything that does not read cleanly goes through dulwich,
+imported only then)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,16 @@ import stat
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
-from dulwich.object_store import BaseObjectStore
-from dulwich.objects import Commit, ShaFile, Tree, parse_tree
+try:  # the compiled parser dulwich's Tree uses, without importing dulwich.objects
+    from dulwich._objects import parse_tree  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - a dulwich built without its extensions
+    from dulwich.objects import parse_tree
 
 from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 if TYPE_CHECKING:
+    from dulwich.object_store import BaseObjectStore
+
     from git_gasp.conformance.history_pack_files import PackFiles
 
 _COMMIT, _TREE, _BLOB = 1, 2, 3
@@ -79,7 +84,10 @@ class Objects:
         self.packed: PackFiles | None = None
         self.recent_budget = _RECENT_BLOB_BYTES
 
-    def _get(self, sha: bytes, cls: type) -> object:
+    def _get(self, sha: bytes, kind: str) -> object:
+        from dulwich.objects import Commit, Tree
+
+        cls = {"commit": Commit, "tree": Tree}[kind]
         try:
             obj = self._store[sha]
         except KeyError:
@@ -99,12 +107,14 @@ class Objects:
                 found = plain.group(2)
                 return CommitInfo(plain.group(1), tuple(
                     found[i + 7:i + 47] for i in range(0, len(found), 48)))
+            from dulwich.objects import ShaFile
+
             try:
                 obj = ShaFile.from_raw_string(_COMMIT, raw[1], sha=sha)
                 return CommitInfo(obj.tree, tuple(obj.parents))
             except Exception:  # noqa: BLE001 - dulwich reads (and reports) it below
                 pass
-        obj = self._get(sha, Commit)
+        obj = self._get(sha, "commit")
         return CommitInfo(obj.tree, tuple(obj.parents))
 
     def tree(self, sha: bytes) -> dict[bytes, Entry]:
@@ -120,7 +130,7 @@ class Objects:
             except Exception:  # noqa: BLE001 - dulwich reads (and reports) it below
                 entries = None
         if entries is None:
-            obj = self._get(sha, Tree)
+            obj = self._get(sha, "tree")
             entries = {e.path: Entry(e.mode, e.sha) for e in obj.iteritems()}
         if len(self._trees) >= _TREE_CACHE_SIZE:
             self._trees.pop(next(iter(self._trees)))

@@ -1,8 +1,9 @@
-"""The packs (and loose objects) of an on-disk dulwich store, read raw: where an
+"""The packs and loose objects of an on-disk sha1 repository, read raw: where an
 object's entry is, and objects built from their entries.
 
-Each pack is mapped once; dulwich's index finds an entry. Reading an object this
-way skips dulwich's per-object lookup machinery and its large cache of every
+Each pack is mapped once, and so is its index (``history_pack_index``), which finds an
+entry; loose objects are inflated from their files. Reading an object this way needs no
+dulwich import, and skips dulwich's per-object lookup machinery and its large cache of every
 version built (a bounded cache here holds what chains are built from: the full
 objects and intermediate versions, within 16 MiB or the largest object); anything
 that does not read cleanly returns None, and the caller asks dulwich, which reads
@@ -14,15 +15,10 @@ from __future__ import annotations
 import binascii
 import mmap
 import os
-import sys
 import zlib
-from array import array
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import NamedTuple
-
-from dulwich.object_store import BaseObjectStore, DiskObjectStore
-from dulwich.pack import PackIndex2
 
 from git_gasp.conformance.history_pack_delta import (
     BLOB,
@@ -34,6 +30,7 @@ from git_gasp.conformance.history_pack_delta import (
     inflate,
     inflate_chunks,
 )
+from git_gasp.conformance.history_pack_index import PackIndex, PackIndexError
 
 try:  # dulwich's C delta applier; the pure-Python one is the fallback
     from dulwich._pack import apply_delta  # type: ignore[import-not-found]
@@ -46,41 +43,32 @@ _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains read n
 _SMALL_OBJECT = 4 << 20  # trees and commits above this are left to dulwich
 _RESOLVED_BYTES = 16 << 20  # the cache's budget, or the largest object + 2 MiB if more
 _KEEP_RESULT = 2 << 20  # a built object this small is kept (a bigger one: only bases)
-_ID_MAP_OBJECTS = 1 << 18  # a pack index this small is read whole into a dict
+_LOOSE_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 
 
 class _Pack(NamedTuple):
-    index: object  # a dulwich PackIndex: object_offset(hex id) -> offset, else KeyError
+    index: PackIndex
     buf: mmap.mmap
     oid_length: int
 
 
-def _id_map(index: object) -> dict[bytes, int] | None:
-    """Hex id -> offset of every object of a version-2 pack index, read in one go (the
-    walk looks up most of them); None for any other index, or one too big for a map."""
+def _pack_names(pack_dir: str) -> list[str]:
+    """The ``pack-*`` names in `pack_dir` with both a ``.pack`` and an ``.idx`` (newest
+    first, as git searches them); [] when there is no such directory."""
     try:
-        if not isinstance(index, PackIndex2) or index.hash_size != 20:
-            return None
-        n = len(index)
-        if n > _ID_MAP_OBJECTS:
-            return None
-        contents = index._contents
-        start, table = index._name_table_offset, index._pack_offset_table_offset
-        names = binascii.hexlify(contents[start:start + 20 * n])
-        offsets = array("I")
-        offsets.frombytes(contents[table:table + 4 * n])
-        if len(names) != 40 * n or offsets.itemsize != 4 or len(offsets) != n:
-            return None
-        if sys.byteorder == "little":
-            offsets.byteswap()  # the index is big-endian
-        ids = dict(zip([names[i:i + 40] for i in range(0, 40 * n, 40)], offsets, strict=True))
-        if n and max(offsets) >> 31:  # offsets past 2 GiB live in the index's large table
-            for i, value in enumerate(offsets):
-                if value >> 31:
-                    ids[names[40 * i:40 * i + 40]] = index._unpack_offset(i)
-        return ids
-    except Exception:  # noqa: BLE001 - dulwich looks each object up instead
-        return None
+        with os.scandir(pack_dir) as it:
+            found = {e.name: e for e in it}
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    names = [n[:-5] for n in found if n.startswith("pack-") and n.endswith(".pack")
+             and n[:-5] + ".idx" in found]
+
+    def mtime(name: str) -> float:
+        try:
+            return found[name + ".pack"].stat().st_mtime
+        except OSError:
+            return 0.0
+    return sorted(names, key=mtime, reverse=True)
 
 
 class PackFiles:
@@ -88,7 +76,6 @@ class PackFiles:
 
     def __init__(self, packs: list[_Pack], objects_dir: str | None) -> None:
         self._packs = packs
-        self._ids: list[dict[bytes, int] | None | bool] = [False] * len(packs)  # False: unbuilt
         self.objects_dir = objects_dir
         self._where: dict[bytes, Loc | None] = {}
         self._resolved: OrderedDict[Loc, tuple[int, bytes]] = OrderedDict()
@@ -96,23 +83,44 @@ class PackFiles:
         self._budget = _RESOLVED_BYTES
 
     @classmethod
-    def for_store(cls, store: BaseObjectStore) -> PackFiles | None:
-        """The packs of an on-disk sha1 store (None for any other kind of store)."""
+    def for_store(cls, store: object) -> PackFiles | None:
+        """The packs of an on-disk sha1 store: a `store.gitrepo.LazyDiskStore` or a
+        dulwich ``DiskObjectStore`` (None for any other kind of store)."""
+        from git_gasp.store.gitrepo import LazyDiskStore
+
+        if isinstance(store, LazyDiskStore):
+            return cls.for_objects_dir(store.path)
+        from dulwich.object_store import DiskObjectStore  # already loaded: `store` is one
+
         if not isinstance(store, DiskObjectStore) or getattr(
                 getattr(store, "object_format", None), "oid_length", 20) != 20:
             return None  # sha256 object ids: read the ordinary way
+        return cls.for_objects_dir(os.fspath(store.path))
+
+    @classmethod
+    def for_objects_dir(cls, objects_dir: str) -> PackFiles:
+        """The packs and loose objects under a sha1 repository's objects directory (a
+        pack that does not map or read cleanly is left to dulwich)."""
         packs: list[_Pack] = []
-        for pack in store.packs:
+        pack_dir = os.path.join(objects_dir, "pack")
+        for name in _pack_names(pack_dir):
+            base = os.path.join(pack_dir, name)
             try:
-                with open(pack.data.path, "rb") as f:
-                    buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                if buf[:4] != b"PACK":
-                    buf.close()
-                    continue
-                packs.append(_Pack(pack.index, buf, 20))
-            except Exception:  # noqa: BLE001 - its objects are read the ordinary way
+                index = PackIndex(base + ".idx")
+            except (PackIndexError, OSError):
                 continue
-        return cls(packs, os.fspath(store.path))
+            try:
+                with open(base + ".pack", "rb") as f:
+                    buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):
+                index.close()
+                continue
+            if buf[:4] != b"PACK":
+                buf.close()
+                index.close()
+                continue
+            packs.append(_Pack(index, buf, 20))
+        return cls(packs, objects_dir)
 
     @property
     def packs(self) -> int:
@@ -122,6 +130,7 @@ class PackFiles:
     def close(self) -> None:
         for pack in self._packs:
             pack.buf.close()
+            pack.index.close()
         self._packs = []
         self._resolved.clear()
 
@@ -134,19 +143,10 @@ class PackFiles:
             return self._where[sha]
         found: Loc | None = None
         for number, pack in enumerate(self._packs):
-            ids = self._ids[number]
-            if ids is False:
-                ids = self._ids[number] = _id_map(pack.index)
-            if ids is not None:
-                offset = ids.get(sha)  # type: ignore[union-attr]
-                if offset is not None:
-                    found = number, offset
-                    break
-                continue
             try:
                 found = number, pack.index.object_offset(sha)
                 break
-            except Exception:  # noqa: BLE001 - KeyError, or an index that vanished
+            except Exception:  # noqa: BLE001 - KeyError, or an index cut short
                 continue
         if found is None and self.objects_dir is not None and len(sha) == 40:
             if os.path.isfile(self.loose_path(sha)):
@@ -201,14 +201,37 @@ class PackFiles:
 
     def _read(self, sha: bytes, limit: int | None) -> tuple[int, bytes] | None:
         loc = self.locate(sha)
-        if loc is None or loc[0] < 0:
+        if loc is None:
             return None
         try:
-            return self._resolve(loc, limit)
+            return self._read_loose(sha, limit) if loc[0] < 0 else self._resolve(loc, limit)
         except READ_ERRORS:
             return None
         except Exception:  # noqa: BLE001 - e.g. dulwich's ApplyDeltaError
             return None
+
+    def _read_loose(self, sha: bytes, limit: int | None) -> tuple[int, bytes] | None:
+        """A loose object: ``type size\\0`` and the content, zlib-compressed; None when
+        it is bigger than `limit` or does not read cleanly (dulwich then reports it)."""
+        with open(self.loose_path(sha), "rb") as f:
+            d = zlib.decompressobj()
+            head = d.decompress(f.read(4096), 64)
+            kind, sp, rest = head.partition(b" ")
+            size_text, nul, body = rest.partition(b"\0")
+            type_num = _LOOSE_TYPES.get(kind)
+            if not sp or not nul or type_num is None or not size_text.isdigit():
+                return None
+            size = int(size_text)
+            if limit is not None and size > limit:
+                return None
+            parts = [body, d.decompress(d.unconsumed_tail)]
+            while not d.eof:
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    return None  # cut short
+                parts.append(d.decompress(chunk))
+        data = b"".join(parts)
+        return (type_num, data) if len(data) == size else None
 
     def _resolve(self, loc: Loc, limit: int | None) -> tuple[int, bytes] | None:
         chain: list[tuple[Loc, bytes]] = []  # (location, its delta), newest first

@@ -27,8 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from dulwich.object_store import BaseObjectStore
-
 from git_gasp.conformance.history_objects import (
     CommitInfo,
     Entry,
@@ -47,6 +45,8 @@ from git_gasp.protocol.failure import Failure
 from git_gasp.protocol.manifest import manifest_paths
 
 if TYPE_CHECKING:
+    from dulwich.object_store import BaseObjectStore
+
     from git_gasp.conformance.history_pack import PackProver
     from git_gasp.conformance.history_worktree import WorkTree
     from git_gasp.conformance.tipfacts import TipFacts

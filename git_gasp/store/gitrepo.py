@@ -85,16 +85,47 @@ def shallow_commits(repo: Repo) -> set[bytes]:
     return found
 
 
+class LazyDiskStore:
+    """A dulwich ``DiskObjectStore`` over the objects directory `path`, made (and dulwich
+    imported) on its first use: check 4 reads most objects raw from `path` and may never
+    need it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._store = None
+
+    @property
+    def store(self):
+        """The dulwich store itself."""
+        if self._store is None:
+            from dulwich.object_store import DiskObjectStore
+
+            self._store = DiskObjectStore(self.path)
+        return self._store
+
+    def __getitem__(self, sha: bytes):
+        return self.store[sha]
+
+    def __contains__(self, sha: bytes) -> bool:
+        return sha in self.store
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
 class PlainRepo:
     """The parts of a dulwich ``Repo`` check 4 uses, for a repository `gitdirs.locate`
-    found: its dirs, HEAD's commit id, and a ``DiskObjectStore`` over its objects."""
+    found: its dirs, HEAD's commit id, and a (lazy) ``DiskObjectStore`` over its
+    objects."""
 
     def __init__(self, dirs, head: bytes) -> None:
-        from dulwich.object_store import DiskObjectStore
-
         self.path, self.head = dirs.path, head
         self._dirs = dirs
-        self.object_store = DiskObjectStore(dirs.objects_dir())
+        self.object_store = LazyDiskStore(dirs.objects_dir())
 
     def controldir(self) -> str:
         return self._dirs.controldir()

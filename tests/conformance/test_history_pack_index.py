@@ -1,0 +1,143 @@
+"""The raw pack index and loose-object reader agree with dulwich (and git) on every
+object, and refuse what is not an index or does not read cleanly."""
+
+from __future__ import annotations
+
+import binascii
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+from dulwich.repo import Repo
+
+from git_gasp.conformance.history_pack_files import PackFiles
+from git_gasp.conformance.history_pack_index import PackIndex, PackIndexError
+from tests.testing.run import git
+
+
+def _repo_with_history(root: Path, commits: int = 30) -> None:
+    git(root, "init", "-q", "-b", "main")
+    for i in range(commits):
+        (root / "a.txt").write_text("".join(f"line {j}\n" for j in range(i * 10)))
+        (root / f"f{i % 7}.txt").write_text(f"file {i}\n" * (i + 1))
+        git(root, "add", ".")
+        git(root, "commit", "-q", "-m", f"c{i}")
+
+
+def _idx_files(root: Path) -> list[Path]:
+    return sorted((root / ".git" / "objects" / "pack").glob("pack-*.idx"))
+
+
+def test_offsets_match_dulwich_for_every_object_and_missing_ids_are_key_errors(
+        tmp_path: Path) -> None:
+    _repo_with_history(tmp_path)
+    git(tmp_path, "gc", "-q", "--aggressive")
+    (idx_path,) = _idx_files(tmp_path)
+    with Repo(str(tmp_path)) as repo:
+        (pack,) = list(repo.object_store.packs)
+        theirs = {sha: pack.index.object_offset(sha) for sha in pack.index}
+    ours = PackIndex(str(idx_path))
+    try:
+        assert len(ours) == len(theirs) > 90
+        # one lookup at a time (binary search), then past the threshold (the whole map)
+        for round_ in range(2):
+            for sha, offset in theirs.items():
+                assert ours.object_offset(sha) == offset, (round_, sha)
+        for missing in (b"0" * 40, b"f" * 40, next(iter(theirs))[:39] + b"x", b"zz"):
+            with pytest.raises(KeyError):
+                ours.object_offset(missing)
+    finally:
+        ours.close()
+
+
+def _synthetic_index(entries: list[tuple[bytes, int]]) -> bytes:
+    """A version-2 index of (20-byte id, offset) entries, large offsets in their table."""
+    entries = sorted(entries)
+    fanout = [sum(1 for sha, _ in entries if sha[0] <= b) for b in range(256)]
+    small, large = [], []
+    for _sha, off in entries:
+        if off >= 1 << 31:
+            small.append(0x80000000 | len(large))
+            large.append(off)
+        else:
+            small.append(off)
+    body = (b"\377tOc" + struct.pack(">I", 2) + struct.pack(">256I", *fanout)
+            + b"".join(sha for sha, _ in entries) + b"\0\0\0\0" * len(entries)
+            + struct.pack(f">{len(small)}I", *small) + struct.pack(f">{len(large)}Q", *large))
+    return body + b"\0" * 40
+
+
+def test_offsets_past_two_gibibytes_come_from_the_large_table(tmp_path: Path) -> None:
+    entries = [(bytes([i]) * 20, off) for i, off in
+               ((1, 12), (0x80, 5 << 30), (0x81, (1 << 31) + 7), (0xFE, 99))]
+    path = tmp_path / "pack-x.idx"
+    path.write_bytes(_synthetic_index(entries))
+    index = PackIndex(str(path))
+    try:
+        for sha, off in entries:
+            assert index.object_offset(binascii.hexlify(sha)) == off
+        assert index._id_map() == {binascii.hexlify(s): o for s, o in entries}
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("data", [b"", b"not an index at all" * 100,
+                                  b"\377tOc\0\0\0\1" + b"\0" * 2000,
+                                  b"\377tOc\0\0\0\2" + struct.pack(">256I", *([9] * 256))])
+def test_what_is_not_a_whole_version_two_index_is_refused(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "pack-bad.idx"
+    path.write_bytes(data)
+    with pytest.raises(PackIndexError):
+        PackIndex(str(path))
+
+
+def test_loose_objects_read_as_dulwich_reads_them(tmp_path: Path) -> None:
+    _repo_with_history(tmp_path, commits=5)
+    objects = tmp_path / ".git" / "objects"
+    files = PackFiles.for_objects_dir(str(objects))
+    try:
+        with Repo(str(tmp_path)) as repo:
+            shas = list(repo.object_store)
+            assert len(shas) > 10
+            for sha in shas:
+                obj = repo.object_store[sha]
+                got = files._read(sha, None)
+                assert got == (obj.type_num, obj.as_raw_string()), sha
+        # a cut-short loose object reads as nothing (dulwich then reports it)
+        sha = shas[0]
+        path = Path(files.loose_path(sha))
+        raw = zlib.decompress(path.read_bytes())
+        os.chmod(path, 0o644)
+        path.write_bytes(zlib.compress(raw)[:-6])
+        files._where.clear()
+        assert files._read(sha, None) is None
+        path.write_bytes(zlib.compress(b"blob 99\0short"))
+        assert files._read(sha, None) is None
+        path.write_bytes(zlib.compress(b"blob 5\0hello"))
+        assert files._read(sha, None) == (3, b"hello")
+        assert files._read(sha, 4) is None  # bigger than the limit
+    finally:
+        files.close()
+
+
+def test_packs_in_the_objects_dir_are_all_mapped_and_searched(tmp_path: Path) -> None:
+    _repo_with_history(tmp_path, commits=4)
+    git(tmp_path, "repack", "-q", "-d")
+    _repo_with_history_more = 3
+    for i in range(_repo_with_history_more):
+        (tmp_path / "b.txt").write_text(f"b {i}\n")
+        git(tmp_path, "add", ".")
+        git(tmp_path, "commit", "-q", "-m", f"b{i}")
+    git(tmp_path, "repack", "-q")  # a second pack beside the first
+    assert len(_idx_files(tmp_path)) == 2
+    files = PackFiles.for_objects_dir(str(tmp_path / ".git" / "objects"))
+    try:
+        assert files.packs == 2
+        with Repo(str(tmp_path)) as repo:
+            for sha in repo.object_store:
+                obj = repo.object_store[sha]
+                assert files._read(sha, None) == (obj.type_num, obj.as_raw_string())
+    finally:
+        files.close()
