@@ -36,13 +36,13 @@ class Forked(Generic[T]):
     """`fn()` started in a forked child (or deferred, see the module doc); `result()`
     returns its value or raises what it raised."""
 
-    def __init__(self, fn: Callable[[], T]) -> None:
+    def __init__(self, fn: Callable[[], T], *, fork: bool = True) -> None:
         self._fn = fn
         self._pid: int | None = None
         self._fd: int | None = None
         self._done = False
         self._value: T | None = None
-        if fork_allowed():
+        if fork and fork_allowed():  # `fork=False`: the caller knows `fn` is short
             self._start()
 
     @property

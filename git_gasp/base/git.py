@@ -13,11 +13,14 @@ failure is one `GitError` carrying the command, exit code and git's stderr.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
+
+if TYPE_CHECKING:
+    import subprocess
 
 # Inherited GIT_* variables that only say *how* to talk to the user or which config
 # files exist; everything else named GIT_* is dropped unless the caller asks for it.
@@ -76,6 +79,8 @@ def run(
     `env` adds variables to the scrubbed environment; `capture=False` lets git
     talk to the terminal (stdout/stderr inherited, no stdin unless `input`).
     """
+    import subprocess  # here: a check that runs no git never loads it
+
     argv = ["git", "-c", "core.quotepath=off", *args]
     try:
         proc = subprocess.run(

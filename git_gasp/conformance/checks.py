@@ -313,6 +313,17 @@ def check_pairing(repo: AgentRepo, log: LogAnalysis | None = None) -> CheckResul
     return res
 
 
+def _walk_is_short(root: Path) -> bool:
+    """True when check 4's cache already covers HEAD or its parents (a re-check): then
+    the walk runs here, not in a forked child, whose start costs more than it saves."""
+    from git_gasp.conformance.history_cache import walk_is_short
+    from git_gasp.store.gitdirs import locate
+
+    dirs = locate(str(root))
+    head = dirs.head() if dirs is not None else None
+    return isinstance(head, bytes) and walk_is_short(dirs.commondir(), dirs.objects_dir(), head)
+
+
 def _pending_tip(repo: AgentRepo, walk) -> PendingTip | None:
     """Check 4's facts to come, keyed where the walk will key them (None outside git)."""
     from git_gasp.base.errors import NotAGitRepo
@@ -355,7 +366,7 @@ def run_all(repo: AgentRepo, *, fixture: bool = False, use_cache: bool = True,
             if clear is not None:
                 clear()
 
-    walk = Forked(check4)
+    walk = Forked(check4, fork=not (use_cache and _walk_is_short(repo.root)))
     if not walk.forked:  # one core: check 4 first, then the log pass resumes by its facts
         if meanwhile is not None:
             meanwhile()

@@ -68,3 +68,38 @@ class VerifiedCache:
         except (OSError, GaspError) as exc:
             return f"could not write the check-4 cache ({exc})"
         return None
+
+
+def walk_is_short(common_dir: str, objects_dir: str, head: bytes) -> bool:
+    """True when a check-4 cache under `common_dir` holds commit `head` or every parent of
+    it (a loose commit, as a new one is): the walk is at most one commit, too short to be
+    worth a process of its own. A cheap guess from the files, never a verdict."""
+    import zlib
+
+    try:
+        names = [n for n in os.listdir(os.path.join(common_dir, "gasp"))
+                 if n.startswith("check4-") and n.endswith(".cache")]
+    except OSError:
+        return False
+    parents: list[bytes] | None = None
+    for name in names:
+        try:
+            with open(os.path.join(common_dir, "gasp", name), "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if b"\nC " + head + b"\n" in data:
+            return True
+        if parents is None:
+            try:
+                with open(os.path.join(objects_dir, head[:2].decode(), head[2:].decode()),
+                          "rb") as f:
+                    raw = zlib.decompressobj().decompress(f.read(8192), 4096)
+            except (OSError, zlib.error, UnicodeError):
+                return False
+            if not raw.startswith(b"commit "):
+                return False
+            parents = re.findall(rb"\nparent ([0-9a-f]{40})", raw.split(b"\n\n", 1)[0])
+        if parents and all(b"\nC " + p + b"\n" in data for p in parents):
+            return True
+    return False

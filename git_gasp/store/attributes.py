@@ -10,8 +10,6 @@ matches at every depth below it, including the directory itself.
 
 from __future__ import annotations
 
-import shlex
-import shutil
 import sys
 from pathlib import Path
 
@@ -39,6 +37,8 @@ def gasp_command() -> list[str]:
     beside = Path(sys.executable).with_name("git-gasp")
     if beside.is_file():
         return [str(beside)]
+    import shutil
+
     found = shutil.which("git-gasp")
     if found:
         return [found]
@@ -47,6 +47,8 @@ def gasp_command() -> list[str]:
 
 def driver_command() -> str:
     """The `merge.gasp.driver` value: shell words git runs, with git's placeholders."""
+    import shlex
+
     return " ".join(shlex.quote(w) for w in gasp_command()) + " " + DRIVER_ARGS
 
 
@@ -234,8 +236,13 @@ def uses_gasp_merge(root: Path) -> list[str]:
 def missing_driver_note(root: Path) -> str | None:
     """A note when `.gitattributes` says merge=gasp but this clone lacks the driver.
 
-    The driver's config is asked first: when it is set (every clone with the hooks
-    installed) no attributes are read, one git process instead of two."""
+    The driver's config is asked first: when this clone's own config file sets it (every
+    clone with the hooks installed) no git process runs; else git is asked, and only
+    when it is unset anywhere are the attributes read."""
+    from git_gasp.store.gitdirs import local_config_sets
+
+    if local_config_sets(str(root), "merge", DRIVER, "driver"):
+        return None
     try:
         if config_get(root, f"merge.{DRIVER}.driver") is not None:
             return None

@@ -188,3 +188,39 @@ def _discover(start: str) -> tuple[str, str] | None:
         if parent == here:
             return None
         here = parent
+
+
+_SECTION = re.compile(rb'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\]\s*(.*)$')
+_KEY = re.compile(rb"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(=|$|[;#])")
+
+
+def local_config_sets(cwd: str, section: str, subsection: str, key: str) -> bool:
+    """True when this repository's own config file (or its worktree config) sets
+    ``section.subsection.key`` to some value, read without git; False means "not seen
+    here", never "unset" (other scopes and includes are git's to answer)."""
+    dirs = locate(cwd)
+    if dirs is None:
+        return False
+    want = (section.lower().encode(), subsection.encode())
+    for path in (os.path.join(dirs.commondir(), "config"),
+                 os.path.join(dirs.controldir(), "config.worktree")):
+        text = _read_all(path)
+        if text is None:
+            continue
+        current: tuple[bytes, bytes | None] | None = None
+        for line in text.splitlines():
+            head = _SECTION.match(line)
+            if head is not None:
+                name, sub = head.group(1).lower(), head.group(2)
+                if sub is None and b"." in name:  # the old [section.subsection] form
+                    name, _, low = name.partition(b".")
+                    sub = low
+                current = (name, sub.replace(b'\\"', b'"').replace(b"\\\\", b"\\")
+                           if sub is not None else None)
+                line = head.group(3)
+            if current != want:
+                continue
+            found = _KEY.match(line)
+            if found is not None and found.group(1).lower() == key.lower().encode():
+                return True
+    return False
