@@ -10,7 +10,6 @@ it writes, e.g. caches, stay written).
 from __future__ import annotations
 
 import os
-import pickle
 import sys
 import threading
 from collections.abc import Callable
@@ -51,6 +50,8 @@ class Forked(Generic[T]):
         return self._pid is not None
 
     def _start(self) -> None:
+        import pickle  # here: a run that never forks never loads it
+
         try:
             read, write = os.pipe()
         except OSError:
@@ -93,6 +94,8 @@ class Forked(Generic[T]):
     def _collect(self) -> T:
         payload = self._drain()
         if payload:
+            import pickle
+
             try:
                 ok, value = pickle.loads(payload)
             except Exception:  # noqa: BLE001 - truncated: the child died mid-write

@@ -269,14 +269,25 @@ def _check_config(repo: AgentRepo, res: CheckResult) -> None:
     if not (repo.root / rel).exists():
         res.notes.append(".agent/config.toml is missing; restore binds no executor")
         return
+    from git_gasp.conformance.parsed_memo import parsed_before, remember_parsed
+
+    try:
+        data = read_regular(repo.root, rel)
+    except AgentFileError as exc:
+        res.fail(f"executor binding does not parse: {exc}", path=rel)
+        return
+    if parsed_before(repo.root, "config.toml", data):
+        return  # the same bytes parsed last time: no TOML parser to load
     try:
         import tomllib
     except ImportError:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     try:
-        tomllib.loads(read_regular(repo.root, rel).decode("utf-8"))
-    except (AgentFileError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         res.fail(f"executor binding does not parse: {exc}", path=rel)
+        return
+    remember_parsed(repo.root, "config.toml", data)
 
 
 def check_restore(repo: AgentRepo, *, fixture: bool = False,
