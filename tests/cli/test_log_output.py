@@ -17,6 +17,8 @@ from git_gasp.cli.logformat import short_ids, template_of
 from tests.testing.run import gasp, git_gasp_exe, out
 from tests.testing.tty import on_a_tty as run_on_a_tty
 
+pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
+
 
 def ok(repo: Path, *args: str) -> str:
     proc = gasp(repo, *args)

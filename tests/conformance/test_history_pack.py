@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 from git_gasp.conformance.history import HistoryResult, check_history
 from tests.testing.run import git
 
+pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
+
 LOG = b"state/events.jsonl"
 FACTS = b"memory/facts.jsonl"
 JOURNAL = b"JOURNAL.md"

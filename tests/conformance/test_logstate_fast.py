@@ -3,6 +3,7 @@ validates without `parse_op`, and that it decides every op as `parse_op` does.""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,6 +12,8 @@ from git_gasp.conformance.logstate import LogState
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.ops import OP_FIELDS, OpError, parse_op
 from git_gasp.protocol.vocab import Vocabulary
+
+pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
 
 
 def test_the_inline_op_shapes_are_those_of_op_fields():

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from git_gasp.conformance.history_cache import walk_is_short
 from git_gasp.store.gitdirs import locate
 from tests.testing.events import goal_pair
 from tests.testing.repos import init_agent
 from tests.testing.run import gasp, git, out
+
+pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
 
 
 def _probe(root: Path) -> bool:

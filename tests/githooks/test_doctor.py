@@ -6,8 +6,12 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from git_gasp.githooks import install as inst
 from tests.testing.run import gasp, git, out
+
+pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
 
 HOOK = Path(".git/hooks/pre-commit")
 

@@ -10,6 +10,8 @@ from git_gasp.base.errors import GaspError
 from git_gasp.kg import frontmatter as fmm
 from git_gasp.kg import ids, model
 
+pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
+
 PERSTATE_ENTITY = """---
 id: llm-evaluation
 label: LLM Evaluation

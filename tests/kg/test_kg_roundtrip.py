@@ -9,6 +9,8 @@ import pytest
 from tests.kg.helpers import kg, kg_json
 from tests.testing.run import git
 
+pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
+
 HAND = {
     "schema/ontology.md": "# Ontology\n\n## Entity Types\n\n| Type | Description |\n",
     "README.md": "# Perstate Knowledge Graph\n",

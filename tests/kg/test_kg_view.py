@@ -14,6 +14,8 @@ from git_gasp.kg.view import render, script_json
 from tests.kg.helpers import kg
 from tests.testing.run import git
 
+pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None,

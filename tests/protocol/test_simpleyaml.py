@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from git_gasp.protocol.simpleyaml import load_flat
 
+pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
+
 TRICKY = ["1", "0", "007", "0b101", "0x1f", "1_000", "1e5", "1.5", ".5", ".inf", ".NaN",
           "yes", "No", "ON", "off", "y", "N", "true", "False", "null", "Null", "~", "",
           "2026-01-01", "12:30", "1:20", "a: b", "a #b", "a#b", "#x", "- x", "[a]", "{a: 1}",

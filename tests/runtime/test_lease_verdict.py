@@ -10,6 +10,8 @@ import pytest
 from tests.runtime.helpers import one_error_line
 from tests.testing.run import gasp, out
 
+pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
+
 FUTURE = 2**62
 
 
