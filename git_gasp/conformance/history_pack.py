@@ -33,9 +33,9 @@ import zlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import NamedTuple
 
+from git_gasp.base.record import Record
 from git_gasp.conformance.history_pack_delta import (
     BLOB,
     OFS_DELTA,
@@ -68,15 +68,15 @@ class Node(NamedTuple):
     shared: int  # first bytes proven equal to the root's
 
 
-@dataclass
-class ProverStats:
+class ProverStats(Record):
     """What the prover did: pairs proven or not, deltas parsed, roots inflated."""
 
-    proven: int = 0
-    unproven: int = 0
-    deltas: int = 0
-    roots: int = 0
-    tails: int = 0  # merge parents proven kept as the result's last lines
+    FIELDS = ("proven", "unproven", "deltas", "roots", "tails")
+
+    def __init__(self, proven: int = 0, unproven: int = 0, deltas: int = 0, roots: int = 0,
+                 tails: int = 0) -> None:
+        self.proven, self.unproven, self.deltas, self.roots = proven, unproven, deltas, roots
+        self.tails = tails  # merge parents proven kept as the result's last lines
 
 
 class PackProver:

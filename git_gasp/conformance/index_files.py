@@ -21,23 +21,24 @@ import re
 import sys
 import zlib
 from array import array
-from dataclasses import dataclass, field
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import AtomicFile
+from git_gasp.base.record import Record
 
 _ID = rb"[0-9a-f]{40}|[0-9a-f]{64}"
 
 
-@dataclass
-class Entry:
+class Entry(Record):
     """One loaded index file."""
 
-    length: int  # bytes of the log it covers
-    line_count: int
-    keys: array
-    offsets: array
-    extras: list[bytes] = field(default_factory=list)
+    FIELDS = ("length", "line_count", "keys", "offsets", "extras")
+
+    def __init__(self, length: int, line_count: int, keys: array, offsets: array,
+                 extras: list[bytes] | None = None) -> None:
+        self.length, self.line_count = length, line_count  # bytes and lines of the log
+        self.keys, self.offsets = keys, offsets
+        self.extras = [] if extras is None else extras
 
 
 class IndexFiles:

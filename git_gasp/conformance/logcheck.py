@@ -10,8 +10,8 @@ states, so their findings are equal by construction. Without `tip` (check 4's
 from __future__ import annotations
 
 import marshal
-from dataclasses import dataclass, field
 
+from git_gasp.base.record import Record
 from git_gasp.conformance.logfindings import Findings, dump_records, findings
 from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.logstate import LogState
@@ -26,16 +26,21 @@ from git_gasp.store.agent import AgentRepo
 CHUNK = 1 << 24
 
 
-@dataclass
-class LogAnalysis:
-    """What the log-reading checks report, from one pass."""
+class LogAnalysis(Record):
+    """What the log-reading checks report, from one pass: `snapshots` is check 2's
+    snapshot part (failures, soft findings, note); `graph` the fold of the whole log
+    (asked for by --fixture); `notes` about the cache; `resumed_lines` the lines the
+    saved state held (0: a cold pass); `proof` how the saved state's prefix was proven
+    ("facts", "hash")."""
 
-    findings: Findings
-    snapshots: CheckResult  # check 2's snapshot part (failures, soft findings, note)
-    graph: Graph | None = None  # the fold of the whole log (asked for by --fixture)
-    notes: list[str] = field(default_factory=list)  # about the cache
-    resumed_lines: int = 0  # lines the saved state held (0: a cold pass)
-    proof: str | None = None  # how the saved state's prefix was proven ("facts", "hash")
+    FIELDS = ("findings", "snapshots", "graph", "notes", "resumed_lines", "proof")
+
+    def __init__(self, findings: Findings, snapshots: CheckResult, graph: Graph | None = None,
+                 notes: list[str] | None = None, resumed_lines: int = 0,
+                 proof: str | None = None) -> None:
+        self.findings, self.snapshots, self.graph = findings, snapshots, graph
+        self.notes = [] if notes is None else notes
+        self.resumed_lines, self.proof = resumed_lines, proof
 
 
 def analyze_log(repo: AgentRepo, vocab: Vocabulary, *,

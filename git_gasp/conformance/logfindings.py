@@ -4,8 +4,8 @@ form (the records ``logstate_cache`` stores beside the keys and offsets)."""
 from __future__ import annotations
 
 import marshal
-from dataclasses import dataclass
 
+from git_gasp.base.record import Record
 from git_gasp.conformance.logstate import Line, LogState
 from git_gasp.conformance.rules import chained_ops, unseen_cause, vocabulary_view
 from git_gasp.protocol.envelope import EnvelopeError, parse_line, unterminated_message
@@ -14,17 +14,21 @@ from git_gasp.protocol.ops import OpError, parse_op
 RECORDS_FORMAT = 1
 
 
-@dataclass
-class Findings:
-    """Each check's per-line failures, in report order."""
+class Findings(Record):
+    """Each check's per-line failures, in report order: `errors` (check 1: lines that
+    are not valid events, then an unterminated one), `roundtrip` (check 1), `skips`
+    (check 2: line, names a missing node?, message), `vocabulary` (3), `causation` (5),
+    `pairing` (7)."""
 
-    line_count: int
-    errors: list[Line]  # check 1: lines that are not valid events (then an unterminated one)
-    roundtrip: list[Line]  # check 1
-    skips: list[tuple[int, bool, str]]  # check 2: (line, names a missing node?, message)
-    vocabulary: list[Line]  # check 3
-    causation: list[Line]  # check 5
-    pairing: list[Line]  # check 7
+    FIELDS = ("line_count", "errors", "roundtrip", "skips", "vocabulary", "causation",
+              "pairing")
+
+    def __init__(self, line_count: int, errors: list[Line], roundtrip: list[Line],
+                 skips: list[tuple[int, bool, str]], vocabulary: list[Line],
+                 causation: list[Line], pairing: list[Line]) -> None:
+        self.line_count, self.errors, self.roundtrip = line_count, errors, roundtrip
+        self.skips, self.vocabulary, self.causation = skips, vocabulary, causation
+        self.pairing = pairing
 
     @property
     def first_error(self) -> int | None:

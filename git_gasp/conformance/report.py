@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from git_gasp.base.record import Record
 from git_gasp.protocol.failure import Failure
 from git_gasp.protocol.summary import printable
 
 __all__ = ["CheckResult", "Failure", "Report"]
 
 
-@dataclass
-class CheckResult:
-    """The outcome of one numbered check."""
+class CheckResult(Record):
+    """The outcome of one numbered check. `soft`: findings the reference checker
+    reports as notes (an op naming a missing node, a snapshot directory without
+    graph.json): notes, or failures under `check --strict`."""
 
-    number: int
-    name: str
-    failures: list[Failure] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    # Findings the reference checker reports as notes (an op naming a missing node, a
-    # snapshot directory without graph.json): notes, or failures under `check --strict`.
-    soft: list[Failure] = field(default_factory=list)
+    FIELDS = ("number", "name", "failures", "notes", "soft")
+
+    def __init__(self, number: int, name: str, failures: list[Failure] | None = None,
+                 notes: list[str] | None = None, soft: list[Failure] | None = None) -> None:
+        self.number, self.name = number, name
+        self.failures = [] if failures is None else failures
+        self.notes = [] if notes is None else notes
+        self.soft = [] if soft is None else soft
 
     @property
     def passed(self) -> bool:
@@ -57,12 +58,14 @@ class CheckResult:
         }
 
 
-@dataclass
-class Report:
+class Report(Record):
     """All checks run against one agent repo."""
 
-    path: str
-    checks: list[CheckResult] = field(default_factory=list)
+    FIELDS = ("path", "checks")
+
+    def __init__(self, path: str, checks: list[CheckResult] | None = None) -> None:
+        self.path = path
+        self.checks = [] if checks is None else checks
 
     @property
     def conformant(self) -> bool:

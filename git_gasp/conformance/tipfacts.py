@@ -6,13 +6,13 @@ No git access here: the facts are plain data."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
+from git_gasp.base.record import Record
 
 SAME, EXTENDS = "same", "extends"  # how the working file relates to HEAD's blob
 
 
-@dataclass
-class TipFacts:
+class TipFacts(Record):
     """What check 4 proved about the log at the tip, for the other checks.
 
     `head_log`: HEAD's log blob id (None when the log is not a file in HEAD), of
@@ -25,14 +25,17 @@ class TipFacts:
     keeps one).
     """
 
-    common_dir: str
-    prefix: bytes
-    log_path: bytes
-    head_log: bytes | None = None
-    head_length: int | None = None
-    worktree: str | None = None
-    chain: list[bytes] = field(default_factory=list)
-    proven: set[tuple[bytes, bytes]] = field(default_factory=set)
+    FIELDS = ("common_dir", "prefix", "log_path", "head_log", "head_length", "worktree",
+              "chain", "proven")
+
+    def __init__(self, common_dir: str, prefix: bytes, log_path: bytes,
+                 head_log: bytes | None = None, head_length: int | None = None,
+                 worktree: str | None = None, chain: list[bytes] | None = None,
+                 proven: set[tuple[bytes, bytes]] | None = None) -> None:
+        self.common_dir, self.prefix, self.log_path = common_dir, prefix, log_path
+        self.head_log, self.head_length, self.worktree = head_log, head_length, worktree
+        self.chain = [] if chain is None else chain
+        self.proven = set() if proven is None else proven
 
     def starts_with(self, blob_id: bytes) -> bool:
         """True when the working log file provably starts with the bytes of `blob_id`."""
@@ -53,12 +56,13 @@ class TipFacts:
         return False
 
 
-@dataclass
-class PendingTip:
+class PendingTip(Record):
     """Check 4's `TipFacts` while its walk still runs (in a child process): where the
     saved log states live (`common_dir`, `prefix`, as the walk will report them) now,
     the facts themselves from `wait` (None when the walk could not establish them)."""
 
-    common_dir: str
-    prefix: bytes
-    wait: Callable[[], TipFacts | None]
+    FIELDS = ("common_dir", "prefix", "wait")
+
+    def __init__(self, common_dir: str, prefix: bytes,
+                 wait: Callable[[], TipFacts | None]) -> None:
+        self.common_dir, self.prefix, self.wait = common_dir, prefix, wait

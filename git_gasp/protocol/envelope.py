@@ -9,26 +9,20 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from git_gasp.base.errors import FormatError
+from git_gasp.base.record import Record
 from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.jsonstrict import (
     MAX_DEPTH,
     JsonError,
     dumps_canonical,
     loads_strict,
+    orjson_module,
     unwritable,
 )
 from git_gasp.protocol.vocab import payload_problem
-
-try:
-    from orjson import OPT_SORT_KEYS as _SORT_KEYS
-    from orjson import dumps as _odumps
-    from orjson import loads as _oloads
-except ImportError:  # pragma: no cover - orjson is a declared dependency
-    _oloads = _odumps = None
 
 ENVELOPE_KEYS = (
     "id",
@@ -208,9 +202,11 @@ def parse_canonical(raw: bytes, line: int = 0) -> tuple[Event, bool]:
     and in compact JSON a quote right after a comma is never inside a string (there it
     is escaped) and a closing quote is never followed by a letter. Anything else takes
     `parse_line` itself."""
-    if _oloads is not None:
+    fast = orjson_module()  # None for a process's first lines: `parse_line` decides
+    if fast is not None:
+        _odumps, _SORT_KEYS = fast.dumps, fast.OPT_SORT_KEYS
         try:
-            obj = _oloads(raw)
+            obj = fast.loads(raw)
         except Exception:  # noqa: BLE001 - not the fast case: parse_line says why
             obj = None
         if type(obj) is dict and tuple(obj) == ENVELOPE_KEYS:
@@ -243,8 +239,10 @@ def canonical_layout(event: Event, raw: bytes) -> bool:
     """True when `raw` is the envelope of `event` in canonical key order, its payload
     key-sorted at every level, all as orjson writes compact JSON (``float_differs``
     says where that may differ from the json module's bytes)."""
-    if _odumps is None:
-        return False
+    fast = orjson_module()
+    if fast is None:
+        return False  # "not known": the caller compares with `serialize`
+    _odumps, _SORT_KEYS = fast.dumps, fast.OPT_SORT_KEYS
     try:
         head = _odumps({"id": event.id, "schema_version": event.schema_version,
                         "ts_ms": event.ts_ms,
@@ -327,22 +325,27 @@ def serialize(event: Event) -> bytes:
     return head[:-1].encode() + b',"payload":' + payload + b"," + tail[1:].encode() + b"\n"
 
 
-@dataclass
-class LineError:
+class LineError(Record):
     """A physical line that is not a valid envelope."""
 
-    line: int
-    message: str
+    FIELDS = ("line", "message")
+
+    def __init__(self, line: int, message: str) -> None:
+        self.line, self.message = line, message
 
 
-@dataclass
-class ParsedLog:
-    """The result of parsing a whole log: events in line order plus bad lines."""
+class ParsedLog(Record):
+    """The result of parsing a whole log: events in line order plus bad lines;
+    `terminated` is False when the last line lacks its b"\\n"."""
 
-    events: list[Event] = field(default_factory=list)
-    errors: list[LineError] = field(default_factory=list)
-    line_count: int = 0
-    terminated: bool = True  # False when the last line lacks its b"\\n"
+    FIELDS = ("events", "errors", "line_count", "terminated")
+
+    def __init__(self, events: list[Event] | None = None,
+                 errors: list[LineError] | None = None, line_count: int = 0,
+                 terminated: bool = True) -> None:
+        self.events = [] if events is None else events
+        self.errors = [] if errors is None else errors
+        self.line_count, self.terminated = line_count, terminated
 
 
 def split_lines(data: bytes) -> tuple[list[bytes], bool]:

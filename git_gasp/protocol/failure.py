@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from git_gasp.base.record import Record
 
 
-@dataclass
-class Failure:
+class Failure(Record):
     """One reason a check failed, with where it was found."""
 
-    message: str
-    line: int | None = None
-    commit: str | None = None
-    path: str | None = None
+    FIELDS = ("message", "line", "commit", "path")
+
+    def __init__(self, message: str, line: int | None = None, commit: str | None = None,
+                 path: str | None = None) -> None:
+        self.message, self.line, self.commit, self.path = message, line, commit, path
 
     def location(self) -> str:
         """Return 'path:line' / 'commit abc1234' style prefix, or ''."""

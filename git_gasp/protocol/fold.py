@@ -8,27 +8,28 @@ Folding never mutates the events it reads (nested props are copied on write).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from git_gasp.base.errors import FormatError
+from git_gasp.base.record import Record
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_op
 
 
-@dataclass
-class SkippedOp:
-    """An op the lenient fold could not apply."""
+class SkippedOp(Record):
+    """An op the lenient fold could not apply: `index` is its 1-based position in the
+    event's payload (0: the whole payload); `missing_node` is True when the op is well
+    formed but names a node that was never created (the reference checker and
+    yoagent-state >= 0.5.1 skip such an op and note it)."""
 
-    event_id: str
-    line: int
-    index: int  # 1-based op position in the event's payload; 0 = the whole payload
-    reason: str
-    # True when the op is well formed but names a node that was never created: the
-    # reference checker and yoagent-state >= 0.5.1 skip such an op and note it.
-    missing_node: bool = False
+    FIELDS = ("event_id", "line", "index", "reason", "missing_node")
+
+    def __init__(self, event_id: str, line: int, index: int, reason: str,
+                 missing_node: bool = False) -> None:
+        self.event_id, self.line, self.index, self.reason = event_id, line, index, reason
+        self.missing_node = missing_node
 
     def describe(self) -> str:
         where = f"op #{self.index} of " if self.index else ""
@@ -43,11 +44,16 @@ class FoldError(FormatError):
         self.skipped = skipped
 
 
-@dataclass
-class FoldResult:
-    graph: Graph
-    skipped: list[SkippedOp] = field(default_factory=list)
-    last_event_id: str | None = None
+class FoldResult(Record):
+    """A folded graph, the ops it skipped, and the last event folded."""
+
+    FIELDS = ("graph", "skipped", "last_event_id")
+
+    def __init__(self, graph: Graph, skipped: list[SkippedOp] | None = None,
+                 last_event_id: str | None = None) -> None:
+        self.graph = graph
+        self.skipped = [] if skipped is None else skipped
+        self.last_event_id = last_event_id
 
 
 def _merge(dst: dict, src: dict) -> dict:

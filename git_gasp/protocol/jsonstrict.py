@@ -3,6 +3,12 @@
 `loads_strict` is the fast path: orjson parses, and a line whose compact re-encoding
 equals its raw bytes cannot hold a duplicate key or a non-canonical number. Lines that
 differ take the slow stdlib path with hooks that reject what orjson silently accepts.
+
+orjson loads only once a process has asked for it `STDLIB_CALLS` times (`orjson_module`;
+a line asks once or twice): importing it (and the ``dataclasses``, ``uuid`` and
+``datetime`` it imports) costs more than parsing a hundred lines the slow way, which is
+more than a re-check after one commit parses. Both ways reach the same verdict on every
+line.
 """
 
 from __future__ import annotations
@@ -13,10 +19,25 @@ from typing import Any
 
 from git_gasp.base.errors import FormatError
 
-try:  # orjson is a declared dependency; the stdlib path keeps us correct without it.
-    import orjson as _orjson
-except ImportError:  # pragma: no cover
-    _orjson = None
+STDLIB_CALLS = 256  # asks answered the slow way before orjson is worth its import
+_orjson: Any = None  # the module once loaded; False when it cannot be
+_parsed = 0
+
+
+def orjson_module() -> Any:
+    """orjson once this process has asked for it `STDLIB_CALLS` times, else None (also
+    when it is not installed: the stdlib path keeps every verdict the same without it)."""
+    global _orjson, _parsed
+    if _orjson is None:
+        _parsed += 1
+        if _parsed <= STDLIB_CALLS:
+            return None
+        try:  # a declared dependency
+            import orjson
+        except ImportError:  # pragma: no cover
+            orjson = False
+        _orjson = orjson
+    return _orjson or None
 
 INT_MIN = -(2**63)
 INT_MAX = 2**64 - 1  # serde_json reads u64 and i64; anything wider loses precision.
@@ -113,29 +134,21 @@ def _skip_ws(text: str, pos: int) -> int:
     return pos
 
 
-if _orjson is not None:
-    _oloads = _orjson.loads
-    _odumps = _orjson.dumps
-    _OJSONError = _orjson.JSONDecodeError
-
-    def loads_strict(raw: bytes) -> Any:
-        """Parse one line strictly; raises JsonError."""
-        try:
-            value = _oloads(raw)
-        except (_OJSONError, RecursionError):
-            return _check_depth(raw, loads_slow(raw))
-        try:
-            if _odumps(value) == raw:
-                return _check_depth(raw, value)
-        except (TypeError, RecursionError):
-            pass
+def loads_strict(raw: bytes) -> Any:
+    """Parse one line strictly; raises JsonError."""
+    fast = orjson_module()
+    if fast is None:
         return _check_depth(raw, loads_slow(raw))
-
-else:  # pragma: no cover
-
-    def loads_strict(raw: bytes) -> Any:
-        """Parse one line strictly; raises JsonError."""
+    try:
+        value = fast.loads(raw)
+    except (fast.JSONDecodeError, RecursionError):
         return _check_depth(raw, loads_slow(raw))
+    try:
+        if fast.dumps(value) == raw:
+            return _check_depth(raw, value)
+    except (TypeError, RecursionError):
+        pass
+    return _check_depth(raw, loads_slow(raw))
 
 
 def unwritable(value: Any, where: str = "payload", depth: int = 2) -> str | None:

@@ -7,10 +7,10 @@ Fields: spec_version, agent_id, identity_hash, executor, and optional `locations
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from git_gasp.base.errors import FormatError
+from git_gasp.base.record import Record
 from git_gasp.protocol.simpleyaml import load as load_yaml
 
 if TYPE_CHECKING:
@@ -25,14 +25,18 @@ class ManifestError(FormatError):
     """AGENT.md cannot be read as a manifest."""
 
 
-@dataclass
-class Manifest:
-    spec_version: Any
-    agent_id: str
-    identity_hash: str | None
-    executor: Any
-    locations: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_LOCATIONS))
-    raw: dict = field(default_factory=dict)
+class Manifest(Record):
+    """What AGENT.md declares (`raw`: its whole YAML mapping)."""
+
+    FIELDS = ("spec_version", "agent_id", "identity_hash", "executor", "locations", "raw")
+
+    def __init__(self, spec_version: Any, agent_id: str, identity_hash: str | None,
+                 executor: Any, locations: dict[str, str] | None = None,
+                 raw: dict | None = None) -> None:
+        self.spec_version, self.agent_id = spec_version, agent_id
+        self.identity_hash, self.executor = identity_hash, executor
+        self.locations = dict(DEFAULT_LOCATIONS) if locations is None else locations
+        self.raw = {} if raw is None else raw
 
 
 def _yaml_block(text: str) -> str:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from git_gasp.base.errors import FormatError
+from git_gasp.base.record import Record
 from git_gasp.protocol.simpleyaml import load as load_yaml
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*$", re.S | re.M)
@@ -15,12 +15,13 @@ class SkillError(FormatError):
     """A SKILL.md lacks valid front matter."""
 
 
-@dataclass
-class Skill:
-    name: str
-    description: str
-    meta: dict
-    body: str
+class Skill(Record):
+    """A parsed SKILL.md: its required fields, the whole front matter and the body."""
+
+    FIELDS = ("name", "description", "meta", "body")
+
+    def __init__(self, name: str, description: str, meta: dict, body: str) -> None:
+        self.name, self.description, self.meta, self.body = name, description, meta, body
 
 
 def parse_skill(data: bytes) -> Skill:

@@ -7,10 +7,10 @@ newlines included; `event_id` is the id of the last event of that prefix.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from typing import Any
 
 from git_gasp.base.errors import FormatError
+from git_gasp.base.record import Record
 from git_gasp.protocol.graph import Graph, GraphError
 
 
@@ -18,11 +18,13 @@ class SnapshotError(FormatError):
     """A snapshot document is malformed or does not match the log."""
 
 
-@dataclass
-class Integrity:
-    event_id: str
-    line_count: int
-    sha256: str
+class Integrity(Record):
+    """A snapshot's integrity block: the last event folded, the lines, the log's hash."""
+
+    FIELDS = ("event_id", "line_count", "sha256")
+
+    def __init__(self, event_id: str, line_count: int, sha256: str) -> None:
+        self.event_id, self.line_count, self.sha256 = event_id, line_count, sha256
 
     def to_json(self) -> dict:
         return {"event_id": self.event_id, "line_count": self.line_count, "sha256": self.sha256}

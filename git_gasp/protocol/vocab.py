@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from git_gasp.base.errors import FormatError
+from git_gasp.base.record import Record
 
 BASE_NODE_KINDS = frozenset(
     {
@@ -67,13 +67,17 @@ class PackError(FormatError):
     """A pack file does not have the reference shape."""
 
 
-@dataclass
-class Pack:
-    """A vocabulary pack: extra node kinds (with required props) and relation types."""
+class Pack(Record):
+    """A vocabulary pack: extra node kinds (`object_types`: kind -> required props)
+    and relation types."""
 
-    name: str
-    object_types: dict[str, list[str]] = field(default_factory=dict)  # kind -> required props
-    relation_types: frozenset[str] = frozenset()
+    FIELDS = ("name", "object_types", "relation_types")
+
+    def __init__(self, name: str, object_types: dict[str, list[str]] | None = None,
+                 relation_types: frozenset[str] = frozenset()) -> None:
+        self.name = name
+        self.object_types = {} if object_types is None else object_types
+        self.relation_types = relation_types
 
 
 def parse_pack(obj: Any, name: str) -> Pack:
@@ -105,13 +109,16 @@ def parse_pack(obj: Any, name: str) -> Pack:
     return Pack(label, kinds, frozenset(relation_types))
 
 
-@dataclass
-class Vocabulary:
+class Vocabulary(Record):
     """The kinds and relations a repo may use: the baseline plus its packs."""
 
-    node_kinds: frozenset[str] = BASE_NODE_KINDS
-    relations: frozenset[str] = BASE_RELATIONS
-    required_props: dict[str, list[str]] = field(default_factory=dict)
+    FIELDS = ("node_kinds", "relations", "required_props")
+
+    def __init__(self, node_kinds: frozenset[str] = BASE_NODE_KINDS,
+                 relations: frozenset[str] = BASE_RELATIONS,
+                 required_props: dict[str, list[str]] | None = None) -> None:
+        self.node_kinds, self.relations = node_kinds, relations
+        self.required_props = {} if required_props is None else required_props
 
     @classmethod
     def with_packs(cls, packs: list[Pack]) -> Vocabulary:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from git_gasp.base.record import Record
 from git_gasp.protocol.envelope import ParsedLog, parse_log
 from git_gasp.protocol.fold import FoldResult, fold
 from git_gasp.protocol.manifest import DEFAULT_LOCATIONS, Manifest, ManifestError, parse_manifest
@@ -15,21 +15,23 @@ from git_gasp.store.agentfs import AgentFileError, read_regular, regular_file
 MANIFEST = "AGENT.md"
 
 
-@dataclass
-class AgentRepo:
+class AgentRepo(Record):
     """An agent repo's root plus its manifest and log, each with its load error.
 
     The log's bytes are read on first use (`log_bytes`): a cached re-check reads only
     the lines after its saved state (`log_stat` says the file is there and regular).
     """
 
-    root: Path
-    manifest: Manifest | None = None
-    manifest_error: str | None = None
-    log_rel: str = DEFAULT_LOCATIONS["log"]
-    log_error: str | None = None
-    log_stat: os.stat_result | None = None
-    extra: dict = field(default_factory=dict)
+    FIELDS = ("root", "manifest", "manifest_error", "log_rel", "log_error", "log_stat",
+              "extra")
+
+    def __init__(self, root: Path, manifest: Manifest | None = None,
+                 manifest_error: str | None = None, log_rel: str = DEFAULT_LOCATIONS["log"],
+                 log_error: str | None = None, log_stat: os.stat_result | None = None,
+                 extra: dict | None = None) -> None:
+        self.root, self.manifest, self.manifest_error = root, manifest, manifest_error
+        self.log_rel, self.log_error, self.log_stat = log_rel, log_error, log_stat
+        self.extra = {} if extra is None else extra
 
     @cached_property
     def log_bytes(self) -> bytes | None:

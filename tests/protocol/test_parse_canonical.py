@@ -19,6 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from git_gasp.conformance.rules import roundtrip_problem
+from git_gasp.protocol import jsonstrict
 from git_gasp.protocol.envelope import (
     EnvelopeError,
     Event,
@@ -44,6 +46,49 @@ def _outcome(fn, raw: bytes):
     if isinstance(event, tuple):
         event = event[0]
     return ("event", event.to_dict(), event.line)
+
+
+@pytest.fixture(autouse=True)
+def _orjson_loaded(monkeypatch):
+    """These tests are of the orjson fast path: load it from the first line on (a
+    process's first lines take the stdlib path; `test_the_first_lines_...` below)."""
+    monkeypatch.setattr(jsonstrict, "_orjson", orjson)
+
+
+def check_one(raw: bytes):
+    """Check 1's verdict on one line as the log pass reaches it (`logstate`): the
+    parse outcome, then the round-trip problem unless the parse knew it canonical."""
+    try:
+        event, canonical = parse_canonical(raw, 7)
+    except EnvelopeError as exc:
+        return ("error", str(exc))
+    except RecursionError:
+        return ("recursion",)
+    return ("event", event.to_dict(), None if canonical else roundtrip_problem(event))
+
+
+def test_the_first_lines_a_process_parses_without_orjson_get_the_same_verdicts(
+        monkeypatch):
+    lines = [*HAND_LINES, CANONICAL[:-1], _line(payload=[1e-05]), _line(payload=[0.1, 2.5e300]),
+             _line(payload={"z": "é😀\n", "a": -0.0})]
+    fast = [check_one(raw) for raw in lines]
+    monkeypatch.setattr(jsonstrict, "_orjson", None)
+    monkeypatch.setattr(jsonstrict, "_parsed", 0)
+    monkeypatch.setattr(jsonstrict, "STDLIB_CALLS", 10**9)
+    slow = [check_one(raw) for raw in lines]
+    assert jsonstrict._orjson is None  # orjson never loaded on this path
+    for raw, a, b in zip(lines, fast, slow, strict=True):
+        assert a[0] == b[0] and (a[0] != "event" or (json_equal(a[1], b[1]) and a[2] == b[2])), \
+            (raw, a, b)
+    assert sum(v[0] == "event" for v in slow) > 5 and sum(v[0] == "error" for v in slow) > 5
+
+
+def test_orjson_loads_after_the_first_calls(monkeypatch):
+    monkeypatch.setattr(jsonstrict, "_orjson", None)
+    monkeypatch.setattr(jsonstrict, "_parsed", 0)
+    seen = [jsonstrict.orjson_module() for _ in range(jsonstrict.STDLIB_CALLS + 2)]
+    assert seen[:jsonstrict.STDLIB_CALLS] == [None] * jsonstrict.STDLIB_CALLS
+    assert seen[-1] is orjson and seen[-2] is orjson
 
 
 def _same_outcome(a, b) -> bool:
