@@ -30,6 +30,7 @@ from git_gasp.base import git
 from git_gasp.protocol.appendonly import LOG_PATH
 
 DEFAULT_PROTECT = "refs/heads/*"
+CHECK_BLOB_BUDGET = 256 << 20  # with --check: blobs up to a quarter of it stay in memory
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,8 @@ def check_push(git_dir: Path, updates: list[tuple[str, str, str]], *,
     pushed = {sha for sha in shas if not sha.startswith(b"-")}
     walker = Walker(store, settings.root, frozenset(), LOG_PATH)
     walker.cached = boundary
+    if check:  # the logs the walk reads are read again by the checks: keep them
+        walker.objects.recent_budget = CHECK_BLOB_BUDGET
     for update in live:
         if update.head is None:
             continue

@@ -117,7 +117,10 @@ class _Judge:
     def blob(self, sha: bytes) -> bytes:
         data = self._blobs.get(sha)
         if data is None:
-            data = self._blobs[sha] = self.objects.blob(sha)
+            data = self.objects.recent_blob(sha)  # read by the walk
+            if data is None:
+                data = self.objects.blob(sha)
+            self._blobs[sha] = data
         return data
 
     def cache(self, rel: bytes) -> LogStateCache:
