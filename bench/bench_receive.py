@@ -15,9 +15,11 @@ the whole old log through the rules (and saves the state), so it is timed apart
 ("cold"), as are R more pushes with the saved states deleted first; the later pushes
 resume from the state the previous push saved and feed only their own lines. The
 hook runs as after a pip install (``installed.interpreter``: a fresh virtualenv, no
-editable-install finder). Prints medians, ratios against the plain push of the same
-run, and the hook's own time (push minus the plain push); asserts only that the
-pushes succeed.
+editable-install finder). Then (``--refs M``, default 50) one push of M new branches
+at once, each one commit of K events, onto a 1,000-event log (a big log would make it
+time git's packing of M big blobs). Prints medians, ratios against the plain push of
+the same run, and the hook's own time (push minus the plain push); asserts only that
+the pushes succeed.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ from tests.testing.events import goal_pair  # noqa: E402
 
 LOG = "state/events.jsonl"
 REMOTES = ("plain", "hook", "check")
+SMALL = 1_000  # events of the log the many-branch push builds on
+MANY_RUNS = 3
 
 
 def run(cwd: pathlib.Path, *argv: str, env: dict | None = None) -> bytes:
@@ -59,6 +63,7 @@ def environment(home: pathlib.Path) -> dict:
 
 
 def build(base: pathlib.Path, cli: list[str], env: dict, events: int) -> pathlib.Path:
+    base.mkdir(exist_ok=True)
     agent = base / "agent"
     run(base, *cli, "init", str(agent), "--agent-id", "bench", env=env)
     with open(agent / LOG, "ab") as fh:
@@ -89,11 +94,22 @@ class Pusher:
                 self.next += 1
         run(self.agent, "git", "commit", "-q", "--no-verify", "-am", "append", env=self.env)
 
-    def push(self, name: str) -> float:
+    def push(self, name: str, *specs: str) -> float:
         start = time.perf_counter()
-        run(self.agent, "git", "push", "-q", str(self.base / f"{name}.git"), "HEAD:main",
-            env=self.env)
+        run(self.agent, "git", "push", "-q", str(self.base / f"{name}.git"),
+            *(specs or ("HEAD:main",)), env=self.env)
         return time.perf_counter() - start
+
+    def branches(self, count: int, tag: str) -> list[str]:
+        """`count` new branches off HEAD, each one commit of K events (HEAD unchanged)."""
+        head = run(self.agent, "git", "rev-parse", "HEAD", env=self.env).strip().decode()
+        specs = []
+        for n in range(count):
+            self.commit()
+            run(self.agent, "git", "branch", "-f", f"{tag}{n}", "HEAD", env=self.env)
+            specs.append(f"refs/heads/{tag}{n}")
+            run(self.agent, "git", "reset", "-q", "--hard", head, env=self.env)
+        return specs
 
 
 def fmt(seconds: float) -> str:
@@ -105,6 +121,8 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=100_000)
     ap.add_argument("--append", type=int, default=20)
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--refs", type=int, default=50,
+                    help="then one push of this many new branches (0: skip)")
     ap.add_argument("--quick", action="store_true", help="10,000 events, 3 runs")
     args = ap.parse_args()
     if args.quick:
@@ -147,6 +165,21 @@ def main() -> None:
             own = "" if values is times["plain"] else fmt(med - plain)
             print(f"| {label} | {fmt(med)} | {fmt(min(values))} | {med / plain:.2f}x | {own} |")
         print(f"\n({len(times['plain'])} pushes each, {len(cold)} cold; medians)")
+        if args.refs:  # on a small log: git's own packing of big blobs would dominate
+            small = base / "small"
+            pusher = Pusher(build(small, cli, env, SMALL), small, env, args.append)
+            runs: dict[str, list[float]] = {name: [] for name in REMOTES}
+            for r in range(MANY_RUNS):
+                for name in REMOTES[r % 3:] + REMOTES[:r % 3]:
+                    specs = pusher.branches(args.refs, f"{name}-{r}-")
+                    runs[name].append(pusher.push(name, *specs))
+            many = {name: statistics.median(v) for name, v in runs.items()}
+            print(f"\none push of {args.refs} new branches onto a {SMALL:,}-event log (each "
+                  f"one commit of {args.append} events; median of {MANY_RUNS}):\n")
+            print("| push into | time | vs no hook |")
+            print("|---|---|---|")
+            for name in REMOTES:
+                print(f"| {name} | {fmt(many[name])} | {many[name] / many['plain']:.2f}x |")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -39,6 +39,9 @@ from git_gasp.protocol.vocab import Vocabulary
 
 MAX_PER_REF = 20  # refusal lines per ref update, then a count
 MAX_BLAME_READS = 32  # pushed commits' logs read to find the one that appended a line
+# Saved states kept: concurrent pushes each save one for their new log, but only the
+# push that wins the ref makes its log the next push's base.
+KEEP = 8
 _UNSEEN = re.compile(r"names (?:a later event \(line \d+\)|no event in the log)")
 _LINES = re.compile(r"\blines? \d+(?:, \d+)*")
 
@@ -51,6 +54,7 @@ def check_appended(git_dir: Path, walker, updates: list[Update],
     from git_gasp.base import git
 
     common = str(git.common_dir(git_dir))
+    caches: dict[bytes, LogStateCache] = {}
     out: list[Refusal] = []
     for update in updates:
         if update.refused or update.head is None:
@@ -59,7 +63,7 @@ def check_appended(git_dir: Path, walker, updates: list[Update],
         if not order:
             continue  # no commit of its own: nothing appended
         try:
-            out += _Judge(common, walker, update, order, base).refusals()
+            out += _Judge(common, walker, update, order, base, caches).refusals()
         except ObjectError as exc:
             out.append(Refusal(update.ref, f"cannot read the log the push appends to: {exc}",
                                update.new))
@@ -93,8 +97,9 @@ class _Judge:
     """The verdict on one ref update's appended lines."""
 
     def __init__(self, common: str, walker, update: Update, order: list[bytes],
-                 base: set[bytes]) -> None:
+                 base: set[bytes], caches: dict[bytes, LogStateCache]) -> None:
         self.common, self.walker, self.update = common, walker, update
+        self.caches = caches
         self.order, self.base = order, base
         self.objects = walker.objects
         self.vocab = Vocabulary()
@@ -124,8 +129,13 @@ class _Judge:
         return data
 
     def cache(self, rel: bytes) -> LogStateCache:
-        return LogStateCache(self.common, self.walker.prefix, rel.decode("utf-8",
-                                                                         "surrogateescape"))
+        """The saved states of the log at `rel` (one per path and push)."""
+        cache = self.caches.get(rel)
+        if cache is None:
+            cache = self.caches[rel] = LogStateCache(
+                self.common, self.walker.prefix, rel.decode("utf-8", "surrogateescape"))
+            cache.files.keep = KEEP
+        return cache
 
     def refusals(self) -> list[Refusal]:
         tip = self.log_of(self.update.head)
