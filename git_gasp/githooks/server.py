@@ -54,8 +54,16 @@ def installed_check(data: bytes) -> bool:
 
 def install_server(path: Path, *, check: bool = False) -> Outcome:
     """Write our pre-receive hook into the bare repository at `path` (`check`: one that
-    also runs checks 1, 5 and 7 on the log lines a push appends)."""
+    also runs checks 1, 5 and 7 on the log lines a push appends, the protected
+    branches' log states saved for it)."""
     git_dir = bare_git_dir(path)
+    out = _install_script(git_dir, check)
+    if check:
+        _prime(git_dir, out)
+    return out
+
+
+def _install_script(git_dir: Path, check: bool) -> Outcome:
     hooks = git_dir / "hooks"
     hook, legacy = hooks / SERVER_HOOK, hooks / legacy_name(SERVER_HOOK)
     out = Outcome()
@@ -91,6 +99,28 @@ def install_server(path: Path, *, check: bool = False) -> Outcome:
                             ", and so are appended lines failing checks 1, 5 or 7"
                             if check else ""))
     return out
+
+
+def _prime(git_dir: Path, out: Outcome) -> None:
+    """Save the checks' state of the protected branches' logs (the newest few), so the
+    first push onto one feeds only its own lines."""
+    from git_gasp.guard.receive import Settings
+    from git_gasp.guard.receive_check import KEEP, save_tip_states
+
+    proc = git.run(git_dir, "for-each-ref", "--sort=-committerdate",
+                   "--format=%(objectname) %(objecttype) %(refname)", "refs/heads/",
+                   check=False)
+    settings = Settings.read(git_dir)
+    tips = []
+    for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
+        sha, kind, ref = (line.split(" ", 2) + ["", ""])[:3]
+        if kind == "commit" and settings.protected(ref):
+            tips.append(sha)
+    saved = save_tip_states(git_dir, tips[:KEEP]) if tips else 0
+    if saved:
+        out.messages.append(f"saved the checks' state of {saved} branch log"
+                            f"{'s' * (saved != 1)}: the next push onto "
+                            f"{'them' if saved != 1 else 'it'} reads only its own lines")
 
 
 def uninstall_server(path: Path) -> Outcome:

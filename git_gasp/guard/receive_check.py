@@ -70,6 +70,37 @@ def check_appended(git_dir: Path, walker, updates: list[Update],
     return out
 
 
+def save_tip_states(git_dir: Path, commits: list[str]) -> int:
+    """Save the checks' state of the log at each of `commits` (branch tips), so the
+    first ``--check`` push onto one resumes instead of reading the whole log; the
+    number of states saved (not counting those saved before)."""
+    from git_gasp.base import git
+    from git_gasp.conformance.history_walk import Walker
+    from git_gasp.guard.receive import Settings, object_store
+
+    settings = Settings.read(git_dir)
+    walker = Walker(object_store(git_dir), settings.root, frozenset())
+    logs = _Logs(str(git.common_dir(git_dir)), walker, {})
+    done: set[bytes] = set()
+    saved = 0
+    for sha in commits[:KEEP]:
+        try:
+            log = logs.log_of(sha.encode())
+            if log is None or log.blob in done:
+                continue
+            done.add(log.blob)
+            cache = logs.cache(log.rel)
+            if cache.files.load(log.blob) is None:
+                data = logs.blob(log.blob)
+                state = LogState(LogSource.of_bytes(data), logs.vocab)
+                state.feed(data, 0)
+                logs.save(cache, log.blob, state)
+                saved += cache.files.load(log.blob) is not None
+        except ObjectError:
+            continue
+    return saved
+
+
 def _norm(message: str) -> str:
     return _LINES.sub("line #", _UNSEEN.sub("names no earlier event", message))
 
@@ -93,14 +124,11 @@ class _Log:
     blob: bytes
 
 
-class _Judge:
-    """The verdict on one ref update's appended lines."""
+class _Logs:
+    """The commits' logs, their bytes and their saved states, over one walk's objects."""
 
-    def __init__(self, common: str, walker, update: Update, order: list[bytes],
-                 base: set[bytes], caches: dict[bytes, LogStateCache]) -> None:
-        self.common, self.walker, self.update = common, walker, update
-        self.caches = caches
-        self.order, self.base = order, base
+    def __init__(self, common: str, walker, caches: dict[bytes, LogStateCache]) -> None:
+        self.common, self.walker, self.caches = common, walker, caches
         self.objects = walker.objects
         self.vocab = Vocabulary()
         self._blobs: dict[bytes, bytes] = {}
@@ -137,6 +165,26 @@ class _Judge:
             cache.files.keep = KEEP
         return cache
 
+    def save(self, cache: LogStateCache, blob: bytes, state: LogState) -> None:
+        """Save `state` as the state of `blob` (all its lines terminated; best effort)."""
+        if state.last_line is not None or not state.line_count:
+            return
+        entry = entry_of(state)
+        entry.extras = [dump_records(state)]
+        try:
+            cache.save(blob, entry)
+        except OSError:
+            pass  # the next push feeds the log again
+
+
+class _Judge(_Logs):
+    """The verdict on one ref update's appended lines."""
+
+    def __init__(self, common: str, walker, update: Update, order: list[bytes],
+                 base: set[bytes], caches: dict[bytes, LogStateCache]) -> None:
+        super().__init__(common, walker, caches)
+        self.update, self.order, self.base = update, order, base
+
     def refusals(self) -> list[Refusal]:
         tip = self.log_of(self.update.head)
         if tip is None:
@@ -167,7 +215,7 @@ class _Judge:
         found = findings(state, self.walker.full_path(tip.rel))
         judged = self._judged(state, found, old_keys, old_lines, partial, moved, olds)
         if not judged:
-            self._save(self.cache(tip.rel), tip.blob, state)
+            self.save(self.cache(tip.rel), tip.blob, state)
             return []
         return self._blamed(tip, state, judged)
 
@@ -191,7 +239,7 @@ class _Judge:
             state = LogState(source, self.vocab)
             state.feed(data[:whole], 0, final=False)
             if base is not None and whole == length:
-                self._save(cache, base, state)
+                self.save(cache, base, state)
         return state, _keys(state, findings(state, "")), lines, whole < length
 
     def _judged(self, state: LogState, found: Findings, old_keys: set[Key],
@@ -235,18 +283,8 @@ class _Judge:
             state = LogState(source, self.vocab)
             state.feed(data, 0)
             if state.last_line is None:
-                self._save(cache, blob, state)
+                self.save(cache, blob, state)
         return _keys(state, findings(state, ""))
-
-    def _save(self, cache: LogStateCache, blob: bytes, state: LogState) -> None:
-        if state.last_line is not None or not state.line_count:
-            return
-        entry = entry_of(state)
-        entry.extras = [dump_records(state)]
-        try:
-            cache.save(blob, entry)
-        except OSError:
-            pass  # best effort: the next push feeds the log again
 
     def _blamed(self, tip: _Log, state: LogState,
                 judged: list[tuple[str, int, str, bool]]) -> list[Refusal]:

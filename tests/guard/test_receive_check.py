@@ -126,7 +126,9 @@ def test_old_bad_lines_in_history_do_not_refuse_a_good_push(pair, tmp_path):
     append(rogue, BAD["causation"][0] + BAD["envelope"][0] + BAD["pairing"][0])
     commit(rogue, "history that predates the rules")
     assert push(rogue, "plain", "main").returncode == 0
-    assert gasp(plain, "install-hooks", "--server", "--check").returncode == 0
+    proc = gasp(plain, "install-hooks", "--server", "--check")
+    assert proc.returncode == 0 and "saved the checks' state of 1 branch log" in out(proc)
+    assert list((plain / "gasp").glob("logstate-*.state"))
     good = commit_four(rogue)
     proc = push(rogue, "plain", "main")
     assert proc.returncode == 0, proc.stderr
