@@ -79,6 +79,11 @@ BAD = {  # kind -> (lines appended after line 6, line of the problem, rule, why)
                 "[check 7, pairing]", "has status 'Done'"),
     "reused id": (line("event_g1", "task.finished", {"id": "t"}, "event_g2"), 7,
                   "[check 5, causation]", "event id event_g1 is used again"),
+    "later cause": (line("event_f1", "task.finished", {"id": "t"}, "event_f2")
+                    + line("event_f2", "run.started", {"id": "r"}), 7,
+                    "[check 5, causation]", "names a later event (line 8)"),
+    "unterminated": (line("event_u", "run.started", {"id": "r"})[:-1], 7,
+                     "[check 1, envelope]", "last line has no terminating newline"),
 }
 
 
