@@ -175,6 +175,10 @@ def check_push(git_dir: Path, updates: list[tuple[str, str, str]], *,
         walker.objects.recent_budget = CHECK_BLOB_BUDGET
     for update in live:
         if update.head is None:
+            if update.guarded and not _zero(update.old):
+                update.refused = True
+                refusals.append(Refusal(update.ref, f"{update.new[:12]} names no commit: a "
+                                        "protected ref keeps its history (gasp.protect)"))
             continue
         before = len(walker.result.failures)
         walker.walk(update.head, set())

@@ -65,6 +65,13 @@ def test_tags_are_checked_and_annotated_tags_peeled(served):
     lines = refused(push(rogue, "origin", "v2"))
     assert lines and bad[:12] in lines[0], lines
     assert git(remote, "tag", "-l", "v2").strip() == ""
+    # a protected tag may not be moved off its commit onto a tree
+    git(remote, "config", "--add", "gasp.protect", "refs/heads/*")
+    git(remote, "config", "--add", "gasp.protect", "refs/tags/*")
+    git(rogue, "tag", "-f", "v1", f"{good}^{{tree}}")
+    lines = refused(push(rogue, "-f", "origin", "v1"))
+    assert lines and "names no commit" in lines[0], lines
+    assert head_of(remote, "v1^{commit}") == good
 
 
 def test_many_refs_at_once(served):
