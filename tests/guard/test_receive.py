@@ -34,6 +34,12 @@ def head_of(remote: Path, ref: str = "main") -> str:
 @pytest.fixture
 def served(agent, tmp_path):
     """(bare remote with our pre-receive, a clone without hooks)."""
+    return serve(agent, tmp_path)
+
+
+def serve(agent: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A bare remote with our pre-receive holding the agent's history and two goals,
+    and a clone of it without hooks."""
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
     proc = gasp(remote, "install-hooks", "--server")

@@ -21,19 +21,27 @@ def _root(path: str | None):
 @click.option("--server", is_flag=True,
               help="In a bare repository (the remote agents push to): install the "
                    "pre-receive hook that refuses pushes rewriting or dropping log lines.")
-def install_hooks(path: str | None, uninstall: bool, force: bool, server: bool) -> int:
+@click.option("--check", is_flag=True,
+              help="With --server: the hook also runs checks 1, 5 and 7 on the log lines "
+                   "each push appends.")
+def install_hooks(path: str | None, uninstall: bool, force: bool, server: bool,
+                  check: bool) -> int:
     """Install the pre-commit guard and the merge driver for the agent at PATH (with
     --server: the pre-receive hook of the bare repository at PATH)."""
     from git_gasp.githooks.install import install
     from git_gasp.githooks.install import uninstall as remove
 
+    if check and not server:
+        from git_gasp.base.errors import UsageError
+
+        raise UsageError("--check goes with --server (the pre-receive hook's checks)")
     if server:
         from pathlib import Path
 
         from git_gasp.githooks.server import install_server, uninstall_server
 
         where = Path(path or ".")
-        outcome = uninstall_server(where) if uninstall else install_server(where)
+        outcome = uninstall_server(where) if uninstall else install_server(where, check=check)
         for message in outcome.messages:
             click.echo(message)
         return 0
@@ -46,20 +54,27 @@ def install_hooks(path: str | None, uninstall: bool, force: bool, server: bool) 
 
 @click.command("hook")
 @click.argument("name", type=click.Choice(["pre-commit", "pre-merge-commit", "pre-receive"]))
-def hook(name: str) -> int:
+@click.option("--check", is_flag=True,
+              help="pre-receive only: also run checks 1, 5 and 7 on the appended log lines.")
+def hook(name: str, check: bool) -> int:
     """Run a git hook (git runs this; so may you, to test what is staged).
 
     pre-commit guards every commit; pre-merge-commit guards the commit of a merge that
     went through without conflicts (git runs no pre-commit hook for it); pre-receive
     (in a bare repository, OLD NEW REF lines on stdin) refuses a push whose new commits
-    rewrite or drop log lines, or that deletes or rewinds a protected branch."""
+    rewrite or drop log lines, or that deletes or rewinds a protected branch (--check:
+    or whose appended log lines fail checks 1, 5 or 7)."""
+    if check and name != "pre-receive":
+        from git_gasp.base.errors import UsageError
+
+        raise UsageError("--check goes with pre-receive (the server's checks)")
     if name == "pre-receive":
         import sys
         from pathlib import Path
 
         from git_gasp.guard.receive import run_pre_receive
 
-        refusals = run_pre_receive(Path.cwd(), sys.stdin.buffer.read())
+        refusals = run_pre_receive(Path.cwd(), sys.stdin.buffer.read(), check=check)
         for refusal in refusals:
             click.echo(refusal.line(), err=True)
         return 1 if refusals else 0
