@@ -203,8 +203,9 @@ class WorkTree:
         return SAME if len(committed) == len(data) else EXTENDS
 
 
-def _log_blob(walker: Walker, sha: bytes) -> tuple[bytes, bytes] | None:
-    """(log path, blob id) of commit `sha`'s log when it is a regular file, else None."""
+def log_blob(walker: Walker, sha: bytes) -> tuple[bytes, bytes] | None:
+    """(log path, blob id) of commit `sha`'s log (where its own manifest puts it) when
+    it is a regular file in the agent root, else None."""
     root = walker.objects.subtree(walker.tree_of(sha), walker.prefix)
     if root is None:
         return None
@@ -223,7 +224,7 @@ def log_chain(walker: Walker, head: bytes, limit: int = 32) -> list[bytes]:
     keep it at the same path. The chain follows the commits walked this run and stops
     after the first one verified by an earlier run (a re-check's saved states are of
     the blobs at the tips it checked before)."""
-    found = _log_blob(walker, head)
+    found = log_blob(walker, head)
     if found is None:
         return []
     chain = [found[1]]
@@ -237,7 +238,7 @@ def log_chain(walker: Walker, head: bytes, limit: int = 32) -> list[bytes]:
         parent = info.parents[0]
         if parent in walker.bad:
             break
-        found = _log_blob(walker, parent)
+        found = log_blob(walker, parent)
         if found is None or found[0] != path:
             break
         chain.append(found[1])

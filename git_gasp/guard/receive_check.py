@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.conformance.history_objects import ObjectError
+from git_gasp.conformance.history_worktree import log_blob
 from git_gasp.conformance.logfindings import Findings, dump_records, findings
 from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.logstate import LogState
@@ -135,17 +136,8 @@ class _Logs:
 
     def log_of(self, sha: bytes) -> _Log | None:
         """Commit `sha`'s log, by its own manifest (None: it has no log file)."""
-        import stat
-
-        walker = self.walker
-        root = self.objects.subtree(walker.tree_of(sha), walker.prefix)
-        if root is None:
-            return None
-        rel = walker.paths_of(sha, root).log
-        entry = self.objects.entry_at(root, rel)
-        if entry is None or not stat.S_ISREG(entry.mode):
-            return None
-        return _Log(rel, entry.sha)
+        found = log_blob(self.walker, sha)
+        return None if found is None else _Log(*found)
 
     def blob(self, sha: bytes) -> bytes:
         data = self._blobs.get(sha)
@@ -226,15 +218,9 @@ class _Judge(_Logs):
         source = LogSource.of_bytes(data)
         whole = data.rfind(b"\n", 0, length) + 1
         lines = data.count(b"\n", 0, length) + (whole < length)
-        state = None
         cache = self.cache(rel)
-        if base is not None and whole == length:
-            entry = cache.files.load(base, max_length=len(data))
-            if entry is not None and entry.length == length:
-                try:
-                    state = restore(source, self.vocab, entry)
-                except ValueError:
-                    state = None
+        state = self._saved(cache, source, base, length) if base is not None and \
+            whole == length else None
         if state is None:
             state = LogState(source, self.vocab)
             state.feed(data[:whole], 0, final=False)
@@ -267,18 +253,22 @@ class _Judge(_Logs):
             out.append((rule, line, msg, False))
         return out
 
+    def _saved(self, cache, source: LogSource, blob: bytes, length: int) -> LogState | None:
+        """The saved state of log blob `blob` if it covers exactly `length` bytes."""
+        entry = cache.files.load(blob, max_length=source.size)
+        if entry is None or entry.length != length:
+            return None
+        try:
+            return restore(source, self.vocab, entry)
+        except ValueError:
+            return None
+
     def _old_keys(self, blob: bytes, rel: bytes) -> set[Key]:
         """The finding keys of an old log (its saved state, else fed whole)."""
         data = self.blob(blob)
         source = LogSource.of_bytes(data)
         cache = self.cache(rel)
-        entry = cache.files.load(blob, max_length=len(data))
-        state = None
-        if entry is not None and entry.length == len(data):
-            try:
-                state = restore(source, self.vocab, entry)
-            except ValueError:
-                state = None
+        state = self._saved(cache, source, blob, len(data))
         if state is None:
             state = LogState(source, self.vocab)
             state.feed(data, 0)

@@ -6,15 +6,13 @@ line per refusal naming the commit and path; the remote is left unchanged. Also 
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.testing.daemon import git_daemon
 from tests.testing.events import goal_pair
 from tests.testing.run import gasp, git, out
 
@@ -145,26 +143,11 @@ def test_server_install_refuses_a_work_tree(agent):
     assert proc.returncode == 1 and "not a bare repository" in proc.stderr.decode()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.skipif(shutil.which("git") is None, reason="no git")
 def test_over_git_daemon_on_loopback(served, tmp_path):
     remote, rogue = served
-    port = _free_port()
-    daemon = subprocess.Popen(
-        ["git", "daemon", "--enable=receive-pack", "--export-all", "--reuseaddr",
-         f"--base-path={tmp_path}", "--listen=127.0.0.1", f"--port={port}", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy())
-    try:
-        url = f"git://127.0.0.1:{port}/remote.git"
-        for _ in range(100):  # until it listens
-            if subprocess.run(["git", "ls-remote", url], capture_output=True).returncode == 0:
-                break
-            time.sleep(0.05)
+    with git_daemon(tmp_path) as base:
+        url = base + "remote.git"
         before = head_of(remote)
         log = rogue / LOG
         log.write_bytes(log.read_bytes().replace(b"goal 2", b"goal Y"))
@@ -179,6 +162,3 @@ def test_over_git_daemon_on_loopback(served, tmp_path):
         good = commit(rogue, "five")
         assert push(rogue, url, "main").returncode == 0
         assert head_of(remote) == good
-    finally:
-        daemon.terminate()
-        daemon.wait()

@@ -6,13 +6,12 @@ never refuse a good push; several commits, merges, file:// and `git daemon`."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.guard.test_receive import _free_port, commit, head_of, push, refused
+from tests.guard.test_receive import commit, head_of, push, refused
+from tests.testing.daemon import git_daemon
 from tests.testing.events import create, goal_pair, line, ops
 from tests.testing.run import gasp, git, out
 
@@ -241,19 +240,8 @@ def test_a_moved_log_is_judged_where_the_manifest_puts_it(pair):
 
 def test_over_git_daemon_with_check(pair, tmp_path):
     checked, _plain, rogue = pair
-    port = _free_port()
-    daemon = subprocess.Popen(
-        ["git", "daemon", "--enable=receive-pack", "--export-all", "--reuseaddr",
-         f"--base-path={tmp_path}", "--listen=127.0.0.1", f"--port={port}", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy())
-    try:
-        url = f"git://127.0.0.1:{port}/checked.git"
-        import time
-
-        for _ in range(100):  # until it listens
-            if subprocess.run(["git", "ls-remote", url], capture_output=True).returncode == 0:
-                break
-            time.sleep(0.05)
+    with git_daemon(tmp_path) as base:
+        url = base + "checked.git"
         before = head_of(checked)
         append(rogue, BAD["pairing"][0])
         bad = commit(rogue, "bad pairing")
@@ -264,6 +252,3 @@ def test_over_git_daemon_with_check(pair, tmp_path):
         good = commit_four(rogue)
         assert push(rogue, url, "main").returncode == 0
         assert head_of(checked) == good
-    finally:
-        daemon.terminate()
-        daemon.wait()
