@@ -1,8 +1,10 @@
 """Bounded, jittered exponential backoff between `git gasp sync` attempts.
 
 Retry k (k = 1 for the wait before the second attempt) waits a uniformly random time
-in ``[0, min(BASE_S * 2**(k-1), STEP_CAP_S, budget left)]`` ("full jitter": clones
-that were rejected together spread out instead of retrying in step). `max_wait_s`
+in ``[0, min(unit * 2**(k-1), STEP_CAP_S, budget left)]`` ("full jitter": clones that
+were rejected together spread out instead of retrying in step), where `unit` is the
+longer of BASE_S and the duration of the attempt that just failed: the attempts of
+the other clones take about as long, so waits shorter than one would collide again. `max_wait_s`
 is the budget of all the waits of one sync together: once it is spent no further
 attempt is made, whatever ``--attempts`` allows (0: retry at once, never wait).
 """
@@ -26,6 +28,7 @@ class Backoff:
     step_cap_s: float = STEP_CAP_S
     rng: random.Random = field(default_factory=random.Random)
     waits: list[float] = field(default_factory=list)
+    attempt_s: float = 0.0  # how long the last attempt took (`next_wait` scales with it)
 
     @property
     def spent(self) -> float:
@@ -34,11 +37,15 @@ class Backoff:
 
     def ceiling(self, retry: int) -> float:
         """The longest wait retry number `retry` (1-based) may draw."""
-        step = min(self.base_s * 2 ** max(0, retry - 1), self.step_cap_s)
+        unit = max(self.base_s, self.attempt_s)
+        step = min(unit * 2 ** max(0, retry - 1), self.step_cap_s)
         return max(0.0, min(step, self.max_wait_s - self.spent))
 
-    def next_wait(self) -> float | None:
-        """The wait before the next attempt, recorded; None when the budget is spent."""
+    def next_wait(self, attempt_s: float | None = None) -> float | None:
+        """The wait before the next attempt (`attempt_s`: how long the failed one took),
+        recorded; None when the budget is spent."""
+        if attempt_s is not None:
+            self.attempt_s = attempt_s
         if self.max_wait_s <= 0:
             return self._keep(0.0)  # no budget to wait: retry at once
         if self.spent >= self.max_wait_s:

@@ -209,15 +209,17 @@ def _attempts(s: Session, root: Path, out: Outcome, opts: Options, backoff: Back
     log_rel = log_location(root)
     s.config = integrate.driver_config(s, root, log_rel)
     out.waits = backoff.waits
+    took = 0.0
     while out.attempts < opts.attempts:
         if out.attempts:
-            wait = backoff.next_wait()
+            wait = backoff.next_wait(took)
             if wait is None:
                 out.reason = f"{out.reason} (the --max-wait budget of {opts.max_wait:g} s " \
                              "is spent)"
                 break
             sleep(wait)
         out.attempts += 1
+        began = time.monotonic()
         try:
             done = _attempt(s, root, out, opts, orig, log_rel)
         except BaseException:
@@ -226,6 +228,7 @@ def _attempts(s: Session, root: Path, out: Outcome, opts: Options, backoff: Back
             raise
         if done:
             return
+        took = time.monotonic() - began
         if out.status == "conflict":  # integrating again would conflict again
             break
     _recover(s, root, out, orig, opts.timeout)
