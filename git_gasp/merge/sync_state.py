@@ -9,7 +9,9 @@ a killed sync left behind, and the refusals (dirty tree, detached HEAD, ...).
   (``{"op", "branch", "orig", "onto", "pid", "started_ms"}``), removed when the branch
   is where the sync wants it. Found on start, it names the operation a killed sync
   left: only a merge or rebase that it started (same ``onto`` and original head) is
-  aborted; a finished one is kept (the next steps validate and push it).
+  aborted; a finished one is kept (the next steps validate and push it). When the
+  sync was killed together with its git processes, the lock files and merge-driver
+  temporaries they left (made after it started, open in no process) are removed.
 - ``sync.out``: git's messages of the last git process that changed something
   (written to a file, never a pipe, so such a git outlives a killed sync unharmed).
 """
@@ -20,6 +22,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -128,6 +131,11 @@ def _rev(top: Path, rev: str) -> str | None:
     return git.resolve_commit(top, rev)
 
 
+def _parents(top: Path, sha: str) -> list[str]:
+    proc = git.run(top, "rev-list", "--parents", "-n1", sha, check=False)
+    return proc.stdout.decode().split()[1:] if proc.returncode == 0 else []
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace").strip()
@@ -146,6 +154,9 @@ def clean_up(s: Session) -> list[str]:
         return []
     done: list[str] = []
     op, orig, onto = rec.get("op"), rec.get("orig"), rec.get("onto")
+    started = rec.get("started_ms") if isinstance(rec.get("started_ms"), int) else None
+    if started is not None:
+        done += _stale_leftovers(s, started / 1000)
     head = _rev(s.top, "HEAD")
     if op == "merge" and (s.gdir / "MERGE_HEAD").exists() and head == orig \
             and _read(s.gdir / "MERGE_HEAD") == onto:
@@ -154,6 +165,15 @@ def clean_up(s: Session) -> list[str]:
             raise CannotStart(f"cannot abort the merge a killed sync left: {last_line(text)}; "
                               "git merge --abort, then sync again")
         done.append(f"aborted the merge of {onto[:12]} a killed sync left")
+    elif op == "merge" and (s.gdir / "MERGE_HEAD").exists() \
+            and _read(s.gdir / "MERGE_HEAD") == onto and head is not None \
+            and _parents(s.top, head) == [orig, onto]:
+        # killed after git made the merge commit, before it removed MERGE_HEAD
+        code, text = s.git("merge", "--quit")
+        if code != 0:
+            raise CannotStart(f"cannot end the merge a killed sync made: {last_line(text)}")
+        done.append(f"kept {head[:12]}, the merge a killed sync finished (it is validated "
+                    "before it is pushed)")
     elif op == "rebase" and (s.gdir / "rebase-merge").is_dir() \
             and _read(s.gdir / "rebase-merge" / "onto") == onto \
             and _read(s.gdir / "rebase-merge" / "orig-head") == orig:
@@ -166,6 +186,61 @@ def clean_up(s: Session) -> list[str]:
         done.append(f"kept {head[:12]}, the {op} a killed sync finished (it is validated "
                     "before it is pushed)")
     s.forget()
+    return done
+
+
+_TEMP = re.compile(r"^\.merge_file_[A-Za-z0-9]{6}$")
+
+
+def _open_anywhere(path: Path) -> bool | None:
+    """Whether some process has `path` open (Linux /proc); None when it cannot tell."""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        return None
+    target = str(path)
+    for pid in os.listdir(proc):
+        if not pid.isdigit():
+            continue
+        try:
+            fds = os.listdir(proc / pid / "fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(proc / pid / "fd" / fd) == target:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def _stale_leftovers(s: Session, since: float) -> list[str]:
+    """What the git processes of a sync killed together with them leave: git's lock
+    files (index.lock, HEAD.lock, refs/…/*.lock) and the merge driver's temporary
+    files, each made after that sync started and, for a lock, held open by no
+    process (this sync holds ``sync.lock``, which every git process of the killed one
+    inherited: none of them runs)."""
+    done = []
+    common = git.common_dir(s.top)
+    locks = {*s.gdir.glob("*.lock"), *common.glob("*.lock"), *(common / "refs").rglob("*.lock")}
+    for lock in sorted(locks):
+        try:
+            made = lock.lstat().st_mtime
+        except OSError:
+            continue
+        if made >= since - 1 and _open_anywhere(lock) is False:
+            lock.unlink(missing_ok=True)
+            done.append(f"removed {lock}, left by a git process killed with the sync")
+    try:
+        names = [n for n in os.listdir(s.top) if _TEMP.match(n)]
+    except OSError:
+        names = []
+    for name in names:
+        path = s.top / name
+        with contextlib.suppress(OSError):
+            if path.lstat().st_mtime >= since - 1 and not git.is_tracked(s.top, name):
+                path.unlink()
+                done.append(f"removed {name}, a merge driver's file left by a killed sync")
     return done
 
 
