@@ -136,9 +136,12 @@ def fast_forward(s: Session, onto: str) -> str | None:
 
 
 def _conflict(text: str) -> str | None:
+    """The reason a merge or rebase stopped: its first conflict, else the first line a
+    hook of ours (the guard) or the driver printed; None: git's last line says it."""
     lines = [x.strip() for x in text.splitlines() if x.startswith("CONFLICT")]
     if not lines:
-        return None
+        ours = [x.strip() for x in text.splitlines() if x.startswith("git gasp")]
+        return ours[0] if ours else None
     more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
     return f"merge conflict: {lines[0]}{more}"
 
