@@ -8,7 +8,7 @@ Over the daemon, a client without hooks that pushes an in-place edit, a dropped 
 a force-push that drops history is refused with the hook's one-line reason and the
 remote is unchanged.
 
-The rounds are GASP_SYNC_ROUNDS (default 3 here, a third of them over the daemon, to
+The rounds are GASP_SYNC_ROUNDS (default 2 here, and one round over the daemon, to
 keep the suite short on two cores; the issue's 20 rounds: GASP_SYNC_ROUNDS=20, or
 bench/bench_sync.py, which prints the same figures for 8 x 20)."""
 
@@ -39,7 +39,7 @@ from tests.testing.syncload import (
 pytestmark = pytest.mark.slow
 
 CLONES = 8
-ROUNDS = int(os.environ.get("GASP_SYNC_ROUNDS") or 3)
+ROUNDS = int(os.environ.get("GASP_SYNC_ROUNDS") or 2)
 ARGS = ("--attempts", "8", "--max-wait", "20")
 
 
