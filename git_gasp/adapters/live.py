@@ -31,7 +31,8 @@ nothing): SessionStart → ``run.started``; UserPromptSubmit → the first promp
 PostToolUse / PostToolUseFailure → ``tool.finished`` + an observation; Stop → an
 observation of the last assistant message; SessionEnd → ``run.finished``, the
 redacted transcript archived to ``transcripts/<run id>.jsonl.gz`` and the run's
-boundary commit. After each record the lifting rules, resumed from their saved state,
+boundary commit (followed by `git gasp sync` when the clone opted in:
+``sync_hook.py``). After each record the lifting rules, resumed from their saved state,
 take that one record, and what they infer right after it (evals, failures, the patch
 pinned to the commit, the decision) is recorded at once: work per hook is proportional
 to what it adds. A run whose session ended unseen (no SessionEnd) is closed by the next
@@ -58,6 +59,7 @@ from pathlib import Path
 
 from git_gasp.adapters.hook_queue import drain, enqueue, log
 from git_gasp.adapters.payloads import parse_hook_payload
+from git_gasp.adapters.sync_hook import run_requested
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import try_lock
@@ -121,6 +123,9 @@ def run_hook(data: bytes, *, agent: str | None = None, repo: str | None = None,
                 log(gdir, f"{h.agent} {h.session_id} {h.event}: another hook is busy; queued")
                 return "queued"
             n = drain(root, gdir, deadline)
+            synced = run_requested(root, gdir, deadline)  # the lease is free again
+            if synced is not None:
+                log(gdir, synced)
         return f"recorded {n} event(s)"
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
         log(gdir, f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")

@@ -46,7 +46,10 @@ def commit_closed(state: Any, root: Path, sess: HookSession,
     except CommitError as exc:  # recorded, not committed: say why in the hook log
         return f"{run_id} finished ({outcome}), not committed: {exc}"
     sha = sha.decode() if isinstance(sha, bytes) else str(sha)
-    return f"{run_id} finished ({outcome}), committed {sha[:12]}"
+    from git_gasp.adapters.sync_hook import request
+
+    then = "; sync requested" if request(root) else ""  # opt-in: `adapt … install --sync`
+    return f"{run_id} finished ({outcome}), committed {sha[:12]}{then}"
 
 
 def open_sessions(gdir: Path, agent: str) -> list[Path]:

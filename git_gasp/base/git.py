@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
 
@@ -73,11 +73,17 @@ def run(
     inherit_git_env: bool = False,
     capture: bool = True,
     timeout: float | None = None,
+    output: BinaryIO | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> subprocess.CompletedProcess:
     """Run ``git ARGS`` in `cwd`; raise `GitError` when `check` and it fails.
 
     `env` adds variables to the scrubbed environment; `capture=False` lets git
-    talk to the terminal (stdout/stderr inherited, no stdin unless `input`).
+    talk to the terminal (stdout/stderr inherited, no stdin unless `input`);
+    `output`: a file that gets git's stdout and stderr (no pipe, so a git that
+    outlives a killed caller is not killed by SIGPIPE halfway; the returned
+    process then holds no output); `pass_fds`: descriptors git inherits (a lock
+    held until git and its children are done too).
     """
     import subprocess  # here: a check that runs no git never loads it
 
@@ -86,9 +92,10 @@ def run(
         proc = subprocess.run(
             argv, cwd=os.fspath(cwd), input=input,
             stdin=None if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE if capture else None,
-            stderr=subprocess.PIPE if capture else None,
+            stdout=output if output is not None else subprocess.PIPE if capture else None,
+            stderr=output if output is not None else subprocess.PIPE if capture else None,
             env=git_env(env, inherit_git_env=inherit_git_env), check=False, timeout=timeout,
+            pass_fds=tuple(pass_fds),
         )
     except FileNotFoundError:
         raise GaspError("git is not installed (or not on PATH)") from None

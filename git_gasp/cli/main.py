@@ -91,6 +91,7 @@ COMMANDS: dict[str, str] = {
     "journal": "git_gasp.cli.commands.journal:journal",
     "identity": "git_gasp.cli.commands.identity:identity",
     "lease": "git_gasp.cli.commands.lease:lease",
+    "sync": "git_gasp.cli.commands.sync:sync",
     "completion": "git_gasp.cli.commands.completion:completion",
 }
 

@@ -12,6 +12,22 @@ _REPO = click.option("--repo", "repo", type=click.Path(file_okay=False, path_typ
                      help="The project (agent repo) the agent works in.")
 _UNINSTALL = click.option("--uninstall", is_flag=True,
                           help="Remove only git-gasp's hook entries, keep everything else.")
+_SYNC = click.option("--sync", "sync", is_flag=True,
+                     help="Also run `git gasp sync` after each session's boundary commit "
+                          "(sets gasp.sync in this clone's git config; --uninstall "
+                          "removes it).")
+
+
+def _sync_opt_in(repo: Path, sync: bool, uninstall: bool) -> None:
+    if not (sync or uninstall):
+        return
+    from git_gasp.adapters.live import find_agent_root
+    from git_gasp.adapters.sync_hook import set_enabled
+
+    root = find_agent_root(repo) or repo
+    said = set_enabled(root, not uninstall)
+    if said:
+        click.echo(said)
 
 
 @click.group()
@@ -102,7 +118,8 @@ def claude_code() -> None:
                    "<repo>/.claude/settings.local.json (this clone only, names this "
                    "git-gasp by its path); user: ~/.claude/settings.json.")
 @_UNINSTALL
-def claude_install(repo: Path, scope: str, uninstall: bool) -> None:
+@_SYNC
+def claude_install(repo: Path, scope: str, uninstall: bool, sync: bool) -> None:
     """Merge git-gasp's hook entries into Claude Code's settings (idempotent)."""
     from git_gasp.adapters.install import (
         claude_settings_path,
@@ -111,6 +128,7 @@ def claude_install(repo: Path, scope: str, uninstall: bool) -> None:
     )
 
     _install("claude-code", claude_settings_path(repo, scope), uninstall, scope=scope)
+    _sync_opt_in(repo, sync, uninstall)
     if uninstall or scope == "user":
         return
     if scope == "local":
@@ -139,11 +157,13 @@ def codex() -> None:
 @codex.command("install")
 @_REPO
 @_UNINSTALL
-def codex_install(repo: Path, uninstall: bool) -> None:
+@_SYNC
+def codex_install(repo: Path, uninstall: bool, sync: bool) -> None:
     """Merge git-gasp's hook entries into .codex/hooks.json and say how Codex trusts them."""
     from git_gasp.adapters.install import codex_hooks_path, codex_trust_note
 
     _install("codex", codex_hooks_path(repo), uninstall)
+    _sync_opt_in(repo, sync, uninstall)
     if not uninstall:
         _agent_root_note(repo)
         click.echo(codex_trust_note(repo))

@@ -1,0 +1,59 @@
+"""`git gasp sync`: fetch, integrate through the merge driver, validate, push; retry
+with backoff; a recovery ref when it gives up."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("sync")
+@click.argument("remote", required=False)
+@click.argument("branch", required=False)
+@click.option("--rebase", is_flag=True,
+              help="Replay the local commits onto the remote branch instead of merging it "
+                   "(the driver still resolves the append-only files).")
+@click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
+              metavar="N", help="Fetch-integrate-validate-push attempts before giving up.")
+@click.option("--max-wait", "max_wait", type=click.FloatRange(min=0), default=30.0,
+              show_default=True, metavar="SECONDS",
+              help="The budget of all waits between attempts together (each is jittered "
+                   "and at most 8 s); 0 retries at once.")
+@click.option("--since", metavar="REV", default=None,
+              help="Validate as `git gasp check --since REV` (history reachable from REV "
+                   "predates the rules).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS", help="Stop a fetch or push that takes longer (counts as a "
+                                      "failed attempt).")
+@click.option("--json", "as_json", is_flag=True, help="Print what happened as one JSON object.")
+def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int, max_wait: float,
+         since: str | None, timeout: float | None, as_json: bool) -> int:
+    """Sync this branch with REMOTE's BRANCH (default: its upstream, else origin and the
+    same name): fetch, merge (or --rebase) through the union merge driver, validate with
+    the guard's rules and a cached check, push without force; retry a rejected push with
+    jittered backoff; when it gives up, push the local work to
+    refs/gasp/recovery/<agent>/<run-or-time>.
+
+    \b
+    Exit status: 0 synced or nothing to do; 1 refused (not conformant, or the
+    remote's hook refused it; nothing pushed); 4 gave up, the local work is on the
+    recovery ref; 5 cannot start (dirty tree, detached HEAD, merge or rebase in
+    progress, lease held); 6 gave up and the recovery ref could not be pushed.
+    """
+    import json
+    from pathlib import Path
+
+    from git_gasp.merge.sync import Options
+    from git_gasp.merge.sync import sync as run_sync
+
+    outcome = run_sync(Path.cwd(), Options(remote, branch, rebase, attempts, max_wait, since,
+                                           timeout))
+    for note in outcome.cleaned:
+        click.echo(f"git gasp sync: {note}", err=True)
+    if as_json:
+        click.echo(json.dumps(outcome.to_json(), indent=2))
+    if outcome.exit_code == 0:
+        if not as_json:
+            click.echo(outcome.line())
+    else:
+        click.echo(f"git gasp: error: {outcome.line()}", err=True)
+    return outcome.exit_code

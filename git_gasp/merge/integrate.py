@@ -1,0 +1,176 @@
+"""The git steps of `git gasp sync`: fetch the remote branch, integrate it into the
+local one (a merge, or a rebase of the local commits, both through the union merge
+driver), push without force, and put the branch back where it was.
+
+Every merge and rebase runs with this clone's ``merge.gasp.driver``, or this
+installation's when the clone has none (``git -c``), and with ``merge=gasp`` for the
+append-only files when ``.gitattributes`` does not say so (``core.attributesFile``:
+a copy of the user's own file plus those lines, under ``<gitdir>/gasp/``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from git_gasp.base import git
+from git_gasp.base.files import atomic_write
+from git_gasp.merge.sync_state import Session, last_line
+from git_gasp.store import attributes
+
+# one line of `git push --porcelain`: flag, "from:to", summary (reason)
+_PUSH_LINE = re.compile(r"^(?P<flag>[ +\-*!=])\t(?P<refs>[^\t]*)\t(?P<summary>.*)$", re.M)
+# rejections that mean "the remote moved or was busy": fetch, integrate and push again
+_RETRY = ("non-fast-forward", "fetch first", "stale info", "failed to update ref",
+          "cannot lock ref", "failed to lock", "incorrect old value", "is at ")
+_NO_REMOTE_REF = ("couldn't find remote ref", "could not find remote ref")
+# the config a sync's merge or rebase always runs with: nothing stashed, no recorded
+# resolution replayed, no other branch moved by a rebase
+_FIXED = ("-c", "rerere.enabled=false", "-c", "merge.autoStash=false",
+          "-c", "rebase.autoStash=false", "-c", "rebase.updateRefs=false")
+
+
+@dataclass
+class Pushed:
+    """How a push ended: `ok`, or `retry` (the remote moved), else refused (`why`)."""
+
+    ok: bool
+    retry: bool = False
+    why: str = ""
+
+
+def driver_config(s: Session, agent_root: Path, log_rel: str) -> list[str]:
+    """The ``-c`` options that make sure this sync's merges use the driver."""
+    out = list(_FIXED)
+    if git.config_get(s.top, f"merge.{attributes.DRIVER}.driver") is None:
+        out += ["-c", f"merge.{attributes.DRIVER}.name={attributes.DRIVER_NAME}",
+                "-c", f"merge.{attributes.DRIVER}.driver={attributes.driver_command()}"]
+    prefix = os.path.relpath(agent_root, s.top).replace(os.sep, "/")
+    prefix = "" if prefix == "." else prefix + "/"
+    log_path = prefix + log_rel
+    if git.check_attr(s.top, "merge", [log_path]).get(log_path) != attributes.DRIVER:
+        out += ["-c", f"core.attributesFile={_attributes_file(s, prefix, agent_root)}"]
+    return out
+
+
+def _attributes_file(s: Session, prefix: str, agent_root: Path) -> Path:
+    """``<gitdir>/gasp/sync.attributes``: the user's attributes file, then ours."""
+    own = git.out(s.top, "config", "--path", "--get", "core.attributesFile", check=False)
+    if not own:
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"),
+                                                                 ".config")
+        own = os.path.join(base, "git", "attributes")
+    try:
+        data = Path(own).read_bytes()
+    except OSError:
+        data = b""
+    if data and not data.endswith(b"\n"):
+        data += b"\n"
+    lines = [line for line in attributes.attribute_lines(agent_root)
+             if f"merge={attributes.DRIVER}" in line]
+    ours = "".join(f"{prefix}{line.lstrip('/')}\n" for line in lines)
+    path = s.state_dir / "sync.attributes"
+    atomic_write(path, data + ours.encode(), root=s.gdir)
+    return path
+
+
+def fetch(s: Session, remote: str, branch: str, timeout: float | None) -> tuple[str | None,
+                                                                                  str | None]:
+    """Fetch ``refs/heads/BRANCH`` of `remote`: (its commit id or None when the remote has
+    no such branch, None) or (None, why the fetch failed)."""
+    code, text = s.git("fetch", "--no-tags", "--no-recurse-submodules", "--quiet", remote,
+                       f"refs/heads/{branch}", timeout=timeout)
+    if code != 0:
+        if any(m in text for m in _NO_REMOTE_REF):
+            return None, None
+        return None, f"git fetch {remote} failed: {last_line(text)}"
+    sha = _fetch_head(s.gdir)
+    if sha is None:
+        return None, f"git fetch {remote} wrote no FETCH_HEAD"
+    return sha, None
+
+
+def _fetch_head(gdir: Path) -> str | None:
+    try:
+        first = (gdir / "FETCH_HEAD").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    sha = first.split("\t", 1)[0].strip()
+    return sha if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha) else None
+
+
+def is_ancestor(top: Path, a: str, b: str) -> bool:
+    return git.ok(top, "merge-base", "--is-ancestor", a, b)
+
+
+def merge(s: Session, onto: str, message: str) -> str | None:
+    """Merge commit `onto` into the branch; None, or why it did not go through (the
+    merge is then aborted)."""
+    code, text = s.git("merge", "--no-edit", "--no-ff", "--no-autostash", "-m", message,
+                       onto)
+    if code == 0:
+        return None
+    why = _conflict(text) or last_line(text)
+    if (s.gdir / "MERGE_HEAD").exists():
+        s.git("merge", "--abort")
+    return why
+
+
+def rebase(s: Session, onto: str) -> str | None:
+    """Replay the local commits onto `onto`; None, or why not (the rebase is aborted)."""
+    code, text = s.git("rebase", "--no-autostash", "--no-fork-point",
+                       onto)
+    if code == 0:
+        return None
+    why = _conflict(text) or last_line(text)
+    if (s.gdir / "rebase-merge").is_dir() or (s.gdir / "rebase-apply").is_dir():
+        s.git("rebase", "--abort")
+    return why
+
+
+def fast_forward(s: Session, onto: str) -> str | None:
+    code, text = s.git("merge", "--ff-only", "--no-autostash", onto)
+    return None if code == 0 else last_line(text)
+
+
+def _conflict(text: str) -> str | None:
+    """The reason a merge or rebase stopped: its first conflict, else the first line a
+    hook of ours (the guard) or the driver printed; None: git's last line says it."""
+    lines = [x.strip() for x in text.splitlines() if x.startswith("CONFLICT")]
+    if not lines:
+        ours = [x.strip() for x in text.splitlines() if x.startswith("git gasp")]
+        return ours[0] if ours else None
+    more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+    return f"merge conflict: {lines[0]}{more}"
+
+
+def restore(s: Session, orig: str) -> str | None:
+    """Put the branch, index and work tree back at `orig` (`git reset --keep`: nothing
+    uncommitted is overwritten); None, or why it could not."""
+    if git.resolve_commit(s.top, "HEAD") == orig:
+        return None
+    code, text = s.git("reset", "--keep", "--quiet", orig)
+    return None if code == 0 else last_line(text)
+
+
+def push(s: Session, remote: str, sha: str, ref: str, timeout: float | None) -> Pushed:
+    """``git push REMOTE SHA:REF``, never forced; how it ended."""
+    code, text = s.git("push", "--porcelain", "--no-follow-tags", "--recurse-submodules=no",
+                       remote, f"{sha}:{ref}", timeout=timeout)
+    lines = [m for m in _PUSH_LINE.finditer(text) if m.group("refs").endswith(":" + ref)]
+    remote_says = [x[len("remote: "):].strip() for x in text.splitlines()
+                   if x.startswith("remote: ") and "git gasp" in x]
+    if lines:
+        flag, summary = lines[0].group("flag"), lines[0].group("summary")
+        if flag in (" ", "*", "="):
+            return Pushed(True)
+        if flag == "!":
+            retry = any(r in summary for r in _RETRY) and "hook declined" not in summary
+            why = "; ".join(remote_says) if remote_says else f"{ref}: {summary}"
+            return Pushed(False, retry=retry, why=why)
+    if code == 0:
+        return Pushed(True)
+    # no ref status at all: the remote could not be reached (or git failed early)
+    return Pushed(False, retry=True, why=f"git push {remote} failed: {last_line(text)}")

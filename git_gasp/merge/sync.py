@@ -1,0 +1,310 @@
+"""`git gasp sync`: fetch, integrate, validate, push; retry with backoff; recover.
+
+One attempt fetches the remote branch, integrates it into the local branch (a merge
+through the union merge driver, or with `rebase` a replay of the local commits, the
+driver resolving the append-only files), validates the result (`merge.validate`: the
+rules the remote's pre-receive applies to the new commits, then a cached check) and
+pushes it without force. A push the remote rejects because it moved (non-fast-
+forward, a ref lock race, the remote unreachable) puts the branch back and tries
+again after a jittered exponential wait (`merge.backoff`), up to `attempts` attempts
+within the `max_wait` budget. Giving up pushes the local work to a recovery ref
+(`merge.recovery`). On every way out but success the branch, index and work tree are
+as they were; a killed sync is cleaned up by the next one (`merge.sync_state`).
+
+Exit codes (`EXIT`): 0 synced or nothing to do, 1 refused (the result breaks the
+rules, or the remote's hook refused it; nothing pushed), 4 gave up (the local work is
+on the recovery ref), 5 cannot start (dirty tree, detached HEAD, an operation in
+progress, the lease held, another sync running: nothing changed), 6 gave up and the
+recovery ref could not be pushed either (the work is only local). 2 is a usage error
+and 3 an internal error, as for every command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from git_gasp.base import git
+from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.merge import integrate, recovery, sync_state, validate
+from git_gasp.merge.backoff import DEFAULT_MAX_WAIT_S, Backoff
+from git_gasp.merge.sync_state import CannotStart, Session
+
+DEFAULT_ATTEMPTS = 5
+EXIT = {"pushed": 0, "up-to-date": 0, "fast-forwarded": 0, "refused": 1, "gave-up": 4,
+        "cannot-start": 5, "stranded": 6}
+HEADS = "refs/heads/"
+
+
+@dataclass
+class Options:
+    """What to sync and how (the command line's options)."""
+
+    remote: str | None = None
+    branch: str | None = None
+    rebase: bool = False
+    attempts: int = DEFAULT_ATTEMPTS
+    max_wait: float = DEFAULT_MAX_WAIT_S
+    since: str | None = None
+    timeout: float | None = None  # of each fetch and push, seconds
+
+
+@dataclass
+class Outcome:
+    """What a sync did (`to_json` is the `--json` report)."""
+
+    status: str = "cannot-start"
+    remote: str | None = None
+    branch: str | None = None  # the remote branch
+    local_branch: str | None = None
+    mode: str = "merge"
+    attempts: int = 0
+    waits: list[float] = field(default_factory=list)
+    local: str | None = None  # the branch's commit when the sync started
+    remote_head: str | None = None  # the remote branch at the last fetch
+    pushed: str | None = None
+    head: str | None = None  # the branch's commit when the sync ended
+    recovery_ref: str | None = None
+    reason: str | None = None
+    cleaned: list[str] = field(default_factory=list)  # what a killed sync left, undone
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT[self.status]
+
+    @property
+    def retries(self) -> int:
+        return max(0, self.attempts - 1)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data.update(exit_code=self.exit_code, retries=self.retries,
+                    waited_s=round(sum(self.waits), 3))
+        return data
+
+    def line(self) -> str:
+        """One line for the user."""
+        where = f"{self.remote}/{self.branch}" if self.remote else "the remote"
+        tries = (f" ({self.attempts} attempts, {self.retries} "
+                 f"retr{'y' if self.retries == 1 else 'ies'}, waited {sum(self.waits):.1f} s)"
+                 if self.attempts > 1 else "")
+        if self.status == "up-to-date":
+            return f"{self.local_branch} is up to date with {where}"
+        if self.status == "fast-forwarded":
+            return f"fast-forwarded {self.local_branch} to {where} ({_short(self.head)})"
+        if self.status == "pushed":
+            return f"pushed {_short(self.pushed)} to {where} ({self.mode}){tries}"
+        if self.status == "refused":
+            return f"sync refused: {self.reason}; nothing pushed, the branch is as it was"
+        if self.status == "gave-up":
+            return (f"sync gave up{tries}: {self.reason}; the local work is on "
+                    f"{self.recovery_ref} at {self.remote}, the branch is as it was")
+        if self.status == "stranded":
+            return f"sync gave up{tries}: {self.reason}"
+        return f"cannot sync: {self.reason}"
+
+
+def _short(sha: str | None) -> str:
+    return (sha or "")[:12]
+
+
+def agent_root(start: Path, top: Path) -> Path:
+    """The nearest directory at or above `start` (up to `top`) holding AGENT.md."""
+    here = Path(start).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "AGENT.md").is_file():
+            return candidate
+        if candidate == top.resolve():
+            break
+    return top
+
+
+def target(top: Path, ref: str, remote: str | None, branch: str | None) -> tuple[str, str]:
+    """(remote, remote branch): the given ones, else the branch's upstream, else
+    ``origin`` and the same name."""
+    name = ref[len(HEADS):]
+    up_remote = git.config_get(top, f"branch.{name}.remote")
+    up_merge = git.config_get(top, f"branch.{name}.merge")
+    if remote is None:
+        remote = up_remote if up_remote and up_remote != "." else "origin"
+    if branch is None:
+        branch = up_merge[len(HEADS):] if (up_merge and up_merge.startswith(HEADS)
+                                          and remote == up_remote) else name
+    branch = branch[len(HEADS):] if branch.startswith(HEADS) else branch
+    if remote.startswith("-") or not git.ok(top, "check-ref-format", HEADS + branch):
+        raise UsageError(f"{remote if remote.startswith('-') else branch!r}: not a usable "
+                         "remote or branch name")
+    if git.config_get(top, f"remote.{remote}.url") is None and not _looks_like_url(remote):
+        raise UsageError(f"no remote named {remote!r}: add it (git remote add {remote} URL) "
+                         "or name one: git gasp sync REMOTE [BRANCH]")
+    return remote, branch
+
+
+def _looks_like_url(remote: str) -> bool:
+    return "/" in remote or ":" in remote or Path(remote).exists()
+
+
+@contextlib.contextmanager
+def holding_lease(root: Path) -> Iterator[None]:
+    """Hold the agent's lease while the work tree changes, so no writer appends to the
+    log meanwhile; a lease this worker already keeps (an open run) is used as it is."""
+    from git_gasp.store.lease import Lease, LeaseError, LeaseHeld
+
+    lease = Lease(root)
+    try:
+        current = lease.read()
+    except LeaseError as exc:
+        raise CannotStart(str(exc)) from None
+    if current is not None and current.worker_id == lease.worker_id and not current.expired():
+        yield
+        return
+    try:
+        lease.ensure()
+    except LeaseHeld as exc:
+        raise CannotStart(f"{exc}: a writer is appending to the log; sync when it is "
+                          "done") from None
+    except LeaseError as exc:
+        raise CannotStart(str(exc)) from None
+    try:
+        yield
+    finally:
+        with contextlib.suppress(LeaseError):
+            lease.release()
+
+
+def sync(start: Path, opts: Options, *, rng: random.Random | None = None,
+         sleep: Callable[[float], None] = time.sleep) -> Outcome:
+    """Sync the branch checked out at `start` with its remote; see the module doc."""
+    if opts.attempts < 1:
+        raise UsageError(f"--attempts must be at least 1, not {opts.attempts}")
+    if opts.max_wait < 0:
+        raise UsageError(f"--max-wait must not be negative, not {opts.max_wait}")
+    out = Outcome(mode="rebase" if opts.rebase else "merge")
+    try:
+        with sync_state.session(Path(start)) as s:
+            out.cleaned = sync_state.clean_up(s)
+            ref, head = sync_state.current_branch(s.top)
+            out.local_branch, out.local = ref[len(HEADS):], head
+            sync_state.refuse_unready(s)
+            out.remote, out.branch = target(s.top, ref, opts.remote, opts.branch)
+            root = agent_root(Path(start), s.top)
+            with holding_lease(root):
+                _attempts(s, root, out, opts, Backoff(opts.max_wait, rng=rng or random.Random()),
+                          sleep)
+            out.head = git.resolve_commit(s.top, "HEAD")
+    except CannotStart as exc:
+        out.status, out.reason = "cannot-start", str(exc)
+    return out
+
+
+def _attempts(s: Session, root: Path, out: Outcome, opts: Options, backoff: Backoff,
+              sleep: Callable[[float], None]) -> None:
+    from git_gasp.store.attributes import log_location
+
+    orig = out.local
+    log_rel = log_location(root)
+    s.config = integrate.driver_config(s, root, log_rel)
+    out.waits = backoff.waits
+    took = 0.0
+    while out.attempts < opts.attempts:
+        if out.attempts:
+            wait = backoff.next_wait(took)
+            if wait is None:
+                out.reason = f"{out.reason} (the --max-wait budget of {opts.max_wait:g} s " \
+                             "is spent)"
+                break
+            sleep(wait)
+        out.attempts += 1
+        began = time.monotonic()
+        try:
+            done = _attempt(s, root, out, opts, orig, log_rel)
+        except BaseException:
+            integrate.restore(s, orig)  # an unexpected error: the branch as it was
+            s.forget()
+            raise
+        if done:
+            return
+        took = time.monotonic() - began
+        if out.status == "conflict":  # integrating again would conflict again
+            break
+    _recover(s, root, out, orig, opts.timeout)
+
+
+def _attempt(s: Session, root: Path, out: Outcome, opts: Options, orig: str,
+             log_rel: str) -> bool:
+    """One fetch-integrate-validate-push; True when the sync is finished."""
+    remote_sha, error = integrate.fetch(s, out.remote, out.branch, opts.timeout)
+    if error is not None:
+        out.reason = error
+        return False
+    out.remote_head = remote_sha
+    if remote_sha == orig:
+        out.status = "up-to-date"
+        return True
+    if remote_sha is not None and integrate.is_ancestor(s.top, orig, remote_sha):
+        s.record("fast-forward", HEADS + out.local_branch, orig, remote_sha)
+        why = integrate.fast_forward(s, remote_sha)
+        s.forget()
+        if why is not None:
+            raise CannotStart(f"cannot fast-forward to {remote_sha[:12]}: {why}")
+        out.status = "fast-forwarded"
+        return True
+    result = orig
+    if remote_sha is not None and not integrate.is_ancestor(s.top, remote_sha, orig):
+        s.record(out.mode, HEADS + out.local_branch, orig, remote_sha)
+        why = (integrate.rebase(s, remote_sha) if opts.rebase else integrate.merge(
+            s, remote_sha, f"Merge {out.remote}/{out.branch} into {out.local_branch} "
+            "(git gasp sync)"))
+        if why is not None:
+            _put_back(s, orig)
+            out.reason, out.status = why, "conflict"
+            return False
+        result = git.resolve_commit(s.top, "HEAD") or orig
+    failures = validate.new_commit_failures(s.top, root, log_rel, result, remote_sha) or \
+        validate.check_failures(root, opts.since)
+    if failures:
+        _put_back(s, orig)
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        out.status, out.reason = "refused", failures[0] + more
+        return True
+    pushed = integrate.push(s, out.remote, result, HEADS + out.branch, opts.timeout)
+    if pushed.ok:
+        s.forget()
+        out.status, out.pushed = "pushed", result
+        return True
+    _put_back(s, orig)
+    out.reason = pushed.why
+    if not pushed.retry:
+        out.status, out.reason = "refused", f"the remote refused the push: {pushed.why}"
+        return True
+    return False
+
+
+def _put_back(s: Session, orig: str) -> None:
+    why = integrate.restore(s, orig)
+    if why is not None:
+        raise GaspError(f"cannot put the branch back at {orig[:12]} ({why}); the sync's "
+                        f"result is checked out: git reset --keep {orig[:12]} undoes it")
+    s.forget()
+
+
+def _recover(s: Session, root: Path, out: Outcome, orig: str, timeout: float | None) -> None:
+    """Give up: push the local work to a recovery ref (never forced)."""
+    base = out.remote_head or git.resolve_commit(s.top, f"refs/remotes/{out.remote}/"
+                                                        f"{out.branch}")
+    name = recovery.recovery_ref(root, s.top, orig, base)
+    pushed = integrate.push(s, out.remote, orig, name, timeout)
+    if not pushed.ok and any(w in pushed.why for w in ("non-fast-forward", "fetch first")):
+        name = f"{name}-{recovery.utc_stamp()}"
+        pushed = integrate.push(s, out.remote, orig, name, timeout)
+    out.reason = out.reason or "the push kept being rejected"
+    if pushed.ok:
+        out.status, out.recovery_ref = "gave-up", name
+    else:
+        out.status = "stranded"
+        out.reason = (f"{out.reason}; the local work could not be pushed to {name} either "
+                      f"({pushed.why}): it is only on the local branch")

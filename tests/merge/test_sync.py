@@ -1,0 +1,340 @@
+"""`git gasp sync` end to end, through the installed CLI: a bare remote that refuses
+non-fast-forward updates and logs every accepted one, the agent clone, and another
+clone that moves the remote under it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.merge.test_merge_git import goal_titled
+from tests.testing.events import goal_pair
+from tests.testing.json_shapes import keys_ok
+from tests.testing.run import gasp, git, out
+from tests.testing.syncload import POST_RECEIVE, only_extended, remote_ids
+
+pytestmark = pytest.mark.slow  # real clones, fetches and pushes
+
+LOG = "state/events.jsonl"
+
+
+def sync(repo: Path, *args: str) -> tuple[int, dict, str]:
+    proc = gasp(repo, "sync", "--json", "--max-wait", "0.2", *args)
+    return proc.returncode, json.loads(proc.stdout), proc.stderr.decode()
+
+
+def append(repo: Path, *numbers: int, message: str = "goals") -> str:
+    with open(repo / LOG, "ab") as fh:
+        for n in numbers:
+            fh.write(goal_pair(n))
+    git(repo, "add", LOG)
+    git(repo, "commit", "-q", "--no-verify", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def head(repo: Path, ref: str = "HEAD") -> str:
+    return git(repo, "rev-parse", ref).strip()
+
+
+def clean(repo: Path) -> bool:
+    return git(repo, "status", "--porcelain", "--untracked-files=no") == "" and not any(
+        (repo / ".git" / name).exists() for name in ("MERGE_HEAD", "rebase-merge"))
+
+
+def ids_of(*numbers: int) -> list[str]:
+    return [e for n in numbers for e in (f"event_g{n}", f"event_g{n}o")]
+
+
+@pytest.fixture
+def remote(agent, tmp_path) -> Path:
+    """The bare remote `origin` of `agent`, holding its history."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(bare, "config", "receive.denyNonFastForwards", "true")
+    hook = bare / "hooks" / "post-receive"
+    hook.write_text(POST_RECEIVE)
+    hook.chmod(0o755)
+    git(agent, "remote", "add", "origin", str(bare))
+    git(agent, "push", "-q", "-u", "origin", "main")
+    return bare
+
+
+@pytest.fixture
+def other(remote, tmp_path) -> Path:
+    """A second clone of the remote, with the driver (it pulls what the agent pushed)."""
+    clone = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(clone))
+    proc = gasp(clone, "install-hooks")
+    assert proc.returncode == 0, out(proc)
+    return clone
+
+
+def test_nothing_to_do_and_a_rerun_after_success_does_nothing(agent, remote):
+    code, report, _ = sync(agent)
+    assert code == 0 and report["status"] == "up-to-date" and report["attempts"] == 1
+    append(agent, 1)
+    code, report, _ = sync(agent)
+    assert code == 0 and report["status"] == "pushed" and report["pushed"] == head(agent)
+    assert head(remote, "main") == head(agent)
+    code, report, _ = sync(agent)
+    assert code == 0 and report["status"] == "up-to-date" and report["pushed"] is None
+    assert only_extended(remote) == []
+
+
+def test_first_push_creates_the_remote_branch(agent, tmp_path):
+    bare = tmp_path / "empty.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    code, report, err = sync(agent, str(bare), "work")
+    assert code == 0, err
+    assert report["remote_head"] is None and head(bare, "work") == head(agent)
+
+
+def test_behind_fast_forwards(agent, remote, other):
+    append(other, 1)
+    git(other, "push", "-q")
+    code, report, _ = sync(agent)
+    assert code == 0 and report["status"] == "fast-forwarded"
+    assert head(agent) == head(remote, "main") and clean(agent)
+
+
+def test_diverged_merges_through_the_driver_and_keeps_every_event_once(agent, remote, other):
+    append(other, 1)
+    git(other, "push", "-q")
+    mine = append(agent, 2)
+    code, report, err = sync(agent)
+    assert code == 0, err
+    assert report["status"] == "pushed" and report["mode"] == "merge"
+    tip = head(remote, "main")
+    assert tip == head(agent) == report["pushed"] and clean(agent)
+    assert git(agent, "rev-list", "--parents", "-n1", tip).split()[1:] == [
+        mine, report["remote_head"]]
+    ids = remote_ids(remote)
+    assert sorted(ids) == sorted(set(ids)) and set(ids_of(1, 2)) <= set(ids)
+    check = gasp(agent, "check")
+    assert check.returncode == 0, out(check)
+
+
+def test_rebase_replays_local_commits_onto_the_remote(agent, remote, other):
+    append(other, 1)
+    append(other, 2)
+    git(other, "push", "-q")
+    append(agent, 3)
+    append(agent, 4)
+    code, report, err = sync(agent, "--rebase")
+    assert code == 0, err
+    assert report["mode"] == "rebase"
+    assert git(agent, "rev-list", "--merges", "HEAD") == ""
+    assert head(agent, "HEAD~2") == report["remote_head"]
+    ids = remote_ids(remote)
+    assert len(ids) == len(set(ids)) and ids[-8:] == ids_of(1, 2, 3, 4)
+    assert gasp(agent, "check").returncode == 0
+    assert only_extended(remote) == []
+
+
+def test_a_clone_without_driver_config_or_attributes_still_merges(agent, remote, other):
+    git(agent, "config", "--unset", "merge.gasp.driver")
+    attrs = agent / ".gitattributes"
+    attrs.write_text("".join(x + "\n" for x in attrs.read_text().splitlines()
+                             if "merge=" not in x))
+    git(agent, "commit", "-q", "--no-verify", "-am", "no merge attributes")
+    append(other, 1)
+    git(other, "push", "-q")
+    append(agent, 2)
+    code, report, err = sync(agent)
+    assert code == 0, err
+    assert set(ids_of(1, 2)) <= set(remote_ids(remote))
+    assert git(agent, "config", "--get", "merge.gasp.driver", check=False) == ""
+
+
+def _mover(agent: Path, other: Path, tmp_path: Path, times: int) -> Path:
+    """A pre-push hook in `agent` that pushes a new commit of `other` first, the first
+    `times` times: the agent's push then loses the race for the remote's ref."""
+    for n in range(times):
+        (tmp_path / f"ev{n}").write_bytes(goal_pair(100 + n))
+    count = tmp_path / "moved"
+    hook = agent / ".git" / "hooks" / "pre-push"
+    hook.write_text(f"""#!/bin/sh
+unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE GIT_PREFIX
+n=$(cat {count} 2>/dev/null || echo 0)
+if [ "$n" -lt {times} ]; then
+  echo $((n + 1)) > {count}
+  cd {other} && git pull -q --no-rebase && cat {tmp_path}/ev$n >> {LOG} &&
+    git commit -q --no-verify -am "moved $n" && git push -q >/dev/null 2>&1
+fi
+exit 0
+""")
+    hook.chmod(0o755)
+    return count
+
+
+def test_a_rejected_push_is_fetched_merged_and_pushed_again(agent, remote, other, tmp_path):
+    _mover(agent, other, tmp_path, 2)
+    append(agent, 1)
+    code, report, err = sync(agent, "--attempts", "5")
+    assert code == 0, err
+    assert report["attempts"] == 3 and report["retries"] == 2 and len(report["waits"]) == 2
+    assert sum(report["waits"]) <= 0.2 + 1e-9
+    ids = remote_ids(remote)
+    assert len(ids) == len(set(ids)) and set(ids_of(1, 100, 101)) <= set(ids)
+    assert head(agent) == head(remote, "main") and clean(agent)
+    assert only_extended(remote) == []
+
+
+def test_giving_up_pushes_the_local_work_to_a_recovery_ref(agent, remote, other, tmp_path):
+    _mover(agent, other, tmp_path, 50)
+    mine = append(agent, 1)
+    code, report, err = sync(agent, "--attempts", "2")
+    assert code == 4, err
+    assert report["status"] == "gave-up" and report["attempts"] == 2
+    ref = report["recovery_ref"]
+    assert ref.startswith("refs/gasp/recovery/tester/")
+    assert head(remote, ref) == mine
+    assert "recovery" in err and ref in err
+    assert head(agent) == mine and clean(agent)  # the branch as it was
+    assert only_extended(remote) == []
+
+
+def test_recovery_ref_is_named_after_the_run(agent, remote, other, tmp_path):
+    _mover(agent, other, tmp_path, 50)
+    with open(agent / LOG, "ab") as fh:
+        fh.write(goal_pair(1))
+    git(agent, "add", LOG)
+    git(agent, "commit", "-q", "--no-verify", "-m", "run run_x1: ok\n\nRun-Id: run_x1")
+    code, report, _ = sync(agent, "--attempts", "1")
+    assert code == 4 and report["recovery_ref"] == "refs/gasp/recovery/tester/run_x1"
+
+
+def test_an_unresolvable_conflict_gives_up_and_leaves_no_merge(agent, remote, other):
+    with open(other / LOG, "ab") as fh:
+        fh.write(goal_titled(7, "theirs"))
+    git(other, "commit", "-q", "--no-verify", "-am", "theirs")
+    git(other, "push", "-q")
+    with open(agent / LOG, "ab") as fh:
+        fh.write(goal_titled(7, "ours"))
+    git(agent, "commit", "-q", "--no-verify", "-am", "ours")
+    mine = head(agent)
+    code, report, err = sync(agent)
+    assert code == 4, err
+    assert "conflict" in report["reason"] and report["attempts"] == 1
+    assert head(agent) == mine and clean(agent)
+    assert head(remote, report["recovery_ref"]) == mine
+
+
+def test_a_non_conformant_result_is_refused_and_nothing_is_pushed(agent, remote):
+    before = head(remote, "main")
+    append(agent, 1)
+    log = agent / LOG
+    log.write_bytes(log.read_bytes().replace(b"goal 1", b"goal X"))
+    git(agent, "commit", "-q", "--no-verify", "-am", "rewrite")
+    mine = head(agent)
+    code, report, err = sync(agent)
+    assert code == 1 and report["status"] == "refused"
+    assert mine[:12] in report["reason"] and LOG in report["reason"]
+    assert len(err.strip().splitlines()) == 1
+    assert head(remote, "main") == before and head(agent) == mine
+
+
+def _dirty(agent):
+    with open(agent / LOG, "ab") as fh:
+        fh.write(goal_pair(9))
+    return "uncommitted changes"
+
+
+def _detached(agent):
+    git(agent, "checkout", "-q", "--detach")
+    return "detached"
+
+
+def _merging(agent):
+    git(agent, "checkout", "-q", "-b", "side")
+    (agent / "notes.txt").write_text("side\n")
+    git(agent, "add", "notes.txt")
+    git(agent, "commit", "-q", "--no-verify", "-m", "side")
+    git(agent, "checkout", "-q", "main")
+    (agent / "notes.txt").write_text("main\n")
+    git(agent, "add", "notes.txt")
+    git(agent, "commit", "-q", "--no-verify", "-m", "main")
+    git(agent, "merge", "-q", "side", check=False)
+    assert (agent / ".git" / "MERGE_HEAD").exists()
+    return "a merge is in progress"
+
+
+def _leased(agent):
+    proc = subprocess.run(["git", "gasp", "run", "start", "--task", "t"], cwd=agent,
+                          capture_output=True, env={**__import__("os").environ,
+                                                    "GASP_WORKER_ID": "someone-else"})
+    assert proc.returncode == 0, proc.stderr
+    git(agent, "add", "-A")
+    git(agent, "commit", "-q", "--no-verify", "-m", "run started")
+    return "lease"
+
+
+@pytest.mark.parametrize("make", [_dirty, _detached, _merging, _leased],
+                         ids=["dirty", "detached", "merging", "lease"])
+def test_refuses_to_start_and_changes_nothing(agent, remote, other, make):
+    append(other, 1)
+    git(other, "push", "-q")
+    append(agent, 2)
+    why = make(agent)
+    before = (head(agent), git(agent, "status", "--porcelain"), head(remote, "main"))
+    code, report, err = sync(agent)
+    assert code == 5 and report["status"] == "cannot-start", err
+    assert why in report["reason"] and len(err.strip().splitlines()) == 1
+    assert (head(agent), git(agent, "status", "--porcelain"), head(remote, "main")) == before
+
+
+def test_a_merge_a_killed_sync_left_is_aborted_and_the_sync_goes_on(agent, remote, other):
+    append(other, 1)
+    git(other, "push", "-q")
+    mine = append(agent, 2)
+    git(agent, "fetch", "-q")
+    onto = head(agent, "origin/main")
+    # what a sync killed in the middle of its merge leaves: the merge, and its record
+    git(agent, "-c", "merge.gasp.driver=false", "merge", "--no-ff", "-q", onto, check=False)
+    assert (agent / ".git" / "MERGE_HEAD").exists()
+    (agent / ".git" / "gasp").mkdir(exist_ok=True)
+    (agent / ".git" / "gasp" / "sync.json").write_text(json.dumps(
+        {"op": "merge", "branch": "refs/heads/main", "orig": mine, "onto": onto, "pid": 1,
+         "started_ms": 0}))
+    code, report, err = sync(agent)
+    assert code == 0, err
+    assert report["cleaned"] and "aborted the merge" in report["cleaned"][0]
+    assert set(ids_of(1, 2)) <= set(remote_ids(remote)) and clean(agent)
+    assert not (agent / ".git" / "gasp" / "sync.json").exists()
+
+
+def test_usage_errors(agent):
+    proc = gasp(agent, "sync")
+    assert proc.returncode == 2 and "no remote named 'origin'" in proc.stderr.decode()
+    proc = gasp(agent, "sync", "--attempts", "0")
+    assert proc.returncode == 2
+
+
+def test_json_shape(agent, remote, other):
+    append(other, 1)
+    git(other, "push", "-q")
+    append(agent, 2)
+    code, report, _ = sync(agent)
+    assert code == 0
+    keys_ok("git gasp sync --json", report)
+
+
+def test_never_forces(agent, remote, other, tmp_path):
+    """Every update the remote accepted extends what it had; and sync never asks git to
+    force (no --force, no +refspec) in any of the runs above."""
+    source = Path(__file__).resolve().parents[2] / "git_gasp" / "merge" / "integrate.py"
+    text = source.read_text()
+    assert "--force" not in text and '"+' not in text and "f\"+" not in text
+    append(other, 1)
+    git(other, "push", "-q")
+    append(agent, 2)
+    assert sync(agent)[0] == 0
+    append(other, 3)
+    git(other, "pull", "-q", "--no-rebase")
+    git(other, "push", "-q")
+    append(agent, 4)
+    assert sync(agent, "--rebase")[0] == 0
+    assert only_extended(remote) == [] and len(open(remote / "accepted.log").readlines()) >= 4

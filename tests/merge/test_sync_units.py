@@ -1,0 +1,107 @@
+"""The pieces of `git gasp sync` that need no remote: the backoff, the recovery ref's
+name, the outcome's report and exit codes, the refusals and the clean-up record."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+
+import pytest
+
+from git_gasp.merge import recovery
+from git_gasp.merge.backoff import STEP_CAP_S, Backoff
+from git_gasp.merge.sync import EXIT, Options, Outcome, sync
+from tests.testing.json_shapes import keys_ok
+from tests.testing.run import git
+
+
+def test_waits_are_jittered_below_a_doubling_ceiling_and_stay_in_the_budget():
+    b = Backoff(max_wait_s=1000, rng=random.Random(1))
+    ceilings = [b.ceiling(k) for k in range(1, 8)]
+    assert ceilings == [0.25, 0.5, 1.0, 2.0, 4.0, STEP_CAP_S, STEP_CAP_S]
+    for k in range(1, 8):
+        ceiling = b.ceiling(k)
+        wait = b.next_wait()
+        assert 0 <= wait <= ceiling
+    assert len(b.waits) == 7 and len(set(b.waits)) == 7  # jittered, not in step
+
+
+def test_the_budget_bounds_the_sum_of_the_waits():
+    b = Backoff(max_wait_s=1.0, rng=random.Random(2))
+    waits = []
+    while (w := b.next_wait(attempt_s=0.9)) is not None and len(waits) < 100:
+        waits.append(w)
+    assert sum(waits) <= 1.0 + 1e-9 and len(waits) < 100
+
+
+def test_the_unit_is_the_failed_attempts_duration():
+    b = Backoff(max_wait_s=100, rng=random.Random(3))
+    b.attempt_s = 2.0
+    assert b.ceiling(1) == 2.0 and b.ceiling(2) == 4.0
+
+
+def test_no_budget_retries_at_once():
+    b = Backoff(max_wait_s=0)
+    assert [b.next_wait() for _ in range(5)] == [0.0] * 5
+
+
+def test_recovery_ref_parts_are_valid_ref_names(tmp_path):
+    stamp = recovery.utc_stamp(1796173564.25)
+    assert stamp == "20261202T010604.250000Z"
+    for raw in ("run_x1", "a b/c..d", "x.lock", "..", "-lead", "ünï"):
+        part = recovery.ref_part(raw)
+        assert "/" not in part and part
+        assert subprocess.run(["git", "check-ref-format", f"refs/gasp/recovery/{part}/x"]
+                              ).returncode == 0, part
+
+
+def test_every_outcome_has_its_exit_code_and_one_line():
+    assert EXIT["pushed"] == EXIT["up-to-date"] == EXIT["fast-forwarded"] == 0
+    failing = [EXIT[s] for s in ("refused", "gave-up", "cannot-start", "stranded")]
+    assert failing == [1, 4, 5, 6]
+    for status in EXIT:
+        o = Outcome(status=status, remote="origin", branch="main", local_branch="main",
+                    attempts=3, waits=[0.1, 0.2], reason="why", recovery_ref="refs/gasp/x")
+        line = o.line()
+        assert "\n" not in line and line
+        if status in ("gave-up", "stranded"):
+            assert "3 attempts, 2 retries" in line
+
+
+def test_the_json_report_is_the_documented_shape():
+    o = Outcome(status="pushed", attempts=2, waits=[0.5])
+    data = o.to_json()
+    keys_ok("git gasp sync --json", data)
+    assert data["retries"] == 1 and data["waited_s"] == 0.5 and data["exit_code"] == 0
+    json.dumps(data)
+
+
+def test_a_detached_head_cannot_start(agent):
+    git(agent, "checkout", "-q", "--detach")
+    outcome = sync(agent, Options(remote=str(agent)))
+    assert outcome.status == "cannot-start" and "detached" in outcome.reason
+    assert outcome.exit_code == 5 and outcome.attempts == 0
+
+
+def test_a_merge_the_sync_did_not_record_is_never_aborted(agent):
+    (agent / "x.txt").write_text("a\n")
+    git(agent, "add", "x.txt")
+    git(agent, "commit", "-q", "--no-verify", "-m", "x")
+    git(agent, "checkout", "-q", "-b", "side", "HEAD~1")
+    (agent / "x.txt").write_text("b\n")
+    git(agent, "add", "x.txt")
+    git(agent, "commit", "-q", "--no-verify", "-m", "side x")
+    git(agent, "checkout", "-q", "main")
+    git(agent, "merge", "-q", "side", check=False)
+    outcome = sync(agent, Options(remote=str(agent)))
+    assert outcome.status == "cannot-start" and "merge is in progress" in outcome.reason
+    assert (agent / ".git" / "MERGE_HEAD").exists()  # the user's merge, untouched
+
+
+@pytest.mark.parametrize("attempts,max_wait", [(0, 1.0), (1, -1.0)])
+def test_bad_options_are_usage_errors(agent, attempts, max_wait):
+    from git_gasp.base.errors import UsageError
+
+    with pytest.raises(UsageError):
+        sync(agent, Options(attempts=attempts, max_wait=max_wait))
