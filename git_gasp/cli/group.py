@@ -11,7 +11,7 @@ import click
 from git_gasp import __version__
 from git_gasp.cli.completion import COMPLETE_VAR
 from git_gasp.cli.help import help_command, manual_request, run_manual
-from git_gasp.cli.main import COMMANDS, exit_for_error
+from git_gasp.cli.main import COMMANDS, VERSION_PROG, exit_for_error
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
@@ -31,7 +31,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
-@click.version_option(__version__, "--version", prog_name="git-gasp")
+@click.version_option(__version__, "--version", prog_name=VERSION_PROG)
 def cli() -> None:
     """git-gasp: keep an AI agent's durable state in git (GASP).
 
