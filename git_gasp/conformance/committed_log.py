@@ -35,23 +35,32 @@ from git_gasp.conformance.rules import created_node_ids, entity_id
 from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, event_from_json, split_lines
 from git_gasp.protocol.gcpause import gc_paused
 
-try:
-    from orjson import JSONDecodeError as _JSONError
-    from orjson import loads as _loads
-except ImportError:  # pragma: no cover - orjson is a declared dependency
-    from json import JSONDecodeError as _JSONError
-    from json import loads as _loads
-
 __all__ = ["LINE_MASK", "MAX_LINES", "CommittedLog", "TooLarge"]
 
 FIRST, CLAIM, ENTITY, OPS_ONLY = 1, 2, 3, 4  # the tables
 
 
+_JSON: tuple[Any, Any] | None = None  # (loads, its error), imported on the first line
+
+
+def _json() -> tuple[Any, Any]:
+    """orjson's loads, imported when a line is first parsed: a guarded commit whose
+    committed-log index is saved parses none and never loads it."""
+    global _JSON
+    try:
+        from orjson import JSONDecodeError, loads
+    except ImportError:  # pragma: no cover - orjson is a declared dependency
+        from json import JSONDecodeError, loads
+    _JSON = (loads, JSONDecodeError)
+    return _JSON
+
+
 def _parse(raw: bytes) -> Any:
     """One line's JSON value, or None when the line is not JSON on its own."""
+    loads, error = _JSON or _json()
     try:
-        return _loads(raw)
-    except (_JSONError, RecursionError, ValueError, UnicodeError):
+        return loads(raw)
+    except (error, RecursionError, ValueError, UnicodeError):
         return None
 
 

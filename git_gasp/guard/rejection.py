@@ -3,7 +3,7 @@ report the hook prints."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from git_gasp.base.record import Record
 
 ONE_PARENT = "append-only, one-parent rule"
 MERGE_RULE = "append-only, merge rule"
@@ -32,15 +32,14 @@ DELETED_FIX = ("append-only files may never be removed: restore it with "
                 "`git restore --staged --worktree --source=HEAD -- {path}`")
 
 
-@dataclass
-class Rejection:
-    """One reason the commit is refused."""
+class Rejection(Record):
+    """One reason the commit is refused (`path` relative to the work tree top)."""
 
-    path: str  # relative to the work tree top
-    line: int | None
-    rule: str
-    message: str
-    fix: str
+    FIELDS = ("path", "line", "rule", "message", "fix")
+
+    def __init__(self, path: str, line: int | None, rule: str, message: str,
+                 fix: str) -> None:
+        self.path, self.line, self.rule, self.message, self.fix = path, line, rule, message, fix
 
     def to_text(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path

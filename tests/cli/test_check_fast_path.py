@@ -12,7 +12,7 @@ import pytest
 
 from git_gasp.cli.commands.check import check
 from git_gasp.cli.commands.check_run import FLAGS, VALUED, fast_args
-from tests.testing.run import git
+from tests.testing.run import gasp, git
 
 FAST = [sys.executable, "-P", "-m", "git_gasp.cli.main"]
 CLICK = [sys.executable, "-P", "-c",
@@ -86,3 +86,35 @@ def test_version_without_click_prints_what_click_prints():
     slow = CliRunner().invoke(cli, ["--version"])
     assert slow.exit_code == 0
     assert fast.stdout.decode() == slow.output and slow.output.startswith("git-gasp, version ")
+
+
+def _imported(cwd: Path, *args: str) -> set[str]:
+    """The modules `git gasp ARGS` imports in `cwd` (from ``python -X importtime``)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "git_gasp.cli.main", *args],
+                          cwd=cwd, capture_output=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
+            if line.startswith("import time:") and line.count("|") == 2}
+
+
+HEAVY = {"dataclasses", "inspect", "orjson", "dulwich.object_store", "dulwich.repo", "click",
+         "yaml", "tomllib", "pickle"}
+
+
+def test_a_re_check_and_a_guarded_commit_leave_the_heavy_modules_alone(tmp_path):
+    """What a re-check after one commit (and the guard making that commit) loads: none of
+    the imports that cost a short run more than they save."""
+    from tests.testing.events import goal_pair
+    from tests.testing.repos import init_agent
+
+    root = init_agent(tmp_path)
+    assert gasp(root, "check").returncode == 0  # the cold check: the cache is warm now
+    with open(root / "state" / "events.jsonl", "ab") as f:
+        f.write(goal_pair(1))
+    git(root, "add", "state/events.jsonl")
+    hook = _imported(root, "hook", "pre-commit")
+    assert not hook & (HEAVY - {"pickle"}), hook & HEAVY
+    git(root, "commit", "-q", "-m", "one goal")
+    again = _imported(root, "check")
+    assert not again & (HEAVY | {"subprocess"}), again & (HEAVY | {"subprocess"})
+    assert "git_gasp.conformance.logcheck" in again  # it did check
