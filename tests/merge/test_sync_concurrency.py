@@ -1,6 +1,7 @@
 """Many agents, one remote: 8 clones append events and run `git gasp sync` (the installed
 CLI) at the same time, round after round, against one bare remote with our pre-receive
-installed (every accepted push was checked) — over a local path, and served by
+installed with `--check` (every accepted push was judged by check 4 and, on the lines it
+appends, checks 1, 5 and 7) — over a local path, and served by
 `git daemon --enable=receive-pack` on 127.0.0.1. Every event arrives exactly once, every
 accepted update extends the remote and passes check 4 (the remote's post-receive logs
 each), the final remote passes `git gasp check`, no sync exits with an internal error.
@@ -16,14 +17,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from tests.testing.daemon import git_daemon
 from tests.testing.events import goal_pair
 from tests.testing.run import gasp, git, out
 from tests.testing.syncload import (
@@ -72,34 +72,11 @@ def test_eight_clones_sync_to_one_remote_at_once(agent, tmp_path):
     _verify(run, remote, tmp_path)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def daemon(tmp_path):
     """`git daemon --enable=receive-pack` on 127.0.0.1 serving tmp_path: its base URL."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        ["git", "daemon", "--enable=receive-pack", "--export-all", "--reuseaddr",
-         f"--base-path={tmp_path}", "--listen=127.0.0.1", f"--port={port}", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy())
-    url = f"git://127.0.0.1:{port}"
-    try:
+    with git_daemon(tmp_path) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait()
-
-
-def _wait_listening(url: str) -> None:
-    for _ in range(200):
-        if subprocess.run(["git", "ls-remote", url], capture_output=True).returncode == 0:
-            return
-        time.sleep(0.05)
-    pytest.fail(f"git daemon never answered at {url}")
 
 
 def _push(repo: Path, *args: str) -> subprocess.CompletedProcess:
@@ -114,8 +91,7 @@ def _refused(proc: subprocess.CompletedProcess) -> list[str]:
 @pytest.mark.skipif(shutil.which("git") is None, reason="no git")
 def test_over_git_daemon_with_the_server_hook(agent, tmp_path, daemon):
     remote = make_remote(tmp_path, agent)
-    url = f"{daemon}/remote.git"
-    _wait_listening(url)
+    url = f"{daemon}remote.git"
     clones = make_clones(tmp_path, url, CLONES)
     run = run_clones(clones, max(1, ROUNDS // 3), *ARGS)  # all 8 at once over TCP
     _verify(run, remote, tmp_path)

@@ -31,15 +31,16 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def make_remote(where: Path, seed: Path, *, server_hook: bool = True) -> Path:
-    """A bare `main` remote holding `seed`'s history, with our pre-receive (and a
-    post-receive logging each accepted update)."""
+    """A bare `main` remote holding `seed`'s history, with our pre-receive judging every
+    push by check 4 and, on the lines it appends, checks 1, 5 and 7 (`--check`), and a
+    post-receive logging each accepted update."""
     remote = where / "remote.git"
     git(where, "init", "-q", "--bare", "-b", "main", str(remote))
     git(remote, "config", "receive.denyNonFastForwards", "true")
     git(remote, "config", "receive.denyDeletes", "true")
     if server_hook:
-        proc = subprocess.run(["git", "gasp", "install-hooks", "--server"], cwd=remote,
-                              capture_output=True)
+        proc = subprocess.run(["git", "gasp", "install-hooks", "--server", "--check"],
+                              cwd=remote, capture_output=True)
         assert proc.returncode == 0, proc.stderr
     hook = remote / "hooks" / "post-receive"
     hook.write_text(POST_RECEIVE)
