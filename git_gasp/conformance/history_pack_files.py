@@ -53,15 +53,15 @@ class _Pack(NamedTuple):
 
 
 def _pack_names(pack_dir: str) -> list[str]:
-    """The ``pack-*`` names in `pack_dir` with both a ``.pack`` and an ``.idx`` (newest
-    first, as git searches them); [] when there is no such directory."""
+    """The names in `pack_dir` with both a ``.pack`` and an ``.idx`` (any name, as git
+    and dulwich take them: ``git maintenance`` writes ``loose-*`` packs), newest first;
+    [] when there is no such directory."""
     try:
         with os.scandir(pack_dir) as it:
             found = {e.name: e for e in it}
     except (FileNotFoundError, NotADirectoryError):
         return []
-    names = [n[:-5] for n in found if n.startswith("pack-") and n.endswith(".pack")
-             and n[:-5] + ".idx" in found]
+    names = [n[:-5] for n in found if n.endswith(".pack") and n[:-5] + ".idx" in found]
 
     def mtime(name: str) -> float:
         try:

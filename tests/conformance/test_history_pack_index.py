@@ -141,3 +141,22 @@ def test_packs_in_the_objects_dir_are_all_mapped_and_searched(tmp_path: Path) ->
                 assert files._read(sha, None) == (obj.type_num, obj.as_raw_string())
     finally:
         files.close()
+
+
+def test_a_pack_of_any_name_with_its_index_is_read(tmp_path: Path) -> None:
+    """`git maintenance` writes ``loose-<hash>.pack``: git and dulwich read any pack that
+    has its index, and so do we."""
+    _repo_with_history(tmp_path, commits=3)
+    git(tmp_path, "repack", "-q", "-a", "-d")
+    (idx,) = _idx_files(tmp_path)
+    for suffix in (".idx", ".pack"):
+        src = idx.with_suffix(suffix)
+        src.rename(src.with_name("loose-x" + suffix))
+    files = PackFiles.for_objects_dir(str(tmp_path / ".git" / "objects"))
+    try:
+        assert files.packs == 1
+        with Repo(str(tmp_path)) as repo:
+            for sha in repo.object_store:
+                assert files._read(sha, None) is not None
+    finally:
+        files.close()
