@@ -180,9 +180,11 @@ def move_into_place(src: Path | str, dest: Path | str, *, root: Path | str | Non
 
 
 @contextlib.contextmanager
-def try_lock(path: Path | str, wait_s: float, *, poll_s: float = 0.02) -> Iterator[bool]:
-    """Hold an exclusive flock on `path` (created 0o600 if missing); yields False,
-    holding nothing, when it could not be had within `wait_s` seconds."""
+def held_lock(path: Path | str, wait_s: float, *,
+              poll_s: float = 0.02) -> Iterator[int | None]:
+    """Hold an exclusive flock on `path` (created 0o600 if missing); yields its open
+    descriptor (a child that inherits it holds the lock too), or None, holding
+    nothing, when it could not be had within `wait_s` seconds."""
     import fcntl
 
     fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
@@ -196,15 +198,23 @@ def try_lock(path: Path | str, wait_s: float, *, poll_s: float = 0.02) -> Iterat
                 if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                     raise
                 if time.monotonic() >= deadline:
-                    yield False
+                    yield None
                     return
                 time.sleep(poll_s)
         try:
-            yield True
+            yield fd
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def try_lock(path: Path | str, wait_s: float, *, poll_s: float = 0.02) -> Iterator[bool]:
+    """Hold an exclusive flock on `path` (created 0o600 if missing); yields False,
+    holding nothing, when it could not be had within `wait_s` seconds."""
+    with held_lock(path, wait_s, poll_s=poll_s) as fd:
+        yield fd is not None
 
 
 @contextlib.contextmanager

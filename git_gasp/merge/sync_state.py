@@ -19,7 +19,6 @@ a killed sync left behind, and the refusals (dirty tree, detached HEAD, ...).
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import re
@@ -30,7 +29,7 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, held_lock
 
 LOCK_WAIT_S = 60.0
 RECORD = "sync.json"
@@ -98,33 +97,15 @@ class Session:
 @contextlib.contextmanager
 def session(start: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[Session]:
     """Hold ``sync.lock`` of the clone around `start` (CannotStart after `wait_s`)."""
-    import fcntl
-
     top = git.work_tree_top(start)
     gdir = git.git_dir(top)
     state = gdir / "gasp"
     state.mkdir(parents=True, exist_ok=True)
-    fd = os.open(state / "sync.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
-                 0o600)
-    try:
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise CannotStart(f"another git gasp sync is running in this clone "
-                                      f"(it holds {state / 'sync.lock'}); wait for it") from None
-                time.sleep(0.05)
-        try:
-            yield Session(top, gdir, fd)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    with held_lock(state / "sync.lock", wait_s, poll_s=0.05) as fd:
+        if fd is None:
+            raise CannotStart(f"another git gasp sync is running in this clone "
+                              f"(it holds {state / 'sync.lock'}); wait for it")
+        yield Session(top, gdir, fd)
 
 
 def _rev(top: Path, rev: str) -> str | None:
