@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import socket
 import threading
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from git_gasp.protocol.fold import fold  # noqa: E402
 from git_gasp.runtime.sink import AgentSink, StateSink  # noqa: E402
 from tests.adapters.fake_sink import RecordingSink  # noqa: E402
 from tests.runtime.helpers import assert_conformant  # noqa: E402
+from tests.testing.offline import no_network
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,23 +39,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def offline(monkeypatch):
     """No test here may reach the network: every internet connect attempt is refused
     and recorded, and the test fails if there was one."""
-    attempts: list = []
-    threads = set(threading.enumerate())
-    real = socket.socket.connect
-
-    def refuse(self, address, *args, **kwargs):
-        if self.family in (socket.AF_INET, socket.AF_INET6):
-            attempts.append(address)
-            raise OSError(f"network disabled in the bridge tests ({address})")
-        return real(self, address, *args, **kwargs)
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.delenv("LANGCHAIN_TRACING_V2", raising=False)
     monkeypatch.delenv("LANGSMITH_TRACING", raising=False)
-    yield attempts
-    assert not attempts, f"a bridge test tried the network: {attempts}"
-    stray = [t.name for t in set(threading.enumerate()) - threads]
-    assert not stray, f"threads left running (base/forked then will not fork): {stray}"
+    with no_network(monkeypatch, "bridge tests") as attempts:
+        yield attempts
 
 
 @tool

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import socket
-import threading
 import warnings
 from pathlib import Path
 
@@ -49,6 +47,7 @@ from git_gasp.protocol.fold import fold  # noqa: E402
 from git_gasp.runtime.sink import AgentSink, StateSink  # noqa: E402
 from tests.adapters.fake_sink import RecordingSink  # noqa: E402
 from tests.runtime.helpers import assert_conformant  # noqa: E402
+from tests.testing.offline import no_network
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,26 +56,13 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def offline(monkeypatch):
     """No network: a dummy key, no processor but the test's, and every internet connect
     attempt refused and recorded (the test fails if there was one)."""
-    attempts: list = []
-    threads = set(threading.enumerate())
-    real = socket.socket.connect
-
-    def refuse(self, address, *args, **kwargs):
-        if self.family in (socket.AF_INET, socket.AF_INET6):
-            attempts.append(address)
-            raise OSError(f"network disabled in the bridge tests ({address})")
-        return real(self, address, *args, **kwargs)
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
     monkeypatch.delenv("OPENAI_AGENTS_DISABLE_TRACING", raising=False)
-    set_trace_processors([])  # not the default exporter to api.openai.com
-    yield attempts
-    set_trace_processors([])
-    _close_default_loop()
-    assert not attempts, f"a bridge test tried the network: {attempts}"
-    stray = [t.name for t in set(threading.enumerate()) - threads]
-    assert not stray, f"threads left running (base/forked then will not fork): {stray}"
+    with no_network(monkeypatch, "bridge tests") as attempts:
+        set_trace_processors([])  # not the default exporter to api.openai.com
+        yield attempts
+        set_trace_processors([])
+        _close_default_loop()
 
 
 def _close_default_loop() -> None:
