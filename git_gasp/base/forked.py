@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-from collections.abc import Callable
-from typing import Generic, TypeVar
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 NO_FORK_ENV = "GASP_NO_FORK"  # set (to anything but "" or "0"): never fork
 
@@ -28,10 +30,11 @@ def fork_allowed() -> bool:
         return False
     if os.environ.get(NO_FORK_ENV, "") not in ("", "0"):
         return False
-    return threading.active_count() == 1
+    threading = sys.modules.get("threading")  # never imported: no thread was started by it
+    return threading is None or threading.active_count() == 1
 
 
-class Forked(Generic[T]):
+class Forked:
     """`fn()` started in a forked child (or deferred, see the module doc); `result()`
     returns its value or raises what it raised."""
 

@@ -5,7 +5,10 @@
 from __future__ import annotations
 
 import os
-from typing import TextIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 STYLES = {"ok": "32", "fail": "1;31", "warn": "33", "id": "33", "dim": "2", "kind": "36",
           "bold": "1"}

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 HOOK_NAMES = ("pre-commit", "pre-merge-commit")
 VERSION_PROG = "git-gasp"  # the name `--version` prints (the click group's prog_name)

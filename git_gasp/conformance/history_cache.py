@@ -7,10 +7,10 @@ Anything malformed makes the whole cache empty; losing it only costs a full walk
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 
+from git_gasp.base.digest import sha256
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
 
@@ -22,7 +22,7 @@ _CACHE_MAGIC = b"git-gasp check4 cache"
 
 def _cache_key(prefix: bytes, declared: frozenset[bytes]) -> str:
     material = b"\x00".join([b"%d" % CHECKER_VERSION, prefix, *sorted(declared)])
-    return hashlib.sha256(material).hexdigest()[:20]
+    return sha256(material).hexdigest()[:20]
 
 
 _CACHE_BODY = re.compile(rb"(?:C [0-9a-f]{40}\n)*(?:L [0-9a-f]{40} [0-9]{1,15}\n)*")

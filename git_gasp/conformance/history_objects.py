@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import re
 import stat
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, NamedTuple
-
-try:  # the compiled parser dulwich's Tree uses, without importing dulwich.objects
-    from dulwich._objects import parse_tree  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - a dulwich built without its extensions
-    from dulwich.objects import parse_tree
+from collections import namedtuple
 
 from git_gasp.protocol.appendonly import AppendOnlyPaths
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from dulwich.object_store import BaseObjectStore
 
     from git_gasp.conformance.history_pack_files import PackFiles
@@ -36,26 +33,50 @@ PACKED_RECENT_BYTES = 4 << 20  # reading from the mapped packs, a window is seld
 
 
 _new = tuple.__new__  # builds a NamedTuple without its keyword-handling __new__
+_COMPILED_AFTER = 64  # trees parsed in Python before dulwich's compiled parser is loaded
+_MODE_DIGITS = b"01234567"
 
 
 class ObjectError(Exception):
     """An object that is missing, corrupt or of the wrong type."""
 
 
-class Entry(NamedTuple):
-    mode: int
-    sha: bytes
+class Entry(namedtuple("Entry", "mode sha")):
+    """A tree entry: its mode (int) and object id (raw bytes)."""
+
+    __slots__ = ()
 
 
-class CommitInfo(NamedTuple):
-    tree: bytes
-    parents: tuple[bytes, ...]
+class CommitInfo(namedtuple("CommitInfo", "tree parents")):
+    """A commit's tree id (bytes) and its parents' ids (a tuple of bytes)."""
+
+    __slots__ = ()
 
 
-class Change(NamedTuple):
-    path: bytes  # relative to the agent root
-    old: Entry | None  # a file entry (blob or symlink), else None
-    new: Entry | None
+class Change(namedtuple("Change", "path old new")):
+    """A changed path (bytes, relative to the agent root) with its `old` and `new`
+    entries: a file entry (blob or symlink), else None."""
+
+    __slots__ = ()
+
+
+def parse_tree_entries(data: bytes) -> dict[bytes, Entry]:
+    """The entries of a (sha1) tree object's body, name -> Entry(mode, hex id), as
+    dulwich's `parse_tree` reads them; ValueError on anything it would not read the same
+    way (this parser is the stricter: a mode is 1 to 7 octal digits)."""
+    entries: dict[bytes, Entry] = {}
+    at, end = 0, len(data)
+    while at < end:
+        space = data.index(b" ", at)
+        nul = data.index(b"\0", space)
+        mode = data[at:space]
+        if not 0 < len(mode) <= 7 or mode.strip(_MODE_DIGITS):
+            raise ValueError(f"invalid tree entry mode {mode!r}")
+        at = nul + 21
+        if at > end:
+            raise ValueError("tree entry extends beyond the tree")
+        entries[data[space + 1:nul]] = _new(Entry, (int(mode, 8), data[nul + 1:at].hex().encode()))
+    return entries
 
 
 def is_tree(mode: int) -> bool:
@@ -78,6 +99,7 @@ class Objects:
     def __init__(self, store: BaseObjectStore) -> None:
         self._store = store
         self._trees: dict[bytes, dict[bytes, Entry]] = {}
+        self._trees_parsed = 0
         self._recent: dict[bytes, bytes] = {}
         self._recent_bytes = 0
         self.lengths: dict[bytes, int] = {}
@@ -125,8 +147,7 @@ class Objects:
         raw = self.packed.read_small(sha) if self.packed is not None else None
         if raw is not None and raw[0] == _TREE:
             try:  # what dulwich's Tree does with the same bytes
-                entries = {name: _new(Entry, (mode, hexsha))  # Entry(mode, hexsha)
-                           for name, mode, hexsha in parse_tree(raw[1], sha_len=20)}
+                entries = self._parse_tree(raw[1])
             except Exception:  # noqa: BLE001 - dulwich reads (and reports) it below
                 entries = None
         if entries is None:
@@ -136,6 +157,20 @@ class Objects:
             self._trees.pop(next(iter(self._trees)))
         self._trees[sha] = entries
         return entries
+
+    def _parse_tree(self, data: bytes) -> dict[bytes, Entry]:
+        """A tree's entries as dulwich's parser reads them. The first trees of a run are
+        parsed here (importing dulwich costs a short run more than they take); a tree this
+        parser finds odd raises, and dulwich then reads and reports it."""
+        self._trees_parsed += 1
+        if self._trees_parsed > _COMPILED_AFTER:
+            try:
+                from dulwich._objects import parse_tree  # type: ignore[import-not-found]
+            except ImportError:  # pragma: no cover - a dulwich built without its extensions
+                from dulwich.objects import parse_tree
+            return {name: _new(Entry, (mode, hexsha))  # Entry(mode, hexsha)
+                    for name, mode, hexsha in parse_tree(data, sha_len=20)}
+        return parse_tree_entries(data)
 
     def blob(self, sha: bytes) -> bytes:
         data = self.packed.read_blob(sha) if self.packed is not None else None

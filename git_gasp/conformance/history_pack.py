@@ -31,9 +31,7 @@ from __future__ import annotations
 import bisect
 import zlib
 from array import array
-from collections import OrderedDict
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections import OrderedDict, namedtuple
 
 from git_gasp.base.record import Record
 from git_gasp.conformance.history_pack_delta import (
@@ -47,6 +45,10 @@ from git_gasp.conformance.history_pack_delta import (
 from git_gasp.conformance.history_pack_files import READ_ERRORS, Loc, PackFiles
 from git_gasp.protocol.appendonly import common_prefix_len
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains prove nothing
 _DELTA_CACHE_BYTES = 16 << 20
 _ROOT_CACHE_BYTES = 64 << 20
@@ -59,13 +61,13 @@ _LINE_WINDOW = 4096  # bytes read at a time looking back for a line start
 _LINE_SEARCH = 1 << 20  # no line start this far back: not the usual merge shape
 
 
-class Node(NamedTuple):
-    length: int
-    base: Loc | None  # None: a full object (a root)
-    prefix: int  # first bytes proven equal to the base's (0 for a root)
-    depth: int
-    root: Loc
-    shared: int  # first bytes proven equal to the root's
+class Node(namedtuple("Node", "length base prefix depth root shared")):
+    """A pack entry's facts: its `length`; its `base` (a Loc, None for a full object, a
+    root); `prefix`, its first bytes proven equal to the base's (0 for a root); its
+    `depth` in the chain; the chain's `root` (a Loc); `shared`, its first bytes proven
+    equal to the root's."""
+
+    __slots__ = ()
 
 
 class ProverStats(Record):

@@ -13,10 +13,13 @@ from __future__ import annotations
 import bisect
 import zlib
 from array import array
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections import namedtuple
 
 from git_gasp.protocol.appendonly import common_prefix_len
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 BLOB, OFS_DELTA, REF_DELTA = 3, 6, 7
 _FULL_TYPES = frozenset({1, 2, 3, 4})
@@ -28,11 +31,12 @@ class PackFormatError(Exception):
     """A pack entry or delta that does not parse as git writes them."""
 
 
-class EntryHeader(NamedTuple):
-    type_num: int  # 1..4 (commit, tree, blob, tag) or OFS_DELTA / REF_DELTA
-    size: int  # bytes the entry's zlib stream inflates to
-    data: int  # offset of the zlib stream
-    base: int | bytes | None  # OFS_DELTA: the base's offset; REF_DELTA: its raw id
+class EntryHeader(namedtuple("EntryHeader", "type_num size data base")):
+    """A pack entry's header: `type_num` 1..4 (commit, tree, blob, tag) or OFS_DELTA /
+    REF_DELTA; `size`, the bytes its zlib stream inflates to; `data`, the offset of that
+    stream; `base`, for OFS_DELTA the base's offset, for REF_DELTA its raw id, else None."""
+
+    __slots__ = ()
 
 
 def entry_header(buf: bytes | memoryview, offset: int, oid_length: int = 20) -> EntryHeader:
@@ -148,18 +152,13 @@ def _copy_run(count: int) -> tuple[bytes, array]:
     return _RUN_BYTES[0], _RUN_AT
 
 
-class Delta(NamedTuple):
+class Delta(namedtuple("Delta", "base_size target_size prefix starts ops data")):
     """A parsed delta: the target's first `prefix` bytes equal the base's (copies from
     base offset == target position, from 0); past that, one instruction per entry of
     `starts` (target offset) and `ops` (base offset of a copy or -1 for an insert,
     length, offset of an insert's bytes in `data`)."""
 
-    base_size: int
-    target_size: int
-    prefix: int
-    starts: list[int]
-    ops: list[tuple[int, int, int]]
-    data: bytes
+    __slots__ = ()
 
     def source(self, pos: int) -> tuple[int, int]:
         """Where target byte `pos` (>= prefix) comes from: (base offset, -1) for a copy,
@@ -246,3 +245,14 @@ def parse_delta(data: bytes) -> Delta:
         raise PackFormatError("delta does not build its declared size")
     return Delta(base_size, target_size, tpos if prefix < 0 else prefix, starts, ops,
                  data if any(o[0] < 0 for o in ops) else b"")
+
+
+def apply_parsed(base: bytes, delta: Delta) -> bytes:
+    """The object a parsed `delta` builds from `base` (PackFormatError: wrong base)."""
+    if len(base) != delta.base_size:
+        raise PackFormatError("delta base has the wrong size")
+    parts = [base[:delta.prefix]]
+    data = delta.data
+    for off, length, at in delta.ops:
+        parts.append(data[at:at + length] if off < 0 else base[off:off + length])
+    return b"".join(parts)

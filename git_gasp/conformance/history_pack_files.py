@@ -16,9 +16,7 @@ import binascii
 import mmap
 import os
 import zlib
-from collections import OrderedDict
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections import OrderedDict, namedtuple
 
 from git_gasp.conformance.history_pack_delta import (
     BLOB,
@@ -26,16 +24,17 @@ from git_gasp.conformance.history_pack_delta import (
     REF_DELTA,
     EntryHeader,
     PackFormatError,
+    apply_parsed,
     entry_header,
     inflate,
     inflate_chunks,
+    parse_delta,
 )
 from git_gasp.conformance.history_pack_index import PackIndex, PackIndexError
 
-try:  # dulwich's C delta applier; the pure-Python one is the fallback
-    from dulwich._pack import apply_delta  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover
-    from dulwich.pack import apply_delta
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 Loc = tuple[int, int | bytes]  # (pack number, offset), or (-1, hex id) for a loose object
 READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError)
@@ -43,13 +42,15 @@ _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains read n
 _SMALL_OBJECT = 4 << 20  # trees and commits above this are left to dulwich
 _RESOLVED_BYTES = 16 << 20  # the cache's budget, or the largest object + 2 MiB if more
 _KEEP_RESULT = 2 << 20  # a built object this small is kept (a bigger one: only bases)
+_PYTHON_DELTAS = 64  # deltas applied in Python before dulwich's C applier is loaded
+_PYTHON_DELTA_BYTES = 1 << 16  # a bigger delta goes to dulwich's applier at once
 _LOOSE_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 
 
-class _Pack(NamedTuple):
-    index: PackIndex
-    buf: mmap.mmap
-    oid_length: int
+class _Pack(namedtuple("_Pack", "index buf oid_length")):
+    """One mapped pack: its `PackIndex`, its mapped bytes and its object ids' length."""
+
+    __slots__ = ()
 
 
 def _pack_names(pack_dir: str) -> list[str]:
@@ -81,6 +82,7 @@ class PackFiles:
         self._resolved: OrderedDict[Loc, tuple[int, bytes]] = OrderedDict()
         self._resolved_bytes = 0
         self._budget = _RESOLVED_BYTES
+        self._deltas_applied = 0
 
     @classmethod
     def for_store(cls, store: object) -> PackFiles | None:
@@ -256,10 +258,22 @@ class PackFiles:
             chain.append((cur, self.entry_data(cur, head)))
             cur = self.base_of(cur, head)
         for here, delta in reversed(chain):
-            data = b"".join(apply_delta(data, delta))
+            data = self._apply(data, delta)
             if here != loc or len(data) <= _KEEP_RESULT:
                 self._keep(here, type_num, data)  # what later chains are built from
         return type_num, data
+
+    def _apply(self, base: bytes, delta: bytes) -> bytes:
+        """`delta` applied to `base`: the first small deltas of a run here (importing
+        dulwich costs a short run more than they take), the rest by dulwich's C applier."""
+        self._deltas_applied += 1
+        if self._deltas_applied <= _PYTHON_DELTAS and len(delta) <= _PYTHON_DELTA_BYTES:
+            return apply_parsed(base, parse_delta(delta))
+        try:
+            from dulwich._pack import apply_delta  # type: ignore[import-not-found]
+        except ImportError:  # pragma: no cover
+            from dulwich.pack import apply_delta
+        return b"".join(apply_delta(base, delta))
 
     def _keep(self, loc: Loc, type_num: int, data: bytes) -> None:
         if loc in self._resolved:

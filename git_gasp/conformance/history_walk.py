@@ -23,8 +23,8 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections import namedtuple
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
 
 from git_gasp.base.record import Record
 from git_gasp.conformance.history_objects import (
@@ -44,6 +44,7 @@ from git_gasp.protocol.appendonly import (
 from git_gasp.protocol.failure import Failure
 from git_gasp.protocol.manifest import manifest_paths
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from dulwich.object_store import BaseObjectStore
 
@@ -95,12 +96,11 @@ class HistoryResult(Record):
         self.tip = tip
 
 
-class _Side(NamedTuple):
-    """A parent of the commit being checked: its id, agent root tree and paths."""
+class _Side(namedtuple("_Side", "sha root paths")):
+    """A parent of the commit being checked: its id (bytes), agent root tree (bytes or
+    None) and append-only paths (`AppendOnlyPaths`)."""
 
-    sha: bytes
-    root: bytes | None
-    paths: AppendOnlyPaths
+    __slots__ = ()
 
 
 class Walker:

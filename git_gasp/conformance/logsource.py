@@ -4,9 +4,10 @@ index hit sends it to), never the whole file."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
+
+from git_gasp.base.digest import blob_hasher, sha256
 
 _CHUNK = 1 << 20
 
@@ -102,10 +103,10 @@ class LogSource:
 
     def blob_id(self, length: int) -> bytes | None:
         """The git (sha1) blob id of bytes [0, length), or None if there are fewer."""
-        digest = hashlib.sha1(b"blob %d\x00" % length)
+        digest = blob_hasher(length)
         return digest.hexdigest().encode() if self._digest(digest, length) else None
 
     def sha256(self, length: int) -> str | None:
         """The sha256 hex digest of bytes [0, length), or None if there are fewer."""
-        digest = hashlib.sha256()
+        digest = sha256(long=True)
         return digest.hexdigest() if self._digest(digest, length) else None

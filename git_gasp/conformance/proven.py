@@ -15,10 +15,13 @@ from __future__ import annotations
 import os
 import re
 import zlib
-from collections.abc import Iterable
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 FORMAT = 1
 KEEP = 256  # pairs kept (a few per commit: the log, facts, journal)

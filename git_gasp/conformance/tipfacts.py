@@ -5,9 +5,11 @@ No git access here: the facts are plain data."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from git_gasp.base.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SAME, EXTENDS = "same", "extends"  # how the working file relates to HEAD's blob
 

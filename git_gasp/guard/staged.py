@@ -19,21 +19,21 @@ directly; only a packed blob opens dulwich's object store.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
-import threading
 import zlib
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
+from git_gasp.base.digest import blob_hasher
 from git_gasp.base.errors import GaspError
 from git_gasp.base.git import run
 from git_gasp.conformance.indexstat import index_entry_stat, stat_proves
 from git_gasp.store.gitdirs import GitDirs
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from dulwich.repo import Repo
 
     from git_gasp.guard.warm import Warm
@@ -311,6 +311,8 @@ class StagedSides:
         ids: list[bytes] = []
         worker = None
         if prefix is not None and prefix <= len(data):  # hashlib lets go of the GIL
+            import threading
+
             worker = threading.Thread(
                 target=lambda: ids.append(git_blob_id(memoryview(data)[:prefix])))
             worker.start()
@@ -366,7 +368,7 @@ class StagedSides:
 
 def git_blob_id(data: bytes | memoryview) -> bytes:
     """The (sha1) git blob id of `data`, as hex bytes."""
-    digest = hashlib.sha1(b"blob %d\x00" % len(data))
+    digest = blob_hasher(len(data))
     digest.update(data)
     return digest.hexdigest().encode()
 
@@ -379,6 +381,8 @@ def empty_tree_id(repo: GitDirs | Repo) -> str:
         fmt = repo.get_config().get((b"extensions",), b"objectformat")
     except KeyError:
         fmt = b"sha1"
+    import hashlib
+
     algo = hashlib.sha256 if fmt.lower() == b"sha256" else hashlib.sha1
     return algo(b"tree 0\x00").hexdigest()
 

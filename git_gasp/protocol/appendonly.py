@@ -7,9 +7,10 @@ sentence, why a new version does not extend an old one.
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 from collections import Counter
+
+from git_gasp.base.digest import blob_hasher
 
 LOG_PATH = b"state/events.jsonl"
 # Where each append-only role lives unless the manifest moves it.
@@ -215,7 +216,7 @@ def extends_by_hash(old_sha: bytes, length: int, new: bytes) -> bool:
     """
     if len(old_sha) != 40 or len(new) < length:
         return False
-    digest = hashlib.sha1(b"blob %d\x00" % length)
+    digest = blob_hasher(length)
     digest.update(memoryview(new)[:length])
     if digest.hexdigest().encode() != old_sha:
         return False

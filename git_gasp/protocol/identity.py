@@ -6,16 +6,20 @@ b"identity/IDENTITY.md"), matching the spec's shell recipe.
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections.abc import Iterable
+
+from git_gasp.base.digest import sha256
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 _HEX64 = re.compile(r"^(?:sha256:)?([0-9a-f]{64})$")
 
 
 def identity_hash(files: Iterable[tuple[bytes, bytes]]) -> str:
     """Hex digest over (relative path, content) pairs, sorted by path bytes."""
-    h = hashlib.sha256()
+    h = sha256()
     for path, content in sorted(files):
         h.update(path)
         h.update(b"\n")

@@ -7,13 +7,15 @@ Fields: spec_version, agent_id, identity_hash, executor, and optional `locations
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
 
 from git_gasp.base.errors import FormatError
 from git_gasp.base.record import Record
 from git_gasp.protocol.simpleyaml import load as load_yaml
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 DEFAULT_LOCATIONS = {"identity": "identity", "memory": "memory", "log": "state/events.jsonl"}

@@ -6,9 +6,11 @@ a list of (tag, body) pairs or raises OpError naming the op index and the field.
 
 from __future__ import annotations
 
-from typing import Any
-
 from git_gasp.base.errors import FormatError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # tag -> {field: allowed types}; None stands for JSON null.
 _STR = (str,)

@@ -12,7 +12,10 @@ indicators (and is no bool or null word), or a hex digest. The tests compare it 
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+(.*?))?[ ]*")
 _INT = re.compile(r"0|[1-9][0-9]{0,17}")

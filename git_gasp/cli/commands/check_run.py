@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
-from collections.abc import Callable
-from typing import TextIO
 
 from git_gasp.base.progress import Progress, is_terminal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TextIO
 
 PROGRESS_DELAY: float | None = None  # seconds before progress shows (None: base.progress's)
 # The flags `check` takes (cli.commands.check declares the same; a test compares them).
@@ -44,6 +46,8 @@ def run_check(path: str | None, *, fixture: bool = False, as_json: bool = False,
         if progress is not None:
             progress.clear()
     if as_json:
+        import json
+
         text = json.dumps(report.to_json(), ensure_ascii=False, indent=2)
     else:
         text = report.to_text()

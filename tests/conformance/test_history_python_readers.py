@@ -1,0 +1,143 @@
+"""Check 4's own tree parser and delta applier (used before dulwich is loaded) read what
+dulwich's compiled ones read, and refuse at least what they refuse."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from dulwich._objects import parse_tree
+from dulwich._pack import apply_delta
+from dulwich.pack import create_delta
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from git_gasp.conformance.history_objects import Objects, parse_tree_entries
+from git_gasp.conformance.history_pack_delta import PackFormatError, apply_parsed, parse_delta
+from git_gasp.conformance.history_pack_files import PackFiles
+from tests.testing.run import git
+
+MODES = [b"100644", b"100755", b"120000", b"40000", b"160000", b"644", b"0", b"040000",
+         b"1000000", b"10000000", b"8", b"-1", b"+7", b"0o7", b"1_0", b" 7", b""]
+names = st.binary(min_size=0, max_size=12).filter(lambda b: b"\0" not in b)
+
+
+def _tree(entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
+    return b"".join(mode + b" " + name + b"\0" + sha for mode, name, sha in entries)
+
+
+def _compiled(data: bytes) -> dict | None:
+    try:
+        return {name: (mode, sha) for name, mode, sha in parse_tree(data, sha_len=20)}
+    except Exception:  # noqa: BLE001 - any refusal
+        return None
+
+
+def _ours(data: bytes) -> dict | None:
+    try:
+        return {name: tuple(e) for name, e in parse_tree_entries(data).items()}
+    except ValueError:
+        return None
+
+
+entries = st.lists(st.tuples(st.sampled_from(MODES), names, st.binary(min_size=20, max_size=20)),
+                   max_size=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(entries, st.integers(0, 200), st.binary(max_size=3))
+def test_trees_read_as_dulwich_reads_them(items, cut, junk):
+    data = _tree(items)
+    for candidate in (data, data[:cut], data + junk, junk + data):
+        theirs, ours = _compiled(candidate), _ours(candidate)
+        if ours is not None:
+            assert ours == theirs  # what we read, dulwich reads the same
+        elif theirs is not None:  # stricter only on a mode that is not 1-7 octal digits
+            assert any(not 0 < len(m) <= 7 or m.strip(b"01234567")
+                       for m in (e.split(b" ", 1)[0] for e in candidate.split(b"\0")[:-1]
+                                 if b" " in e)), candidate
+
+
+def test_real_trees_read_the_same(tmp_path):
+    root = tmp_path / "r"
+    git(tmp_path, "init", "-q", str(root))
+    (root / "sub").mkdir()
+    for name in ("a.txt", "b b", "sub/c", "ünï"):
+        (root / name).write_bytes(name.encode() * 3)
+    os.symlink("a.txt", root / "link")
+    (root / "x.sh").write_bytes(b"#!/bin/sh\n")
+    os.chmod(root / "x.sh", 0o755)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "t")
+    for rev in ("HEAD^{tree}", "HEAD:sub"):
+        raw = subprocess.run(["git", "cat-file", "tree", rev], cwd=root,
+                             capture_output=True, check=True).stdout
+        assert _ours(raw) == _compiled(raw) and _ours(raw)
+
+
+def _deltas(base: bytes, target: bytes) -> bytes:
+    return b"".join(create_delta(base, target))
+
+
+texts = st.binary(max_size=300) | st.lists(st.sampled_from([b"line\n", b"other\n", b"x" * 70]),
+                                           max_size=40).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, texts, st.integers(0, 400), st.binary(max_size=4))
+def test_deltas_apply_as_dulwich_applies_them(base, target, cut, junk):
+    delta = _deltas(base, target)
+    assert apply_parsed(base, parse_delta(delta)) == target == b"".join(apply_delta(base, delta))
+    for candidate in (delta[:cut], delta + junk, junk + delta):
+        try:
+            theirs = b"".join(apply_delta(base, candidate))
+        except Exception:  # noqa: BLE001 - any refusal
+            theirs = None
+        try:
+            ours = apply_parsed(base, parse_delta(candidate))
+        except PackFormatError:
+            ours = None
+        if ours is not None:
+            assert ours == theirs
+
+
+def test_a_wrong_base_is_refused():
+    delta = _deltas(b"abc\n" * 10, b"abc\n" * 11)
+    try:
+        apply_parsed(b"abc\n" * 9, parse_delta(delta))
+    except PackFormatError:
+        return
+    raise AssertionError("a base of the wrong size was accepted")
+
+
+def test_packed_trees_read_without_dulwich_then_with_it(tmp_path):
+    """A gc'd repository with deltified trees: the first reads go through our parser and
+    applier, the later ones through dulwich's; every tree reads the same either way."""
+    root = tmp_path / "r"
+    git(tmp_path, "init", "-q", str(root))
+    for i in range(90):
+        (root / f"f{i % 7}").write_bytes(b"%d\n" % i)
+        (root / "d").mkdir(exist_ok=True)
+        (root / "d" / f"g{i}").write_bytes(b"x")
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", f"c{i}")
+    git(root, "gc", "-q", "--aggressive")
+    objects_dir = str(root / ".git" / "objects")
+    trees = git(root, "rev-list", "--all", "--objects").split()
+    packs = PackFiles.for_objects_dir(objects_dir)
+    objects = Objects(store=None)  # type: ignore[arg-type] - every tree is packed
+    objects.packed = packs
+    kinds = {}
+    for oid in trees:
+        if len(oid) == 40:
+            kind = subprocess.run(["git", "cat-file", "-t", oid], cwd=root, capture_output=True,
+                                  text=True, check=True).stdout.strip()
+            kinds[oid] = kind
+    tree_ids = [oid for oid, kind in kinds.items() if kind == "tree"]
+    assert len(tree_ids) > 100  # past both switch-over points
+    for oid in tree_ids:
+        raw = subprocess.run(["git", "cat-file", "tree", oid], cwd=root, capture_output=True,
+                             check=True).stdout
+        got = objects.tree(oid.encode())
+        assert {n: tuple(e) for n, e in got.items()} == _compiled(raw)
+    assert packs._deltas_applied > 64  # some deltas went each way
