@@ -8,11 +8,11 @@ Anything malformed makes the whole cache empty; losing it only costs a full walk
 from __future__ import annotations
 
 import os
-import re
 
 from git_gasp.base.digest import sha256
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
+from git_gasp.base.lazyre import LazyPattern
 
 # 2: each commit's append-only paths from its own manifest (a moved log must extend the
 # old one), and merges judged by meaning: caches made under the old rules are not trusted.
@@ -25,7 +25,8 @@ def _cache_key(prefix: bytes, declared: frozenset[bytes]) -> str:
     return sha256(material).hexdigest()[:20]
 
 
-_CACHE_BODY = re.compile(rb"(?:C [0-9a-f]{40}\n)*(?:L [0-9a-f]{40} [0-9]{1,15}\n)*")
+_PARENT = LazyPattern(rb"\nparent ([0-9a-f]{40})")
+_CACHE_BODY = LazyPattern(rb"(?:C [0-9a-f]{40}\n)*(?:L [0-9a-f]{40} [0-9]{1,15}\n)*")
 
 
 class VerifiedCache:
@@ -99,7 +100,7 @@ def walk_is_short(common_dir: str, objects_dir: str, head: bytes) -> bool:
                 return False
             if not raw.startswith(b"commit "):
                 return False
-            parents = re.findall(rb"\nparent ([0-9a-f]{40})", raw.split(b"\n\n", 1)[0])
+            parents = _PARENT.findall(raw.split(b"\n\n", 1)[0])
         if parents and all(b"\nC " + p + b"\n" in data for p in parents):
             return True
     return False

@@ -7,10 +7,10 @@ imported only then)."""
 
 from __future__ import annotations
 
-import re
 import stat
 from collections import namedtuple
 
+from git_gasp.base.lazyre import LazyPattern
 from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 TYPE_CHECKING = False
@@ -25,7 +25,7 @@ _COMMIT, _TREE, _BLOB = 1, 2, 3
 # The headers of a plain commit as git writes it (no signature, encoding or mergetag):
 # a strict subset of what dulwich reads, with the same tree and parents.
 _IDENT = rb"[^\n]*> [0-9]+ [+-][0-9]{4}\n"
-_PLAIN_COMMIT = re.compile(rb"tree ([0-9a-f]{40})\n((?:parent [0-9a-f]{40}\n)*)author "
+_PLAIN_COMMIT = LazyPattern(rb"tree ([0-9a-f]{40})\n((?:parent [0-9a-f]{40}\n)*)author "
                            + _IDENT + rb"committer " + _IDENT + rb"\n")
 _TREE_CACHE_SIZE = 512
 _RECENT_BLOB_BYTES = 32 << 20  # a bounded window of recently read blobs, not a content store

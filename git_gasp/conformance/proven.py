@@ -13,11 +13,11 @@ missing, foreign, oversized or damaged file reads as no pairs.
 from __future__ import annotations
 
 import os
-import re
 import zlib
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
+from git_gasp.base.lazyre import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,8 +27,8 @@ FORMAT = 1
 KEEP = 256  # pairs kept (a few per commit: the log, facts, journal)
 NAME = "proven-extensions"
 _ID = rb"(?:[0-9a-f]{40}|[0-9a-f]{64})"
-_HEADER = re.compile(rb"gasp-proven-extensions (\d+) ([0-9a-f]{8})\n")
-_LINE = re.compile(rb"(%s) (\d{1,19}) (%s)" % (_ID, _ID))
+_HEADER = LazyPattern(rb"gasp-proven-extensions (\d+) ([0-9a-f]{8})\n")
+_LINE = LazyPattern(rb"(%s) (\d{1,19}) (%s)" % (_ID, _ID))
 _LIMIT = 64 + KEEP * (64 + 20 + 64 + 3)  # the largest file this module writes
 
 Proof = tuple[bytes, int, bytes]  # (old blob id, its length, new blob id)

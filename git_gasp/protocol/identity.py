@@ -6,15 +6,14 @@ b"identity/IDENTITY.md"), matching the spec's shell recipe.
 
 from __future__ import annotations
 
-import re
-
 from git_gasp.base.digest import sha256
+from git_gasp.base.lazyre import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-_HEX64 = re.compile(r"^(?:sha256:)?([0-9a-f]{64})$")
+_HEX64 = LazyPattern(r"^(?:sha256:)?([0-9a-f]{64})$")
 
 
 def identity_hash(files: Iterable[tuple[bytes, bytes]]) -> str:

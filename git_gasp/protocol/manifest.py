@@ -6,9 +6,8 @@ Fields: spec_version, agent_id, identity_hash, executor, and optional `locations
 
 from __future__ import annotations
 
-import re
-
 from git_gasp.base.errors import FormatError
+from git_gasp.base.lazyre import LazyPattern
 from git_gasp.base.record import Record
 from git_gasp.protocol.simpleyaml import load as load_yaml
 
@@ -19,8 +18,11 @@ if TYPE_CHECKING:
     from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 DEFAULT_LOCATIONS = {"identity": "identity", "memory": "memory", "log": "state/events.jsonl"}
-_FENCE = re.compile(r"^```ya?ml[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
-_TABLE_ROW = re.compile(r"^\|\s*`?([A-Za-z_ ]+?)`?\s*\|\s*`?([^|`]+?)`?\s*\|", re.M)
+_FENCE = LazyPattern(r"(?ms)^```ya?ml[ \t]*\n(.*?)^```[ \t]*$")
+_FRONT_END = LazyPattern(r"(?m)^---[ \t]*$")
+_LOCATIONS = LazyPattern(r"(?im)^#+\s*Locations\s*$")
+_HEADING = LazyPattern(r"(?m)^#+\s")
+_TABLE_ROW = LazyPattern(r"(?m)^\|\s*`?([A-Za-z_ ]+?)`?\s*\|\s*`?([^|`]+?)`?\s*\|")
 
 
 class ManifestError(FormatError):
@@ -43,7 +45,7 @@ class Manifest(Record):
 
 def _yaml_block(text: str) -> str:
     if text.startswith("---"):
-        end = re.search(r"^---[ \t]*$", text[3:], re.M)
+        end = _FRONT_END.search(text[3:])
         if end is None:
             raise ManifestError("front matter starts with --- but never closes")
         return text[3 : 3 + end.start()]
@@ -73,7 +75,7 @@ def _locations(data: dict, text: str) -> dict[str, str]:
                     raise ManifestError(f"location {key!r} must be a path")
                 locs[key] = _safe_relpath(value, key)
         return locs
-    heading = re.search(r"^#+\s*Locations\s*$", text, re.M | re.I)
+    heading = _LOCATIONS.search(text)
     if heading:
         for key, value in _TABLE_ROW.findall(text[heading.end() :]):
             key = key.strip().lower()
@@ -110,7 +112,7 @@ def parse_manifest(data: bytes) -> Manifest:
 
 
 APPEND_ONLY_ROLES = ("log", "facts", "journal")
-_ROW = re.compile(r"^\|(.*)\|[ \t]*$", re.M)
+_ROW = LazyPattern(r"(?m)^\|(.*)\|[ \t]*$")
 
 
 def _cell(text: str) -> str:
@@ -156,11 +158,11 @@ def append_only_locations(data: bytes) -> tuple[dict[str, str], frozenset[str]]:
     if locs is not None:
         return roles, frozenset(declared)
     text = data.decode("utf-8", "replace").replace("\r\n", "\n")
-    heading = re.search(r"^#+\s*Locations\s*$", text, re.M | re.I)
+    heading = _LOCATIONS.search(text)
     if heading is None:
         return roles, frozenset(declared)
     after = text[heading.end():]
-    end = re.search(r"^#+\s", after, re.M)  # the table ends with the section
+    end = _HEADING.search(after)  # the table ends with the section
     for row in _ROW.findall(after[:end.start()] if end else after):
         cells = [_cell(c) for c in row.split("|")]
         if len(cells) < 2 or set(cells[1]) <= set("-: "):

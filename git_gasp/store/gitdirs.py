@@ -14,12 +14,13 @@ only when a blob must be read from a pack.
 from __future__ import annotations
 
 import os
-import re
 
-_HEX = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
+from git_gasp.base.lazyre import LazyPattern
+
+_HEX = LazyPattern(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 _OTHER_ENV = ("GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
               "GIT_NAMESPACE")
-_ODD_CONFIG = re.compile(rb"^\s*(worktree|bare\s*=\s*(true|yes|on|1))\b", re.M | re.I)
+_ODD_CONFIG = LazyPattern(rb"(?im)^\s*(worktree|bare\s*=\s*(true|yes|on|1))\b")
 
 
 class GitDirs:
@@ -190,8 +191,8 @@ def _discover(start: str) -> tuple[str, str] | None:
         here = parent
 
 
-_SECTION = re.compile(rb'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\]\s*(.*)$')
-_KEY = re.compile(rb"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(=|$|[;#])")
+_SECTION = LazyPattern(rb'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\]\s*(.*)$')
+_KEY = LazyPattern(rb"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(=|$|[;#])")
 
 
 def local_config_sets(cwd: str, section: str, subsection: str, key: str) -> bool:
