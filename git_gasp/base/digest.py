@@ -52,3 +52,17 @@ def blob_hasher(length: int) -> Any:
     """A SHA-1 object fed git's header of a `length`-byte blob: feed it the blob's bytes
     and its hex digest is the blob's (sha1) git id."""
     return sha1(b"blob %d\x00" % length, long=length >= SHORT)
+
+
+_HEX_DIGITS = b"0123456789abcdef"
+
+
+def is_hex(value: bytes, *lengths: int) -> bool:
+    """True when `value` is lowercase hex digits, as many as one of `lengths` (any count
+    when none is given, but at least one digit)."""
+    return (len(value) in lengths if lengths else bool(value)) and not value.strip(_HEX_DIGITS)
+
+
+def is_object_id(value: bytes) -> bool:
+    """True for a lowercase hex git object id: 40 (sha1) or 64 (sha256) digits."""
+    return is_hex(value, 40, 64)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from git_gasp.base.digest import sha256
+from git_gasp.base.digest import is_hex, sha256
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
 from git_gasp.base.lazyre import LazyPattern
@@ -25,7 +25,6 @@ def _cache_key(prefix: bytes, declared: frozenset[bytes]) -> str:
     return sha256(material).hexdigest()[:20]
 
 
-_PARENT = LazyPattern(rb"\nparent ([0-9a-f]{40})")
 _CACHE_BODY = LazyPattern(rb"(?:C [0-9a-f]{40}\n)*(?:L [0-9a-f]{40} [0-9]{1,15}\n)*")
 
 
@@ -100,7 +99,8 @@ def walk_is_short(common_dir: str, objects_dir: str, head: bytes) -> bool:
                 return False
             if not raw.startswith(b"commit "):
                 return False
-            parents = _PARENT.findall(raw.split(b"\n\n", 1)[0])
+            parents = [line[7:47] for line in raw.split(b"\n\n", 1)[0].split(b"\n")[1:]
+                       if line.startswith(b"parent ") and is_hex(line[7:47], 40)]
         if parents and all(b"\nC " + p + b"\n" in data for p in parents):
             return True
     return False

@@ -10,7 +10,7 @@ from __future__ import annotations
 import stat
 from collections import namedtuple
 
-from git_gasp.base.lazyre import LazyPattern
+from git_gasp.base.digest import is_hex
 from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 TYPE_CHECKING = False
@@ -22,11 +22,6 @@ if TYPE_CHECKING:
     from git_gasp.conformance.history_pack_files import PackFiles
 
 _COMMIT, _TREE, _BLOB = 1, 2, 3
-# The headers of a plain commit as git writes it (no signature, encoding or mergetag):
-# a strict subset of what dulwich reads, with the same tree and parents.
-_IDENT = rb"[^\n]*> [0-9]+ [+-][0-9]{4}\n"
-_PLAIN_COMMIT = LazyPattern(rb"tree ([0-9a-f]{40})\n((?:parent [0-9a-f]{40}\n)*)author "
-                           + _IDENT + rb"committer " + _IDENT + rb"\n")
 _TREE_CACHE_SIZE = 512
 _RECENT_BLOB_BYTES = 32 << 20  # a bounded window of recently read blobs, not a content store
 PACKED_RECENT_BYTES = 4 << 20  # reading from the mapped packs, a window is seldom needed
@@ -79,6 +74,33 @@ def parse_tree_entries(data: bytes) -> dict[bytes, Entry]:
     return entries
 
 
+def plain_commit(data: bytes) -> CommitInfo | None:
+    """The tree and parents of a commit object's body of the plainest shape — a tree
+    line, parent lines, author and committer lines, then the message — else None (dulwich
+    reads the rest). A strict subset of what dulwich reads, with the same tree and parents."""
+    head, sep, _ = data.partition(b"\n\n")
+    lines = head.split(b"\n")
+    if not sep or len(lines) < 3 or not lines[0].startswith(b"tree ") \
+            or not is_hex(lines[0][5:], 40) or not _is_ident(lines[-2], b"author ") \
+            or not _is_ident(lines[-1], b"committer "):
+        return None
+    parents = lines[1:-2]
+    for line in parents:
+        if not line.startswith(b"parent ") or not is_hex(line[7:], 40):
+            return None
+    return CommitInfo(lines[0][5:], tuple(line[7:] for line in parents))
+
+
+def _is_ident(line: bytes, tag: bytes) -> bool:
+    """True for `tag` then ``<anything>> <seconds> <+|-><4 digits>``."""
+    if not line.startswith(tag):
+        return False
+    at = line.rfind(b"> ")
+    seconds, space, zone = line[at + 2:].partition(b" ")
+    return at >= len(tag) and space == b" " and seconds.isdigit() and len(zone) == 5 \
+        and zone[:1] in (b"+", b"-") and zone[1:].isdigit()
+
+
 def is_tree(mode: int) -> bool:
     return stat.S_ISDIR(mode)
 
@@ -124,11 +146,9 @@ class Objects:
     def commit(self, sha: bytes) -> CommitInfo:
         raw = self.packed.read_small(sha) if self.packed is not None else None
         if raw is not None and raw[0] == _COMMIT:
-            plain = _PLAIN_COMMIT.match(raw[1])
+            plain = plain_commit(raw[1])
             if plain is not None:  # what dulwich reads from it, without its machinery
-                found = plain.group(2)
-                return CommitInfo(plain.group(1), tuple(
-                    found[i + 7:i + 47] for i in range(0, len(found), 48)))
+                return plain
             from dulwich.objects import ShaFile
 
             try:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import zlib
 
+from git_gasp.base.digest import is_hex, is_object_id
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
-from git_gasp.base.lazyre import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,9 +26,7 @@ if TYPE_CHECKING:
 FORMAT = 1
 KEEP = 256  # pairs kept (a few per commit: the log, facts, journal)
 NAME = "proven-extensions"
-_ID = rb"(?:[0-9a-f]{40}|[0-9a-f]{64})"
-_HEADER = LazyPattern(rb"gasp-proven-extensions (\d+) ([0-9a-f]{8})\n")
-_LINE = LazyPattern(rb"(%s) (\d{1,19}) (%s)" % (_ID, _ID))
+_MAGIC = b"gasp-proven-extensions"
 _LIMIT = 64 + KEEP * (64 + 20 + 64 + 3)  # the largest file this module writes
 
 Proof = tuple[bytes, int, bytes]  # (old blob id, its length, new blob id)
@@ -39,6 +37,18 @@ def path_of(common_dir: str) -> str:
     return os.path.join(common_dir, "gasp", NAME)
 
 
+def _proof(line: bytes) -> Proof | None:
+    """The (old id, length, new id) a line records, or None when it is not one."""
+    parts = line.split(b" ")
+    if len(parts) != 3:
+        return None
+    old, length, new = parts
+    if not (is_object_id(old) and len(old) == len(new) and is_object_id(new)
+            and length.isdigit() and len(length) <= 19):
+        return None
+    return old, int(length), new
+
+
 def _read(common_dir: str) -> list[Proof]:
     """The recorded pairs in order; [] for any problem with the file."""
     try:
@@ -47,18 +57,19 @@ def _read(common_dir: str) -> list[Proof]:
     except OSError:
         return []
     head, sep, body = raw.partition(b"\n")
-    match = _HEADER.fullmatch(head + sep)
-    if len(raw) > _LIMIT or match is None or int(match[1]) != FORMAT \
-            or int(match[2], 16) != zlib.crc32(body):
+    fields = head.split(b" ")
+    if len(raw) > _LIMIT or not sep or len(fields) != 3 or fields[0] != _MAGIC \
+            or not fields[1].isdigit() or int(fields[1]) != FORMAT \
+            or not is_hex(fields[2], 8) or int(fields[2], 16) != zlib.crc32(body):
         return []
     if body and not body.endswith(b"\n"):
         return []
     out: list[Proof] = []
     for line in body.split(b"\n")[:-1]:
-        found = _LINE.fullmatch(line)
-        if found is None or len(found[1]) != len(found[3]):
+        found = _proof(line)
+        if found is None:
             return []
-        out.append((found[1], int(found[2]), found[3]))
+        out.append(found)
     return out if len(out) <= KEEP else []
 
 
@@ -72,7 +83,7 @@ def record_extensions(common_dir: str, proofs: Iterable[Proof]) -> None:
     """Record several proved pairs at once (see `record_extension`); never raises."""
     try:
         new = [(old, int(length), blob) for old, length, blob in proofs
-               if _LINE.fullmatch(b"%s %d %s" % (old, length, blob)) and len(old) == len(blob)]
+               if _proof(b"%s %d %s" % (old, length, blob)) is not None]
         if not new:
             return
         kept = [p for p in _read(common_dir) if p not in new]

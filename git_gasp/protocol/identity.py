@@ -6,14 +6,12 @@ b"identity/IDENTITY.md"), matching the spec's shell recipe.
 
 from __future__ import annotations
 
-from git_gasp.base.digest import sha256
-from git_gasp.base.lazyre import LazyPattern
+from git_gasp.base.digest import is_hex, sha256
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-_HEX64 = LazyPattern(r"^(?:sha256:)?([0-9a-f]{64})$")
 
 
 def identity_hash(files: Iterable[tuple[bytes, bytes]]) -> str:
@@ -30,5 +28,6 @@ def normalize_declared(value: object) -> str | None:
     """The 64-hex digest of a manifest's identity_hash ("sha256:" prefix allowed), else None."""
     if not isinstance(value, str):
         return None
-    match = _HEX64.match(value.strip().lower())
-    return match.group(1) if match else None
+    digest = value.strip().lower()
+    digest = digest[7:] if digest.startswith("sha256:") else digest
+    return digest if digest.isascii() and is_hex(digest.encode(), 64) else None

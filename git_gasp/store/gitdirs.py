@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 
+from git_gasp.base.digest import is_object_id
 from git_gasp.base.lazyre import LazyPattern
 
-_HEX = LazyPattern(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 _OTHER_ENV = ("GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
               "GIT_NAMESPACE")
 _ODD_CONFIG = LazyPattern(rb"(?im)^\s*(worktree|bare\s*=\s*(true|yes|on|1))\b")
@@ -97,7 +97,7 @@ def _resolve(controldir: str, commondir: str, name: bytes, depth: int = 0) -> by
     except OSError:
         return False
     raw = raw.strip()
-    if _HEX.fullmatch(raw):
+    if is_object_id(raw):
         return raw
     if raw.startswith(b"ref: "):
         target = raw[5:].strip()
@@ -117,7 +117,7 @@ def _packed(commondir: str, name: bytes) -> bytes | None | bool:
     for line in raw.split(b"\n"):
         if line.endswith(b" " + name) and not line.startswith((b"#", b"^")):
             sha = line[:-len(name) - 1]
-            return sha if _HEX.fullmatch(sha) else False
+            return sha if is_object_id(sha) else False
     return None
 
 

@@ -11,7 +11,7 @@ import pytest
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
-from git_gasp.conformance.history_objects import _PLAIN_COMMIT
+from git_gasp.conformance.history_objects import plain_commit
 from git_gasp.conformance.history_pack_delta import (
     PackFormatError,
     _copy_run,
@@ -47,17 +47,15 @@ COMMITS = [
 
 @pytest.mark.parametrize("raw", COMMITS)
 def test_a_plain_commit_reads_as_dulwich_reads_it(raw):
-    plain = _PLAIN_COMMIT.match(raw)
+    plain = plain_commit(raw)
     if plain is None:
         return  # dulwich reads (or rejects) it
     commit = Commit.from_string(raw)
-    found = plain.group(2)
-    parents = [found[i + 7:i + 47] for i in range(0, len(found), 48)]
-    assert (plain.group(1), parents) == (commit.tree, commit.parents)
+    assert (plain.tree, list(plain.parents)) == (commit.tree, commit.parents)
 
 
 def test_the_plain_pattern_takes_the_usual_commits():
-    assert sum(_PLAIN_COMMIT.match(raw) is not None for raw in COMMITS) == 4
+    assert sum(plain_commit(raw) is not None for raw in COMMITS) == 4
 
 
 def test_the_pack_id_map_locates_every_object(tmp_path):

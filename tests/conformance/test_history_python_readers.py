@@ -4,6 +4,7 @@ dulwich's compiled ones read, and refuse at least what they refuse."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 
 from dulwich._objects import parse_tree
@@ -12,7 +13,7 @@ from dulwich.pack import create_delta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_gasp.conformance.history_objects import Objects, parse_tree_entries
+from git_gasp.conformance.history_objects import Objects, parse_tree_entries, plain_commit
 from git_gasp.conformance.history_pack_delta import PackFormatError, apply_parsed, parse_delta
 from git_gasp.conformance.history_pack_files import PackFiles
 from tests.testing.run import git
@@ -141,3 +142,34 @@ def test_packed_trees_read_without_dulwich_then_with_it(tmp_path):
         got = objects.tree(oid.encode())
         assert {n: tuple(e) for n, e in got.items()} == _compiled(raw)
     assert packs._deltas_applied > 64  # some deltas went each way
+
+
+# The regular expression `plain_commit` replaced: the oracle it must agree with.
+_IDENT = rb"[^\n]*> [0-9]+ [+-][0-9]{4}\n"
+_PLAIN = re.compile(rb"tree ([0-9a-f]{40})\n((?:parent [0-9a-f]{40}\n)*)author " + _IDENT
+                    + rb"committer " + _IDENT + rb"\n")
+hexes = st.sampled_from([b"a" * 40, b"0123456789abcdef" * 2 + b"01234567", b"A" * 40,
+                         b"a" * 39, b"a" * 41, b"a" * 64, b"g" * 40])
+idents = st.tuples(st.sampled_from([b"A <a@b>", b"", b"x> y", b"<>", b"a\xff <b>"]),
+                   st.sampled_from([b" ", b"", b"  "]),
+                   st.sampled_from([b"1700000000", b"0", b"", b"12a", b"\xd9\xa1"]),
+                   st.sampled_from([b" +0000", b" -0130", b" 0000", b" +000", b"+0000",
+                                    b" +00000", b""])).map(lambda t: t[0] + b">" + t[1][1:] +
+                                                          b" " * bool(t[1]) + t[2] + t[3])
+
+
+@settings(max_examples=600, deadline=None)
+@given(hexes, st.lists(hexes, max_size=3), idents, idents,
+       st.sampled_from([b"\n\nmsg\n", b"\n", b"\ngpgsig x\n\nm", b"\n\n", b"\nencoding y\n\n"]),
+       st.sampled_from([b"", b"x", b"tree "]))
+def test_plain_commits_read_as_the_old_pattern_read_them(tree, parents, author, committer,
+                                                         tail, lead):
+    data = (lead + b"tree " + tree + b"\n" + b"".join(b"parent " + p + b"\n" for p in parents)
+            + b"author " + author + b"\ncommitter " + committer + tail)
+    want = _PLAIN.match(data)
+    got = plain_commit(data)
+    if want is None:
+        assert got is None
+    else:
+        found = want.group(2)
+        assert got == (want.group(1), tuple(found[i + 7:i + 47] for i in range(0, len(found), 48)))
