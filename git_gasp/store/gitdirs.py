@@ -20,7 +20,7 @@ from git_gasp.base.lazyre import LazyPattern
 
 _OTHER_ENV = ("GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
               "GIT_NAMESPACE")
-_ODD_CONFIG = LazyPattern(rb"(?im)^\s*(worktree|bare\s*=\s*(true|yes|on|1))\b")
+_SPACE = b" \t\n\r\f\v"
 
 
 class GitDirs:
@@ -157,13 +157,31 @@ def locate(cwd: str) -> GitDirs | None:
         for config in (os.path.join(commondir, "config"),
                        os.path.join(controldir, "config.worktree")):
             text = _read_all(config)
-            if text is not None and _ODD_CONFIG.search(text):
+            if text is not None and _odd_config(text):
                 return None
     except OSError:
         return None
     if _within(start, controldir):
         return None
     return GitDirs(here, controldir, commondir)
+
+
+def _odd_config(text: bytes) -> bool:
+    """True when a config may name a worktree or say the repository is bare (then dulwich
+    decides). It errs towards True: a line-start ``worktree`` key or a true ``bare``
+    value always makes it True, as does "worktree" anywhere or a true-looking word after
+    any ``bare =``."""
+    low = text.lower()
+    if b"worktree" in low:
+        return True
+    at = low.find(b"bare")
+    while at >= 0:
+        rest = low[at + 4:].lstrip(_SPACE)
+        if rest.startswith(b"=") and rest[1:].lstrip(_SPACE).startswith(
+                (b"true", b"yes", b"on", b"1")):
+            return True
+        at = low.find(b"bare", at + 4)
+    return False
 
 
 def _within(path: str, root: str) -> bool:

@@ -3,11 +3,14 @@ set, git agrees; on the forms git itself writes, it sees the key."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from git_gasp.store.gitdirs import local_config_sets
+from git_gasp.store.gitdirs import _odd_config, local_config_sets
 from tests.testing.run import git
 
 CASES = [
@@ -53,3 +56,25 @@ def test_a_key_set_only_in_the_global_config_is_left_to_git(tmp_path: Path) -> N
 
 def test_outside_a_repository_nothing_is_set(tmp_path: Path) -> None:
     assert not local_config_sets(str(tmp_path), "merge", "gasp", "driver")
+
+
+# The pattern `_odd_config` replaced: whatever it found, `_odd_config` must find too.
+_ODD = re.compile(rb"^\s*(worktree|bare\s*=\s*(true|yes|on|1))\b", re.M | re.I)
+_PIECES = [b"[core]\n", b"\tbare = false\n", b"\tBare = TRUE\n", b"bare=1", b"  bare\n=\non\n",
+           b"\tworktree = ../w\n", b"WorkTree", b"[x]\n\tbarely = yes\n", b"\tbare = yesno\n",
+           b"# bare = true\n", b"\r\n", b" ", b"bare = off\n", b"\tfilemode = true\n"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=8))
+def test_odd_configs_are_never_missed(pieces):
+    text = b"".join(pieces)
+    if _ODD.search(text):
+        assert _odd_config(text)
+
+
+def test_a_plain_config_is_not_odd():
+    assert not _odd_config(b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
+                           b"\tbare = false\n\tlogallrefupdates = true\n")
+    assert _odd_config(b"[core]\n\tbare = true\n")
+    assert _odd_config(b"[extensions]\n\tworktreeConfig = true\n")
