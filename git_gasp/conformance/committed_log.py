@@ -18,8 +18,6 @@ are built only for the lines a new event refers to.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
-from typing import Any
 
 from git_gasp.conformance.lineindex import (
     LINE_MASK,
@@ -34,6 +32,13 @@ from git_gasp.conformance.lineindex import (
 from git_gasp.conformance.rules import created_node_ids, entity_id
 from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, event_from_json, split_lines
 from git_gasp.protocol.gcpause import gc_paused
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    _Fields = tuple[str, Any, Any, Any]  # id, kind, causation_id, payload
+    from collections.abc import Iterator
 
 __all__ = ["LINE_MASK", "MAX_LINES", "CommittedLog", "TooLarge"]
 
@@ -64,7 +69,6 @@ def _parse(raw: bytes) -> Any:
         return None
 
 
-_Fields = tuple[str, Any, Any, Any]  # id, kind, causation_id, payload
 
 
 def _fields(obj: Any) -> _Fields | None:

@@ -6,12 +6,14 @@ newlines included; `event_id` is the id of the last event of that prefix.
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any
-
+from git_gasp.base.digest import sha256
 from git_gasp.base.errors import FormatError
 from git_gasp.base.record import Record
 from git_gasp.protocol.graph import Graph, GraphError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class SnapshotError(FormatError):
@@ -64,7 +66,7 @@ def integrity_for(log: bytes, line_count: int, event_id: str) -> Integrity:
     prefix = prefix_bytes(log, line_count)
     if prefix is None:
         raise SnapshotError(f"the log has fewer than {line_count} complete lines")
-    return Integrity(event_id, line_count, hashlib.sha256(prefix).hexdigest())
+    return Integrity(event_id, line_count, sha256(prefix).hexdigest())
 
 
 def parse_snapshot(obj: Any, *, copy: bool = True) -> tuple[Graph, Integrity]:
@@ -96,7 +98,7 @@ def verify_integrity(log: bytes, rec: Integrity, last_event_id: str | None) -> s
     line does not parse).
     """
     prefix = prefix_bytes(log, rec.line_count)
-    digest = None if prefix is None else hashlib.sha256(prefix).hexdigest()
+    digest = None if prefix is None else sha256(prefix).hexdigest()
     return integrity_mismatch(rec, digest, last_event_id)
 
 

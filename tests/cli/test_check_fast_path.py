@@ -88,17 +88,25 @@ def test_version_without_click_prints_what_click_prints():
     assert fast.stdout.decode() == slow.output and slow.output.startswith("git-gasp, version ")
 
 
-def _imported(cwd: Path, *args: str) -> set[str]:
-    """The modules `git gasp ARGS` imports in `cwd` (from ``python -X importtime``)."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "git_gasp.cli.main", *args],
-                          cwd=cwd, capture_output=True)
+def _modules(cwd: Path, code: str) -> set[str]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=cwd,
+                          capture_output=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
             if line.startswith("import time:") and line.count("|") == 2}
 
 
+def _imported(cwd: Path, *args: str) -> set[str]:
+    """The modules `git gasp ARGS` imports in `cwd` beyond what the interpreter's start
+    imports (``python -X importtime``; run as the console script runs it, not ``-m``)."""
+    code = ("import sys\nfrom git_gasp.cli.main import main\n"
+            f"sys.argv = ['git-gasp', *{list(args)!r}]\nmain()\n")
+    return _modules(cwd, code) - _modules(cwd, "pass")
+
+
 HEAVY = {"dataclasses", "inspect", "orjson", "dulwich.object_store", "dulwich.repo", "click",
-         "yaml", "tomllib", "pickle"}
+         "yaml", "tomllib", "pickle", "typing", "hashlib", "pathlib", "threading", "contextlib",
+         "dulwich"}
 
 
 def test_a_re_check_and_a_guarded_commit_leave_the_heavy_modules_alone(tmp_path):
