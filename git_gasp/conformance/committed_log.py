@@ -35,10 +35,10 @@ from git_gasp.protocol.gcpause import gc_paused
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     _Fields = tuple[str, Any, Any, Any]  # id, kind, causation_id, payload
-    from collections.abc import Iterator
 
 __all__ = ["LINE_MASK", "MAX_LINES", "CommittedLog", "TooLarge"]
 
