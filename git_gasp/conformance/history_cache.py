@@ -8,24 +8,22 @@ Anything malformed makes the whole cache empty; losing it only costs a full walk
 from __future__ import annotations
 
 import os
+import zlib
 
 from git_gasp.base.digest import is_hex, sha256
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
-from git_gasp.base.lazyre import LazyPattern
 
 # 2: each commit's append-only paths from its own manifest (a moved log must extend the
 # old one), and merges judged by meaning: caches made under the old rules are not trusted.
-CHECKER_VERSION = 2
+# 3: the key line carries the counts of both kinds of line and the body's crc32.
+CHECKER_VERSION = 3
 _CACHE_MAGIC = b"git-gasp check4 cache"
 
 
 def _cache_key(prefix: bytes, declared: frozenset[bytes]) -> str:
     material = b"\x00".join([b"%d" % CHECKER_VERSION, prefix, *sorted(declared)])
     return sha256(material).hexdigest()[:20]
-
-
-_CACHE_BODY = LazyPattern(rb"(?:C [0-9a-f]{40}\n)*(?:L [0-9a-f]{40} [0-9]{1,15}\n)*")
 
 
 class VerifiedCache:
@@ -48,34 +46,53 @@ class VerifiedCache:
         except OSError as exc:
             self.problem = f"check-4 cache unreadable, ignored ({exc})"
             return
-        header = _CACHE_MAGIC + b"\nkey " + self.key.encode() + b"\n"
-        if not (data.startswith(header) and _CACHE_BODY.fullmatch(data, len(header))):
+        parsed = _parse(data, _CACHE_MAGIC + b"\nkey " + self.key.encode() + b" ")
+        if parsed is None:
             self.problem = "check-4 cache was corrupt and has been ignored"
             return
-        for line in data[len(header):].splitlines():
-            if line.startswith(b"C "):
-                self.commits.add(line[2:])
-            else:
-                self.lengths[line[2:42]] = int(line[43:])
+        self.commits, self.lengths = parsed
 
     def save(self, commits: set[bytes], lengths: dict[bytes, int]) -> str | None:
         """Write atomically (tmp beside it + rename); return a note if that failed."""
-        body = [_CACHE_MAGIC, b"key " + self.key.encode()]
-        body += [b"C " + c for c in sorted(commits)]
-        body += [b"L %s %d" % item for item in sorted(lengths.items())]
+        lines = [b"C " + c for c in sorted(commits)]
+        lines += [b"L %s %d" % item for item in sorted(lengths.items())]
+        body = b"".join(line + b"\n" for line in lines)
+        head = b"%s\nkey %s %d %d %08x\n" % (_CACHE_MAGIC, self.key.encode(), len(commits),
+                                             len(lengths), zlib.crc32(body))
         try:  # a lost cache only costs a full walk: no fsync
-            atomic_write(self.path, b"\n".join(body) + b"\n", durable=False, make_parents=True)
+            atomic_write(self.path, head + body, durable=False, make_parents=True)
         except (OSError, GaspError) as exc:
             return f"could not write the check-4 cache ({exc})"
         return None
+
+
+def _parse(data: bytes, lead: bytes) -> tuple[set[bytes], dict[bytes, int]] | None:
+    """The commits and lengths of a cache file that starts with `lead` and whose body
+    has the counts and crc32 its key line gives; None for anything else."""
+    head, sep, body = data[len(lead):].partition(b"\n")
+    fields = head.split(b" ")
+    if not data.startswith(lead) or not sep or len(fields) != 3 \
+            or not (fields[0].isdigit() and fields[1].isdigit() and is_hex(fields[2], 8)) \
+            or int(fields[2], 16) != zlib.crc32(body) or not body.endswith(b"\n"):
+        return None
+    n_commits, n_lengths = int(fields[0]), int(fields[1])
+    lines = body.split(b"\n")
+    if len(lines) != n_commits + n_lengths + 1:
+        return None
+    commits = {line[2:] for line in lines[:n_commits]}
+    try:
+        lengths = {line[2:42]: int(line[43:]) for line in lines[n_commits:-1]}
+    except ValueError:
+        return None
+    if len(commits) != n_commits or len(lengths) != n_lengths:
+        return None
+    return commits, lengths
 
 
 def walk_is_short(common_dir: str, objects_dir: str, head: bytes) -> bool:
     """True when a check-4 cache under `common_dir` holds commit `head` or every parent of
     it (a loose commit, as a new one is): the walk is at most one commit, too short to be
     worth a process of its own. A cheap guess from the files, never a verdict."""
-    import zlib
-
     try:
         names = [n for n in os.listdir(os.path.join(common_dir, "gasp"))
                  if n.startswith("check4-") and n.endswith(".cache")]

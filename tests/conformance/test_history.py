@@ -525,6 +525,16 @@ def test_corrupt_cache_is_ignored(repo):
     assert check_history(repo).commits_walked == 0  # rewritten
 
 
+def test_a_flipped_byte_in_the_cache_is_caught(repo):
+    check_history(repo)
+    [cache] = (repo / ".git" / "gasp").glob("check4-*.cache")
+    data = bytearray(cache.read_bytes())
+    data[-10] ^= 0x01  # inside the last id: still hex-shaped, but not what was written
+    cache.write_bytes(bytes(data))
+    result = check_history(repo)
+    assert result.commits_walked == 1 and any("corrupt" in note for note in result.notes)
+
+
 def test_wrong_cached_lengths_are_harmless(repo):
     check_history(repo)
     [cache] = (repo / ".git" / "gasp").glob("check4-*.cache")
