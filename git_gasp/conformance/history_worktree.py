@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pathlib
 import stat
-from typing import TYPE_CHECKING
 
+from git_gasp.base.files import join
 from git_gasp.conformance.history_objects import CommitInfo, Entry, ObjectError
 from git_gasp.conformance.history_walk import APPEND_HINT, Walker
 from git_gasp.conformance.indexstat import index_entry_stat, stat_proves
@@ -25,13 +24,14 @@ from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
 
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
 _HASH_PIECE = 1 << 22  # a file hashed in pieces: no buffer of its size (page faults)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from dulwich.repo import Repo
 
 class WorkTree:
     """The agent root's files (`agent_root`, at `prefix` in the repository `repo`)."""
 
-    def __init__(self, repo: Repo, agent_root: pathlib.Path, prefix: bytes) -> None:
+    def __init__(self, repo: Repo, agent_root: str, prefix: bytes) -> None:
         self.repo = repo
         self.agent_root = agent_root
         self.prefix = prefix
@@ -47,12 +47,13 @@ class WorkTree:
         """
         if walker.head_blobs.get(path) != entry.sha:
             return None
-        full = self.agent_root / os.fsdecode(path)
+        full = join(self.agent_root, os.fsdecode(path))
         try:
             st = os.lstat(full)
             if not stat.S_ISREG(st.st_mode) or st.st_size < _WORKTREE_READ_MIN:
                 return None
-            data = full.read_bytes()
+            with open(full, "rb") as fh:
+                data = fh.read()
         except OSError:
             return None
         if self._stat_index is None:
@@ -79,7 +80,7 @@ class WorkTree:
         if (length is None or len(old_sha) != 40 or walker.head_blobs.get(path) != entry.sha
                 or length < _WORKTREE_READ_MIN):
             return False
-        full = self.agent_root / os.fsdecode(path)
+        full = join(self.agent_root, os.fsdecode(path))
         try:
             st = os.lstat(full)
             if not stat.S_ISREG(st.st_mode) or st.st_size < length:
@@ -153,7 +154,7 @@ class WorkTree:
 
     def _lstat(self, path: bytes) -> os.stat_result | OSError:
         try:
-            return os.lstat(self.agent_root / os.fsdecode(path))
+            return os.lstat(join(self.agent_root, os.fsdecode(path)))
         except OSError as exc:
             return exc
 
@@ -178,7 +179,8 @@ class WorkTree:
         try:
             if isinstance(st, OSError):
                 raise st
-            data = (self.agent_root / os.fsdecode(path)).read_bytes()
+            with open(join(self.agent_root, os.fsdecode(path)), "rb") as fh:
+                data = fh.read()
         except OSError as exc:
             walker.fail(f"working tree: cannot read the file ({exc})", path=path)
             return None

@@ -17,9 +17,8 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
+from git_gasp.base.files import exists, is_dir, is_link, join
 from git_gasp.conformance.logstate import LogState
 from git_gasp.conformance.report import CheckResult
 from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, parse_line
@@ -27,6 +26,10 @@ from git_gasp.protocol.fold import fold
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
 from git_gasp.store.agentfs import AgentFileError, read_regular
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 # Verdict kinds. BAD: the bytes alone fail (unreadable as a snapshot, misnamed);
 # INTEGRITY / UNPARSED: the record does not match the prefix / it covers bad lines;
@@ -62,7 +65,7 @@ class SnapshotCheck:
     """Check 2's snapshot part over `state`: `prepare` before the lines are fed (it may
     join the feed), `finish` after."""
 
-    def __init__(self, root: Path, res: CheckResult, reusable_lines: int,
+    def __init__(self, root: str | os.PathLike, res: CheckResult, reusable_lines: int,
                  fixture: bool = False) -> None:
         self.root, self.res = root, res
         self.reusable_lines = reusable_lines  # verdicts on at most this many lines hold
@@ -82,7 +85,7 @@ class SnapshotCheck:
         by_sig = {(v[0], v[2]): v[1] for v in state.snapshots if v[2] is not None}
         for name in self._names():
             snap = _Snapshot(name)
-            path = self.root / snap.rel
+            path = join(self.root, snap.rel)
             try:
                 st = os.lstat(path)
             except OSError:
@@ -122,16 +125,16 @@ class SnapshotCheck:
         self._plan_replay(state)
 
     def _names(self) -> Iterator[str]:
-        base = self.root / "snapshots"
-        if not base.exists():
+        base = join(self.root, "snapshots")
+        if not exists(base):
             return
-        if base.is_symlink() or not base.is_dir():
+        if is_link(base) or not is_dir(base):
             self.res.fail("snapshots is not a directory", path="snapshots")
             return
         for name in sorted(os.listdir(base)):
-            if not (base / name).is_dir():
+            if not is_dir(join(base, name)):
                 continue
-            if not os.path.lexists(base / name / "graph.json"):
+            if not os.path.lexists(join(base, name, "graph.json")):
                 # An interrupted snapshot: nothing to verify (the reference checker notes it).
                 self.res.soft_fail("snapshot directory without graph.json; ignored",
                                    path=f"snapshots/{name}")
