@@ -102,9 +102,11 @@ _MISSING = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
 
 def _mode(path: str | os.PathLike, follow: bool) -> int | None:
-    """The st_mode of `path` (lstat unless `follow`); None where pathlib's predicates
-    answer False (missing, a file on the way, a loop, an unencodable name); any other
-    OSError is raised, as they raise it."""
+    """The st_mode of `path` as pathlib names it (no trailing slash: a link is a link;
+    lstat unless `follow`); None where pathlib's predicates answer False (missing, a
+    file on the way, a loop, an unencodable name); any other OSError is raised, as
+    they raise it."""
+    path = path_str(path)
     try:
         return (os.stat(path) if follow else os.lstat(path)).st_mode
     except OSError as exc:
