@@ -11,7 +11,6 @@ trusts its saved state of an older log version without reading the file.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 
@@ -62,6 +61,8 @@ class WorkTree:
         if len(data) == st.st_size and self._stat_index.unchanged(in_repo, entry.sha, st):
             walker.objects.lengths[entry.sha] = len(data)
             return data  # git's own stat test: the file holds the staged (= HEAD) blob
+        import hashlib  # here: only when the stat test could not prove it
+
         digest = hashlib.sha1(b"blob %d\x00" % len(data))
         digest.update(data)
         if digest.hexdigest().encode() != entry.sha:
@@ -94,6 +95,8 @@ class WorkTree:
             with open(fd, "rb", buffering=0) as fh:
                 if os.fstat(fd).st_ino != st.st_ino:
                     return False
+                import hashlib  # here: a re-check whose proofs are cached hashes nothing
+
                 digest = hashlib.sha1(b"blob %d\x00" % length)
                 piece = memoryview(bytearray(min(_HASH_PIECE, length)))
                 left, last = length, 0
