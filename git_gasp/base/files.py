@@ -14,16 +14,18 @@ its target only when the caller names where that target may lie
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
 import time
-from collections.abc import Iterator, Sequence
-from pathlib import Path
-from types import TracebackType
 
 from git_gasp.base.errors import GaspError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+    from types import TracebackType
 
 
 class UnsafePath(GaspError):
@@ -34,55 +36,176 @@ class FileLocked(GaspError):
     """Another process holds the lock and did not let go within the timeout."""
 
 
-def _inside(path: Path, root: Path) -> bool:
+# --- str paths as pathlib shows them (the check and the hook never import pathlib) ----
+
+
+def path_str(path: str | os.PathLike) -> str:
+    """``str(pathlib.PurePosixPath(path))``: empty and ``.`` parts and trailing slashes
+    dropped, ``..`` kept, a leading ``//`` kept (as POSIX allows)."""
+    text = os.fspath(path)
+    anchor = ""
+    if text.startswith("/"):
+        anchor = "//" if text.startswith("//") and not text.startswith("///") else "/"
+    return anchor + "/".join(p for p in text.split("/") if p and p != ".") or "."
+
+
+def join(root: str | os.PathLike, *parts: str | os.PathLike) -> str:
+    """``str(pathlib.Path(root, *parts))`` (an absolute part starts afresh)."""
+    return path_str(os.path.join(root, *parts))
+
+
+def _parts(text: str) -> list[str]:
+    """``PurePosixPath(text).parts`` for a `path_str` form."""
+    anchor = "//" if text.startswith("//") else "/" if text.startswith("/") else ""
+    names = [p for p in text[len(anchor):].split("/") if p and p != "."]
+    return [anchor, *names] if anchor else names
+
+
+def parents(path: str | os.PathLike) -> list[str]:
+    """``pathlib.PurePosixPath(path).parents`` as strs, nearest first."""
+    parts = _parts(path_str(path))
+    anchored = bool(parts) and parts[0].startswith("/")
+    names = parts[1:] if anchored else parts
+    anchor = parts[0] if anchored else ""
+    if not names:
+        return []
+    return [anchor + "/".join(names[:i]) for i in range(len(names) - 1, 0, -1)] \
+        + [anchor or "."]
+
+
+def _relative(path: str, root: str) -> list[str] | None:
+    """``PurePosixPath(path).relative_to(root).parts`` for two `path_str` forms; None
+    where relative_to raises ValueError (`path` is not under `root`)."""
+    inner, outer = _parts(path), _parts(root)
+    if not outer:
+        return None if path.startswith("/") else inner
+    return inner[len(outer):] if inner[:len(outer)] == outer else None
+
+
+def relative_to(path: str | os.PathLike, root: str | os.PathLike) -> str:
+    """``pathlib.Path(path).relative_to(root).as_posix()`` (ValueError when `path` is not
+    under `root`)."""
+    text, base = path_str(path), path_str(root)
+    rel = _relative(text, base)
+    if rel is None:
+        raise ValueError(f"{text!r} is not in the subpath of {base!r} OR one path is "
+                         "relative and the other is absolute.")
+    return "/".join(rel) or "."
+
+
+def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:
+    """``pathlib.Path(path).is_relative_to(root)``: `root`'s parts begin `path`'s."""
+    return _relative(path_str(path), path_str(root)) is not None
+
+
+_MISSING = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def _mode(path: str | os.PathLike, follow: bool) -> int | None:
+    """The st_mode of `path` as pathlib names it (no trailing slash: a link is a link;
+    lstat unless `follow`); None where pathlib's predicates answer False (missing, a
+    file on the way, a loop, an unencodable name); any other OSError is raised, as
+    they raise it."""
+    path = path_str(path)
     try:
-        path.relative_to(root)
+        return (os.stat(path) if follow else os.lstat(path)).st_mode
+    except OSError as exc:
+        if exc.errno in _MISSING:
+            return None
+        raise
     except ValueError:
-        return False
-    return True
+        return None
 
 
-def refuse_links(path: Path | str, root: Path | str | None = None) -> Path:
-    """Raise UnsafePath when `path`, or a directory from `root` down to it, is a link.
+def exists(path: str | os.PathLike) -> bool:
+    """``pathlib.Path(path).exists()`` (a link is followed)."""
+    return _mode(path, True) is not None
 
-    With `root`, `path` must also lie inside it. Returns `path` as an absolute Path
-    (not resolved: the point is that nothing on the way needed resolving).
-    """
-    target = Path(os.path.abspath(path))
+
+def is_dir(path: str | os.PathLike) -> bool:
+    """``pathlib.Path(path).is_dir()`` (a link is followed)."""
+    mode = _mode(path, True)
+    return mode is not None and stat.S_ISDIR(mode)
+
+
+def is_file(path: str | os.PathLike) -> bool:
+    """``pathlib.Path(path).is_file()`` (a link is followed)."""
+    mode = _mode(path, True)
+    return mode is not None and stat.S_ISREG(mode)
+
+
+def is_link(path: str | os.PathLike) -> bool:
+    """``pathlib.Path(path).is_symlink()``."""
+    mode = _mode(path, False)
+    return mode is not None and stat.S_ISLNK(mode)
+
+
+def _as_given(given: str | os.PathLike, path: str) -> str | Path:
+    """`path` in the caller's kind: a str for a str argument, else a pathlib.Path."""
+    if isinstance(given, str):
+        return path
+    from pathlib import Path
+
+    return Path(path)
+
+
+# --- writing ----------------------------------------------------------------------------
+
+
+def _refuse_links(path: str | os.PathLike, root: str | os.PathLike | None = None) -> str:
+    target = os.path.abspath(path)
     if root is None:
         parts = [target]
     else:
-        base = Path(os.path.abspath(root))
-        if not _inside(target, base):
+        base = os.path.abspath(root)
+        rel = _relative(target, base)
+        if rel is None:
             raise UnsafePath(f"{target}: outside {base}; refusing to write there")
-        rel = target.relative_to(base).parts
-        parts = [base.joinpath(*rel[: i + 1]) for i in range(len(rel))]
+        parts = [join(base, *rel[: i + 1]) for i in range(len(rel))]
     for part in parts:
-        if part.is_symlink():
+        if is_link(part):
             what = "is a symbolic link" if part == target else f"lies under a link ({part})"
             raise UnsafePath(f"{target}: {what}; refusing to write through it")
     return target
 
 
-def link_target(path: Path | str, allowed: Sequence[Path | str]) -> Path:
-    """Where a write to the link `path` should land: its resolved target, which must
-    lie inside one of `allowed` (raises UnsafePath otherwise)."""
-    real = Path(os.path.realpath(path))
+def refuse_links(path: str | os.PathLike, root: str | os.PathLike | None = None
+                 ) -> str | Path:
+    """Raise UnsafePath when `path`, or a directory from `root` down to it, is a link.
+
+    With `root`, `path` must also lie inside it. Returns `path` made absolute (not
+    resolved: the point is that nothing on the way needed resolving), a str for a str
+    `path`, else a Path.
+    """
+    return _as_given(path, _refuse_links(path, root))
+
+
+def _link_target(path: str | os.PathLike, allowed: Sequence[str | os.PathLike]) -> str:
+    real = os.path.realpath(path)
     for place in allowed:
-        if _inside(real, Path(os.path.realpath(place))):
+        if _relative(real, os.path.realpath(place)) is not None:
             return real
     raise UnsafePath(f"{path}: a link to {real}, outside "
                      + " and ".join(str(p) for p in allowed) + "; refusing to write through it")
 
 
-def fsync_dir(directory: Path | str) -> None:
+def link_target(path: str | os.PathLike, allowed: Sequence[str | os.PathLike]) -> str | Path:
+    """Where a write to the link `path` should land: its resolved target, which must
+    lie inside one of `allowed` (raises UnsafePath otherwise); a str for a str `path`,
+    else a Path."""
+    return _as_given(path, _link_target(path, allowed))
+
+
+def fsync_dir(directory: str | os.PathLike) -> None:
     """fsync a directory so a new entry in it survives a crash (best effort)."""
-    with contextlib.suppress(OSError):
+    try:
         fd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
+    except OSError:
+        pass
 
 
 class AtomicFile:
@@ -93,29 +216,34 @@ class AtomicFile:
     at its resolved target if that lies inside one of these directories (the link is
     kept); with none given, a link is refused. `mode`: for a new file (default
     0o666 less the umask); an existing file keeps its own. `durable=False` skips the
-    fsyncs, for caches that are rebuilt when lost.
+    fsyncs, for caches that are rebuilt when lost. `path`: the absolute path (a str)
+    the bytes go to.
     """
 
-    def __init__(self, path: Path | str, *, root: Path | str | None = None,
-                 link_targets_within: Sequence[Path | str] = (), mode: int | None = None,
-                 durable: bool = True, make_parents: bool = False) -> None:
-        target = Path(os.path.abspath(path))
-        if link_targets_within and target.is_symlink():
+    def __init__(self, path: str | os.PathLike, *, root: str | os.PathLike | None = None,
+                 link_targets_within: Sequence[str | os.PathLike] = (),
+                 mode: int | None = None, durable: bool = True,
+                 make_parents: bool = False) -> None:
+        target = os.path.abspath(path)
+        if link_targets_within and is_link(target):
             if root is not None:
-                refuse_links(target.parent, root)
-            target = link_target(target, link_targets_within)
+                _refuse_links(os.path.dirname(target), root)
+            target = _link_target(target, link_targets_within)
         else:
-            refuse_links(target, root)
+            _refuse_links(target, root)
+        directory, name = os.path.split(target)
         if make_parents:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            refuse_links(target, root)
+            os.makedirs(directory, exist_ok=True)
+            _refuse_links(target, root)
         self.path = target
         self._durable = durable
         try:
             self._old_mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
         except FileNotFoundError:
             self._old_mode = None
-        self._tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        if not name:
+            raise ValueError(f"{target!r} has an empty name")
+        self._tmp = os.path.join(directory, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(self._tmp, flags, 0o666 if mode is None else mode)
         self._file = os.fdopen(fd, "wb")
@@ -129,10 +257,14 @@ class AtomicFile:
         if self.closed:
             return
         self.closed = True
-        with contextlib.suppress(OSError):
+        try:
             self._file.close()
-        with contextlib.suppress(OSError):
+        except OSError:
+            pass
+        try:
             os.unlink(self._tmp)
+        except OSError:
+            pass
 
     def close(self) -> None:
         """Make the written bytes the target's content (atomically)."""
@@ -151,7 +283,7 @@ class AtomicFile:
             raise
         self.closed = True
         if self._durable and self._old_mode is None:
-            fsync_dir(self.path.parent)
+            fsync_dir(os.path.dirname(self.path))
 
     def __enter__(self) -> AtomicFile:
         return self
@@ -164,23 +296,40 @@ class AtomicFile:
             self.abort()
 
 
-def atomic_write(path: Path | str, data: bytes, **options) -> Path:
+def atomic_write(path: str | os.PathLike, data: bytes, **options) -> str | Path:
     """Replace `path` with `data` atomically (options as for `AtomicFile`); returns
-    the path written (a link's target when `link_targets_within` allowed it)."""
+    the path written (a link's target when `link_targets_within` allowed it): a str
+    for a str `path`, else a Path."""
     with AtomicFile(path, **options) as fh:
         fh.write(data)
-    return fh.path
+    return _as_given(path, fh.path)
 
 
-def move_into_place(src: Path | str, dest: Path | str, *, root: Path | str | None = None) -> None:
+def move_into_place(src: str | os.PathLike, dest: str | os.PathLike, *,
+                    root: str | os.PathLike | None = None) -> None:
     """Rename the finished file or directory `src` to `dest` (same filesystem), refusing
     a link at `dest` or on the way to it."""
-    refuse_links(dest, root)
+    _refuse_links(dest, root)
     os.replace(src, dest)
 
 
-@contextlib.contextmanager
-def held_lock(path: Path | str, wait_s: float, *,
+# --- locking ----------------------------------------------------------------------------
+
+
+def _contextmanager(gen):
+    """``contextlib.contextmanager``, with contextlib imported when a lock is taken (not
+    when this module loads: the check and the hook take none)."""
+    def make(*args, **kwargs):
+        import contextlib
+
+        return contextlib.contextmanager(gen)(*args, **kwargs)
+
+    make.__name__, make.__qualname__, make.__doc__ = gen.__name__, gen.__qualname__, gen.__doc__
+    return make
+
+
+@_contextmanager
+def held_lock(path: str | os.PathLike, wait_s: float, *,
               poll_s: float = 0.02) -> Iterator[int | None]:
     """Hold an exclusive flock on `path` (created 0o600 if missing); yields its open
     descriptor (a child that inherits it holds the lock too), or None, holding
@@ -209,16 +358,17 @@ def held_lock(path: Path | str, wait_s: float, *,
         os.close(fd)
 
 
-@contextlib.contextmanager
-def try_lock(path: Path | str, wait_s: float, *, poll_s: float = 0.02) -> Iterator[bool]:
+@_contextmanager
+def try_lock(path: str | os.PathLike, wait_s: float, *,
+             poll_s: float = 0.02) -> Iterator[bool]:
     """Hold an exclusive flock on `path` (created 0o600 if missing); yields False,
     holding nothing, when it could not be had within `wait_s` seconds."""
     with held_lock(path, wait_s, poll_s=poll_s) as fd:
         yield fd is not None
 
 
-@contextlib.contextmanager
-def file_lock(path: Path | str, what: str, timeout: float = 120.0) -> Iterator[None]:
+@_contextmanager
+def file_lock(path: str | os.PathLike, what: str, timeout: float = 120.0) -> Iterator[None]:
     """Hold an exclusive flock on `path`; raise FileLocked after `timeout` seconds."""
     with try_lock(path, timeout, poll_s=0.05) as held:
         if not held:

@@ -13,14 +13,15 @@ failure is one `GitError` carrying the command, exit code and git's stderr.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+    from typing import BinaryIO
 
 # Inherited GIT_* variables that only say *how* to talk to the user or which config
 # files exist; everything else named GIT_* is dropped unless the caller asks for it.
@@ -119,7 +120,13 @@ def ok(cwd: Path | str, *args: str, **kw) -> bool:
     return run(cwd, *args, check=False, **kw).returncode == 0
 
 
+# The helpers below return a pathlib.Path (their callers' kind), imported when one runs:
+# the check and the hook call none of them.
+
+
 def _path_out(cwd: Path | str, text: str) -> Path:
+    from pathlib import Path
+
     return Path(os.path.normpath(Path(cwd) / text))
 
 
@@ -128,6 +135,8 @@ def work_tree_top(cwd: Path | str) -> Path:
     proc = run(cwd, "rev-parse", "--show-toplevel", check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise NotAGitRepo(f"{cwd} is not inside a git work tree")
+    from pathlib import Path
+
     return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))
 
 
@@ -142,6 +151,8 @@ def git_dir(cwd: Path | str) -> Path:
     proc = run(cwd, "rev-parse", "--absolute-git-dir", check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise NotAGitRepo(f"{cwd} is not inside a git repository")
+    from pathlib import Path
+
     return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))
 
 
@@ -149,6 +160,8 @@ def find_git_dir(root: Path | str) -> Path | None:
     """The git dir of the work tree holding `root`, read from its `.git` dir or `.git`
     file without starting git (for hot paths such as opening the state); None when
     there is none or it cannot be read. `git_dir` asks git itself."""
+    from pathlib import Path
+
     here = Path(os.path.realpath(root))
     for place in (here, *here.parents):
         dotgit = place / ".git"

@@ -10,20 +10,23 @@ examine is a failure, not a pass.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
 
+from git_gasp.base.files import exists, is_dir, is_link, join
 from git_gasp.conformance.report import CheckResult
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
 from git_gasp.protocol.vocab import PackError, Vocabulary, parse_pack
 from git_gasp.store.agent import MANIFEST, AgentRepo
-from git_gasp.store.agentfs import AgentFileError, list_files, read_regular
+from git_gasp.store.agentfs import AgentFileError, file_paths, read_regular
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from git_gasp.conformance.logcheck import LogAnalysis
     from git_gasp.conformance.tipfacts import PendingTip, TipFacts
+
+    Progress = Callable[[int, int], None]
 
 NAMES = {
     1: "envelope round-trip",
@@ -110,11 +113,11 @@ def check_replay(repo: AgentRepo, log: LogAnalysis | None = None) -> CheckResult
 
 
 # --- 3 -----------------------------------------------------------------------
-def load_vocabulary(root: Path, res: CheckResult | None = None) -> Vocabulary:
+def load_vocabulary(root: str | os.PathLike, res: CheckResult | None = None) -> Vocabulary:
     """The baseline plus .agent/packs/*.json; a pack that does not parse is a failure."""
     packs = []
-    base = root / ".agent" / "packs"
-    if base.is_dir() and not base.is_symlink():
+    base = join(root, ".agent", "packs")
+    if is_dir(base) and not is_link(base):
         for name in sorted(os.listdir(base)):
             if not name.endswith(".json"):
                 continue
@@ -124,7 +127,7 @@ def load_vocabulary(root: Path, res: CheckResult | None = None) -> Vocabulary:
             except (AgentFileError, JsonError, PackError) as exc:
                 if res is not None:
                     res.fail(f"pack does not parse: {exc}", path=rel)
-    elif base.exists() and res is not None:
+    elif exists(base) and res is not None:
         res.fail("must be a directory of *.json packs", path=".agent/packs")
     return Vocabulary.with_packs(packs)
 
@@ -146,7 +149,6 @@ def check_vocabulary(repo: AgentRepo, log: LogAnalysis | None = None,
 
 
 # --- 4 -----------------------------------------------------------------------
-Progress = Callable[[int, int], None]
 
 
 def check_append_only(repo: AgentRepo, *, use_cache: bool = True,
@@ -224,7 +226,7 @@ def _check_identity(repo: AgentRepo, res: CheckResult) -> None:
 
     ident = repo.location("identity")
     try:
-        files = list_files(repo.root, ident)
+        files = file_paths(repo.root, ident)
     except (AgentFileError, OSError) as exc:
         res.fail(f"identity cannot be loaded: {exc}", path=ident)
         return
@@ -240,7 +242,7 @@ def _check_identity(repo: AgentRepo, res: CheckResult) -> None:
         return
     # The hash is defined over paths as the spec recipe prints them: identity/<file>.
     prefix = ident.encode()
-    entries = [(b"identity" + rel[len(prefix):], p.read_bytes()) for rel, p in files]
+    entries = [(b"identity" + rel[len(prefix):], _read(p)) for rel, p in files]
     actual = identity_hash(entries)
     if actual != declared:
         res.fail(f"identity_hash in AGENT.md is {declared[:12]}… but identity/ hashes to "
@@ -248,14 +250,19 @@ def _check_identity(repo: AgentRepo, res: CheckResult) -> None:
                  "that sets this hash in AGENT.md", path=MANIFEST)
 
 
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def _check_skills(repo: AgentRepo, res: CheckResult) -> None:
     from git_gasp.protocol.skill import SkillError, parse_skill
 
-    base = repo.root / "skills"
-    if not base.is_dir():
+    base = join(repo.root, "skills")
+    if not is_dir(base):
         return
     for name in sorted(os.listdir(base)):
-        if not (base / name).is_dir():
+        if not is_dir(join(base, name)):
             continue
         rel = f"skills/{name}/SKILL.md"
         try:
@@ -266,7 +273,7 @@ def _check_skills(repo: AgentRepo, res: CheckResult) -> None:
 
 def _check_config(repo: AgentRepo, res: CheckResult) -> None:
     rel = ".agent/config.toml"
-    if not (repo.root / rel).exists():
+    if not exists(join(repo.root, rel)):
         res.notes.append(".agent/config.toml is missing; restore binds no executor")
         return
     from git_gasp.conformance.parsed_memo import parsed_before, remember_parsed
@@ -324,7 +331,7 @@ def check_pairing(repo: AgentRepo, log: LogAnalysis | None = None) -> CheckResul
     return res
 
 
-def _walk_is_short(root: Path) -> bool:
+def _walk_is_short(root: str | os.PathLike) -> bool:
     """True when check 4's cache already covers HEAD or its parents (a re-check): then
     the walk runs here, not in a forked child, whose start costs more than it saves."""
     from git_gasp.conformance.history_cache import walk_is_short

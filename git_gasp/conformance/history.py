@@ -12,10 +12,8 @@ runs the commit rules alone over any dulwich object store, an in-memory one incl
 from __future__ import annotations
 
 import os
-import pathlib
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
+from git_gasp.base.files import path_str
 from git_gasp.conformance.history_cache import VerifiedCache
 from git_gasp.conformance.history_objects import PACKED_RECENT_BYTES
 from git_gasp.conformance.history_pack import PackProver
@@ -26,7 +24,10 @@ from git_gasp.conformance.proven import load_extensions
 from git_gasp.protocol.appendonly import LOG_PATH
 from git_gasp.store.gitrepo import PlainRepo, open_plain, open_repo, shallow_commits
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from dulwich.object_store import BaseObjectStore
     from dulwich.repo import Repo
 
@@ -77,7 +78,7 @@ def _use_packs(walker: Walker, store: BaseObjectStore) -> PackFiles | None:
 
 
 def check_history(
-    agent_root: pathlib.Path, *, declared: Iterable[bytes] = (), use_cache: bool = True,
+    agent_root: str | os.PathLike, *, declared: Iterable[bytes] = (), use_cache: bool = True,
     log_path: bytes = LOG_PATH, progress: Progress | None = None, use_packs: bool = True,
 ) -> HistoryResult:
     """Run check 4 on the repository around `agent_root`.
@@ -91,7 +92,7 @@ def check_history(
     Raises NotAGitRepo when `agent_root` is not in a git work tree; every other
     problem is reported as a failure.
     """
-    agent_root = pathlib.Path(agent_root)
+    agent_root = path_str(agent_root)  # as pathlib shows it (in NotAGitRepo)
     repo, prefix = open_plain(agent_root) or open_repo(agent_root)
     files = None
     try:

@@ -11,12 +11,10 @@ trusts its saved state of an older log version without reading the file.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pathlib
 import stat
-from typing import TYPE_CHECKING
 
+from git_gasp.base.files import join
 from git_gasp.conformance.history_objects import CommitInfo, Entry, ObjectError
 from git_gasp.conformance.history_walk import APPEND_HINT, Walker
 from git_gasp.conformance.indexstat import index_entry_stat, stat_proves
@@ -25,13 +23,14 @@ from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
 
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
 _HASH_PIECE = 1 << 22  # a file hashed in pieces: no buffer of its size (page faults)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from dulwich.repo import Repo
 
 class WorkTree:
     """The agent root's files (`agent_root`, at `prefix` in the repository `repo`)."""
 
-    def __init__(self, repo: Repo, agent_root: pathlib.Path, prefix: bytes) -> None:
+    def __init__(self, repo: Repo, agent_root: str, prefix: bytes) -> None:
         self.repo = repo
         self.agent_root = agent_root
         self.prefix = prefix
@@ -47,12 +46,13 @@ class WorkTree:
         """
         if walker.head_blobs.get(path) != entry.sha:
             return None
-        full = self.agent_root / os.fsdecode(path)
+        full = join(self.agent_root, os.fsdecode(path))
         try:
             st = os.lstat(full)
             if not stat.S_ISREG(st.st_mode) or st.st_size < _WORKTREE_READ_MIN:
                 return None
-            data = full.read_bytes()
+            with open(full, "rb") as fh:
+                data = fh.read()
         except OSError:
             return None
         if self._stat_index is None:
@@ -61,6 +61,8 @@ class WorkTree:
         if len(data) == st.st_size and self._stat_index.unchanged(in_repo, entry.sha, st):
             walker.objects.lengths[entry.sha] = len(data)
             return data  # git's own stat test: the file holds the staged (= HEAD) blob
+        import hashlib  # here: only when the stat test could not prove it
+
         digest = hashlib.sha1(b"blob %d\x00" % len(data))
         digest.update(data)
         if digest.hexdigest().encode() != entry.sha:
@@ -79,7 +81,7 @@ class WorkTree:
         if (length is None or len(old_sha) != 40 or walker.head_blobs.get(path) != entry.sha
                 or length < _WORKTREE_READ_MIN):
             return False
-        full = self.agent_root / os.fsdecode(path)
+        full = join(self.agent_root, os.fsdecode(path))
         try:
             st = os.lstat(full)
             if not stat.S_ISREG(st.st_mode) or st.st_size < length:
@@ -93,6 +95,8 @@ class WorkTree:
             with open(fd, "rb", buffering=0) as fh:
                 if os.fstat(fd).st_ino != st.st_ino:
                     return False
+                import hashlib  # here: a re-check whose proofs are cached hashes nothing
+
                 digest = hashlib.sha1(b"blob %d\x00" % length)
                 piece = memoryview(bytearray(min(_HASH_PIECE, length)))
                 left, last = length, 0
@@ -153,7 +157,7 @@ class WorkTree:
 
     def _lstat(self, path: bytes) -> os.stat_result | OSError:
         try:
-            return os.lstat(self.agent_root / os.fsdecode(path))
+            return os.lstat(join(self.agent_root, os.fsdecode(path)))
         except OSError as exc:
             return exc
 
@@ -178,7 +182,8 @@ class WorkTree:
         try:
             if isinstance(st, OSError):
                 raise st
-            data = (self.agent_root / os.fsdecode(path)).read_bytes()
+            with open(join(self.agent_root, os.fsdecode(path)), "rb") as fh:
+                data = fh.read()
         except OSError as exc:
             walker.fail(f"working tree: cannot read the file ({exc})", path=path)
             return None

@@ -80,8 +80,10 @@ def analyze_log(repo: AgentRepo, vocab: Vocabulary, *,
 
 def _source(repo: AgentRepo, from_file: bool) -> LogSource | None:
     if from_file:
+        from git_gasp.base.files import join  # the root may be a str or a Path
+
         try:
-            return LogSource.open(str(repo.root / repo.log_rel))
+            return LogSource.open(join(repo.root, repo.log_rel))
         except OSError:
             pass  # read it whole below, which records why it cannot be read
     data = repo.log_bytes

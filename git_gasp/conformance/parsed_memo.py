@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
@@ -16,7 +15,7 @@ _FORMAT = 1
 _MAX_BYTES = 1 << 16  # bigger files are parsed every time
 
 
-def _memo_path(root: Path, name: str) -> tuple[str, bytes] | None:
+def _memo_path(root: str | os.PathLike, name: str) -> tuple[str, bytes] | None:
     from git_gasp.store.gitdirs import locate
 
     dirs = locate(str(root))
@@ -28,7 +27,7 @@ def _memo_path(root: Path, name: str) -> tuple[str, bytes] | None:
     return os.path.join(dirs.commondir(), "gasp", f"parsed-{name}"), header
 
 
-def parsed_before(root: Path, name: str, data: bytes) -> bool:
+def parsed_before(root: str | os.PathLike, name: str, data: bytes) -> bool:
     """True when `data` is exactly what parsed cleanly as `name` for this agent root."""
     where = _memo_path(root, name) if len(data) <= _MAX_BYTES else None
     if where is None:
@@ -41,7 +40,7 @@ def parsed_before(root: Path, name: str, data: bytes) -> bool:
         return False
 
 
-def remember_parsed(root: Path, name: str, data: bytes) -> None:
+def remember_parsed(root: str | os.PathLike, name: str, data: bytes) -> None:
     """Record that `data` parsed cleanly as `name` (best effort, never fatal)."""
     where = _memo_path(root, name) if len(data) <= _MAX_BYTES else None
     if where is None:

@@ -2,38 +2,51 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
+import os
 
 from git_gasp.base.errors import UsageError
+from git_gasp.base.files import exists, is_dir, is_file, join, parents, path_str
 from git_gasp.conformance.checks import run_all
 from git_gasp.conformance.report import Report
 from git_gasp.store.agent import MANIFEST, load_agent
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
 
-def resolve_agent_root(path: str | None) -> Path:
+
+def find_agent_root(path: str | None) -> str:
     """The agent root for PATH; without PATH, the nearest directory up holding AGENT.md.
 
     The upward search stops at the git work-tree root; if nothing is found the
-    current directory is used (and check 6 reports the missing manifest).
+    current directory is used (and check 6 reports the missing manifest). A str as
+    `str()` of a pathlib.Path shows it.
     """
     if path is not None:
-        root = Path(path)
-        if not root.exists():
+        root = path_str(path)
+        if not exists(root):
             raise UsageError(f"{path}: no such directory")
-        if not root.is_dir():
+        if not is_dir(root):
             raise UsageError(f"{path}: not a directory")
         return root
-    cwd = Path.cwd()
-    for candidate in (cwd, *cwd.parents):
-        if (candidate / MANIFEST).is_file():
+    cwd = path_str(os.getcwd())
+    for candidate in (cwd, *parents(cwd)):
+        if is_file(join(candidate, MANIFEST)):
             return candidate
-        if (candidate / ".git").exists():
+        if exists(join(candidate, ".git")):
             break
     return cwd
 
 
-def check_repo(root: Path, *, fixture: bool = False, use_cache: bool = True,
+def resolve_agent_root(path: str | None) -> Path:
+    """`find_agent_root` as a pathlib.Path."""
+    from pathlib import Path
+
+    return Path(find_agent_root(path))
+
+
+def check_repo(root: str | os.PathLike, *, fixture: bool = False, use_cache: bool = True,
                label: str | None = None, strict: bool = False,
                progress: Callable[[int, int], None] | None = None,
                meanwhile: Callable[[], None] | None = None,

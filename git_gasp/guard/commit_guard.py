@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from git_gasp.conformance.proven import record_extensions
 from git_gasp.conformance.rules import roundtrip_problem
@@ -57,7 +55,10 @@ from git_gasp.protocol.envelope import EnvelopeError, Event, parse_line, split_l
 from git_gasp.protocol.manifest import manifest_paths
 from git_gasp.store.gitdirs import GitDirs, locate
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from dulwich.repo import Repo
 
     from git_gasp.guard.warm import Warm

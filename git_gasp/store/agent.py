@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from functools import cached_property
-from pathlib import Path
 
 from git_gasp.base.record import Record
 from git_gasp.protocol.envelope import ParsedLog, parse_log
@@ -20,12 +19,13 @@ class AgentRepo(Record):
 
     The log's bytes are read on first use (`log_bytes`): a cached re-check reads only
     the lines after its saved state (`log_stat` says the file is there and regular).
+    `root` is kept as the caller gave it (a str, or a Path); the checks join it as a str.
     """
 
     FIELDS = ("root", "manifest", "manifest_error", "log_rel", "log_error", "log_stat",
               "extra")
 
-    def __init__(self, root: Path, manifest: Manifest | None = None,
+    def __init__(self, root: str | os.PathLike, manifest: Manifest | None = None,
                  manifest_error: str | None = None, log_rel: str = DEFAULT_LOCATIONS["log"],
                  log_error: str | None = None, log_stat: os.stat_result | None = None,
                  extra: dict | None = None) -> None:
@@ -68,7 +68,7 @@ class AgentRepo(Record):
         return DEFAULT_LOCATIONS[key]
 
 
-def load_agent(root: Path) -> AgentRepo:
+def load_agent(root: str | os.PathLike) -> AgentRepo:
     """Read AGENT.md and look at the log (read when first used); load errors are
     recorded, never raised."""
     repo = AgentRepo(root=root)

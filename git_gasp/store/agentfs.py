@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
+
+from git_gasp.base.files import is_dir, is_link, is_within, join, parents
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_FILE = 1 << 34  # refuse absurd files rather than exhausting memory (16 GiB)
 
@@ -17,19 +22,20 @@ class AgentFileError(ValueError):
     """A file of the agent repo cannot be read as what it should be."""
 
 
-def read_regular(root: Path, relpath: str) -> bytes:
+def read_regular(root: str | os.PathLike, relpath: str) -> bytes:
     """Read root/relpath, which must be a regular file inside root (not a symlink)."""
-    path = root / relpath
+    path = join(root, relpath)
     regular_file(root, relpath)
     try:
-        return path.read_bytes()
+        with open(path, "rb") as f:
+            return f.read()
     except OSError as exc:
         raise AgentFileError(f"{relpath} cannot be read: {exc.strerror}") from None
 
 
-def regular_file(root: Path, relpath: str) -> os.stat_result:
+def regular_file(root: str | os.PathLike, relpath: str) -> os.stat_result:
     """The lstat of root/relpath after `read_regular`'s checks, without reading it."""
-    path = root / relpath
+    path = join(root, relpath)
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -38,7 +44,7 @@ def regular_file(root: Path, relpath: str) -> os.stat_result:
         raise AgentFileError(f"{relpath} cannot be read: {exc.strerror}") from None
     if stat.S_ISLNK(st.st_mode):
         target = os.readlink(path)
-        inside = Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
+        inside = is_within(os.path.realpath(path), os.path.realpath(root))
         where = "inside" if inside else "outside"
         raise AgentFileError(
             f"{relpath} is a symlink to {target!r} ({where} the repo); git would commit the "
@@ -50,23 +56,23 @@ def regular_file(root: Path, relpath: str) -> os.stat_result:
         raise AgentFileError(f"{relpath} is not a regular file")
     if st.st_size > MAX_FILE:
         raise AgentFileError(f"{relpath} is larger than 16 GiB")
-    for parent in Path(relpath).parents:
-        if str(parent) != "." and (root / parent).is_symlink():
+    for parent in parents(relpath):
+        if parent != "." and is_link(join(root, parent)):
             raise AgentFileError(f"{parent} (holding {relpath}) is a symlink")
     return st
 
 
-def list_files(root: Path, reldir: str) -> list[tuple[bytes, Path]]:
+def file_paths(root: str | os.PathLike, reldir: str) -> list[tuple[bytes, str]]:
     """Regular files under root/reldir as (relative path bytes with '/', absolute path).
 
     Symlinked files or directories are refused (AgentFileError); the walk is iterative.
     """
-    base = root / reldir
-    if base.is_symlink():
+    base = join(root, reldir)
+    if is_link(base):
         raise AgentFileError(f"{reldir}/ is a symlink")
-    if not base.is_dir():
+    if not is_dir(base):
         raise AgentFileError(f"{reldir}/ is missing")
-    out: list[tuple[bytes, Path]] = []
+    out: list[tuple[bytes, str]] = []
     stack = [base]
     while stack:
         current = stack.pop()
@@ -76,8 +82,15 @@ def list_files(root: Path, reldir: str) -> list[tuple[bytes, Path]]:
                 if entry.is_symlink():
                     raise AgentFileError(f"{os.fsdecode(rel)} is a symlink")
                 if entry.is_dir():
-                    stack.append(Path(entry.path))
+                    stack.append(entry.path)
                 elif entry.is_file():
-                    out.append((rel, Path(entry.path)))
+                    out.append((rel, entry.path))
     out.sort()
     return out
+
+
+def list_files(root: str | os.PathLike, reldir: str) -> list[tuple[bytes, Path]]:
+    """`file_paths` with each absolute path a pathlib.Path."""
+    from pathlib import Path
+
+    return [(rel, Path(path)) for rel, path in file_paths(root, reldir)]

@@ -10,10 +10,11 @@ matches at every depth below it, including the directory itself.
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import is_dir, is_link, join, relative_to
 from git_gasp.base.git import (
     check_attr,
     config_get,
@@ -34,6 +35,8 @@ SAMPLE_PATHS = ("memory/facts.jsonl", "journal/JOURNAL.md")
 
 def gasp_command() -> list[str]:
     """How to run this installation of git-gasp: its console script, else `python -m`."""
+    from pathlib import Path  # here: install-hooks, not the check
+
     beside = Path(sys.executable).with_name("git-gasp")
     if beside.is_file():
         return [str(beside)]
@@ -52,13 +55,13 @@ def driver_command() -> str:
     return " ".join(shlex.quote(w) for w in gasp_command()) + " " + DRIVER_ARGS
 
 
-def locations(root: Path) -> dict[str, str]:
+def locations(root: str | os.PathLike) -> dict[str, str]:
     """The manifest's locations (log, identity, memory), or the defaults."""
     from git_gasp.protocol.manifest import DEFAULT_LOCATIONS, ManifestError, parse_manifest
 
-    manifest = root / "AGENT.md"
     try:
-        data = manifest.read_bytes()
+        with open(join(root, "AGENT.md"), "rb") as f:
+            data = f.read()
     except OSError:
         return dict(DEFAULT_LOCATIONS)
     if b"ocations" not in data:
@@ -69,7 +72,7 @@ def locations(root: Path) -> dict[str, str]:
         return dict(DEFAULT_LOCATIONS)
 
 
-def log_location(root: Path) -> str:
+def log_location(root: str | os.PathLike) -> str:
     """The log path relative to the agent root (the manifest may move it)."""
     return locations(root)["log"]
 
@@ -90,14 +93,14 @@ def _tree_pattern(path: str) -> str:
     return pattern[:-1] + '/**"' if pattern.startswith('"') else pattern + "/**"
 
 
-def eol_patterns(root: Path) -> list[str]:
+def eol_patterns(root: str | os.PathLike) -> list[str]:
     """Patterns of every GASP file whose bytes are hashed or parsed line by line."""
     locs = locations(root)
     return [_pattern(locs["log"]), *OTHER_PATTERNS, _tree_pattern(locs["identity"]),
             "/AGENT.md", "/snapshots/**", "/.agent/config.toml"]
 
 
-def attribute_lines(root: Path) -> list[str]:
+def attribute_lines(root: str | os.PathLike) -> list[str]:
     """The `.gitattributes` lines for the GASP files of the agent at `root`.
 
     The append-only files get the union merge driver. Every GASP file gets `-text`: git
@@ -115,9 +118,8 @@ def attribute_lines(root: Path) -> list[str]:
 _PROBE = 1 << 16
 
 
-def _converted(path: Path) -> bool:
+def _converted(path: str) -> bool:
     """True when the regular file at `path` reads as LF text converted to CRLF."""
-    import os
     import stat
 
     from git_gasp.protocol.lineendings import crlf_converted
@@ -141,24 +143,22 @@ def _converted(path: Path) -> bool:
     return crlf_converted(data)
 
 
-def crlf_paths(root: Path) -> list[str]:
+def crlf_paths(root: str | os.PathLike) -> list[str]:
     """The GASP files of this checkout whose line endings git converted to CRLF."""
-    import os
-
     locs = locations(root)
     rels = [locs["log"], "AGENT.md", ".agent/config.toml", f"{locs['memory']}/facts.jsonl",
             "journal/JOURNAL.md"]
     for top in (locs["identity"], "snapshots"):
-        base = root / top
-        if base.is_dir() and not base.is_symlink():
+        base = join(root, top)
+        if is_dir(base) and not is_link(base):
             for dirpath, _dirs, files in os.walk(base):
-                rel_dir = Path(dirpath).relative_to(root).as_posix()
+                rel_dir = relative_to(dirpath, root)
                 rels += [f"{rel_dir}/{name}" for name in sorted(files)]
-    found = [rel for rel in rels if _converted(root / rel)]
+    found = [rel for rel in rels if _converted(join(root, rel))]
     return _git_converted(root, found) if found else []
 
 
-def _git_converted(root: Path, rels: list[str]) -> list[str]:
+def _git_converted(root: str | os.PathLike, rels: list[str]) -> list[str]:
     """Those of `rels` that git converted: committed with LF, CRLF in the work tree. A
     file committed with CRLF (or not committed) is the log's own content, for check 1."""
     proc = run(root, "ls-files", "--eol", "-z", "--", *rels, check=False)
@@ -172,7 +172,7 @@ def _git_converted(root: Path, rels: list[str]) -> list[str]:
     return [rel for rel in rels if rel in converted]  # ls-files names them relative to root
 
 
-def lineendings_error(root: Path) -> str | None:
+def lineendings_error(root: str | os.PathLike) -> str | None:
     """The one line (with its fix) when git converted GASP files of `root` to CRLF."""
     from git_gasp.protocol.lineendings import lf_fix
 
@@ -192,7 +192,7 @@ def updated_gitattributes(old: bytes | None, lines: list[str]) -> bytes | None:
     return (old or b"") + sep + ("\n".join(add) + "\n").encode()
 
 
-def register_driver(cwd: Path) -> list[tuple[str, str | None]]:
+def register_driver(cwd: str | os.PathLike) -> list[tuple[str, str | None]]:
     """Set merge.gasp.{name,driver} in this clone's config; return the previous values."""
     before = []
     for key, value in (("merge.gasp.name", DRIVER_NAME), ("merge.gasp.driver", driver_command())):
@@ -203,7 +203,7 @@ def register_driver(cwd: Path) -> list[tuple[str, str | None]]:
     return before
 
 
-def restore_config(cwd: Path, before: list[tuple[str, str | None]]) -> None:
+def restore_config(cwd: str | os.PathLike, before: list[tuple[str, str | None]]) -> None:
     """Put config keys back as `register_driver` found them (best effort)."""
     for key, value in before:
         if value is None:
@@ -212,18 +212,18 @@ def restore_config(cwd: Path, before: list[tuple[str, str | None]]) -> None:
             run(cwd, "config", "--local", key, value, check=False)
 
 
-def _local_get(cwd: Path, key: str) -> str | None:
+def _local_get(cwd: str | os.PathLike, key: str) -> str | None:
     proc = run(cwd, "config", "--local", "--get", key, check=False)
     return proc.stdout.decode(errors="replace").rstrip("\n") if proc.returncode == 0 else None
 
 
-def unregister_driver(cwd: Path) -> bool:
+def unregister_driver(cwd: str | os.PathLike) -> bool:
     """Remove merge.gasp.* from this clone's config; True if it was there."""
     proc = run(cwd, "config", "--local", "--remove-section", f"merge.{DRIVER}", check=False)
     return proc.returncode == 0
 
 
-def uses_gasp_merge(root: Path) -> list[str]:
+def uses_gasp_merge(root: str | os.PathLike) -> list[str]:
     """Append-only paths of the agent at `root` whose attributes say merge=gasp."""
     paths = [log_location(root), *SAMPLE_PATHS]
     try:
@@ -233,7 +233,7 @@ def uses_gasp_merge(root: Path) -> list[str]:
     return [p for p in paths if attrs.get(p) == DRIVER]
 
 
-def missing_driver_note(root: Path) -> str | None:
+def missing_driver_note(root: str | os.PathLike) -> str | None:
     """A note when `.gitattributes` says merge=gasp but this clone lacks the driver.
 
     The driver's config is asked first: when this clone's own config file sets it (every

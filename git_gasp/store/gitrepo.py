@@ -4,16 +4,15 @@ layout), `open_plain` (the plain layouts, without importing ``dulwich.repo``).""
 from __future__ import annotations
 
 import os
-import pathlib
-from typing import TYPE_CHECKING
 
 from git_gasp.base.errors import NotAGitRepo
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from dulwich.repo import Repo
 
 
-def _not_a_repo(agent_root: pathlib.Path) -> NotAGitRepo:
+def _not_a_repo(agent_root: str | os.PathLike) -> NotAGitRepo:
     return NotAGitRepo(f"{agent_root} is not inside a git work tree")
 
 
@@ -38,7 +37,7 @@ def _repo_from_env(start: str) -> Repo | None:
         return None
 
 
-def open_repo(agent_root: pathlib.Path) -> tuple[Repo, bytes]:
+def open_repo(agent_root: str | os.PathLike) -> tuple[Repo, bytes]:
     """Open the git work tree enclosing `agent_root`.
 
     Returns ``(repo, prefix)``: `prefix` is the agent root relative to the work
@@ -66,7 +65,7 @@ def open_repo(agent_root: pathlib.Path) -> tuple[Repo, bytes]:
     return repo, prefix_of(start, top)
 
 
-def prefix_of(agent_root: pathlib.Path | str, top: str) -> bytes:
+def prefix_of(agent_root: str | os.PathLike, top: str) -> bytes:
     """`agent_root` relative to the work tree top `top`: ``/``-separated bytes without a
     trailing slash, ``b""`` at the top (both paths are compared resolved)."""
     rel = os.path.relpath(os.path.realpath(agent_root), os.path.realpath(top))
@@ -152,7 +151,7 @@ class PlainRepo:
         self.close()
 
 
-def open_plain(agent_root: pathlib.Path) -> tuple[PlainRepo, bytes] | None:
+def open_plain(agent_root: str | os.PathLike) -> tuple[PlainRepo, bytes] | None:
     """`open_repo` for the plain layouts (`store.gitdirs.locate`) with a HEAD on a commit
     and sha1 objects, without importing ``dulwich.repo``; None: use `open_repo`."""
     from git_gasp.store.gitdirs import locate

@@ -25,9 +25,9 @@ def run_check(path: str | None, *, fixture: bool = False, as_json: bool = False,
     """Check the agent repo at `path` (default: found from here), print the report on
     stdout (text or JSON) and return the exit status: 0 conformant, 1 not."""
     from git_gasp.base.errors import GaspError
-    from git_gasp.conformance.runner import check_repo, resolve_agent_root
+    from git_gasp.conformance.runner import check_repo, find_agent_root
 
-    root = resolve_agent_root(path)
+    root = find_agent_root(path)  # a str: no pathlib on the check's path
 
     def beside_the_walk() -> None:
         from git_gasp.store.attributes import lineendings_error  # here: off the walk's path
