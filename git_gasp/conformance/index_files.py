@@ -4,7 +4,7 @@ each either whole or a delta against the file of an older blob.
 ``<common git dir>/gasp/<prefix>-<rules>-<blob>.<suffix>`` holds a header line
 
     <magic> <format> <rules> <blob> <length> <lines> <first> <keys> <size>… <crc32>
-    <byte order> <base> <base crc32> <base bytes> <depth>
+    <byte order> <base> <base crc32> <base bytes> <depth> <stamp>
 
 (one line, fields split by single spaces; the crc32 covers the rest of the line and the
 body) then the sorted keys (``lineindex``) and the
@@ -37,6 +37,7 @@ import os
 import sys
 import zlib
 from array import array
+from time import time_ns as _time_ns
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import AtomicFile
@@ -45,8 +46,19 @@ from git_gasp.conformance.lineindex import Keys, flat, runs_of
 
 MAX_DEPTH = 16  # deltas in a chain before a whole entry is written again
 SPREAD = 4  # ... or once the deltas' bytes reach a quarter of the whole entry's
+MARGIN_NS = 3 * 10**9  # a file changed this recently may change again unseen by its stamp
 _HEX = b"0123456789abcdef"
 _NONE = b"-"
+
+
+def _stamp(st: os.stat_result) -> bytes:
+    """What any write to a file changes: its inode, size, mtime and ctime."""
+    return b"%d.%d.%d.%d" % (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _is_stamp(text: bytes) -> bool:
+    parts = text.split(b".")
+    return len(parts) == 4 and all(x.isdigit() and len(x) <= 20 for x in parts)
 
 
 class Entry(Record):
@@ -67,29 +79,32 @@ class Link(Record):
     the body, size in bytes), the lines it covers, how many key runs the chain holds up
     to it, its depth and the bytes of the deltas down to the whole entry."""
 
-    FIELDS = ("path", "blob", "crc", "size", "lines", "runs", "depth", "spread", "whole")
+    FIELDS = ("path", "blob", "crc", "size", "lines", "runs", "depth", "spread", "whole",
+              "stamp")
 
     def __init__(self, path: str, blob: bytes, crc: int, size: int, lines: int, runs: int,
-                 depth: int, spread: int, whole: int) -> None:
+                 depth: int, spread: int, whole: int, stamp: bytes = _NONE) -> None:
         self.path, self.blob, self.crc, self.size = path, blob, crc, size
         self.lines, self.runs, self.depth = lines, runs, depth
         self.spread, self.whole = spread, whole  # deltas' bytes; the whole entry's
+        self.stamp = stamp  # a whole entry's: its `_stamp` when checked (or "-")
 
 
 class _Head(Record):
     """A parsed header line."""
 
     FIELDS = ("rules", "blob", "length", "lines", "first", "sizes", "crc", "base",
-              "base_crc", "base_size", "depth", "signed")
+              "base_crc", "base_size", "depth", "stamp", "signed")
 
     def __init__(self, rules: bytes, blob: bytes, length: int, lines: int, first: int,
                  sizes: list[int], crc: int, base: bytes | None, base_crc: int,
-                 base_size: int, depth: int, signed: bytes) -> None:
+                 base_size: int, depth: int, stamp: bytes, signed: bytes) -> None:
         self.rules, self.blob, self.length, self.lines, self.first = \
             rules, blob, length, lines, first
         self.sizes, self.crc = sizes, crc  # sizes[0]: the keys' count
         self.signed = signed  # the header without its crc32 (which covers it too)
         self.base, self.base_crc, self.base_size, self.depth = base, base_crc, base_size, depth
+        self.stamp = stamp  # a delta's: the `_stamp` of its chain's whole entry, or "-"
 
 
 def _is_id(text: bytes) -> bool:
@@ -121,7 +136,7 @@ class IndexFiles:
         rules (of any blob and rules when `blob_id` is None), or None."""
         fields = head[:-1].split(b" ") if head.endswith(b"\n") else []
         n = self.extras
-        if len(fields) != 14 + n or fields[0] != self.magic \
+        if len(fields) != 15 + n or fields[0] != self.magic \
                 or fields[1] != b"%d" % self.format or fields[9 + n] != sys.byteorder.encode():
             return None
         rules, blob = fields[2], fields[3]
@@ -131,7 +146,8 @@ class IndexFiles:
         elif blob != blob_id or rules != self.rules.encode():
             return None
         numbers = [_number(x) for x in fields[4:9 + n]]
-        tail = [_number(x) for x in fields[11 + n:]]
+        tail = [_number(x) for x in fields[11 + n:14 + n]]
+        stamp = fields[14 + n]
         if None in numbers or None in tail:
             return None
         length, lines, first, *sizes, crc = numbers
@@ -139,13 +155,13 @@ class IndexFiles:
         base: bytes | None = fields[10 + n]
         if base == _NONE:
             base = None
-            if first or depth or base_crc or base_size:
+            if first or depth or base_crc or base_size or stamp != _NONE:
                 return None
         elif not _is_id(base) or base == blob or not 0 < depth <= MAX_DEPTH \
-                or not 0 < first <= lines:
+                or not 0 < first <= lines or not (stamp == _NONE or _is_stamp(stamp)):
             return None
         return _Head(rules, blob, length, lines, first, sizes, crc, base, base_crc, base_size,
-                     depth, b" ".join(fields[:8 + n] + fields[9 + n:]))
+                     depth, stamp, b" ".join(fields[:8 + n] + fields[9 + n:]))
 
     def _head(self, path: str, blob_id: bytes | None) -> _Head | None:
         try:
@@ -162,13 +178,14 @@ class IndexFiles:
 
     def load(self, blob_id: bytes, *, max_length: int | None = None) -> Entry | None:
         """The entry of blob `blob_id` (covering at most `max_length` bytes), or None."""
-        chain: list[tuple[_Head, memoryview, int]] = []  # newest first
+        chain: list[tuple[_Head, memoryview, int, bytes]] = []  # newest first
         blob, want = blob_id, None
         while True:
-            found = self._read(blob, base=want is not None)
+            found = self._read(blob, base=want is not None,
+                               stamp=chain[0][0].stamp if chain else _NONE)
             if found is None:
                 return None
-            head, body, size = found
+            head, body, size, stamp = found
             if want is not None:
                 newer = chain[-1][0]
                 if (head.crc, size) != want:
@@ -179,18 +196,28 @@ class IndexFiles:
                     return None
             elif max_length is not None and head.length > max_length:
                 return None
-            chain.append((head, body, size))
+            chain.append((head, body, size, stamp))
             if head.base is None:
                 break
             blob, want = head.base, (head.base_crc, head.base_size)
-        return self._entry(chain)
+        return self._entry(chain, stamp)
 
-    def _read(self, blob_id: bytes, *, base: bool) -> tuple[_Head, memoryview, int] | None:
-        """The checked header and body of `blob_id`'s file, and its size, or None (a
-        problem noted when it is damaged, or missing though a delta needs it)."""
+    def _read(self, blob_id: bytes, *, base: bool,
+              stamp: bytes) -> tuple[_Head, memoryview, int, bytes] | None:
+        """The checked header and body of `blob_id`'s file, its size and its stamp as
+        checked (or "-": too recent to vouch for it), or None (a problem noted when it
+        is damaged, or missing though a delta needs it).
+
+        A whole entry at the end of a chain whose newest delta holds the stamp the file
+        still has is not summed again: it was checked (in full) when the delta was
+        written, durably written before that, and any write to it since would have
+        changed its ctime (the stamp is kept only for files last changed `MARGIN_NS`
+        before they were checked, so that a change within the clock's granularity of
+        the previous one cannot go unseen)."""
         path = self.path(blob_id)
         try:
             with open(path, "rb") as f:
+                st = os.fstat(f.fileno())
                 raw = f.read()
         except FileNotFoundError:
             if base:
@@ -202,21 +229,31 @@ class IndexFiles:
         cut = raw.find(b"\n", 0, 512) + 1
         head = self._parse(raw[:cut], blob_id) if cut else None
         body = memoryview(raw)[cut:]  # no copy of the words
+        now = _stamp(st)
         if head is None or len(body) != 8 * (head.sizes[0] + head.lines - head.first) \
-                + sum(head.sizes[1:]) or zlib.crc32(body, zlib.crc32(head.signed)) != head.crc:
+                + sum(head.sizes[1:]) or len(raw) != st.st_size:
+            self.problem = "corrupt"
+            return None
+        if not (base and head.base is None and stamp == now) \
+                and zlib.crc32(body, zlib.crc32(head.signed)) != head.crc:
             self.problem = "corrupt"
             return None
         if not base:
             self._touch(path)  # the chain's newest file (its bases are kept for it)
-        return head, body, len(raw)
+            now = _NONE
+        elif _time_ns() - st.st_ctime_ns < MARGIN_NS:
+            now = _NONE
+        return head, body, len(raw), now
 
-    def _entry(self, chain: list[tuple[_Head, memoryview, int]]) -> Entry | None:
-        """The entry a resolved chain (newest first) holds, the keys one run per file."""
+    def _entry(self, chain: list[tuple[_Head, memoryview, int, bytes]],
+               stamp: bytes) -> Entry | None:
+        """The entry a resolved chain (newest first) holds, the keys one run per file
+        (`stamp`: its whole entry's, as checked)."""
         runs: list[array] = []
         offsets = array("Q")
         links: list[Link] = []
         whole = spread = 0
-        for head, body, size in reversed(chain):
+        for head, body, size, _checked in reversed(chain):
             n_keys = head.sizes[0]
             keys = array("Q")
             keys.frombytes(body[:8 * n_keys])
@@ -229,8 +266,9 @@ class IndexFiles:
             else:
                 spread += size
             links.append(Link(self.path(head.blob), head.blob, head.crc, size, head.lines,
-                              len(runs), head.depth, spread, whole))
-        head, body, _size = chain[0]
+                              len(runs), head.depth, spread, whole,
+                              stamp if head.base is None else _NONE))
+        head, body, _size, _checked = chain[0]
         if head.lines and offsets[-1] > head.length:
             self.problem = "corrupt"
             return None
@@ -251,13 +289,15 @@ class IndexFiles:
         runs = runs_of(entry.keys)
         if link is None:
             keys, offsets, first = flat(entry.keys), memoryview(entry.offsets), 0
-            base = b"- 0 0 0"
+            base = b"- 0 0 0 -"
         else:
             keys = flat(Keys(runs[link.runs:]))
             offsets, first = memoryview(entry.offsets)[link.lines:], link.lines
-            base = b"%s %d %d %d" % (link.blob, link.crc, link.size, link.depth + 1)
+            root = entry.keys.origin[0]  # type: ignore[union-attr] - a Keys' origin
+            base = b"%s %d %d %d %s" % (link.blob, link.crc, link.size, link.depth + 1,
+                                        root.stamp)
         parts = [memoryview(keys).cast("B"), offsets.cast("B"), *entry.extras]
-        if link is not None and link.spread + sum(map(len, parts)) > link.whole // SPREAD:
+        if link is not None and (link.spread + sum(map(len, parts))) * SPREAD > link.whole:
             return self.save(blob_id, Entry(entry.length, entry.line_count, flat(entry.keys),
                                             entry.offsets, entry.extras))
         sizes = b" ".join(b"%d" % n for n in [len(keys), *map(len, entry.extras)])
@@ -272,7 +312,8 @@ class IndexFiles:
         path = self.path(blob_id)
         try:
             os.makedirs(self.dir, exist_ok=True)
-            with AtomicFile(path, durable=False) as out:  # a lost entry is rebuilt
+            # a lost delta is rebuilt; a whole entry is durable, as its stamp assumes
+            with AtomicFile(path, durable=link is None) as out:
                 for part in (head, *parts):
                     out.write(part)
         except (OSError, GaspError):  # GaspError: UnsafePath, a link where the entry goes

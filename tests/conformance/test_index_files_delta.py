@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 from array import array
 
 import pytest
@@ -99,7 +100,7 @@ def test_a_grown_entry_is_saved_as_a_delta_and_loads_as_the_whole(tmp_path):
     whole = os.path.getsize(files.path(_blob(0)))
     for n in range(1, 6):
         head = _header(files.path(_blob(n)))
-        assert head[-4] == _blob(n - 1) and int(head[-1]) == n  # base, depth
+        assert head[-5] == _blob(n - 1) and int(head[-2]) == n  # base, depth
         assert os.path.getsize(files.path(_blob(n))) < whole / 4
         _same(files.load(_blob(n)), expected[n])
     rebuilt = Entry(expected[-1].length, expected[-1].line_count, flat(expected[-1].keys),
@@ -111,7 +112,7 @@ def test_a_grown_entry_is_saved_as_a_delta_and_loads_as_the_whole(tmp_path):
 def test_the_chain_is_compacted_when_deep(tmp_path, monkeypatch):
     monkeypatch.setattr(index_files, "MAX_DEPTH", 3)
     files, expected = _chain(tmp_path, 8, keep=20)
-    depths = [int(_header(files.path(_blob(n)))[-1]) for n in range(9)]
+    depths = [int(_header(files.path(_blob(n)))[-2]) for n in range(9)]
     assert depths == [0, 1, 2, 3, 0, 1, 2, 3, 0]
     for n in range(9):
         _same(files.load(_blob(n)), expected[n])
@@ -120,7 +121,7 @@ def test_the_chain_is_compacted_when_deep(tmp_path, monkeypatch):
 def test_the_chain_is_compacted_when_its_deltas_grow_large(tmp_path):
     files, expected = _chain(tmp_path, 4, lines=8, start=50)
     heads = [_header(files.path(_blob(n))) for n in range(5)]
-    assert heads[1][-4] == _blob(0) and b"-" in [h[-4] for h in heads[2:]]
+    assert heads[1][-5] == _blob(0) and b"-" in [h[-5] for h in heads[2:]]
     for n in range(5):
         _same(files.load(_blob(n)), expected[n])
 
@@ -131,7 +132,7 @@ def test_saving_a_blob_again_writes_it_against_its_own_base(tmp_path):
     again = Entry(loaded.length, loaded.line_count, merged(loaded.keys, []),
                   loaded.offsets, [b"new verdicts"])
     assert files.save(_blob(2), again)
-    assert _header(files.path(_blob(2)))[-4] == _blob(1)
+    assert _header(files.path(_blob(2)))[-5] == _blob(1)
     _same(files.load(_blob(2)), again)
 
 
@@ -202,3 +203,46 @@ def test_old_format_files_are_ignored(tmp_path):
     with open(files.path(_blob(0)), "wb") as f:
         f.write(old)
     assert files.load(_blob(0)) is None and files.header(_blob(0)) is None
+
+
+def _sums(monkeypatch) -> list[int]:
+    """The lengths index_files sums (crc32) from now on."""
+    sums: list[int] = []
+    real = index_files.zlib.crc32
+    monkeypatch.setattr(index_files.zlib, "crc32",
+                        lambda data, start=0: sums.append(len(data)) or real(data, start))
+    return sums
+
+
+def test_an_unchanged_whole_entry_is_not_summed_again(tmp_path, monkeypatch):
+    real = index_files._time_ns
+    monkeypatch.setattr(index_files, "_time_ns", lambda: real() + 10 * 10**9)  # not recent
+    files, expected = _chain(tmp_path, 3)
+    whole = os.path.getsize(files.path(_blob(0)))
+    assert _header(files.path(_blob(1)))[-1] == b"-"  # its base was touched as the head
+    assert _header(files.path(_blob(2)))[-1] != b"-"  # stamped when blob 1's was loaded
+    sums = _sums(monkeypatch)
+    _same(files.load(_blob(3)), expected[3])
+    assert max(sums) < whole / 4  # only the deltas were summed
+    # any write to the whole entry changes its stamp: summed again, damage found
+    path = files.path(_blob(0))
+    data = open(path, "rb").read()
+    for changed in (data, data[:-9] + bytes([data[-9] ^ 1]) + data[-8:]):
+        time.sleep(0.03)  # past the clock's granularity (the stamp's margin, in real use)
+        with open(path, "wb") as f:
+            f.write(changed)
+        sums.clear()
+        loaded = files.load(_blob(3))
+        assert max(sums) > whole / 2
+        if changed == data:
+            _same(loaded, expected[3])
+        else:
+            assert loaded is None and files.problem == "corrupt"
+
+
+def test_a_recently_changed_whole_entry_is_always_summed(tmp_path, monkeypatch):
+    files, expected = _chain(tmp_path, 3)
+    assert {_header(files.path(_blob(n)))[-1] for n in range(4)} == {b"-"}
+    sums = _sums(monkeypatch)
+    _same(files.load(_blob(3)), expected[3])
+    assert max(sums) > os.path.getsize(files.path(_blob(0))) / 2
