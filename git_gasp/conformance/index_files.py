@@ -23,11 +23,14 @@ A blob id pins its content, so an entry never goes stale; the rules key changes
 whenever what the entries record would change. Anything odd — unreadable, truncated,
 wrong checksum, sizes or byte order, a missing or damaged base — counts as no entry
 (`problem` says so when a file of ours was damaged); a base that was saved again since
-(another crc32) only makes its deltas no entry. Every file of a chain is checked in
-full on each load: no cheaper check in the standard library catches any flipped byte
-(adler32 is no faster here, blake2 slower), and trusting a file's stat instead would
-miss damage a write does not make. Writes are atomic; only the newest `keep` files
-are kept, with every file their chains need. This is the one home of the format: the
+(another crc32) only makes its deltas no entry. Every delta is summed on each load; the
+chain's whole entry (the big file) only when its stamp — inode, size, mtime, ctime,
+which any write changes — is not the one the newest delta recorded when it last saw
+the file checked (`_read` says when a stamp is kept). No cheaper sum in the standard
+library would do: adler32 is no faster than crc32 here, blake2 slower. Whole entries
+are written durably (a crash cannot leave one with its stamp and other bytes), deltas
+not. Writes are atomic; only the newest `keep` files are kept, with every file their
+chains need. This is the one home of the format: the
 guard's ``index_cache`` and the checks' ``logstate_cache`` are two users of it.
 """
 
@@ -126,6 +129,7 @@ class IndexFiles:
         self.rules, self.format, self.keep, self.extras = rules, fmt, keep, extras
         self.saved: set[str] = set()
         self.problem: str | None = None  # set when a file of ours was damaged
+        self._ancestors: list[tuple[bytes, int]] | None = None
 
     def path(self, blob_id: bytes, rules: str | None = None) -> str:
         return os.path.join(self.dir, f"{self.prefix}-{self.rules if rules is None else rules}"
@@ -287,19 +291,19 @@ class IndexFiles:
             raise ValueError(f"{self.prefix} entries hold {self.extras} extra strings")
         link = self._base_for(blob_id, entry)
         runs = runs_of(entry.keys)
-        if link is None:
-            keys, offsets, first = flat(entry.keys), memoryview(entry.offsets), 0
-            base = b"- 0 0 0 -"
-        else:
+        if link is not None:
             keys = flat(Keys(runs[link.runs:]))
             offsets, first = memoryview(entry.offsets)[link.lines:], link.lines
             root = entry.keys.origin[0]  # type: ignore[union-attr] - a Keys' origin
             base = b"%s %d %d %d %s" % (link.blob, link.crc, link.size, link.depth + 1,
                                         root.stamp)
+            grown = 8 * (len(keys) + len(offsets)) + sum(map(len, entry.extras)) + 256
+            if (link.spread + grown) * SPREAD > link.whole:
+                link = None  # the deltas would outgrow the whole entry: compact
+        if link is None:
+            keys, offsets, first = flat(entry.keys), memoryview(entry.offsets), 0
+            base = b"- 0 0 0 -"
         parts = [memoryview(keys).cast("B"), offsets.cast("B"), *entry.extras]
-        if link is not None and (link.spread + sum(map(len, parts))) * SPREAD > link.whole:
-            return self.save(blob_id, Entry(entry.length, entry.line_count, flat(entry.keys),
-                                            entry.offsets, entry.extras))
         sizes = b" ".join(b"%d" % n for n in [len(keys), *map(len, entry.extras)])
         signed = b"%s %d %s %s %d %d %d %s" % (
             self.magic, self.format, self.rules.encode(), blob_id, entry.length,
@@ -310,6 +314,7 @@ class IndexFiles:
             crc = zlib.crc32(part, crc)
         head = b"%s %d %s\n" % (signed, crc, tail)
         path = self.path(blob_id)
+        self._ancestors = None
         try:
             os.makedirs(self.dir, exist_ok=True)
             # a lost delta is rebuilt; a whole entry is durable, as its stamp assumes
@@ -353,7 +358,13 @@ class IndexFiles:
         return None
 
     def ancestors(self) -> list[tuple[bytes, int]]:
-        """(blob id, covered length) of every entry under the current rules, newest first."""
+        """(blob id, covered length) of every entry under the current rules, newest first
+        (read once, and again after a save)."""
+        if self._ancestors is None:
+            self._ancestors = self._read_ancestors()
+        return list(self._ancestors)
+
+    def _read_ancestors(self) -> list[tuple[bytes, int]]:
         out = []
         ours = f"{self.prefix}-{self.rules}-"
         for path in self._entries():

@@ -119,7 +119,7 @@ def test_the_chain_is_compacted_when_deep(tmp_path, monkeypatch):
 
 
 def test_the_chain_is_compacted_when_its_deltas_grow_large(tmp_path):
-    files, expected = _chain(tmp_path, 4, lines=8, start=50)
+    files, expected = _chain(tmp_path, 4, lines=8, start=150)
     heads = [_header(files.path(_blob(n))) for n in range(5)]
     assert heads[1][-5] == _blob(0) and b"-" in [h[-5] for h in heads[2:]]
     for n in range(5):
