@@ -45,7 +45,7 @@ from time import time_ns as _time_ns
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import AtomicFile
 from git_gasp.base.record import Record
-from git_gasp.conformance.lineindex import Keys, flat, runs_of
+from git_gasp.conformance.lineindex import LINE_MASK, Keys, flat
 
 MAX_DEPTH = 16  # deltas in a chain before a whole entry is written again
 SPREAD = 4  # ... or once the deltas' bytes reach a quarter of the whole entry's
@@ -85,7 +85,8 @@ class Link(Record):
     FIELDS = ("path", "blob", "crc", "size", "lines", "runs", "depth", "spread", "whole",
               "stamp")
 
-    def __init__(self, path: str, blob: bytes, crc: int, size: int, lines: int, runs: int,
+    def __init__(self, path: str, blob: bytes, crc: int, size: int, lines: int,
+                 runs: int | None,
                  depth: int, spread: int, whole: int, stamp: bytes = _NONE) -> None:
         self.path, self.blob, self.crc, self.size = path, blob, crc, size
         self.lines, self.runs, self.depth = lines, runs, depth
@@ -108,6 +109,17 @@ class _Head(Record):
         self.signed = signed  # the header without its crc32 (which covers it too)
         self.base, self.base_crc, self.base_size, self.depth = base, base_crc, base_size, depth
         self.stamp = stamp  # a delta's: the `_stamp` of its chain's whole entry, or "-"
+
+
+def _delta_keys(keys: Keys, link: Link) -> array:
+    """The keys of `keys`' lines after `link`'s file, sorted: the runs after those the
+    chain holds up to it, or, for a file whose keys share a run with later ones (a middle
+    delta), those of the runs after the whole entry's with a later line."""
+    if link.runs is not None:
+        return flat(Keys(keys.runs[link.runs:]))
+    after = keys.origin[0].runs  # type: ignore[index] - the whole entry's link
+    return array("Q", sorted(k for run in keys.runs[after:] for k in run
+                             if k & LINE_MASK > link.lines))
 
 
 def _is_id(text: bytes) -> bool:
@@ -252,26 +264,31 @@ class IndexFiles:
     def _entry(self, chain: list[tuple[_Head, memoryview, int, bytes]],
                stamp: bytes) -> Entry | None:
         """The entry a resolved chain (newest first) holds, the keys one run per file
-        (`stamp`: its whole entry's, as checked)."""
-        runs: list[array] = []
+        (`stamp`: its whole entry's, as checked). The deltas' keys are sorted into one
+        run (they are few), so that a lookup searches two runs, not one per file."""
+        root = array("Q")
+        added = array("Q")  # the deltas' keys
         offsets = array("Q")
         links: list[Link] = []
         whole = spread = 0
         for head, body, size, _checked in reversed(chain):
             n_keys = head.sizes[0]
-            keys = array("Q")
-            keys.frombytes(body[:8 * n_keys])
             at = 8 * (n_keys + head.lines - head.first)
             offsets.frombytes(body[8 * n_keys:at])
-            if keys:
-                runs.append(keys)
             if head.base is None:
+                root.frombytes(body[:8 * n_keys])
                 whole = size
             else:
+                added.frombytes(body[:8 * n_keys])
                 spread += size
             links.append(Link(self.path(head.blob), head.blob, head.crc, size, head.lines,
-                              len(runs), head.depth, spread, whole,
+                              None, head.depth, spread, whole,
                               stamp if head.base is None else _NONE))
+        if len(chain) > 2:
+            added = array("Q", sorted(added))
+        keys = Keys((root, added), tuple(links))
+        links[0].runs = 1 if root else 0  # runs up to a middle delta: None (`_delta_keys`)
+        links[-1].runs = len(keys.runs)
         head, body, _size, _checked = chain[0]
         if head.lines and offsets[-1] > head.length:
             self.problem = "corrupt"
@@ -281,7 +298,7 @@ class IndexFiles:
         for size in head.sizes[1:]:
             extras.append(bytes(body[at:at + size]))
             at += size
-        return Entry(head.length, head.lines, Keys(runs, tuple(links)), offsets, extras)
+        return Entry(head.length, head.lines, keys, offsets, extras)
 
     def save(self, blob_id: bytes, entry: Entry) -> bool:
         """Store `entry` for blob `blob_id` (best effort: a failure returns False): a delta
@@ -290,9 +307,8 @@ class IndexFiles:
         if len(entry.extras) != self.extras:
             raise ValueError(f"{self.prefix} entries hold {self.extras} extra strings")
         link = self._base_for(blob_id, entry)
-        runs = runs_of(entry.keys)
         if link is not None:
-            keys = flat(Keys(runs[link.runs:]))
+            keys = _delta_keys(entry.keys, link)  # type: ignore[arg-type] - a Keys
             offsets, first = memoryview(entry.offsets)[link.lines:], link.lines
             root = entry.keys.origin[0]  # type: ignore[union-attr] - a Keys' origin
             base = b"%s %d %d %d %s" % (link.blob, link.crc, link.size, link.depth + 1,
@@ -345,7 +361,8 @@ class IndexFiles:
             if link.blob == blob_id:
                 continue  # saved again (new extras): a delta against its own base
             if link.path != self.path(link.blob) or link.depth >= MAX_DEPTH \
-                    or link.lines > entry.line_count or len(keys.runs) < link.runs:
+                    or link.lines > entry.line_count \
+                    or (link.runs is not None and len(keys.runs) < link.runs):
                 return None
             head = self._head(link.path, link.blob)
             try:

@@ -246,3 +246,17 @@ def test_a_recently_changed_whole_entry_is_always_summed(tmp_path, monkeypatch):
     sums = _sums(monkeypatch)
     _same(files.load(_blob(3)), expected[3])
     assert max(sums) > os.path.getsize(files.path(_blob(0))) / 2
+
+
+def test_a_loaded_chain_is_two_runs_however_long(tmp_path):
+    files, expected = _chain(tmp_path, 6)
+    loaded = files.load(_blob(6))
+    assert len(loaded.keys.runs) == 2
+    _same(loaded, expected[6])
+    for n in range(6, 2, -1):  # saved again over a middle delta: its keys picked by line
+        again = files.load(_blob(n))
+        fresh = Entry(again.length, again.line_count, merged(again.keys, []), again.offsets,
+                      [b"again %d" % n])
+        assert files.save(_blob(n), fresh)
+        assert _header(files.path(_blob(n)))[-5] == _blob(n - 1)
+        _same(files.load(_blob(n)), fresh)
