@@ -2,7 +2,8 @@
 
 One file per blob id (``<common git dir>/gasp/guard-<rules>-<blob>.facts``, in the
 format of ``index_files``): a header line, then the sorted keys and the line offsets as
-raw 64-bit words. A blob id pins its content, so an entry never goes stale; the rules
+raw 64-bit words; the staged blob's entry is a delta against HEAD's when it grew from
+it. A blob id pins its content, so an entry never goes stale; the rules
 key changes whenever what the index records would change (format, ops kind,
 entity-creating kinds). Anything odd — unreadable, truncated, wrong checksum, wrong
 sizes, another byte order — counts as no entry, and the guard indexes the log itself.
@@ -11,21 +12,21 @@ Only the newest few files are kept.
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 
 from git_gasp.conformance.committed_log import CommittedLog
 from git_gasp.conformance.index_files import Entry, IndexFiles
 from git_gasp.protocol.envelope import OPS_KIND
 from git_gasp.protocol.vocab import ENTITY_CREATING
 
-FORMAT = 1
+FORMAT = 2
 KEEP = 4  # files kept (each guarded log needs two: HEAD's blob and the staged one)
 _MAGIC = b"gasp-guard-facts"
 
 
 def rules_key() -> str:
-    material = repr((FORMAT, OPS_KIND, sorted(ENTITY_CREATING.items())))
-    return hashlib.sha256(material.encode()).hexdigest()[:12]
+    material = repr((FORMAT, OPS_KIND, sorted(ENTITY_CREATING.items()))).encode()
+    return f"{zlib.crc32(material):08x}{zlib.adler32(material) & 0xFFFF:04x}"
 
 
 class CommittedLogCache:

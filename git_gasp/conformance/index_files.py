@@ -1,44 +1,133 @@
-"""Index files under the git dir: one per log blob id, raw 64-bit words and a checksum.
+"""Index files under the git dir: one per log blob id, raw 64-bit words and a checksum,
+each either whole or a delta against the file of an older blob.
 
 ``<common git dir>/gasp/<prefix>-<rules>-<blob>.<suffix>`` holds a header line
 
-    <magic> <format> <rules> <blob> <length> <lines> <size>… <crc32> <byte order>
+    <magic> <format> <rules> <blob> <length> <lines> <first> <keys> <size>… <crc32>
+    <byte order> <base> <base crc32> <base bytes> <depth> <stamp>
 
-then the sorted keys (``lineindex``: the first size is their count) and the offset of
-each of the ``lines`` lines as raw words, then any further byte strings (one size
-each). A blob id pins its content, so an entry never goes stale; the rules key changes
+(one line, fields split by single spaces; the crc32 covers the rest of the line and the
+body) then the sorted keys (``lineindex``) and the
+offsets of lines `first`+1 … `lines` as raw words, then any further byte strings (one
+size each). A whole entry has ``first`` 0 and base ``-`` (``- 0 0 0``). A delta holds
+only what its lines add: the keys of lines after `first` and their offsets, plus the
+extras in full; it names the file it extends by blob id, the crc32 of that file's body
+and its size in bytes, so it is read over exactly that file (whose `lines` must be
+`first`), and `depth` counts the deltas down to a whole entry. Loading resolves the
+chain and gives the keys as `lineindex.Keys`, one run per file, so no key is copied or
+merged; a save of an index grown from a loaded one writes a delta against the file it
+came from, or, once the chain is `MAX_DEPTH` deep or its deltas reach `1/SPREAD` of
+the whole entry's bytes, a whole entry again.
+
+A blob id pins its content, so an entry never goes stale; the rules key changes
 whenever what the entries record would change. Anything odd — unreadable, truncated,
-wrong checksum, sizes or byte order — counts as no entry (`problem` says so when a
-file of ours was damaged). Writes are atomic; only the newest `keep` files are kept.
-This is the one home of the format: the guard's ``index_cache`` and the checks'
-``logstate_cache`` are two users of it.
+wrong checksum, sizes or byte order, a missing or damaged base — counts as no entry
+(`problem` says so when a file of ours was damaged); a base that was saved again since
+(another crc32) only makes its deltas no entry. Every delta is summed on each load; the
+chain's whole entry (the big file) only when its stamp — inode, size, mtime, ctime,
+which any write changes — is not the one the newest delta recorded when it last saw
+the file checked (`_read` says when a stamp is kept). No cheaper sum in the standard
+library would do: adler32 is no faster than crc32 here, blake2 slower. Whole entries
+are written durably (a crash cannot leave one with its stamp and other bytes), deltas
+not. Writes are atomic; only the newest `keep` files are kept, with every file their
+chains need. This is the one home of the format: the
+guard's ``index_cache`` and the checks' ``logstate_cache`` are two users of it.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 import zlib
 from array import array
+from time import time_ns as _time_ns
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import AtomicFile
 from git_gasp.base.record import Record
+from git_gasp.conformance.lineindex import LINE_MASK, Keys, flat
 
-_ID = rb"[0-9a-f]{40}|[0-9a-f]{64}"
+MAX_DEPTH = 16  # deltas in a chain before a whole entry is written again
+SPREAD = 4  # ... or once the deltas' bytes reach a quarter of the whole entry's
+MARGIN_NS = 3 * 10**9  # a file changed this recently may change again unseen by its stamp
+_HEX = b"0123456789abcdef"
+_NONE = b"-"
+
+
+def _stamp(st: os.stat_result) -> bytes:
+    """What any write to a file changes: its inode, size, mtime and ctime."""
+    return b"%d.%d.%d.%d" % (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _is_stamp(text: bytes) -> bool:
+    parts = text.split(b".")
+    return len(parts) == 4 and all(x.isdigit() and len(x) <= 20 for x in parts)
 
 
 class Entry(Record):
-    """One loaded index file."""
+    """One loaded index file (`keys`: an array, or `lineindex.Keys` when loaded or
+    grown; `offsets`: one per line)."""
 
     FIELDS = ("length", "line_count", "keys", "offsets", "extras")
 
-    def __init__(self, length: int, line_count: int, keys: array, offsets: array,
+    def __init__(self, length: int, line_count: int, keys: array | Keys, offsets: array,
                  extras: list[bytes] | None = None) -> None:
         self.length, self.line_count = length, line_count  # bytes and lines of the log
         self.keys, self.offsets = keys, offsets
         self.extras = [] if extras is None else extras
+
+
+class Link(Record):
+    """One file of a loaded chain: where it is, what identifies its content (crc32 of
+    the body, size in bytes), the lines it covers, how many key runs the chain holds up
+    to it, its depth and the bytes of the deltas down to the whole entry."""
+
+    FIELDS = ("path", "blob", "crc", "size", "lines", "runs", "depth", "spread", "whole",
+              "stamp")
+
+    def __init__(self, path: str, blob: bytes, crc: int, size: int, lines: int,
+                 runs: int | None,
+                 depth: int, spread: int, whole: int, stamp: bytes = _NONE) -> None:
+        self.path, self.blob, self.crc, self.size = path, blob, crc, size
+        self.lines, self.runs, self.depth = lines, runs, depth
+        self.spread, self.whole = spread, whole  # deltas' bytes; the whole entry's
+        self.stamp = stamp  # a whole entry's: its `_stamp` when checked (or "-")
+
+
+class _Head(Record):
+    """A parsed header line."""
+
+    FIELDS = ("rules", "blob", "length", "lines", "first", "sizes", "crc", "base",
+              "base_crc", "base_size", "depth", "stamp", "signed")
+
+    def __init__(self, rules: bytes, blob: bytes, length: int, lines: int, first: int,
+                 sizes: list[int], crc: int, base: bytes | None, base_crc: int,
+                 base_size: int, depth: int, stamp: bytes, signed: bytes) -> None:
+        self.rules, self.blob, self.length, self.lines, self.first = \
+            rules, blob, length, lines, first
+        self.sizes, self.crc = sizes, crc  # sizes[0]: the keys' count
+        self.signed = signed  # the header without its crc32 (which covers it too)
+        self.base, self.base_crc, self.base_size, self.depth = base, base_crc, base_size, depth
+        self.stamp = stamp  # a delta's: the `_stamp` of its chain's whole entry, or "-"
+
+
+def _delta_keys(keys: Keys, link: Link) -> array:
+    """The keys of `keys`' lines after `link`'s file, sorted: the runs after those the
+    chain holds up to it, or, for a file whose keys share a run with later ones (a middle
+    delta), those of the runs after the whole entry's with a later line."""
+    if link.runs is not None:
+        return flat(Keys(keys.runs[link.runs:]))
+    after = keys.origin[0].runs  # type: ignore[index] - the whole entry's link
+    return array("Q", sorted(k for run in keys.runs[after:] for k in run
+                             if k & LINE_MASK > link.lines))
+
+
+def _is_id(text: bytes) -> bool:
+    return len(text) in (40, 64) and not text.strip(_HEX)
+
+
+def _number(text: bytes) -> int | None:
+    return int(text) if text.isdigit() and len(text) <= 15 else None
 
 
 class IndexFiles:
@@ -50,107 +139,249 @@ class IndexFiles:
         self.dir = os.path.join(common_dir, "gasp")
         self.magic, self.prefix, self.suffix = magic, prefix, suffix
         self.rules, self.format, self.keep, self.extras = rules, fmt, keep, extras
-        sizes = rb" (\d{1,15})" * (1 + extras)
-        self._header = re.compile(re.escape(magic) + rb" (\d+) ([0-9a-f]+) (%s) (\d{1,15}) "
-                                  rb"(\d{1,15})%s (\d+) (little|big)\n" % (_ID, sizes))
         self.saved: set[str] = set()
         self.problem: str | None = None  # set when a file of ours was damaged
+        self._ancestors: list[tuple[bytes, int]] | None = None
 
-    def path(self, blob_id: bytes) -> str:
-        return os.path.join(self.dir, f"{self.prefix}-{self.rules}-{blob_id.decode()}"
-                                      f".{self.suffix}")
+    def path(self, blob_id: bytes, rules: str | None = None) -> str:
+        return os.path.join(self.dir, f"{self.prefix}-{self.rules if rules is None else rules}"
+                                      f"-{blob_id.decode()}.{self.suffix}")
 
-    def _match(self, head: bytes, blob_id: bytes) -> re.Match | None:
-        match = self._header.fullmatch(head)
-        if match is None or int(match[1]) != self.format or match[2].decode() != self.rules \
-                or match[3] != blob_id:
+    def _parse(self, head: bytes, blob_id: bytes | None) -> _Head | None:
+        """The header line `head` (with its newline) of `blob_id`'s file under the current
+        rules (of any blob and rules when `blob_id` is None), or None."""
+        fields = head[:-1].split(b" ") if head.endswith(b"\n") else []
+        n = self.extras
+        if len(fields) != 15 + n or fields[0] != self.magic \
+                or fields[1] != b"%d" % self.format or fields[9 + n] != sys.byteorder.encode():
             return None
-        return match
+        rules, blob = fields[2], fields[3]
+        if blob_id is None:
+            if not _is_id(blob) or not rules or not rules.isalnum():
+                return None
+        elif blob != blob_id or rules != self.rules.encode():
+            return None
+        numbers = [_number(x) for x in fields[4:9 + n]]
+        tail = [_number(x) for x in fields[11 + n:14 + n]]
+        stamp = fields[14 + n]
+        if None in numbers or None in tail:
+            return None
+        length, lines, first, *sizes, crc = numbers
+        base_crc, base_size, depth = tail
+        base: bytes | None = fields[10 + n]
+        if base == _NONE:
+            base = None
+            if first or depth or base_crc or base_size or stamp != _NONE:
+                return None
+        elif not _is_id(base) or base == blob or not 0 < depth <= MAX_DEPTH \
+                or not 0 < first <= lines or not (stamp == _NONE or _is_stamp(stamp)):
+            return None
+        return _Head(rules, blob, length, lines, first, sizes, crc, base, base_crc, base_size,
+                     depth, stamp, b" ".join(fields[:8 + n] + fields[9 + n:]))
 
-    def header(self, blob_id: bytes) -> int | None:
-        """The covered length of `blob_id`'s entry (header only), or None."""
+    def _head(self, path: str, blob_id: bytes | None) -> _Head | None:
         try:
-            with open(self.path(blob_id), "rb") as f:
+            with open(path, "rb") as f:
                 head = f.readline(512)
         except OSError:
             return None
-        match = self._match(head, blob_id)
-        return None if match is None else int(match[4])
+        return self._parse(head, blob_id)
+
+    def header(self, blob_id: bytes) -> int | None:
+        """The covered length of `blob_id`'s entry (header only), or None."""
+        head = self._head(self.path(blob_id), blob_id)
+        return None if head is None else head.length
 
     def load(self, blob_id: bytes, *, max_length: int | None = None) -> Entry | None:
         """The entry of blob `blob_id` (covering at most `max_length` bytes), or None."""
+        chain: list[tuple[_Head, memoryview, int, bytes]] = []  # newest first
+        blob, want = blob_id, None
+        while True:
+            found = self._read(blob, base=want is not None,
+                               stamp=chain[0][0].stamp if chain else _NONE)
+            if found is None:
+                return None
+            head, body, size, stamp = found
+            if want is not None:
+                newer = chain[-1][0]
+                if (head.crc, size) != want:
+                    return None  # saved again since the delta: not the file it extends
+                if head.lines != newer.first or head.length > newer.length \
+                        or head.depth != newer.depth - 1:
+                    self.problem = "corrupt"
+                    return None
+            elif max_length is not None and head.length > max_length:
+                return None
+            chain.append((head, body, size, stamp))
+            if head.base is None:
+                break
+            blob, want = head.base, (head.base_crc, head.base_size)
+        return self._entry(chain, stamp)
+
+    def _read(self, blob_id: bytes, *, base: bool,
+              stamp: bytes) -> tuple[_Head, memoryview, int, bytes] | None:
+        """The checked header and body of `blob_id`'s file, its size and its stamp as
+        checked (or "-": too recent to vouch for it), or None (a problem noted when it
+        is damaged, or missing though a delta needs it).
+
+        A whole entry at the end of a chain whose newest delta holds the stamp the file
+        still has is not summed again: it was checked (in full) when the delta was
+        written, durably written before that, and any write to it since would have
+        changed its ctime (the stamp is kept only for files last changed `MARGIN_NS`
+        before they were checked, so that a change within the clock's granularity of
+        the previous one cannot go unseen)."""
         path = self.path(blob_id)
         try:
             with open(path, "rb") as f:
+                st = os.fstat(f.fileno())
                 raw = f.read()
         except FileNotFoundError:
+            if base:
+                self.problem = "corrupt"
             return None
         except OSError as exc:
             self.problem = f"unreadable ({exc.strerror})"
             return None
-        entry = self._decode(raw, blob_id)
-        if entry is None:
+        cut = raw.find(b"\n", 0, 512) + 1
+        head = self._parse(raw[:cut], blob_id) if cut else None
+        body = memoryview(raw)[cut:]  # no copy of the words
+        now = _stamp(st)
+        if head is None or len(body) != 8 * (head.sizes[0] + head.lines - head.first) \
+                + sum(head.sizes[1:]) or len(raw) != st.st_size:
             self.problem = "corrupt"
             return None
-        if max_length is not None and entry.length > max_length:
+        if not (base and head.base is None and stamp == now) \
+                and zlib.crc32(body, zlib.crc32(head.signed)) != head.crc:
+            self.problem = "corrupt"
             return None
-        self._touch(path)
-        return entry
+        if not base:
+            self._touch(path)  # the chain's newest file (its bases are kept for it)
+            now = _NONE
+        elif _time_ns() - st.st_ctime_ns < MARGIN_NS:
+            now = _NONE
+        return head, body, len(raw), now
 
-    def _decode(self, raw: bytes, blob_id: bytes) -> Entry | None:
-        cut = raw.find(b"\n", 0, 512) + 1
-        match = self._match(raw[:cut], blob_id) if cut else None
-        if match is None:
+    def _entry(self, chain: list[tuple[_Head, memoryview, int, bytes]],
+               stamp: bytes) -> Entry | None:
+        """The entry a resolved chain (newest first) holds, the keys one run per file
+        (`stamp`: its whole entry's, as checked). The deltas' keys are sorted into one
+        run (they are few), so that a lookup searches two runs, not one per file."""
+        root = array("Q")
+        added = array("Q")  # the deltas' keys
+        offsets = array("Q")
+        links: list[Link] = []
+        whole = spread = 0
+        for head, body, size, _checked in reversed(chain):
+            n_keys = head.sizes[0]
+            at = 8 * (n_keys + head.lines - head.first)
+            offsets.frombytes(body[8 * n_keys:at])
+            if head.base is None:
+                root.frombytes(body[:8 * n_keys])
+                whole = size
+            else:
+                added.frombytes(body[:8 * n_keys])
+                spread += size
+            links.append(Link(self.path(head.blob), head.blob, head.crc, size, head.lines,
+                              None, head.depth, spread, whole,
+                              stamp if head.base is None else _NONE))
+        if len(chain) > 2:
+            added = array("Q", sorted(added))
+        keys = Keys((root, added), tuple(links))
+        links[0].runs = 1 if root else 0  # runs up to a middle delta: None (`_delta_keys`)
+        links[-1].runs = len(keys.runs)
+        head, body, _size, _checked = chain[0]
+        if head.lines and offsets[-1] > head.length:
+            self.problem = "corrupt"
             return None
-        body = memoryview(raw)[cut:]  # no copy of the words
-        length, lines = int(match[4]), int(match[5])
-        sizes = [int(match[6 + i]) for i in range(1 + self.extras)]
-        crc, order = int(match[7 + self.extras]), match[8 + self.extras].decode()
-        n_keys = sizes[0]
-        if order != sys.byteorder or len(body) != 8 * (n_keys + lines) + sum(sizes[1:]) \
-                or zlib.crc32(body) != crc:
-            return None
-        keys, offsets = array("Q"), array("Q")
-        if keys.itemsize != 8:  # pragma: no cover - 'Q' is 8 bytes on every platform we run
-            return None
-        keys.frombytes(body[:8 * n_keys])
-        at = 8 * (n_keys + lines)
-        offsets.frombytes(body[8 * n_keys:at])
-        if lines and offsets[-1] > length:
-            return None
+        at = 8 * (head.sizes[0] + head.lines - head.first)
         extras = []
-        for size in sizes[1:]:
+        for size in head.sizes[1:]:
             extras.append(bytes(body[at:at + size]))
             at += size
-        return Entry(length, lines, keys, offsets, extras)
+        return Entry(head.length, head.lines, keys, offsets, extras)
 
     def save(self, blob_id: bytes, entry: Entry) -> bool:
-        """Store `entry` for blob `blob_id` (best effort: a failure returns False)."""
+        """Store `entry` for blob `blob_id` (best effort: a failure returns False): a delta
+        against the file its keys were loaded from when that is still there and the
+        chain is short, else whole."""
         if len(entry.extras) != self.extras:
             raise ValueError(f"{self.prefix} entries hold {self.extras} extra strings")
-        parts = [memoryview(entry.keys).cast("B"), memoryview(entry.offsets).cast("B"),
-                 *entry.extras]
-        crc = 0
+        link = self._base_for(blob_id, entry)
+        if link is not None:
+            keys = _delta_keys(entry.keys, link)  # type: ignore[arg-type] - a Keys
+            offsets, first = memoryview(entry.offsets)[link.lines:], link.lines
+            root = entry.keys.origin[0]  # type: ignore[union-attr] - a Keys' origin
+            base = b"%s %d %d %d %s" % (link.blob, link.crc, link.size, link.depth + 1,
+                                        root.stamp)
+            grown = 8 * (len(keys) + len(offsets)) + sum(map(len, entry.extras)) + 256
+            if (link.spread + grown) * SPREAD > link.whole:
+                link = None  # the deltas would outgrow the whole entry: compact
+        if link is None:
+            keys, offsets, first = flat(entry.keys), memoryview(entry.offsets), 0
+            base = b"- 0 0 0 -"
+        parts = [memoryview(keys).cast("B"), offsets.cast("B"), *entry.extras]
+        sizes = b" ".join(b"%d" % n for n in [len(keys), *map(len, entry.extras)])
+        signed = b"%s %d %s %s %d %d %d %s" % (
+            self.magic, self.format, self.rules.encode(), blob_id, entry.length,
+            entry.line_count, first, sizes)
+        tail = b"%s %s" % (sys.byteorder.encode(), base)
+        crc = zlib.crc32(b"%s %s" % (signed, tail))
         for part in parts:
             crc = zlib.crc32(part, crc)
-        sizes = b" ".join(b"%d" % n for n in [len(entry.keys), *map(len, entry.extras)])
-        head = b"%s %d %s %s %d %d %s %d %s\n" % (
-            self.magic, self.format, self.rules.encode(), blob_id, entry.length,
-            entry.line_count, sizes, crc, sys.byteorder.encode())
+        head = b"%s %d %s\n" % (signed, crc, tail)
         path = self.path(blob_id)
+        self._ancestors = None
         try:
             os.makedirs(self.dir, exist_ok=True)
-            with AtomicFile(path, durable=False) as out:  # a lost entry is rebuilt
+            # a lost delta is rebuilt; a whole entry is durable, as its stamp assumes
+            with AtomicFile(path, durable=link is None) as out:
                 for part in (head, *parts):
                     out.write(part)
         except (OSError, GaspError):  # GaspError: UnsafePath, a link where the entry goes
             return False
         self.saved.add(path)
+        if type(entry.keys) is Keys:  # a save of what grows from it extends this file
+            size = len(head) + sum(map(len, parts))
+            chain = () if link is None else entry.keys.origin[:entry.keys.origin.index(link) + 1]
+            spread = 0 if link is None else link.spread + size
+            entry.keys.origin = (*chain, Link(path, blob_id, crc, size, entry.line_count,
+                                              len(entry.keys.runs), len(chain), spread,
+                                              size if link is None else link.whole))
         self.prune()
         return True
 
+    def _base_for(self, blob_id: bytes, entry: Entry) -> Link | None:
+        """The file of the chain `entry`'s keys came from that a delta for `blob_id` can
+        extend (the newest one of another blob, still there as loaded), or None."""
+        keys = entry.keys
+        links = keys.origin if type(keys) is Keys else None
+        if not links or len(entry.offsets) != entry.line_count:
+            return None
+        for link in reversed(links):
+            if link.blob == blob_id:
+                continue  # saved again (new extras): a delta against its own base
+            if link.path != self.path(link.blob) or link.depth >= MAX_DEPTH \
+                    or link.lines > entry.line_count \
+                    or (link.runs is not None and len(keys.runs) < link.runs):
+                return None
+            head = self._head(link.path, link.blob)
+            try:
+                size = os.stat(link.path).st_size
+            except OSError:
+                return None
+            if head is None or head.crc != link.crc or size != link.size:
+                return None
+            return link
+        return None
+
     def ancestors(self) -> list[tuple[bytes, int]]:
-        """(blob id, covered length) of every entry under the current rules, newest first."""
+        """(blob id, covered length) of every entry under the current rules, newest first
+        (read once, and again after a save)."""
+        if self._ancestors is None:
+            self._ancestors = self._read_ancestors()
+        return list(self._ancestors)
+
+    def _read_ancestors(self) -> list[tuple[bytes, int]]:
         out = []
         ours = f"{self.prefix}-{self.rules}-"
         for path in self._entries():
@@ -185,9 +416,20 @@ class IndexFiles:
             [path for _, mine, path in stamped if not mine]
 
     def prune(self) -> None:
-        """Keep the newest `keep` entries (and every one saved by this run)."""
-        for path in self._entries()[self.keep:]:
-            if path not in self.saved:
+        """Keep the newest `keep` entries (and every one saved by this run), and every
+        file their chains need."""
+        entries = self._entries()
+        kept = set(entries[:self.keep]) | self.saved
+        todo = list(kept)
+        while todo:
+            head = self._head(todo.pop(), None)
+            if head is not None and head.base is not None:
+                base = self.path(head.base, head.rules.decode())
+                if base not in kept:
+                    kept.add(base)
+                    todo.append(base)
+        for path in entries:
+            if path not in kept:
                 try:
                     os.unlink(path)
                 except OSError:

@@ -7,7 +7,10 @@ of the UTF-8 text and a 1-based line number. All keys of one (table, text) are a
 and in line order, so a bisect finds the candidate lines; a key only says where to look,
 and every caller confirms a candidate by parsing that one line, so a crc32 collision
 never gives a wrong answer. Keys live in ``array('Q')``: cheap to store as raw words
-(``index_cache``), to load, and to merge with the keys of appended lines.
+(``index_cache``) and to load. An index that grew commit by commit holds `Keys`: one
+sorted run per step, each run's lines after the previous run's, so a lookup searches
+each run in turn (in line order, as one merged array would answer) and appended lines
+never copy the keys before them.
 """
 
 from __future__ import annotations
@@ -15,8 +18,11 @@ from __future__ import annotations
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator
 from itertools import accumulate
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 TABLE_SHIFT, HASH_SHIFT = 61, 29
 LINE_MASK = (1 << HASH_SHIFT) - 1
@@ -34,22 +40,78 @@ def key(table: int, text: str) -> int:
     return (table << TABLE_SHIFT) | (crc << HASH_SHIFT)
 
 
-def candidates(keys: array, table: int, text: str) -> Iterator[int]:
+class Keys:
+    """Sorted runs of keys, the lines of each run after those of the runs before it
+    (`runs`, no run empty): what `merged` gives. `origin` is the saved file the first
+    runs were loaded from (``index_files``), which a save of the grown index may write
+    a delta against; it is passed on to every index grown from this one."""
+
+    __slots__ = ("runs", "origin")
+
+    def __init__(self, runs: Iterable[array], origin: object = None) -> None:
+        self.runs = tuple(run for run in runs if run)
+        self.origin = origin
+
+    def __bool__(self) -> bool:
+        return bool(self.runs)
+
+    def __len__(self) -> int:
+        return sum(map(len, self.runs))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Keys, array)):
+            return flat(self) == flat(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Keys({list(self.runs)!r})"
+
+
+def runs_of(keys: array | Keys) -> tuple[array, ...]:
+    """The sorted runs of `keys` (an array is one run)."""
+    if type(keys) is Keys:
+        return keys.runs
+    return (keys,) if keys else ()
+
+
+def candidates(keys: array | Keys, table: int, text: str) -> Iterator[int]:
     """Lines that may hold `text` in `table`, in line order (unconfirmed)."""
     base = key(table, text)
-    i = bisect_left(keys, base)
     top = base | LINE_MASK
-    n = len(keys)
-    while i < n and keys[i] <= top:
-        yield keys[i] & LINE_MASK
-        i += 1
+    for run in runs_of(keys):
+        i = bisect_left(run, base)
+        n = len(run)
+        while i < n and run[i] <= top:
+            yield run[i] & LINE_MASK
+            i += 1
 
 
-def merged(old: array, new: list[int]) -> array:
-    """`old` (sorted) with the keys `new` (any order) merged in; `old` is not changed."""
+def merged(old: array | Keys, new: list[int]) -> Keys:
+    """`old` with the keys `new` (any order, all of lines after `old`'s) added as a
+    run; `old` is not changed."""
     new.sort()
-    if not old:
-        return array("Q", new)
+    origin = old.origin if type(old) is Keys else None
+    return Keys((*runs_of(old), array("Q", new)), origin)
+
+
+def flat(keys: array | Keys) -> array:
+    """`keys` as one sorted array (a new one: the runs merged)."""
+    runs = runs_of(keys)
+    if not runs:
+        return array("Q")
+    out = array("Q", runs[0])
+    for run in runs[1:]:
+        out = _merge(out, run)
+    return out
+
+
+def _merge(old: array, new: array) -> array:
+    """Two sorted arrays as one: `new`'s keys inserted by bisection (C-speed slices),
+    or sorted together when `new` is not small."""
+    if len(new) * 16 > len(old):
+        return array("Q", sorted(old + new))
     out = array("Q")
     at = 0
     for k in new:

@@ -10,15 +10,15 @@ and invalidated there. A state is used only once the log provably starts with it
 blob's bytes — by check 4's facts (`TipFacts.starts_with`: the working file is, or
 extends, HEAD's blob, which starts with the saved one), else by hashing the file's
 first `length` bytes as a git blob — so a rewritten log is never trusted. A damaged
-file counts as none (and says so); only the newest `KEEP` are kept.
+file counts as none (and says so); only the newest `KEEP` are kept (with the files
+their chains need: a state saved after resuming one is a delta against it).
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
+import sys
+import zlib
 from array import array
-from collections.abc import Callable
 
 from git_gasp.conformance.index_files import Entry, IndexFiles
 from git_gasp.conformance.logfindings import RECORDS_FORMAT, load_records
@@ -26,7 +26,11 @@ from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.logstate import LogState
 from git_gasp.protocol.vocab import Vocabulary
 
-FORMAT = 1
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+FORMAT = 2
 RULES_VERSION = 1  # bump when what a rule decides changes without its code changing
 KEEP = 4
 HASH_TRIES = 2  # saved states tried by hashing the log's prefix, longest first
@@ -40,23 +44,31 @@ _RULE_MODULES = ("git_gasp.conformance.rules", "git_gasp.conformance.logstate",
                  "git_gasp.protocol.jsonstrict", "git_gasp.protocol.snapshot")
 
 
-def _code_digest() -> str:
-    digest = hashlib.sha256()
+def _code_digest() -> list[tuple[int, int, int]]:
+    """(size, crc32, adler32) of each rule module's source: 64 bits of checksum and the
+    size per module, so an edit that keeps the key is vanishingly unlikely (and no hash
+    module is imported: the modules are loaded, and zlib is, on every check)."""
+    out = []
     for name in _RULE_MODULES:
-        path = getattr(importlib.import_module(name), "__file__", None)
+        module = sys.modules.get(name)
+        if module is None:
+            __import__(name)
+            module = sys.modules[name]
+        path = getattr(module, "__file__", None)
         try:
             with open(path, "rb") as f:  # type: ignore[arg-type]
-                digest.update(f.read())
+                source = f.read()
         except (OSError, TypeError):
-            digest.update(name.encode())  # no source to read: the version alone decides
-    return digest.hexdigest()
+            source = name.encode()  # no source to read: the version alone decides
+        out.append((len(source), zlib.crc32(source), zlib.adler32(source)))
+    return out
 
 
 def state_key(prefix: bytes, log_rel: str) -> str:
     """The key of the states of the log at `log_rel` in the agent root at `prefix`."""
     material = repr((FORMAT, RULES_VERSION, RECORDS_FORMAT, _code_digest(), prefix,
                      log_rel)).encode("utf-8", "surrogateescape")
-    return hashlib.sha256(material).hexdigest()[:16]
+    return f"{zlib.crc32(material):08x}{zlib.adler32(material):08x}"
 
 
 class LogStateCache:
@@ -85,7 +97,7 @@ class LogStateCache:
             if (length, blob) not in proven and source.blob_id(length) != blob:
                 continue
             entry = self.files.load(blob, max_length=source.size)
-            if entry is None:
+            if entry is None or entry.length != length:
                 continue
             try:
                 state = restore(source, vocab, entry)

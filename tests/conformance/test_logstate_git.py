@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from git_gasp.base.forked import fork_allowed
-from git_gasp.conformance import checks
+from git_gasp.conformance import checks, index_files
 from git_gasp.conformance.logcheck import analyze_log
 from git_gasp.conformance.runner import check_repo
 from git_gasp.store.agent import load_agent
@@ -377,3 +377,76 @@ def test_uncommitted_whole_lines_beside_the_walk_save_nothing_but_report_alike(a
     assert report == _report(agent, use_cache=False)
     assert not report[0]["passed"]  # the broken line, check 1
     assert _states(agent) == []
+
+
+# ---- commit after commit: the states saved as deltas ---------------------------------
+
+def _base_of(path: Path) -> bytes:
+    """The blob id the state file extends (b"-": a whole state)."""
+    return path.read_bytes().split(b"\n", 1)[0].split(b" ")[-5]
+
+
+def _step(n: int) -> bytes:
+    """Commit n's lines: a goal pair, then lines the checks fail (an id used again, a
+    cause not seen yet, a line that is no event, a second claim of goal 1)."""
+    out = goal_pair(n)
+    if n % 2:
+        out += line("event_g1", "note.added", {}) + line(f"e_fwd{n}", "note.added", {},
+                                                         f"e_fwd{n + 1}")
+    else:
+        out += line(f"e_fwd{n}", "note.added", {}) + b"not an event\n"
+    if n % 3 == 0:
+        out += ops(f"e_claim{n}", "event_g1", create("goal_1", "goal", title="goal 1",
+                                                     status="Open"))
+    return out
+
+
+def test_commit_after_commit_the_cached_check_reports_what_no_cache_reports(agent,
+                                                                           monkeypatch):
+    monkeypatch.setattr(index_files, "SPREAD", 0)  # deltas however big, against a small log
+    (agent / LOG).write_bytes(_step(1))
+    _commit(agent)
+    assert _report(agent) == _report(agent, use_cache=False)
+    for n in range(2, 9):
+        with open(agent / LOG, "ab") as fh:
+            fh.write(_step(n))
+        _commit(agent)
+        cached = _report(agent)
+        assert cached == _report(agent, use_cache=False)
+        assert not all(c["passed"] for c in cached)
+        assert _analysis(agent).resumed_lines == (agent / LOG).read_bytes().count(b"\n")
+    head = git(agent, "rev-parse", f"HEAD:{LOG}").strip()
+    states = {p.name.rsplit("-", 1)[1][:40]: p for p in _states(agent)}
+    assert _base_of(states[head]) == git(agent, "rev-parse", f"HEAD~1:{LOG}").strip().encode()
+    # a rewritten (non-append) log is never resumed from a saved state
+    data = (agent / LOG).read_bytes()
+    (agent / LOG).write_bytes(data.replace(b"goal 2", b"goal Y", 1) + _step(9))
+    _commit(agent, "rewritten")
+    assert _analysis(agent).resumed_lines == 0
+    assert _report(agent) == _report(agent, use_cache=False)
+    with open(agent / LOG, "ab") as fh:
+        fh.write(_step(10))
+    _commit(agent)
+    assert _report(agent) == _report(agent, use_cache=False)
+    assert _analysis(agent).resumed_lines > 0
+
+
+@pytest.mark.parametrize("which", ["base", "delta"])
+def test_a_damaged_file_of_a_chain_counts_as_none_and_says_so(agent, which, monkeypatch):
+    monkeypatch.setattr(index_files, "SPREAD", 0)
+    (agent / LOG).write_bytes(_step(1))
+    _commit(agent)
+    _report(agent)
+    with open(agent / LOG, "ab") as fh:
+        fh.write(_step(2))
+    _commit(agent)
+    clean = _report(agent)
+    blob = git(agent, "rev-parse", f"{'HEAD~1' if which == 'base' else 'HEAD'}:{LOG}").strip()
+    [path] = [p for p in _states(agent) if blob in p.name]
+    data = path.read_bytes()
+    at = len(data) - 3
+    path.write_bytes(data[:at] + bytes([data[at] ^ 4]) + data[at + 1:])
+    noted = _report(agent)
+    assert noted[0]["notes"] == ["the saved log state was corrupt and has been ignored"]
+    noted[0]["notes"] = []
+    assert noted == clean == _report(agent, use_cache=False)
