@@ -26,7 +26,9 @@ wrong checksum, sizes or byte order, a missing or damaged base — counts as no 
 (another crc32) only makes its deltas no entry. Every delta is summed on each load; the
 chain's whole entry (the big file) only when its stamp — inode, size, mtime, ctime,
 which any write changes — is not the one the newest delta recorded when it last saw
-the file checked (`_read` says when a stamp is kept). No cheaper sum in the standard
+the file checked (`_read` says when a stamp is kept); likewise a whole entry read as the
+newest of its chain, whose note ``<file>.checked`` (written when it was last checked in
+full, and touched instead of the file) holds the stamp it still has. No cheaper sum in the standard
 library would do: adler32 is no faster than crc32 here, blake2 slower. Whole entries
 are written durably (a crash cannot leave one with its stamp and other bytes), deltas
 not. Writes are atomic; only the newest `keep` files are kept, with every file their
@@ -52,6 +54,31 @@ SPREAD = 4  # ... or once the deltas' bytes reach a quarter of the whole entry's
 MARGIN_NS = 3 * 10**9  # a file changed this recently may change again unseen by its stamp
 _HEX = b"0123456789abcdef"
 _NONE = b"-"
+CHECKED = ".checked"  # beside a whole entry: the stamp it had when last checked in full
+
+
+def _checked_stamp(path: str) -> bytes:
+    """The stamp a whole entry had when it was last checked in full as the newest file
+    of its chain (its note ``<path>.checked``), or "-"."""
+    try:
+        with open(path + CHECKED, "rb") as f:
+            text = f.read(128)
+    except OSError:
+        return _NONE
+    return text if _is_stamp(text) else _NONE
+
+
+def _vouch(path: str, stamp: bytes) -> None:
+    """Note that the whole entry at `path`, with `stamp`, was checked (best effort); the
+    note's mtime stands for the entry's in `IndexFiles._entries`."""
+    try:
+        if _checked_stamp(path) == stamp:
+            os.utime(path + CHECKED)
+        else:
+            with AtomicFile(path + CHECKED, durable=False) as out:
+                out.write(stamp)
+    except (OSError, GaspError):
+        pass
 
 
 def _stamp(st: os.stat_result) -> bytes:
@@ -250,13 +277,17 @@ class IndexFiles:
                 + sum(head.sizes[1:]) or len(raw) != st.st_size:
             self.problem = "corrupt"
             return None
-        if not (base and head.base is None and stamp == now) \
+        vouched = stamp if base else _checked_stamp(path) if head.base is None else _NONE
+        if not (head.base is None and vouched == now) \
                 and zlib.crc32(body, zlib.crc32(head.signed)) != head.crc:
             self.problem = "corrupt"
             return None
-        if not base:
-            self._touch(path)  # the chain's newest file (its bases are kept for it)
-            now = _NONE
+        if not base:  # the chain's newest file (its bases are kept for it): touched
+            if head.base is None and _time_ns() - st.st_ctime_ns >= MARGIN_NS:
+                _vouch(path, now)  # touched through its note: the file keeps its stamp
+            else:
+                self._touch(path)
+                now = _NONE
         elif _time_ns() - st.st_ctime_ns < MARGIN_NS:
             now = _NONE
         return head, body, len(raw), now
@@ -408,9 +439,14 @@ class IndexFiles:
         for name in names:
             path = os.path.join(self.dir, name)
             try:
-                stamped.append((os.stat(path).st_mtime_ns, name.startswith(ours), path))
+                used = os.stat(path).st_mtime_ns
             except OSError:
                 continue
+            try:  # a checked whole entry is touched through its note
+                used = max(used, os.stat(path + CHECKED).st_mtime_ns)
+            except OSError:
+                pass
+            stamped.append((used, name.startswith(ours), path))
         stamped.sort(reverse=True)
         return [path for _, mine, path in stamped if mine] + \
             [path for _, mine, path in stamped if not mine]
@@ -430,10 +466,11 @@ class IndexFiles:
                     todo.append(base)
         for path in entries:
             if path not in kept:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+                for doomed in (path, path + CHECKED):
+                    try:
+                        os.unlink(doomed)
+                    except OSError:
+                        pass
 
     @staticmethod
     def _touch(path: str) -> None:

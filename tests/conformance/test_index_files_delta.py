@@ -219,8 +219,9 @@ def test_an_unchanged_whole_entry_is_not_summed_again(tmp_path, monkeypatch):
     monkeypatch.setattr(index_files, "_time_ns", lambda: real() + 10 * 10**9)  # not recent
     files, expected = _chain(tmp_path, 3)
     whole = os.path.getsize(files.path(_blob(0)))
-    assert _header(files.path(_blob(1)))[-1] == b"-"  # its base was touched as the head
-    assert _header(files.path(_blob(2)))[-1] != b"-"  # stamped when blob 1's was loaded
+    # the whole entry is vouched for by its note when loaded as the head: both stamped
+    assert _header(files.path(_blob(1)))[-1] != b"-"
+    assert _header(files.path(_blob(2)))[-1] != b"-"
     sums = _sums(monkeypatch)
     _same(files.load(_blob(3)), expected[3])
     assert max(sums) < whole / 4  # only the deltas were summed
@@ -238,6 +239,45 @@ def test_an_unchanged_whole_entry_is_not_summed_again(tmp_path, monkeypatch):
             _same(loaded, expected[3])
         else:
             assert loaded is None and files.problem == "corrupt"
+
+
+def test_a_whole_entry_loaded_as_the_head_is_summed_once(tmp_path, monkeypatch):
+    real = index_files._time_ns
+    monkeypatch.setattr(index_files, "_time_ns", lambda: real() + 10 * 10**9)  # not recent
+    files, expected = _chain(tmp_path, 0)
+    path = files.path(_blob(0))
+    whole = os.path.getsize(path)
+    sums = _sums(monkeypatch)
+    for _ in range(3):
+        sums.clear()
+        _same(files.load(_blob(0)), expected[0])
+        assert os.path.exists(path + index_files.CHECKED)
+    assert max(sums, default=0) < whole / 4  # the note vouched for it: not summed again
+    data = open(path, "rb").read()
+    time.sleep(0.03)
+    with open(path, "wb") as f:  # any write changes its stamp: summed, the damage found
+        f.write(data[:-9] + bytes([data[-9] ^ 1]) + data[-8:])
+    sums.clear()
+    assert files.load(_blob(0)) is None and files.problem == "corrupt"
+    assert max(sums) > whole / 2
+    with open(path + index_files.CHECKED, "wb") as f:  # a forged note names another stamp
+        f.write(b"1.2.3.4")
+    sums.clear()
+    assert files.load(_blob(0)) is None and max(sums) > whole / 2
+
+
+def test_a_pruned_entry_takes_its_note_with_it(tmp_path, monkeypatch):
+    real = index_files._time_ns
+    monkeypatch.setattr(index_files, "_time_ns", lambda: real() + 10 * 10**9)
+    files, _ = _chain(tmp_path, 0)
+    files.load(_blob(0))
+    note = files.path(_blob(0)) + index_files.CHECKED
+    assert os.path.exists(note)
+    time.sleep(0.03)
+    later = _files(tmp_path, 1)  # another run, keeping one entry: a whole one of its own
+    other = _grown(Entry(0, 0, array("Q"), array("Q"), [b""]), random.Random(2), 50, b"o")
+    assert later.save(_blob(9), other)
+    assert not os.path.exists(files.path(_blob(0))) and not os.path.exists(note)
 
 
 def test_a_recently_changed_whole_entry_is_always_summed(tmp_path, monkeypatch):
