@@ -69,10 +69,16 @@ def _checked_stamp(path: str) -> bytes:
 
 
 def _vouch(path: str, stamp: bytes) -> None:
-    """Note that the whole entry at `path`, with `stamp`, was checked (best effort); the
-    note's mtime stands for the entry's in `IndexFiles._entries`."""
+    """Note that the whole entry at `path`, with `stamp` (or "-": none to vouch for), was
+    checked (best effort); the note's mtime stands for the entry's in
+    `IndexFiles._entries`."""
     try:
-        if _checked_stamp(path) == stamp:
+        with open(path + CHECKED, "rb") as f:
+            same = f.read(128) == stamp
+    except OSError:
+        same = False
+    try:
+        if same:
             os.utime(path + CHECKED)
         else:
             with AtomicFile(path + CHECKED, durable=False) as out:
@@ -283,11 +289,13 @@ class IndexFiles:
             self.problem = "corrupt"
             return None
         if not base:  # the chain's newest file (its bases are kept for it): touched
-            if head.base is None and _time_ns() - st.st_ctime_ns >= MARGIN_NS:
-                _vouch(path, now)  # touched through its note: the file keeps its stamp
-            else:
+            if head.base is not None:
                 self._touch(path)
                 now = _NONE
+            else:  # through its note, so that the file keeps its stamp (and ages)
+                if _time_ns() - st.st_ctime_ns < MARGIN_NS:
+                    now = _NONE  # too recent to vouch for: the note only marks its use
+                _vouch(path, now)
         elif _time_ns() - st.st_ctime_ns < MARGIN_NS:
             now = _NONE
         return head, body, len(raw), now

@@ -146,7 +146,7 @@ def test_a_base_saved_again_since_makes_its_deltas_no_entry(tmp_path):
 
 def test_pruning_keeps_every_base_a_kept_entry_needs(tmp_path):
     files, expected = _chain(tmp_path, 6, keep=2)
-    names = set(os.listdir(files.dir))
+    names = {n for n in os.listdir(files.dir) if not n.endswith(index_files.CHECKED)}
     assert {os.path.basename(files.path(_blob(n))) for n in range(7)} == names
     for n in range(7):
         _same(files.load(_blob(n)), expected[n])
@@ -300,3 +300,17 @@ def test_a_loaded_chain_is_two_runs_however_long(tmp_path):
         assert files.save(_blob(n), fresh)
         assert _header(files.path(_blob(n)))[-5] == _blob(n - 1)
         _same(files.load(_blob(n)), fresh)
+
+
+def test_a_whole_entry_read_as_the_head_is_never_touched(tmp_path):
+    """Loads touch its note, not the file: the file ages, and soon a stamp vouches for it,
+    however often it is read."""
+    files, expected = _chain(tmp_path, 0)
+    path = files.path(_blob(0))
+    before = os.stat(path)
+    for _ in range(3):
+        time.sleep(0.01)
+        _same(files.load(_blob(0)), expected[0])
+    after = os.stat(path)
+    assert (after.st_mtime_ns, after.st_ctime_ns) == (before.st_mtime_ns, before.st_ctime_ns)
+    assert os.path.getmtime(path + index_files.CHECKED) >= after.st_mtime
