@@ -38,6 +38,7 @@ guard's ``index_cache`` and the checks' ``logstate_cache`` are two users of it.
 
 from __future__ import annotations
 
+import mmap
 import os
 import sys
 import zlib
@@ -49,12 +50,28 @@ from git_gasp.base.files import AtomicFile
 from git_gasp.base.record import Record
 from git_gasp.conformance.lineindex import LINE_MASK, Keys, flat
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
 MAX_DEPTH = 16  # deltas in a chain before a whole entry is written again
 SPREAD = 4  # ... or once the deltas' bytes reach a quarter of the whole entry's
 MARGIN_NS = 3 * 10**9  # a file changed this recently may change again unseen by its stamp
 _HEX = b"0123456789abcdef"
 _NONE = b"-"
+_MAP_FROM = 1 << 16  # bytes: a smaller file is read
 CHECKED = ".checked"  # beside a whole entry: the stamp it had when last checked in full
+
+
+def _mapped(f: BinaryIO, size: int) -> bytes | mmap.mmap:
+    """The file's bytes: a big one mapped, not read. A lookup touches a few pages of its
+    keys instead of every page being copied in (twice, with the arrays built from it):
+    page faults, not instructions, were most of a re-check's reading. Files here are
+    only ever replaced (a new inode), never rewritten in place, so the mapping stays
+    what it was when checked."""
+    if size < _MAP_FROM:
+        return f.read()
+    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def _checked_stamp(path: str) -> bytes:
@@ -267,7 +284,7 @@ class IndexFiles:
         try:
             with open(path, "rb") as f:
                 st = os.fstat(f.fileno())
-                raw = f.read()
+                raw = _mapped(f, st.st_size)
         except FileNotFoundError:
             if base:
                 self.problem = "corrupt"
@@ -277,7 +294,7 @@ class IndexFiles:
             return None
         cut = raw.find(b"\n", 0, 512) + 1
         head = self._parse(raw[:cut], blob_id) if cut else None
-        body = memoryview(raw)[cut:]  # no copy of the words
+        body = memoryview(raw)[cut:]  # no copy of the words (nor, mapped, a read of them)
         now = _stamp(st)
         if head is None or len(body) != 8 * (head.sizes[0] + head.lines - head.first) \
                 + sum(head.sizes[1:]) or len(raw) != st.st_size:
@@ -314,8 +331,8 @@ class IndexFiles:
             n_keys = head.sizes[0]
             at = 8 * (n_keys + head.lines - head.first)
             offsets.frombytes(body[8 * n_keys:at])
-            if head.base is None:
-                root.frombytes(body[:8 * n_keys])
+            if head.base is None:  # the big run: read in place (see `_mapped`)
+                root = body[:8 * n_keys].cast("Q") if n_keys else array("Q")
                 whole = size
             else:
                 added.frombytes(body[:8 * n_keys])

@@ -101,9 +101,16 @@ def flat(keys: array | Keys) -> array:
     runs = runs_of(keys)
     if not runs:
         return array("Q")
-    out = array("Q", runs[0])
+    out = array("Q", runs[0]) if isinstance(runs[0], array) else _copied(runs[0])
     for run in runs[1:]:
         out = _merge(out, run)
+    return out
+
+
+def _copied(run: memoryview) -> array:
+    """A run read in place (a memoryview of 64-bit words, ``index_files``) as an array."""
+    out = array("Q")
+    out.frombytes(run.cast("B"))
     return out
 
 

@@ -314,3 +314,21 @@ def test_a_whole_entry_read_as_the_head_is_never_touched(tmp_path):
     after = os.stat(path)
     assert (after.st_mtime_ns, after.st_ctime_ns) == (before.st_mtime_ns, before.st_ctime_ns)
     assert os.path.getmtime(path + index_files.CHECKED) >= after.st_mtime
+
+
+def test_mapped_files_read_as_read_ones(tmp_path, monkeypatch):
+    """Every file mapped (as big ones are): chains, compaction over the mapped run and a
+    flipped byte give what reading them gives."""
+    monkeypatch.setattr(index_files, "_MAP_FROM", 0)
+    files, expected = _chain(tmp_path, index_files.MAX_DEPTH + 2)  # past one compaction
+    for n, entry in enumerate(expected):
+        loaded = files.load(_blob(n))
+        if loaded is not None:  # pruned ones are gone
+            _same(loaded, entry)
+            assert flat(loaded.keys) == flat(entry.keys)
+    path = files.path(_blob(len(expected) - 1))
+    data = bytearray(open(path, "rb").read())
+    data[-3] ^= 0x10
+    with open(path, "wb") as f:
+        f.write(bytes(data))
+    assert files.load(_blob(len(expected) - 1)) is None and files.problem == "corrupt"
