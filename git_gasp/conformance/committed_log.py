@@ -25,6 +25,7 @@ from git_gasp.conformance.lineindex import (
     TooLarge,
     candidates,
     check_capacity,
+    copy_offsets,
     key,
     line_starts,
     merged,
@@ -121,7 +122,7 @@ class CommittedLog:
             start += 1  # the newline that completes the old last line
         lines, _terminated = split_lines(data[start:length]) if start < length else ([], True)
         check_capacity(self.line_count + len(lines))
-        offsets = array("Q", self.offsets)
+        offsets = copy_offsets(self.offsets)
         offsets.extend(line_starts(start, lines[:-1]) if lines else ())
         grown = CommittedLog(data, length, self.line_count + len(lines), self.keys, offsets)
         if lines:

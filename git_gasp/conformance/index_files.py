@@ -48,7 +48,7 @@ from time import time_ns as _time_ns
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import AtomicFile
 from git_gasp.base.record import Record
-from git_gasp.conformance.lineindex import LINE_MASK, Keys, flat
+from git_gasp.conformance.lineindex import LINE_MASK, Keys, Offsets, flat, offset_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -324,17 +324,19 @@ class IndexFiles:
         run (they are few), so that a lookup searches two runs, not one per file."""
         root = array("Q")
         added = array("Q")  # the deltas' keys
-        offsets = array("Q")
+        offsets: memoryview | array = array("Q")  # the whole entry's, in place
+        tail = array("Q")  # the deltas'
         links: list[Link] = []
         whole = spread = 0
         for head, body, size, _checked in reversed(chain):
             n_keys = head.sizes[0]
             at = 8 * (n_keys + head.lines - head.first)
-            offsets.frombytes(body[8 * n_keys:at])
-            if head.base is None:  # the big run: read in place (see `_mapped`)
+            if head.base is None:  # the big runs: read in place (see `_mapped`)
                 root = body[:8 * n_keys].cast("Q") if n_keys else array("Q")
+                offsets = body[8 * n_keys:at].cast("Q") if at > 8 * n_keys else array("Q")
                 whole = size
             else:
+                tail.frombytes(body[8 * n_keys:at])
                 added.frombytes(body[:8 * n_keys])
                 spread += size
             links.append(Link(self.path(head.blob), head.blob, head.crc, size, head.lines,
@@ -346,6 +348,7 @@ class IndexFiles:
         links[0].runs = 1 if root else 0  # runs up to a middle delta: None (`_delta_keys`)
         links[-1].runs = len(keys.runs)
         head, body, _size, _checked = chain[0]
+        offsets = Offsets(offsets, tail)
         if head.lines and offsets[-1] > head.length:
             self.problem = "corrupt"
             return None
@@ -365,7 +368,7 @@ class IndexFiles:
         link = self._base_for(blob_id, entry)
         if link is not None:
             keys = _delta_keys(entry.keys, link)  # type: ignore[arg-type] - a Keys
-            offsets, first = memoryview(entry.offsets)[link.lines:], link.lines
+            offsets, first = offset_words(entry.offsets, link.lines), link.lines
             root = entry.keys.origin[0]  # type: ignore[union-attr] - a Keys' origin
             base = b"%s %d %d %d %s" % (link.blob, link.crc, link.size, link.depth + 1,
                                         root.stamp)
@@ -373,7 +376,7 @@ class IndexFiles:
             if (link.spread + grown) * SPREAD > link.whole:
                 link = None  # the deltas would outgrow the whole entry: compact
         if link is None:
-            keys, offsets, first = flat(entry.keys), memoryview(entry.offsets), 0
+            keys, offsets, first = flat(entry.keys), offset_words(entry.offsets), 0
             base = b"- 0 0 0 -"
         parts = [memoryview(keys).cast("B"), offsets.cast("B"), *entry.extras]
         sizes = b" ".join(b"%d" % n for n in [len(keys), *map(len, entry.extras)])

@@ -140,3 +140,57 @@ def check_capacity(line_count: int) -> None:
     """Raise TooLarge when an index cannot address `line_count` lines."""
     if line_count > MAX_LINES:
         raise TooLarge(f"more than {MAX_LINES} lines")
+
+
+class Offsets:
+    """Line start offsets: the saved ones read in place (a memoryview of 64-bit words, as
+    ``index_files`` maps them) and those added since, with an array's `len`, indexing,
+    iteration, `extend` and `append`. Copying the saved ones into an array touched every
+    page of them, for the few a check reads."""
+
+    __slots__ = ("base", "tail")
+
+    def __init__(self, base: memoryview | array, tail: array | None = None) -> None:
+        self.base = base
+        self.tail = array("Q") if tail is None else tail
+
+    def __len__(self) -> int:
+        return len(self.base) + len(self.tail)
+
+    def __getitem__(self, i: int) -> int:
+        n = len(self.base)
+        if i < 0:
+            i += n + len(self.tail)
+            if i < 0:
+                raise IndexError("offset index out of range")
+        return self.base[i] if i < n else self.tail[i - n]
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self.base
+        yield from self.tail
+
+    def extend(self, values: Iterable[int]) -> None:
+        self.tail.extend(values)
+
+    def append(self, value: int) -> None:
+        self.tail.append(value)
+
+
+def copy_offsets(offsets: array | Offsets) -> array | Offsets:
+    """A copy that later growth of `offsets` leaves alone (saved words stay shared)."""
+    if isinstance(offsets, Offsets):
+        return Offsets(offsets.base, array("Q", offsets.tail))
+    return array("Q", offsets)
+
+
+def offset_words(offsets: array | Offsets, start: int = 0) -> memoryview:
+    """The offsets from line `start` on (0-based) as contiguous 64-bit words."""
+    if not isinstance(offsets, Offsets):
+        return memoryview(offsets)[start:]
+    n = len(offsets.base)
+    if start >= n:
+        return memoryview(offsets.tail)[start - n:]
+    out = array("Q")
+    out.frombytes(memoryview(offsets.base)[start:].cast("B"))
+    out.extend(offsets.tail)
+    return memoryview(out)

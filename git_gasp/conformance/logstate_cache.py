@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import sys
 import zlib
-from array import array
 
 from git_gasp.conformance.index_files import Entry, IndexFiles
+from git_gasp.conformance.lineindex import copy_offsets
 from git_gasp.conformance.logfindings import RECORDS_FORMAT, load_records
 from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.logstate import LogState
@@ -138,4 +138,4 @@ def entry_of(state: LogState) -> Entry:
     """The saved form of `state` as it is now (all its lines terminated), its records
     still to be added (`Entry.extras`)."""
     assert state.last_line is None
-    return Entry(state.length, state.line_count, state.all_keys(), array("Q", state.offsets))
+    return Entry(state.length, state.line_count, state.all_keys(), copy_offsets(state.offsets))

@@ -14,7 +14,17 @@ import pytest
 
 from git_gasp.conformance import index_files
 from git_gasp.conformance.index_files import Entry, IndexFiles
-from git_gasp.conformance.lineindex import LINE_MASK, Keys, candidates, flat, key, merged
+from git_gasp.conformance.lineindex import (
+    LINE_MASK,
+    Keys,
+    Offsets,
+    candidates,
+    copy_offsets,
+    flat,
+    key,
+    merged,
+    offset_words,
+)
 
 TEXTS = [f"id-{i}" for i in range(40)]
 
@@ -332,3 +342,26 @@ def test_mapped_files_read_as_read_ones(tmp_path, monkeypatch):
     with open(path, "wb") as f:
         f.write(bytes(data))
     assert files.load(_blob(len(expected) - 1)) is None and files.problem == "corrupt"
+
+
+def test_offsets_read_in_place_act_as_an_array():
+    words = array("Q", [0, 10, 25, 40])
+    offsets = Offsets(memoryview(words.tobytes()).cast("Q"))
+    plain = array("Q", words)
+    for more in ([], [55], [60, 71]):
+        offsets.extend(more)
+        plain.extend(more)
+        assert len(offsets) == len(plain) and list(offsets) == list(plain)
+        assert [offsets[i] for i in range(-len(plain), len(plain))] == \
+            [plain[i] for i in range(-len(plain), len(plain))]
+        for start in range(len(plain) + 1):
+            assert offset_words(offsets, start).tolist() == plain[start:].tolist()
+    kept = copy_offsets(offsets)
+    offsets.append(99)
+    assert list(kept) == list(plain) and offsets[-1] == 99
+    for bad in (len(offsets), -len(offsets) - 1):
+        try:
+            offsets[bad]
+        except IndexError:
+            continue
+        raise AssertionError(f"index {bad} was accepted")
