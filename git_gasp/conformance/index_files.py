@@ -45,6 +45,7 @@ import zlib
 from array import array
 from time import time_ns as _time_ns
 
+from git_gasp.base.digest import is_object_id
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import AtomicFile
 from git_gasp.base.record import Record
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 MAX_DEPTH = 16  # deltas in a chain before a whole entry is written again
 SPREAD = 4  # ... or once the deltas' bytes reach a quarter of the whole entry's
 MARGIN_NS = 3 * 10**9  # a file changed this recently may change again unseen by its stamp
-_HEX = b"0123456789abcdef"
 _NONE = b"-"
 _MAP_FROM = 1 << 16  # bytes: a smaller file is read
 CHECKED = ".checked"  # beside a whole entry: the stamp it had when last checked in full
@@ -172,10 +172,6 @@ def _delta_keys(keys: Keys, link: Link) -> array:
                              if k & LINE_MASK > link.lines))
 
 
-def _is_id(text: bytes) -> bool:
-    return len(text) in (40, 64) and not text.strip(_HEX)
-
-
 def _number(text: bytes) -> int | None:
     return int(text) if text.isdigit() and len(text) <= 15 else None
 
@@ -207,7 +203,7 @@ class IndexFiles:
             return None
         rules, blob = fields[2], fields[3]
         if blob_id is None:
-            if not _is_id(blob) or not rules or not rules.isalnum():
+            if not is_object_id(blob) or not rules or not rules.isalnum():
                 return None
         elif blob != blob_id or rules != self.rules.encode():
             return None
@@ -223,7 +219,7 @@ class IndexFiles:
             base = None
             if first or depth or base_crc or base_size or stamp != _NONE:
                 return None
-        elif not _is_id(base) or base == blob or not 0 < depth <= MAX_DEPTH \
+        elif not is_object_id(base) or base == blob or not 0 < depth <= MAX_DEPTH \
                 or not 0 < first <= lines or not (stamp == _NONE or _is_stamp(stamp)):
             return None
         return _Head(rules, blob, length, lines, first, sizes, crc, base, base_crc, base_size,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 from git_gasp.base.digest import is_object_id
+from git_gasp.base.files import is_within
 from git_gasp.base.lazyre import LazyPattern
 
 _OTHER_ENV = ("GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
@@ -140,7 +141,7 @@ def locate(cwd: str) -> GitDirs | None:
         if git_dir:  # as git sets it for a linked worktree's hooks
             here = os.path.realpath(os.environ.get("GIT_WORK_TREE") or os.getcwd())
             controldir = git_dir
-            if not os.path.isdir(controldir) or not _within(start, here):
+            if not os.path.isdir(controldir) or not is_within(start, here):
                 return None
         elif os.environ.get("GIT_WORK_TREE"):
             return None
@@ -161,7 +162,7 @@ def locate(cwd: str) -> GitDirs | None:
                 return None
     except OSError:
         return None
-    if _within(start, controldir):
+    if is_within(start, controldir):
         return None
     return GitDirs(here, controldir, commondir)
 
@@ -182,10 +183,6 @@ def _odd_config(text: bytes) -> bool:
             return True
         at = low.find(b"bare", at + 4)
     return False
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _discover(start: str) -> tuple[str, str] | None:

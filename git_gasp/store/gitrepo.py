@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from git_gasp.base.errors import NotAGitRepo
+from git_gasp.base.files import is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,10 +15,6 @@ if TYPE_CHECKING:
 
 def _not_a_repo(agent_root: str | os.PathLike) -> NotAGitRepo:
     return NotAGitRepo(f"{agent_root} is not inside a git work tree")
-
-
-def _is_within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _repo_from_env(start: str) -> Repo | None:
@@ -29,7 +26,7 @@ def _repo_from_env(start: str) -> Repo | None:
     if not git_dir:
         return None
     worktree = os.path.realpath(os.environ.get("GIT_WORK_TREE") or os.getcwd())
-    if not _is_within(start, worktree):
+    if not is_within(start, worktree):
         return None
     try:
         return Repo(worktree, controldir=os.path.realpath(git_dir), worktree=worktree)
@@ -58,8 +55,8 @@ def open_repo(agent_root: str | os.PathLike) -> tuple[Repo, bytes]:
         except (NotGitRepository, OSError) as exc:
             raise _not_a_repo(agent_root) from exc
     top = os.path.realpath(repo.path)
-    inside_git_dir = _is_within(start, os.path.realpath(repo.controldir()))
-    if repo.bare or inside_git_dir or not _is_within(start, top):
+    inside_git_dir = is_within(start, os.path.realpath(repo.controldir()))
+    if repo.bare or inside_git_dir or not is_within(start, top):
         repo.close()
         raise _not_a_repo(agent_root)
     return repo, prefix_of(start, top)
