@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from baselines import reference_check
 from benchlog import event
 
-from git_gasp.conformance.history import check_history
+from git_gasp.conformance.history.check import check_history
 
 LOG = "state/events.jsonl"
 LINES_PER_COMMIT = 20

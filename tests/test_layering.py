@@ -1,6 +1,6 @@
 """The package map, stated once: each layer imports only the layers to its left.
 
-    base → protocol → store → conformance → guard → runtime → merge → githooks → adapters
+    base → protocol → odb → store → conformance → guard → runtime → merge → githooks → adapters
 
 kg uses only base; cli may use anything. Relative imports and ``from git_gasp import X``
 (which hides the layer it takes X from) are refused everywhere in the package.
@@ -15,7 +15,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "git_gasp"
 
-ORDER = ["base", "protocol", "store", "conformance", "guard", "runtime", "merge",
+ORDER = ["base", "protocol", "odb", "store", "conformance", "guard", "runtime", "merge",
          "githooks", "adapters"]
 ALLOWED = {layer: set(ORDER[:i]) for i, layer in enumerate(ORDER)}
 ALLOWED["kg"] = {"base"}

@@ -23,8 +23,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from git_gasp.conformance.history.tipfacts import PendingTip, TipFacts
     from git_gasp.conformance.logcheck import LogAnalysis
-    from git_gasp.conformance.tipfacts import PendingTip, TipFacts
 
     Progress = Callable[[int, int], None]
 
@@ -164,7 +164,7 @@ def append_only(repo: AgentRepo, *, use_cache: bool = True, progress: Progress |
     `progress` (commits walked, commits to walk) is handed to the walk when it takes
     one (``check_history(progress=...)``)."""
     from git_gasp.base.errors import NotAGitRepo
-    from git_gasp.conformance.history import check_history
+    from git_gasp.conformance.history.check import check_history
 
     res = _result(4)
     try:
@@ -276,7 +276,7 @@ def _check_config(repo: AgentRepo, res: CheckResult) -> None:
     if not exists(join(repo.root, rel)):
         res.notes.append(".agent/config.toml is missing; restore binds no executor")
         return
-    from git_gasp.conformance.parsed_memo import parsed_before, remember_parsed
+    from git_gasp.conformance.saved.parsed_memo import parsed_before, remember_parsed
 
     try:
         data = read_regular(repo.root, rel)
@@ -334,8 +334,8 @@ def check_pairing(repo: AgentRepo, log: LogAnalysis | None = None) -> CheckResul
 def _walk_is_short(root: str | os.PathLike) -> bool:
     """True when check 4's cache already covers HEAD or its parents (a re-check): then
     the walk runs here, not in a forked child, whose start costs more than it saves."""
-    from git_gasp.conformance.history_cache import walk_is_short
-    from git_gasp.store.gitdirs import locate
+    from git_gasp.conformance.history.cache import walk_is_short
+    from git_gasp.odb.gitdirs import locate
 
     dirs = locate(str(root))
     head = dirs.head() if dirs is not None else None
@@ -345,9 +345,9 @@ def _walk_is_short(root: str | os.PathLike) -> bool:
 def _pending_tip(repo: AgentRepo, walk) -> PendingTip | None:
     """Check 4's facts to come, keyed where the walk will key them (None outside git)."""
     from git_gasp.base.errors import NotAGitRepo
-    from git_gasp.conformance.tipfacts import PendingTip
-    from git_gasp.store.gitdirs import locate
-    from git_gasp.store.gitrepo import open_repo, prefix_of
+    from git_gasp.conformance.history.tipfacts import PendingTip
+    from git_gasp.odb.gitdirs import locate
+    from git_gasp.odb.repo import open_repo, prefix_of
 
     dirs = locate(str(repo.root))  # without dulwich in the plain layouts
     if dirs is not None:

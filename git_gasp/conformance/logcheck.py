@@ -12,12 +12,12 @@ from __future__ import annotations
 import marshal
 
 from git_gasp.base.record import Record
+from git_gasp.conformance.history.tipfacts import EXTENDS, SAME, PendingTip, TipFacts
 from git_gasp.conformance.logfindings import Findings, dump_records, findings
 from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.logstate import LogState
 from git_gasp.conformance.report import CheckResult
 from git_gasp.conformance.snapshot_check import SnapshotCheck
-from git_gasp.conformance.tipfacts import EXTENDS, SAME, PendingTip, TipFacts
 from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.vocab import Vocabulary
@@ -54,7 +54,7 @@ def analyze_log(repo: AgentRepo, vocab: Vocabulary, *,
         return None
     cache = None
     if tip is not None and not repo.log_loaded:
-        from git_gasp.conformance.logstate_cache import LogStateCache
+        from git_gasp.conformance.saved.logstate_cache import LogStateCache
 
         cache = LogStateCache(tip.common_dir, tip.prefix, repo.log_rel)
     source = _source(repo, cache is not None)
@@ -193,7 +193,7 @@ def _save_point(cache, tip: TipFacts | None, state: LogState, tail: bytes) -> in
         return None
     if tip.worktree not in (SAME, EXTENDS):
         return None
-    from git_gasp.conformance.lineindex import MAX_LINES
+    from git_gasp.conformance.saved.lineindex import MAX_LINES
 
     cut, start = tip.head_length, state.length
     if cut == start:
@@ -206,6 +206,6 @@ def _save_point(cache, tip: TipFacts | None, state: LogState, tail: bytes) -> in
 
 
 def _saved_form(state: LogState):
-    from git_gasp.conformance.logstate_cache import entry_of
+    from git_gasp.conformance.saved.logstate_cache import entry_of
 
     return entry_of(state), marshal.loads(dump_records(state)), state.line_count

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from array import array
 
-from git_gasp.conformance.lineindex import candidates, key, line_starts, merged
 from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.rules import (
     chained_ops,
@@ -42,6 +41,7 @@ from git_gasp.conformance.rules import (
     skipped_op,
     vocabulary_problems,
 )
+from git_gasp.conformance.saved.lineindex import candidates, key, line_starts, merged
 from git_gasp.protocol.envelope import (
     OPS_KIND,
     EnvelopeError,

@@ -29,11 +29,11 @@ from __future__ import annotations
 import os
 import stat
 
-from git_gasp.conformance.proven import record_extensions
+from git_gasp.conformance.history.proven import record_extensions
 from git_gasp.conformance.rules import roundtrip_problem
+from git_gasp.conformance.saved.committed_log import CommittedLog, TooLarge
+from git_gasp.conformance.saved.index_cache import CommittedLogCache
 from git_gasp.guard.appended import AppendedEvents
-from git_gasp.guard.committed_log import CommittedLog, TooLarge
-from git_gasp.guard.index_cache import CommittedLogCache
 from git_gasp.guard.rejection import (
     CHECK1,
     DELETED_FIX,
@@ -43,6 +43,7 @@ from git_gasp.guard.rejection import (
     Rejection,
 )
 from git_gasp.guard.staged import File, StagedSides, index_file
+from git_gasp.odb.gitdirs import GitDirs, locate
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
     AppendOnlyPaths,
@@ -53,7 +54,6 @@ from git_gasp.protocol.appendonly import (
 )
 from git_gasp.protocol.envelope import EnvelopeError, Event, parse_line, split_lines
 from git_gasp.protocol.manifest import manifest_paths
-from git_gasp.store.gitdirs import GitDirs, locate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -412,7 +412,7 @@ def run_guard(cwd: Path | str, *, cache: bool = True, warm: Warm | None = None
     began before the guard loaded (`warm.Warm`), for the repository around `cwd`."""
     repo = warm.repo if warm is not None else locate(os.fspath(cwd))
     if repo is None:  # an unusual layout: dulwich finds it (or says why not)
-        from git_gasp.store.gitrepo import open_repo
+        from git_gasp.odb.repo import open_repo
 
         repo = GitDirs.of(open_repo(cwd)[0])
     with repo:

@@ -144,7 +144,7 @@ def check_push(git_dir: Path, updates: list[tuple[str, str, str]], *,
                check: bool = False) -> list[Refusal]:
     """Why the push of `updates` into the repository at `git_dir` must be refused
     (`check`: also checks 1, 5 and 7 on the log lines each update appends)."""
-    from git_gasp.conformance.history_walk import Walker
+    from git_gasp.conformance.history.walk import Walker
 
     settings = Settings.read(git_dir)
     store = object_store(git_dir)
@@ -232,7 +232,7 @@ def _ancestor(git_dir: Path, old: str, new: str) -> bool:
 def _rewound(walker, ref: str, old: bytes | None, new: bytes) -> list[Refusal]:
     """A non-fast-forward update: each append-only file at OLD must be where NEW keeps
     it (a role's file where NEW's manifest puts that role), starting with OLD's bytes."""
-    from git_gasp.conformance.history_objects import ObjectError
+    from git_gasp.odb.objects import ObjectError
 
     if old is None:
         return []  # OLD named no commit: no history of files to keep

@@ -27,14 +27,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_gasp.conformance.history_objects import ObjectError
-from git_gasp.conformance.history_worktree import log_blob
+from git_gasp.conformance.history.worktree import log_blob
 from git_gasp.conformance.logfindings import Findings, dump_records, findings
 from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.logstate import LogState
-from git_gasp.conformance.logstate_cache import LogStateCache, entry_of, restore
+from git_gasp.conformance.saved.logstate_cache import LogStateCache, entry_of, restore
 from git_gasp.guard.receive import Refusal, Update, reach
 from git_gasp.guard.rejection import CHECK1, CHECK5, CHECK7
+from git_gasp.odb.objects import ObjectError
 from git_gasp.protocol.appendonly import common_prefix_len
 from git_gasp.protocol.vocab import Vocabulary
 
@@ -76,7 +76,7 @@ def save_tip_states(git_dir: Path, commits: list[str]) -> int:
     first ``--check`` push onto one resumes instead of reading the whole log; the
     number of states saved (not counting those saved before)."""
     from git_gasp.base import git
-    from git_gasp.conformance.history_walk import Walker
+    from git_gasp.conformance.history.walk import Walker
     from git_gasp.guard.receive import Settings, object_store
 
     settings = Settings.read(git_dir)

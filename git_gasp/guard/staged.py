@@ -27,8 +27,8 @@ from git_gasp.base.digest import blob_hasher
 from git_gasp.base.errors import GaspError
 from git_gasp.base.git import run
 from git_gasp.base.lazyre import LazyPattern
-from git_gasp.conformance.indexstat import index_entry_stat, stat_proves
-from git_gasp.store.gitdirs import GitDirs
+from git_gasp.odb.gitdirs import GitDirs
+from git_gasp.odb.indexstat import index_entry_stat, stat_proves
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

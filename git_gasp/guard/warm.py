@@ -21,7 +21,7 @@ import os
 
 # imported here, not on the threads: two threads importing at once can deadlock
 from git_gasp.guard.staged import File, TreeFiles, diff_index, git_blob_id, index_file
-from git_gasp.store.gitdirs import GitDirs, locate
+from git_gasp.odb.gitdirs import GitDirs, locate
 
 LOG = "state/events.jsonl"  # the log of an agent at the top of the work tree
 # what the guard looks up in HEAD when that log changes: the AGENT.md and log of the

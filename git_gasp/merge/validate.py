@@ -23,8 +23,8 @@ def new_commit_failures(top: Path, agent_root: Path, log_rel: str, tip: str,
     remote's pre-receive would refuse."""
     from dulwich.object_store import DiskObjectStore
 
-    from git_gasp.conformance.history_walk import Walker
-    from git_gasp.store.gitrepo import prefix_of
+    from git_gasp.conformance.history.walk import Walker
+    from git_gasp.odb.repo import prefix_of
 
     listed = git.run(top, "rev-list", "--boundary", tip, *(("--not", base) if base else ()),
                      check=False)

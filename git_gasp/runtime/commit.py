@@ -133,7 +133,7 @@ def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes,
 
     from git_gasp.base.files import UnsafePath, refuse_links
     from git_gasp.guard.api import check_tree, refusal_line
-    from git_gasp.store.gitrepo import open_repo
+    from git_gasp.odb.repo import open_repo
 
     repo, prefix = open_repo(root)
     with repo:

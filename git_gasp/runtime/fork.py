@@ -54,9 +54,9 @@ def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp"
     from dulwich.index import commit_tree
     from dulwich.objects import Blob
 
+    from git_gasp.odb.repo import open_repo
     from git_gasp.protocol.manifest import parse_manifest
     from git_gasp.runtime.queries import read_at_revision
-    from git_gasp.store.gitrepo import open_repo
 
     root = Path(root)
     if name.startswith("-") or not git.ok(root, "check-ref-format", "--branch", name):

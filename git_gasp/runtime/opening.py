@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 def _refuse_missing_tracked_log(root: Path, rel: str) -> None:
     """A log that git tracks but the working tree lost is an error, not an empty log."""
     from git_gasp.base.errors import NotAGitRepo
-    from git_gasp.store.gitrepo import open_repo
+    from git_gasp.odb.repo import open_repo
 
     try:
         repo, prefix = open_repo(root)

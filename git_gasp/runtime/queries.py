@@ -312,7 +312,7 @@ def read_at_revision(root: Path, rev: str, rel: str) -> bytes:
     """The bytes of `rel` (relative to the agent root) at git revision `rev`."""
     from dulwich.object_store import tree_lookup_path
 
-    from git_gasp.store.gitrepo import open_repo
+    from git_gasp.odb.repo import open_repo
 
     sha = resolve_rev(Path(root), rev)
     repo, prefix = open_repo(Path(root))

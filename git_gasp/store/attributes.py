@@ -239,7 +239,7 @@ def missing_driver_note(root: str | os.PathLike) -> str | None:
     The driver's config is asked first: when this clone's own config file sets it (every
     clone with the hooks installed) no git process runs; else git is asked, and only
     when it is unset anywhere are the attributes read."""
-    from git_gasp.store.gitdirs import local_config_sets
+    from git_gasp.odb.gitdirs import local_config_sets
 
     if local_config_sets(str(root), "merge", DRIVER, "driver"):
         return None

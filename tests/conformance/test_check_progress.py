@@ -13,7 +13,7 @@ import pytest
 
 from git_gasp.cli.commands import check as check_cmd
 from git_gasp.cli.commands import check_run
-from git_gasp.conformance import history
+from git_gasp.conformance.history import check as history
 
 
 class Clock:

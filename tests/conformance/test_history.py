@@ -15,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from git_gasp.base.errors import NotAGitRepo
-from git_gasp.conformance.history import HistoryResult, check_history
+from git_gasp.conformance.history.check import HistoryResult, check_history
+from git_gasp.odb.repo import open_repo
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
     common_prefix_len,
@@ -24,7 +25,6 @@ from git_gasp.protocol.appendonly import (
     is_append_only,
     merge_error,
 )
-from git_gasp.store.gitrepo import open_repo
 from tests.testing.run import commit_all, git
 
 LOG = LOG_PATH.decode()

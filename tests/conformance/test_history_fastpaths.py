@@ -11,14 +11,14 @@ import pytest
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
-from git_gasp.conformance.history_objects import plain_commit
-from git_gasp.conformance.history_pack_delta import (
+from git_gasp.odb.objects import plain_commit
+from git_gasp.odb.pack_entries import (
     PackFormatError,
     _copy_run,
     inflate,
     parse_delta,
 )
-from git_gasp.conformance.history_pack_files import PackFiles
+from git_gasp.odb.packs import PackFiles
 from tests.testing.run import git
 
 TREE = b"4b825dc642cb6eb9a060e54bf8d69288fbee4904"

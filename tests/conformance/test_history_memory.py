@@ -5,9 +5,9 @@ from __future__ import annotations
 from dulwich.object_store import MemoryObjectStore
 from dulwich.objects import Blob, Commit, Tree
 
-from git_gasp.conformance import history_walk
-from git_gasp.conformance.history import HistoryResult, check_store
-from git_gasp.conformance.history_walk import Walker
+from git_gasp.conformance.history import walk as history_walk
+from git_gasp.conformance.history.check import HistoryResult, check_store
+from git_gasp.conformance.history.walk import Walker
 
 LOG = "state/events.jsonl"
 REG, LINK = 0o100644, 0o120000

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from git_gasp.conformance.history import HistoryResult, check_history
+from git_gasp.conformance.history.check import HistoryResult, check_history
 from tests.testing.run import git
 
 pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
@@ -448,9 +448,9 @@ def test_byte_ranges_resolved_through_deltas_are_the_content(tmp_path, monkeypat
 
     from dulwich.repo import Repo
 
-    from git_gasp.conformance import history_pack
-    from git_gasp.conformance.history_pack import PackProver
-    from git_gasp.conformance.history_pack_files import PackFiles
+    from git_gasp.conformance.history import prover as history_pack
+    from git_gasp.conformance.history.prover import PackProver
+    from git_gasp.odb.packs import PackFiles
     from git_gasp.protocol.appendonly import common_prefix_len
 
     if kept == "newlines":  # full objects kept as their newlines, read back streamed
@@ -607,7 +607,7 @@ def _delta(base_size: int, target_size: int, *ops: bytes) -> bytes:
 
 
 def test_parse_delta_finds_the_copied_prefix():
-    from git_gasp.conformance.history_pack_delta import parse_delta
+    from git_gasp.odb.pack_entries import parse_delta
 
     # An old version as a prefix copy of a newer one, split into 64 KiB pieces.
     size = 0x10000 * 2 + 10
@@ -633,14 +633,14 @@ def test_parse_delta_finds_the_copied_prefix():
     b"\x80",  # a truncated header
 ])
 def test_parse_delta_rejects_malformed_deltas(raw):
-    from git_gasp.conformance.history_pack_delta import PackFormatError, parse_delta
+    from git_gasp.odb.pack_entries import PackFormatError, parse_delta
 
     with pytest.raises(PackFormatError):
         parse_delta(raw)
 
 
 def test_entry_headers_and_inflate_read_a_real_pack(tmp_path):
-    from git_gasp.conformance.history_pack_delta import (
+    from git_gasp.odb.pack_entries import (
         OFS_DELTA,
         delta_sizes,
         entry_header,
@@ -712,9 +712,9 @@ def test_a_thin_pack_with_bases_outside_it_gets_the_content_verdicts(tmp_path, b
     assert any("missing" in f.message for f in content.failures), content.failures
     assert verdict(proven) == verdict(content)
     # Every blob delta on a base outside its pack is a node of nothing.
-    from git_gasp.conformance.history_pack import PackProver
-    from git_gasp.conformance.history_pack_delta import REF_DELTA
-    from git_gasp.conformance.history_pack_files import PackFiles
+    from git_gasp.conformance.history.prover import PackProver
+    from git_gasp.odb.pack_entries import REF_DELTA
+    from git_gasp.odb.packs import PackFiles
 
     with Repo(str(dest)) as repo:
         files = PackFiles.for_store(repo.object_store)
@@ -734,7 +734,7 @@ def test_a_thin_pack_with_bases_outside_it_gets_the_content_verdicts(tmp_path, b
 
 
 def test_check_history_reports_progress(tmp_path, monkeypatch):
-    from git_gasp.conformance import history_walk
+    from git_gasp.conformance.history import walk as history_walk
 
     monkeypatch.setattr(history_walk, "_PROGRESS_EVERY", 0.0)
     root = tmp_path / "p"
@@ -750,7 +750,7 @@ def test_inflate_reads_one_stream_in_pieces(size):
     import random
     import zlib
 
-    from git_gasp.conformance.history_pack_delta import (
+    from git_gasp.odb.pack_entries import (
         PackFormatError,
         inflate,
         inflate_chunks,

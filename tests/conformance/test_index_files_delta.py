@@ -12,9 +12,9 @@ from array import array
 
 import pytest
 
-from git_gasp.conformance import index_files
-from git_gasp.conformance.index_files import Entry, IndexFiles
-from git_gasp.conformance.lineindex import (
+from git_gasp.conformance.saved import index_files
+from git_gasp.conformance.saved.index_files import Entry, IndexFiles
+from git_gasp.conformance.saved.lineindex import (
     LINE_MASK,
     Keys,
     Offsets,

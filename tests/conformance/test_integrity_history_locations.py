@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.conformance import history_cache
+from git_gasp.conformance.history import cache as history_cache
 from tests.testing.events import goal_pair
 from tests.testing.run import gasp, git, out
 

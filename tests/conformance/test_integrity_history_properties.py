@@ -18,7 +18,7 @@ from dulwich.objects import Blob, Commit, Tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from git_gasp.conformance.history import check_store
+from git_gasp.conformance.history.check import check_store
 from git_gasp.guard.commit_guard import check_files
 from git_gasp.guard.rejection import MERGE_RULE, ONE_PARENT
 

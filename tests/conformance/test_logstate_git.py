@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from git_gasp.base.forked import fork_allowed
-from git_gasp.conformance import checks, index_files
+from git_gasp.conformance import checks
 from git_gasp.conformance.logcheck import analyze_log
 from git_gasp.conformance.runner import check_repo
+from git_gasp.conformance.saved import index_files
 from git_gasp.store.agent import load_agent
 from tests.conformance.logcases import PACK, logs
 from tests.testing.events import create, goal_pair, line, ops
@@ -331,7 +332,7 @@ def test_after_a_merge_the_saved_state_is_proven_by_hashing(agent):
 
 
 def test_tip_facts_follow_proven_pairs_to_the_chain():
-    from git_gasp.conformance.tipfacts import EXTENDS, TipFacts
+    from git_gasp.conformance.history.tipfacts import EXTENDS, TipFacts
 
     a, b, c, d = (x * 40 for x in (b"a", b"b", b"c", b"d"))
     tip = TipFacts("", b"", b"log", c, 10, EXTENDS, [c], {(a, b), (b, c), (d, a)})

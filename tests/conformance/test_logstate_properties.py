@@ -9,13 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from git_gasp.conformance import checks
-from git_gasp.conformance.index_files import Entry
 from git_gasp.conformance.logcheck import LogAnalysis
 from git_gasp.conformance.logfindings import dump_records, findings
 from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.logstate import LogState
-from git_gasp.conformance.logstate_cache import entry_of, restore
 from git_gasp.conformance.report import CheckResult
+from git_gasp.conformance.saved.index_files import Entry
+from git_gasp.conformance.saved.logstate_cache import entry_of, restore
 from git_gasp.store.agent import AgentRepo
 from tests.conformance import oracle
 from tests.conformance.logcases import PACK, logs
@@ -129,7 +129,7 @@ def test_resumed_again_and_again_reports_the_same(roots, data, cuts):
 def test_keys_that_all_collide_change_no_finding(roots, data, where, monkeypatch):
     """Every key names a line to confirm by parsing it: with every crc32 equal, each
     lookup reads more lines, and the findings stay the same."""
-    from git_gasp.conformance import lineindex
+    from git_gasp.conformance.saved import lineindex
 
     monkeypatch.setattr(lineindex.zlib, "crc32", lambda _data: 0)
     ends = [i + 1 for i, byte in enumerate(data) if byte == 0x0A]
@@ -149,7 +149,7 @@ def _blob(data: bytes) -> bytes:
 
 
 def _tip(root, data: bytes):
-    from git_gasp.conformance.tipfacts import EXTENDS, TipFacts
+    from git_gasp.conformance.history.tipfacts import EXTENDS, TipFacts
 
     return TipFacts(str(root / "gitdir"), b"", LOG.encode(), _blob(data), len(data), EXTENDS,
                     [_blob(data)])

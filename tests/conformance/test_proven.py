@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.conformance import proven
-from git_gasp.conformance.proven import KEEP, load_extensions, record_extension
+from git_gasp.conformance.history import proven
+from git_gasp.conformance.history.proven import KEEP, load_extensions, record_extension
 
 
 def blob(n: int, width: int = 40) -> bytes:

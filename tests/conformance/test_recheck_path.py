@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.conformance.history_cache import walk_is_short
-from git_gasp.store.gitdirs import locate
+from git_gasp.conformance.history.cache import walk_is_short
+from git_gasp.odb.gitdirs import locate
 from tests.testing.events import goal_pair
 from tests.testing.repos import init_agent
 from tests.testing.run import gasp, git, out

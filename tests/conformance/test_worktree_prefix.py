@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.conformance.history_objects import Objects
 from git_gasp.conformance.runner import check_repo
+from git_gasp.odb.objects import Objects
 from tests.testing.events import goal_pair
 from tests.testing.run import git
 
@@ -115,7 +115,7 @@ def test_a_commit_dropping_the_last_line_fails_naming_it(big):
 
 
 def test_an_append_is_proven_from_the_working_file_in_pieces(big, monkeypatch):
-    from git_gasp.conformance.history_worktree import WorkTree
+    from git_gasp.conformance.history.worktree import WorkTree
 
     whole: list[bytes] = []
     original = WorkTree.head_blob

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.conformance import indexstat
 from git_gasp.guard.commit_guard import run_guard
 from git_gasp.guard.staged import git_blob_id
 from git_gasp.guard.warm import Warm
-from git_gasp.store import gitdirs
+from git_gasp.odb import gitdirs, indexstat
 from tests.testing.events import goal_pair
 from tests.testing.run import git
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from git_gasp.conformance import index_files
+from git_gasp.conformance.saved import index_files
 from git_gasp.guard.commit_guard import run_guard
 from tests.testing.events import goal_pair, line
 from tests.testing.run import git

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.conformance.proven import load_extensions
+from git_gasp.conformance.history.proven import load_extensions
 from git_gasp.guard import commit_guard, staged
 from tests.testing.events import goal_pair, line
 from tests.testing.run import git, out
@@ -340,7 +340,7 @@ def test_a_merge_does_not_record_a_parent_its_result_reorders(agent):
 
 
 def test_check_4_takes_the_guards_proof_instead_of_comparing_again(agent):
-    from git_gasp.conformance.history import check_history
+    from git_gasp.conformance.history.check import check_history
 
     check_history(agent)  # the walk so far is verified and cached
     append(agent, goal_pair(1))

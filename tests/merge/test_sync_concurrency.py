@@ -54,7 +54,7 @@ def _verify(run, remote: Path, tmp_path: Path) -> None:
     assert only_extended(remote) == []  # every accepted update extended main
     from dulwich.repo import Repo
 
-    from git_gasp.conformance.history import check_store
+    from git_gasp.conformance.history.check import check_store
 
     with Repo(str(remote)) as bare:  # check 4 at every state main was in
         for _old, new in accepted(remote):

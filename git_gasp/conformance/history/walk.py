@@ -27,7 +27,7 @@ from collections import namedtuple
 from collections.abc import Callable
 
 from git_gasp.base.record import Record
-from git_gasp.conformance.history_objects import (
+from git_gasp.odb.objects import (
     CommitInfo,
     Entry,
     ObjectError,
@@ -48,9 +48,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from dulwich.object_store import BaseObjectStore
 
-    from git_gasp.conformance.history_pack import PackProver
-    from git_gasp.conformance.history_worktree import WorkTree
-    from git_gasp.conformance.tipfacts import TipFacts
+    from git_gasp.conformance.history.prover import PackProver
+    from git_gasp.conformance.history.tipfacts import TipFacts
+    from git_gasp.conformance.history.worktree import WorkTree
 
 Progress = Callable[[int, int], None]
 _PROGRESS_EVERY = 0.25  # seconds between progress calls

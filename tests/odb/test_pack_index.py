@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from dulwich.repo import Repo
 
-from git_gasp.conformance.history_pack_files import PackFiles
-from git_gasp.conformance.history_pack_index import PackIndex, PackIndexError
+from git_gasp.odb.pack_index import PackIndex, PackIndexError
+from git_gasp.odb.packs import PackFiles
 from tests.testing.run import git
 
 

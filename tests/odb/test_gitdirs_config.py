@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_gasp.store.gitdirs import _odd_config, local_config_sets
+from git_gasp.odb.gitdirs import _odd_config, local_config_sets
 from tests.testing.run import git
 
 CASES = [

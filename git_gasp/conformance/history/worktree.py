@@ -15,10 +15,10 @@ import os
 import stat
 
 from git_gasp.base.files import join
-from git_gasp.conformance.history_objects import CommitInfo, Entry, ObjectError
-from git_gasp.conformance.history_walk import APPEND_HINT, Walker
-from git_gasp.conformance.indexstat import index_entry_stat, stat_proves
-from git_gasp.conformance.tipfacts import EXTENDS, SAME, TipFacts
+from git_gasp.conformance.history.tipfacts import EXTENDS, SAME, TipFacts
+from git_gasp.conformance.history.walk import APPEND_HINT, Walker
+from git_gasp.odb.indexstat import index_entry_stat, stat_proves
+from git_gasp.odb.objects import CommitInfo, Entry, ObjectError
 from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
 
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading

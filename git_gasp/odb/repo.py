@@ -151,7 +151,7 @@ class PlainRepo:
 def open_plain(agent_root: str | os.PathLike) -> tuple[PlainRepo, bytes] | None:
     """`open_repo` for the plain layouts (`store.gitdirs.locate`) with a HEAD on a commit
     and sha1 objects, without importing ``dulwich.repo``; None: use `open_repo`."""
-    from git_gasp.store.gitdirs import locate
+    from git_gasp.odb.gitdirs import locate
 
     dirs = locate(str(agent_root))
     if dirs is None:

@@ -19,11 +19,11 @@ from __future__ import annotations
 import sys
 import zlib
 
-from git_gasp.conformance.index_files import Entry, IndexFiles
-from git_gasp.conformance.lineindex import copy_offsets
 from git_gasp.conformance.logfindings import RECORDS_FORMAT, load_records
 from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.logstate import LogState
+from git_gasp.conformance.saved.index_files import Entry, IndexFiles
+from git_gasp.conformance.saved.lineindex import copy_offsets
 from git_gasp.protocol.vocab import Vocabulary
 
 TYPE_CHECKING = False
@@ -38,7 +38,7 @@ _MAGIC = b"gasp-log-state"
 # The code whose findings a saved state holds: any change to it starts afresh.
 _RULE_MODULES = ("git_gasp.conformance.rules", "git_gasp.conformance.logstate",
                  "git_gasp.conformance.logfindings", "git_gasp.conformance.snapshot_check",
-                 "git_gasp.conformance.logcheck", "git_gasp.conformance.lineindex",
+                 "git_gasp.conformance.logcheck", "git_gasp.conformance.saved.lineindex",
                  "git_gasp.protocol.envelope", "git_gasp.protocol.fold",
                  "git_gasp.protocol.ops", "git_gasp.protocol.vocab",
                  "git_gasp.protocol.jsonstrict", "git_gasp.protocol.snapshot")

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from array import array
 
-from git_gasp.conformance.lineindex import (
+from git_gasp.conformance.rules import created_node_ids, entity_id
+from git_gasp.conformance.saved.lineindex import (
     LINE_MASK,
     MAX_LINES,
     TooLarge,
@@ -30,7 +31,6 @@ from git_gasp.conformance.lineindex import (
     line_starts,
     merged,
 )
-from git_gasp.conformance.rules import created_node_ids, entity_id
 from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, event_from_json, split_lines
 from git_gasp.protocol.gcpause import gc_paused
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 import os
 
 from git_gasp.base.files import path_str
-from git_gasp.conformance.history_cache import VerifiedCache
-from git_gasp.conformance.history_objects import PACKED_RECENT_BYTES
-from git_gasp.conformance.history_pack import PackProver
-from git_gasp.conformance.history_pack_files import PackFiles
-from git_gasp.conformance.history_walk import HistoryResult, Progress, Walker
-from git_gasp.conformance.history_worktree import WorkTree
-from git_gasp.conformance.proven import load_extensions
+from git_gasp.conformance.history.cache import VerifiedCache
+from git_gasp.conformance.history.proven import load_extensions
+from git_gasp.conformance.history.prover import PackProver
+from git_gasp.conformance.history.walk import HistoryResult, Progress, Walker
+from git_gasp.conformance.history.worktree import WorkTree
+from git_gasp.odb.objects import PACKED_RECENT_BYTES
+from git_gasp.odb.packs import PackFiles
+from git_gasp.odb.repo import PlainRepo, open_plain, open_repo, shallow_commits
 from git_gasp.protocol.appendonly import LOG_PATH
-from git_gasp.store.gitrepo import PlainRepo, open_plain, open_repo, shallow_commits
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

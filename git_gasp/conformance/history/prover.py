@@ -34,7 +34,7 @@ from array import array
 from collections import OrderedDict, namedtuple
 
 from git_gasp.base.record import Record
-from git_gasp.conformance.history_pack_delta import (
+from git_gasp.odb.pack_entries import (
     BLOB,
     OFS_DELTA,
     REF_DELTA,
@@ -42,7 +42,7 @@ from git_gasp.conformance.history_pack_delta import (
     PackFormatError,
     parse_delta,
 )
-from git_gasp.conformance.history_pack_files import READ_ERRORS, Loc, PackFiles
+from git_gasp.odb.packs import READ_ERRORS, Loc, PackFiles
 from git_gasp.protocol.appendonly import common_prefix_len
 
 TYPE_CHECKING = False

@@ -49,7 +49,7 @@ from git_gasp.base.digest import is_object_id
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import AtomicFile
 from git_gasp.base.record import Record
-from git_gasp.conformance.lineindex import LINE_MASK, Keys, Offsets, flat, offset_words
+from git_gasp.conformance.saved.lineindex import LINE_MASK, Keys, Offsets, flat, offset_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

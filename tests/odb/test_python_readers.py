@@ -13,9 +13,9 @@ from dulwich.pack import create_delta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_gasp.conformance.history_objects import Objects, parse_tree_entries, plain_commit
-from git_gasp.conformance.history_pack_delta import PackFormatError, apply_parsed, parse_delta
-from git_gasp.conformance.history_pack_files import PackFiles
+from git_gasp.odb.objects import Objects, parse_tree_entries, plain_commit
+from git_gasp.odb.pack_entries import PackFormatError, apply_parsed, parse_delta
+from git_gasp.odb.packs import PackFiles
 from tests.testing.run import git
 
 MODES = [b"100644", b"100755", b"120000", b"40000", b"160000", b"644", b"0", b"040000",

@@ -16,7 +16,7 @@ _MAX_BYTES = 1 << 16  # bigger files are parsed every time
 
 
 def _memo_path(root: str | os.PathLike, name: str) -> tuple[str, bytes] | None:
-    from git_gasp.store.gitdirs import locate
+    from git_gasp.odb.gitdirs import locate
 
     dirs = locate(str(root))
     if dirs is None:

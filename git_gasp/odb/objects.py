@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from dulwich.object_store import BaseObjectStore
 
-    from git_gasp.conformance.history_pack_files import PackFiles
+    from git_gasp.odb.packs import PackFiles
 
 _COMMIT, _TREE, _BLOB = 1, 2, 3
 _TREE_CACHE_SIZE = 512

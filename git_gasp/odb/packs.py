@@ -18,7 +18,7 @@ import os
 import zlib
 from collections import OrderedDict, namedtuple
 
-from git_gasp.conformance.history_pack_delta import (
+from git_gasp.odb.pack_entries import (
     BLOB,
     OFS_DELTA,
     REF_DELTA,
@@ -30,7 +30,7 @@ from git_gasp.conformance.history_pack_delta import (
     inflate_chunks,
     parse_delta,
 )
-from git_gasp.conformance.history_pack_index import PackIndex, PackIndexError
+from git_gasp.odb.pack_index import PackIndex, PackIndexError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ class PackFiles:
     def for_store(cls, store: object) -> PackFiles | None:
         """The packs of an on-disk sha1 store: a `store.gitrepo.LazyDiskStore` or a
         dulwich ``DiskObjectStore`` (None for any other kind of store)."""
-        from git_gasp.store.gitrepo import LazyDiskStore
+        from git_gasp.odb.repo import LazyDiskStore
 
         if isinstance(store, LazyDiskStore):
             return cls.for_objects_dir(store.path)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import zlib
 
-from git_gasp.conformance.committed_log import CommittedLog
-from git_gasp.conformance.index_files import Entry, IndexFiles
+from git_gasp.conformance.saved.committed_log import CommittedLog
+from git_gasp.conformance.saved.index_files import Entry, IndexFiles
 from git_gasp.protocol.envelope import OPS_KIND
 from git_gasp.protocol.vocab import ENTITY_CREATING
 
