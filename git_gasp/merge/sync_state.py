@@ -240,6 +240,12 @@ def current_branch(top: Path) -> tuple[str, str]:
                           "(git switch BRANCH)")
     head = _rev(top, "HEAD")
     if head is None:
+        named = git.run(top, "rev-parse", "-q", "--verify", ref, check=False)
+        if named.returncode == 0:  # the branch names a commit git cannot read
+            sha = named.stdout.decode("ascii", "replace").strip()
+            raise CannotStart(f"this repository cannot be read: {ref[len('refs/heads/'):]} "
+                              f"names commit {sha[:12]}, which git cannot read (a missing "
+                              "or corrupt object or pack index): run git fsck")
         raise CannotStart(f"{ref[len('refs/heads/'):]} has no commit yet: commit first "
                           "(git gasp commit-run or git commit)")
     return ref, head

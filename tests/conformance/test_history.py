@@ -510,6 +510,28 @@ def test_cache_lives_under_the_git_dir_and_is_keyed(repo):
     assert len(list((repo / ".git" / "gasp").glob("check4-*.cache"))) == 2
 
 
+def test_caches_of_older_checker_versions_are_pruned_and_current_ones_kept(repo):
+    from git_gasp.conformance.history.cache import CHECKER_VERSION
+
+    check_history(repo)
+    check_history(repo, declared=[b"notes/log.txt"])  # another key, same version: kept
+    gasp_dir = repo / ".git" / "gasp"
+    current = sorted(p.name for p in gasp_dir.glob("check4-*.cache"))
+    litter = ["check4-0123456789abcdef0123.cache",  # named before the version was
+              f"check4-v{CHECKER_VERSION - 1}-0123456789abcdef0123.cache"]
+    for name in litter:
+        (gasp_dir / name).write_bytes(b"git-gasp check4 cache\nkey old 0 0 00000000\n")
+    (gasp_dir / "other.cache").write_bytes(b"not ours")
+    append(repo, LOG, ev(9))
+    commit_all(repo, "one more")
+    assert check_history(repo).failures == []  # the save prunes
+    left = sorted(p.name for p in gasp_dir.iterdir())
+    assert not set(litter) & set(left)
+    assert set(current) <= set(left) and "other.cache" in left
+    assert all(n.startswith(f"check4-v{CHECKER_VERSION}-")
+               for n in left if n.startswith("check4-"))
+
+
 def test_use_cache_false_neither_reads_nor_writes(repo):
     check_history(repo, use_cache=False)
     assert not (repo / ".git" / "gasp").exists()

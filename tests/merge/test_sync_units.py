@@ -84,6 +84,25 @@ def test_a_detached_head_cannot_start(agent):
     assert outcome.exit_code == 5 and outcome.attempts == 0
 
 
+def test_an_unreadable_pack_index_is_named_not_taken_for_an_unborn_branch(agent):
+    git(agent, "gc", "-q")
+    [idx] = (agent / ".git" / "objects" / "pack").glob("*.idx")
+    idx.chmod(0o644)
+    data = bytearray(idx.read_bytes())
+    data[8:16] = b"garbage!"  # the fan-out table stops being monotonic
+    idx.write_bytes(bytes(data))
+    outcome = sync(agent, Options(remote=str(agent)))
+    assert outcome.status == "cannot-start" and outcome.exit_code == 5
+    assert "cannot be read" in outcome.reason and "git fsck" in outcome.reason
+    assert "no commit yet" not in outcome.reason
+
+
+def test_an_unborn_branch_still_says_commit_first(tmp_path):
+    git(tmp_path, "init", "-q", "-b", "main")
+    outcome = sync(tmp_path, Options(remote=str(tmp_path)))
+    assert outcome.status == "cannot-start" and "no commit yet" in outcome.reason
+
+
 def test_a_merge_the_sync_did_not_record_is_never_aborted(agent):
     (agent / "x.txt").write_text("a\n")
     git(agent, "add", "x.txt")

@@ -19,6 +19,7 @@ from git_gasp.base.files import atomic_write
 # 3: the key line carries the counts of both kinds of line and the body's crc32.
 CHECKER_VERSION = 3
 _CACHE_MAGIC = b"git-gasp check4 cache"
+_NAME_LEAD = f"check4-v{CHECKER_VERSION}-"  # the version in the name: an old file is litter
 
 
 def _cache_key(prefix: bytes, declared: frozenset[bytes]) -> str:
@@ -31,7 +32,7 @@ class VerifiedCache:
 
     def __init__(self, common_dir: str, prefix: bytes, declared: frozenset[bytes]) -> None:
         self.key = _cache_key(prefix, declared)
-        self.path = os.path.join(common_dir, "gasp", f"check4-{self.key}.cache")
+        self.path = os.path.join(common_dir, "gasp", f"{_NAME_LEAD}{self.key}.cache")
         self.commits: set[bytes] = set()
         self.lengths: dict[bytes, int] = {}
         self.problem: str | None = None
@@ -63,7 +64,25 @@ class VerifiedCache:
             atomic_write(self.path, head + body, durable=False, make_parents=True)
         except (OSError, GaspError) as exc:
             return f"could not write the check-4 cache ({exc})"
+        prune_stale(os.path.dirname(self.path))
         return None
+
+
+def prune_stale(gasp_dir: str) -> None:
+    """Remove the check-4 caches no current key can name: those written under another
+    `CHECKER_VERSION` (their name carries it; names from before that carry none).
+    Caches of other agent roots or declared paths under this version stay."""
+    try:
+        names = os.listdir(gasp_dir)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith("check4-") and name.endswith(".cache") \
+                and not name.startswith(_NAME_LEAD):
+            try:
+                os.unlink(os.path.join(gasp_dir, name))
+            except OSError:
+                pass  # another process pruned it, or it is not ours to remove
 
 
 def _parse(data: bytes, lead: bytes) -> tuple[set[bytes], dict[bytes, int]] | None:
