@@ -233,8 +233,11 @@ def _check_identity(repo: AgentRepo, res: CheckResult) -> None:
     if not files:
         res.fail("identity/ holds no files", path=ident)
         return
-    if repo.manifest is None or repo.manifest.identity_hash is None:
-        res.notes.append("AGENT.md declares no identity_hash; identity not verified")
+    if repo.manifest is None:  # unreadable or missing: that failure is reported already
+        return
+    if repo.manifest.identity_hash is None:  # the current reference fails closed on this
+        res.fail("AGENT.md declares no identity_hash, so identity/ cannot be verified: add "
+                 "`identity_hash: <digest>` (`git gasp identity hash` prints it)", path=MANIFEST)
         return
     declared = normalize_declared(repo.manifest.identity_hash)
     if declared is None:

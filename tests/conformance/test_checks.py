@@ -321,6 +321,27 @@ def test_check6_identity_hash_mismatch_fails(agent):
     assert f["path"] == "AGENT.md" and "identity_hash" in f["message"]
 
 
+def test_check6_a_missing_identity_hash_fails_closed(agent):
+    manifest = agent / "AGENT.md"
+    text = manifest.read_text()
+    assert "identity_hash:" in text
+    manifest.write_text("".join(ln for ln in text.splitlines(keepends=True)
+                                if "identity_hash" not in ln))
+    code, report = run_check(agent)
+    (f,) = failures(report, 6)
+    assert code == 1 and f["path"] == "AGENT.md" and "no identity_hash" in f["message"]
+    assert "git gasp identity hash" in f["message"]
+
+
+def test_check6_a_malformed_identity_hash_fails(agent):
+    manifest = agent / "AGENT.md"
+    lines = manifest.read_text().splitlines(keepends=True)
+    manifest.write_text("".join("identity_hash: not-a-digest\n" if "identity_hash" in ln
+                                else ln for ln in lines))
+    (f,) = failures(run_check(agent)[1], 6)
+    assert f["path"] == "AGENT.md" and "not a SHA-256" in f["message"]
+
+
 def test_check6_fixture_flag_requires_the_four_facts(fixture_repo):
     append(fixture_repo, ops("event_11", None, update("patch_9", status="Reverted")))
     code, report = run_check(fixture_repo, "--fixture")
