@@ -67,5 +67,5 @@ def check_repo(root: str | os.PathLike, *, fixture: bool = False, use_cache: boo
     if base is not None:
         from git_gasp.conformance.since import grandfather
 
-        grandfather(results, base, repo.log_rel)
+        grandfather(results, base, repo.log_rel, root)
     return Report(label or str(root), results)

@@ -67,3 +67,27 @@ def test_since_a_clean_head_and_bad_revs(agent):
     proc = gasp(agent, "check", "--since", "no-such-rev")
     assert proc.returncode == 2
     assert proc.stderr.decode().startswith("git gasp: error: --since no-such-rev: not a commit")
+
+
+def test_since_never_forgives_an_edit_of_a_committed_line_in_the_work_tree(agent):
+    append(agent, goal_pair(1))
+    commit_all(agent, "run 1")
+    log = agent / LOG
+    log.write_bytes(log.read_bytes().replace(b"goal 1", b"goal X"))  # not committed
+    code, plain = report(agent)
+    assert code == 1 and 4 in [c["number"] for c in plain["checks"] if not c["passed"]]
+    code, since = report(agent, "--since", "HEAD")
+    failed = {c["number"]: c["failures"] for c in since["checks"] if not c["passed"]}
+    assert code == 1 and not since["conformant"]
+    assert any("working tree does not extend HEAD" in f["message"] for f in failed[4])
+
+
+def test_since_does_not_forgive_old_line_numbers_once_the_old_lines_changed(agent):
+    append(agent, b'{"not": "an event"}\n')  # bad before REV
+    old = unguarded(agent, "junk")
+    assert report(agent, "--since", old)[0] == 0  # forgiven: the line is REV's
+    log = agent / LOG
+    log.write_bytes(log.read_bytes().replace(b'{"not": "an event"}', b'{"not": "an evenT"}'))
+    code, since = report(agent, "--since", old)
+    failed = {c["number"] for c in since["checks"] if not c["passed"]}
+    assert code == 1 and {1, 4} <= failed  # the edited line is not REV's line any more
