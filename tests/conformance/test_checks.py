@@ -342,6 +342,17 @@ def test_check6_a_malformed_identity_hash_fails(agent):
     assert f["path"] == "AGENT.md" and "not a SHA-256" in f["message"]
 
 
+def test_check6_a_spec_version_of_5000_digits_is_a_failure_not_an_internal_error(agent):
+    manifest = agent / "AGENT.md"
+    lines = manifest.read_text().splitlines(keepends=True)
+    manifest.write_text("".join("spec_version: " + "9" * 5000 + "\n"
+                                if ln.startswith("spec_version") else ln for ln in lines))
+    code, report = run_check(agent)
+    assert code == 1
+    assert any(f.get("path") == "AGENT.md" and "too many digits" in f["message"]
+               for f in failures(report, 6))
+
+
 def test_check6_fixture_flag_requires_the_four_facts(fixture_repo):
     append(fixture_repo, ops("event_11", None, update("patch_9", status="Reverted")))
     code, report = run_check(fixture_repo, "--fixture")
