@@ -175,10 +175,12 @@ def _user(t, obj, msg, n, ts, uuid, record_of, pending_parent) -> None:
         t.skipped["user:empty"] += 1
         return
     texts = []
+    results = False  # a message carrying tool results is not a prompt, whatever its text
     for block in content:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+            results = True
             tid = block["tool_use_id"]
             out = output_text(block.get("content"))
             is_error = bool(block.get("is_error"))
@@ -195,7 +197,7 @@ def _user(t, obj, msg, n, ts, uuid, record_of, pending_parent) -> None:
             texts.append(str(block.get("text", "")))
         else:
             t.skipped[f"user:{block.get('type')}"] += 1
-    if texts and not any(r.line == n for r in t.records):
+    if texts and not results:
         _prompt(t, "\n".join(texts), n, ts, uuid, obj, record_of, pending_parent)
 
 
