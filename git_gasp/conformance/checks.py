@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from git_gasp.base.errors import FormatError
 from git_gasp.base.files import exists, is_dir, is_link, join
 from git_gasp.conformance.report import CheckResult
 from git_gasp.protocol.graph import Graph
@@ -288,14 +289,12 @@ def _check_config(repo: AgentRepo, res: CheckResult) -> None:
         return
     if parsed_before(repo.root, "config.toml", data):
         return  # the same bytes parsed last time: no TOML parser to load
+    from git_gasp.base.outside import load_toml
+
     try:
-        import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    try:
-        tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        res.fail(f"executor binding does not parse: {exc}", path=rel)
+        load_toml(data, "executor binding")
+    except FormatError as exc:
+        res.fail(str(exc), path=rel)
         return
     remember_parsed(repo.root, "config.toml", data)
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.outside import load_toml
 from git_gasp.protocol.graph import Graph
 
 
@@ -134,10 +135,6 @@ def load_config(root: Path) -> dict:
     import os
     import stat
 
-    try:
-        import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
     where = ".agent/config.toml"
     path = Path(root) / ".agent" / "config.toml"
     try:
@@ -156,8 +153,8 @@ def load_config(root: Path) -> dict:
             data = fh.read(MAX_CONFIG + 1)
         if len(data) > MAX_CONFIG:
             raise GaspError(f"{where} is larger than {MAX_CONFIG >> 20} MiB")
-        config = tomllib.loads(data.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        config = load_toml(data, where)
+    except OSError as exc:
         raise GaspError(f"{where} does not parse: {exc}") from None
     finally:
         os.close(fd)

@@ -353,6 +353,14 @@ def test_check6_a_spec_version_of_5000_digits_is_a_failure_not_an_internal_error
                for f in failures(report, 6))
 
 
+def test_check6_a_config_toml_number_of_5000_digits_is_a_failure_naming_the_file(agent):
+    (agent / ".agent" / "config.toml").write_text("[executor]\nmax_tokens = " + "9" * 5000)
+    code, report = run_check(agent)
+    assert code == 1
+    assert any(f.get("path") == ".agent/config.toml" and "too many digits" in f["message"]
+               for f in failures(report, 6))
+
+
 def test_check6_fixture_flag_requires_the_four_facts(fixture_repo):
     append(fixture_repo, ops("event_11", None, update("patch_9", status="Reverted")))
     code, report = run_check(fixture_repo, "--fixture")

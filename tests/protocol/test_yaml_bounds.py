@@ -32,3 +32,4 @@ def test_skill_front_matter_with_an_unconvertible_value_is_a_skill_error(value):
 def test_kg_front_matter_with_an_unconvertible_value_is_a_gasp_error(value):
     with pytest.raises(GaspError, match="invalid YAML"):
         load_yaml(f"id: x\nn: {value}\n")
+

@@ -15,6 +15,7 @@ from git_gasp.runtime.policy import PolicyDenied
 from git_gasp.runtime.state import AgentState
 from git_gasp.store.append import LogError, append_line_file
 from tests.runtime.helpers import assert_conformant
+from tests.testing.run import gasp, out
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -191,3 +192,14 @@ def test_snapshot_records_only_the_folded_lines(agent, monkeypatch):
     rel = state.write_snapshot()
     doc = json.loads((agent / rel).read_text())
     assert doc["integrity"]["line_count"] == folded
+
+
+def test_a_config_toml_number_of_5000_digits_is_one_error_line_for_the_runtime(agent):
+    from git_gasp.runtime.policy import load_config
+
+    (agent / ".agent/config.toml").write_text("[policy]\nx = " + "9" * 5000 + "\n")
+    with pytest.raises(GaspError, match=r"^\.agent/config\.toml does not parse: a number"):
+        load_config(agent)
+    proc = gasp(agent, "record", "goal", "--title", "t")
+    assert proc.returncode == 1, out(proc)
+    assert out(proc).strip().startswith("git gasp: error: .agent/config.toml does not parse")
