@@ -111,7 +111,7 @@ def parse_lease(data: bytes, rel: str = LEASE_REL) -> LeaseRecord:
     be missing (older leases)."""
     try:
         obj = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # a syntax error, a huge number, deep nesting
         obj = None
     known = _REQUIRED.keys() | _OPTIONAL.keys()
     ok = (type(obj) is dict and _REQUIRED.keys() <= obj.keys() <= known
