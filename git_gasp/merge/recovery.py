@@ -27,12 +27,17 @@ def utc_stamp(now: float | None = None) -> str:
 
 
 def ref_part(text: str) -> str:
-    """`text` made safe as one component of a ref name."""
-    part = _UNSAFE.sub("-", text).strip(".-")
-    part = re.sub(r"\.{2,}", ".", part)
-    if part.endswith(".lock"):
-        part = part[: -len(".lock")]
-    return part or "unknown"
+    """`text` made safe as one component of a ref name (`git check-ref-format`: no
+    unsafe characters, no leading dot, no ``..``, no ``.lock`` ending — however often
+    it repeats — at most 200 characters, and not empty)."""
+    part = re.sub(r"\.{2,}", ".", _UNSAFE.sub("-", text))[:200]
+    while True:
+        cut = part.strip(".-")
+        while cut.endswith(".lock"):
+            cut = cut[: -len(".lock")]
+        if cut == part:
+            return part or "unknown"
+        part = cut
 
 
 def agent_id(agent_root: Path) -> str:

@@ -8,6 +8,8 @@ import random
 import subprocess
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from git_gasp.merge import recovery
 from git_gasp.merge.backoff import STEP_CAP_S, Backoff
@@ -124,3 +126,12 @@ def test_bad_options_are_usage_errors(agent, attempts, max_wait):
 
     with pytest.raises(UsageError):
         sync(agent, Options(attempts=attempts, max_wait=max_wait))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=60) | st.sampled_from(["app.lock.lock", "a.lock..lock", ".lock",
+                                                "x.lock-.lock", "@{u}", "a" * 196 + ".lock"]))
+def test_a_recovery_ref_made_from_any_agent_or_run_id_is_a_valid_ref_name(raw):
+    part = recovery.ref_part(raw)
+    ref = f"refs/gasp/recovery/{part}/{part}"
+    assert subprocess.run(["git", "check-ref-format", ref]).returncode == 0, ref
