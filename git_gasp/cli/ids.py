@@ -78,6 +78,18 @@ def resolve_options(graph, values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# What a completion may insert into a command line: characters no shell (bash, zsh,
+# fish) gives a meaning to in a word. An id with any other character (`;`, `$`, a
+# backtick, a quote, a space, a newline, a glob) is left out of the candidates, never
+# inserted unquoted: the user can still type it, quoted.
+_SHELL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-:+@,/%")
+
+
+def shell_safe(ids: list[str]) -> list[str]:
+    """The `ids` a shell can take as they are (module comment above)."""
+    return [i for i in ids if i and _SHELL_SAFE.issuperset(i) and i[0] != "-"]
+
+
 def node_candidates(kinds: tuple[str, ...], incomplete: str) -> list[str]:
     """Node ids (of `kinds`) starting with `incomplete`, from the fold here; none when
     there is no readable agent here (completion never fails loudly)."""
@@ -90,7 +102,7 @@ def node_candidates(kinds: tuple[str, ...], incomplete: str) -> list[str]:
             ids = [i for i in ids if (graph.node(i) or {}).get("kind") in kinds]
     except Exception:  # noqa: BLE001 - a shell completing: no candidates, no noise
         return []
-    return completions(ids, incomplete)
+    return shell_safe(completions(ids, incomplete))
 
 
 def event_candidates(incomplete: str) -> list[str]:
@@ -99,7 +111,7 @@ def event_candidates(incomplete: str) -> list[str]:
 
     try:
         parsed = _fold_here().repo.parsed
-        return completions((e.id for e in parsed.events), incomplete)
+        return shell_safe(completions((e.id for e in parsed.events), incomplete))
     except Exception:  # noqa: BLE001 - a shell completing: no candidates, no noise
         return []
 
