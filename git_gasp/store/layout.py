@@ -14,7 +14,9 @@ from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.files import refuse_links
 from git_gasp.protocol.identity import identity_hash
 
-GITIGNORE_LINES = (".agent/lease", ".agent/HEAD")
+# the lease and HEAD are local-only (spec Part I); the rest are the names of the
+# temporary files a killed or failed writer could leave (lease.py, base.files)
+GITIGNORE_LINES = (".agent/lease", ".agent/HEAD", ".agent/.lease.*", ".*.tmp")
 _AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 

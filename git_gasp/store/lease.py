@@ -10,6 +10,7 @@ filesystems (spec Part V).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -212,17 +213,24 @@ class Lease:
         refuse_links(self.path, self.root)
         rec = self._record()
         tmp = self.path.with_name(f".lease.{os.getpid()}.{new_uuid()}.new")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-                     0o644)
         try:
-            os.write(fd, rec.to_bytes())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                         | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as exc:  # a read-only file system, no permission, no inodes
+            raise LeaseError(f"cannot take {LEASE_REL}: {exc.strerror}") from None
         try:
+            try:
+                data = rec.to_bytes()
+                if os.write(fd, data) != len(data):
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             os.link(tmp, self.path)
         except FileExistsError:
             return False
+        except OSError as exc:  # a full disk: nothing half-written is left behind
+            raise LeaseError(f"cannot take {LEASE_REL}: {exc.strerror}") from None
         finally:
             tmp.unlink(missing_ok=True)
         self._held_until = rec.expires_at_ms
