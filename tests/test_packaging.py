@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import git_gasp
-from git_gasp.cli.main import COMMANDS
+from git_gasp.cli.table import COMMANDS
 from tests.testing.paths import REPO_ROOT
 from tests.testing.run import git_gasp_exe as _git_gasp_exe
 
@@ -490,7 +490,7 @@ def test_readme_library_example_runs(tmp_path):
 
 
 def test_main_man_page_lists_every_command():
-    from git_gasp.cli.main import COMMANDS
+    from git_gasp.cli.table import COMMANDS
 
     page = (REPO_ROOT / "man" / "git-gasp.1").read_text()
     section = page.split(".SH COMMANDS", 1)[1].split(".SH ", 1)[0]
