@@ -17,7 +17,8 @@ from git_gasp.base.files import path_str
 from git_gasp.conformance.history.cache import VerifiedCache
 from git_gasp.conformance.history.proven import load_extensions
 from git_gasp.conformance.history.prover import PackProver
-from git_gasp.conformance.history.walk import HistoryResult, Progress, Walker
+from git_gasp.conformance.history.result import HistoryResult
+from git_gasp.conformance.history.walk import Progress, Walker
 from git_gasp.conformance.history.worktree import WorkTree
 from git_gasp.odb.objects import PACKED_RECENT_BYTES
 from git_gasp.odb.packs import PackFiles
