@@ -6,8 +6,8 @@ validated against the current graph and vocabulary before anything is written
 (no dangling op is ever appended), both events go to disk in one durable,
 lease-checked write, and only then are the ops applied in memory.
 
-The class is put together from one module per job: `opening` (fold the log,
-recover a run), `writepath` (validate, append, dispatch behaviours), `records` (the
+The class is put together from one module per job: `opening` (read AGENT.md, fold
+the log), `writepath` (validate, append, dispatch behaviours), `records` (the
 record_* helpers), `runs` (the run lifecycle) and `ops` (the op builders, which stay
 importable from here).
 """

@@ -1,11 +1,11 @@
 """Check 4 (append-only-in-git) over the whole commit DAG, with a local cache.
 
 Every commit reachable from HEAD is compared with each of its parents, parents
-first (``history_walk``, over ``history_objects``); verified commits are remembered
+first (``walk``, over ``odb.objects``); verified commits are remembered
 under the git dir (``history_cache``), so a later run stops at them and only walks
 new commits; HEAD's log must be committed and the working tree must extend HEAD
-(``history_worktree``). On a packed repository most one-parent appends are proven
-from the pack deltas without building the versions (``history_pack``). `check_store`
+(``worktree``). On a packed repository most one-parent appends are proven
+from the pack deltas without building the versions (``prover``). `check_store`
 runs the commit rules alone over any dulwich object store, an in-memory one included.
 """
 

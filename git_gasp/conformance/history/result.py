@@ -35,7 +35,7 @@ class HistoryResult(Record):
     verified commits known from the cache when the walk stopped at one (0 otherwise):
     the ancestors skipped, give or take cached commits of other branches. Not compared
     or shown: `stats`, and `tip`, what the working-tree side proved about HEAD's log
-    (history_worktree), which the log checks use to trust their saved state without
+    (`worktree`), which the log checks use to trust their saved state without
     hashing the log."""
 
     FIELDS = ("failures", "notes", "commits_walked", "commits_cached")

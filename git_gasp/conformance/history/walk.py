@@ -8,7 +8,7 @@ append; a merge is judged by meaning (`merges`, the parents' shared
 lines stay the start, every parent line is kept, in whatever order git resolved the
 concurrent suffixes); an append-only file is never deleted nor committed as a
 symlink. A one-parent extension is proved without reading any content when it is in
-`Walker.proven` or the pack prover (`history_pack`) proves it from the deltas; else
+`Walker.proven` or the pack prover (`prover`) proves it from the deltas; else
 without reading the parent blob when its length is known: git blob ids are
 ``sha1(b"blob <len>\\0" + content)``, so hashing the first ``len`` bytes of the new
 blob suffices. A merged file is proven without reading it when the result extends
@@ -78,7 +78,7 @@ class Walker(MergeRule):
     `proven` holds (old blob id, new blob id) pairs known to satisfy the one-parent
     extension rule (new starts with old; an unterminated last line of old is not
     extended): consulted before any content is read, and filled by `prover` (a
-    `history_pack.PackProver`, or None) as it proves pairs from pack deltas.
+    `prover.PackProver`, or None) as it proves pairs from pack deltas.
     """
 
     def __init__(
