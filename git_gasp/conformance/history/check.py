@@ -2,7 +2,7 @@
 
 Every commit reachable from HEAD is compared with each of its parents, parents
 first (``walk``, over ``odb.objects``); verified commits are remembered
-under the git dir (``history_cache``), so a later run stops at them and only walks
+under the git dir (``cache``), so a later run stops at them and only walks
 new commits; HEAD's log must be committed and the working tree must extend HEAD
 (``worktree``). On a packed repository most one-parent appends are proven
 from the pack deltas without building the versions (``prover``). `check_store`
