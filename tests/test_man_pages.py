@@ -20,7 +20,7 @@ import pytest
 
 from git_gasp.cli.group import cli
 from git_gasp.cli.help import help_command
-from git_gasp.cli.main import COMMANDS
+from git_gasp.cli.table import COMMANDS
 from tests.testing.paths import REPO_ROOT
 
 MAN_DIR = REPO_ROOT / "man"

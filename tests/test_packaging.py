@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 import git_gasp
-from git_gasp.cli.main import COMMANDS
+from git_gasp.cli.table import COMMANDS
+from tests.testing.imports import IMPORTED_BY, ImportTrace
 from tests.testing.paths import REPO_ROOT
 from tests.testing.run import git_gasp_exe as _git_gasp_exe
 
@@ -34,6 +35,7 @@ LAYERS = tuple(
     f"git_gasp.{layer}"
     for layer in (
         "protocol",
+        "odb",
         "store",
         "conformance",
         "runtime",
@@ -429,8 +431,10 @@ def test_import_of_cli_loads_no_heavy_modules(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     mods = _imported_modules(proc.stderr)
-    assert "click" not in mods  # the fast paths (hook, plain check) run without it
-    assert not _heavy(mods), _heavy(mods)
+    trace = ImportTrace(proc.stderr)
+    # the fast paths (hook, plain check) run without click
+    assert "click" not in mods, trace.explain(["click"], "import git_gasp.cli.main")
+    assert not _heavy(mods), trace.explain(_heavy(mods), "import git_gasp.cli.main")
 
 
 def test_command_modules_load_nothing_heavy_until_they_run(tmp_path):
@@ -447,7 +451,8 @@ def test_command_modules_load_nothing_heavy_until_they_run(tmp_path):
     assert proc.returncode == 0, proc.stderr
     mods = _imported_modules(proc.stderr)
     assert set(modules) <= set(mods)
-    assert not _heavy(mods), _heavy(mods)
+    assert not _heavy(mods), ImportTrace(proc.stderr).explain(_heavy(mods),
+                                                              "importing every command")
 
 
 def test_version_run_loads_no_heavy_modules(tmp_path):
@@ -459,7 +464,45 @@ def test_version_run_loads_no_heavy_modules(tmp_path):
     assert proc.returncode == 0, proc.stderr
     mods = _imported_modules(proc.stderr)
     assert "git_gasp.cli.main" in mods
-    assert not _heavy(mods), _heavy(mods)
+    assert not _heavy(mods), ImportTrace(proc.stderr).explain(_heavy(mods), "git-gasp --version")
+
+
+def test_import_trace_names_the_chain_that_loaded_a_module(tmp_path):
+    """The fast-path tests' failure message: the imports that pulled a forbidden module
+    in, from `-X importtime`'s nesting (and, with IMPORTED_BY, who imported at run
+    time) — a probe that imports one through two modules at load and another from a
+    function at run time."""
+    (tmp_path / "probe_top.py").write_text(
+        "import probe_mid\n\ndef run():\n    import probe_late\n")
+    (tmp_path / "probe_mid.py").write_text("import probe_ok\nimport probe_heavy\n")
+    (tmp_path / "probe_heavy.py").write_text("import probe_heavy_part\n")
+    for name in ("probe_ok", "probe_heavy_part", "probe_late"):
+        (tmp_path / f"{name}.py").write_text("")
+
+    def trace(prefix: str = "") -> ImportTrace:
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-c",
+                               prefix + "import probe_top\nprobe_top.run()\n"],
+                              capture_output=True, text=True, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        return ImportTrace(proc.stderr)
+
+    plain = trace()
+    assert plain.chain("probe_heavy_part") == [
+        "probe_top", "probe_mid", "probe_heavy", "probe_heavy_part"]
+    assert plain.chain("probe_late") == ["probe_late"]  # imported by the running code
+    forbidden = ["probe_heavy", "probe_heavy_part", "probe_late"]
+    assert plain.culprits(forbidden) == [["probe_top", "probe_mid", "probe_heavy"],
+                                         ["probe_late"]]
+    assert plain.culprits(lambda m: m.startswith("probe_heavy")) == [
+        ["probe_top", "probe_mid", "probe_heavy"]]
+    assert plain.culprits(["probe_not_loaded"]) == []
+    traced = trace(IMPORTED_BY)
+    assert traced.modules == plain.modules  # the finder loads nothing of its own
+    assert traced.chain("probe_late") == ["probe_top", "probe_late"]  # run() imported it
+    assert traced.explain(forbidden, "the probe").splitlines() == [
+        "the probe loaded forbidden modules:",
+        "  probe_top -> probe_mid -> probe_heavy",
+        "  probe_top -> probe_late"]
 
 
 # --- README and CI agree -----------------------------------------------------------
@@ -490,7 +533,7 @@ def test_readme_library_example_runs(tmp_path):
 
 
 def test_main_man_page_lists_every_command():
-    from git_gasp.cli.main import COMMANDS
+    from git_gasp.cli.table import COMMANDS
 
     page = (REPO_ROOT / "man" / "git-gasp.1").read_text()
     section = page.split(".SH COMMANDS", 1)[1].split(".SH ", 1)[0]

@@ -1,4 +1,4 @@
-"""The click group of `git-gasp`: subcommands (`cli.main.COMMANDS`) load lazily."""
+"""The click group of `git-gasp`: subcommands (`cli.table.COMMANDS`) load lazily."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import click
 
 from git_gasp import __version__
 from git_gasp.cli.completion import COMPLETE_VAR
+from git_gasp.cli.handler import exit_for_error
 from git_gasp.cli.help import help_command, manual_request, run_manual
-from git_gasp.cli.main import COMMANDS, VERSION_PROG, exit_for_error
+from git_gasp.cli.table import COMMANDS, VERSION_PROG
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from git_gasp.base.errors import UsageError
-from git_gasp.cli.main import exit_for_error
+from git_gasp.cli.handler import exit_for_error
 
 if TYPE_CHECKING:  # the rest loads when a page is shown: `--version` never pays for it
     from importlib.abc import Traversable

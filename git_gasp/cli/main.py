@@ -1,5 +1,5 @@
-"""The `git-gasp` entry point: the one error handler, the fast paths, and the command
-table of the click group (`cli.group`) whose subcommands load lazily.
+"""The `git-gasp` entry point: the fast paths, then the click group (`cli.group`) whose
+subcommands (`cli.table`) load lazily; every error goes through `cli.handler`.
 
 Nothing heavy is imported at start-up, not even click: what git runs on every commit,
 ``git gasp hook NAME``, a plain ``git gasp check [PATH] [FLAGS]`` and ``--version`` run
@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 import sys
 
+from git_gasp.cli.handler import exit_for_error
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
 
 HOOK_NAMES = ("pre-commit", "pre-merge-commit")
-VERSION_PROG = "git-gasp"  # the name `--version` prints (the click group's prog_name)
 
 
 def hook_name(argv: list[str]) -> str | None:
@@ -27,34 +28,6 @@ def hook_name(argv: list[str]) -> str | None:
     if len(argv) == 2 and argv[0] == "hook" and argv[1] in HOOK_NAMES:
         return argv[1]
     return None
-
-
-def _error(message: str) -> None:
-    sys.stderr.write(message + "\n")
-    sys.stderr.flush()
-
-
-def exit_for_error(exc: BaseException) -> NoReturn:
-    """The one error handler's end: a known error as one line and its exit code."""
-    from git_gasp.base.errors import GaspError
-
-    if isinstance(exc, GaspError):
-        _error(f"git gasp: error: {exc}")
-        sys.exit(exc.exit_code)
-    if isinstance(exc, KeyboardInterrupt):
-        _error("git gasp: interrupted")
-        sys.exit(130)
-    if isinstance(exc, BrokenPipeError):  # the reader left (`| head`): no second error at exit
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        sys.exit(0)
-    if not isinstance(exc, Exception) or os.environ.get("GASP_DEBUG"):
-        raise exc
-    # last line of defence: one line, never a traceback
-    _error(f"git gasp: internal error: {type(exc).__name__}: {exc} (set GASP_DEBUG=1 for details)")
-    sys.exit(3)
 
 
 def hook_main(name: str) -> NoReturn:
@@ -68,37 +41,6 @@ def hook_main(name: str) -> NoReturn:
         run_hook(name)
     except BaseException as exc:  # noqa: BLE001 - the one handler decides
         exit_for_error(exc)
-
-
-# command name -> "module:attribute"; modules are imported on first use.
-COMMANDS: dict[str, str] = {
-    "check": "git_gasp.cli.commands.check:check",
-    "fold": "git_gasp.cli.commands.fold:fold",
-    "snapshot": "git_gasp.cli.commands.snapshot:snapshot",
-    "init": "git_gasp.cli.commands.init:init",
-    "kg": "git_gasp.cli.commands.kg:kg",
-    "import": "git_gasp.cli.commands.import_:import_",
-    "export": "git_gasp.cli.commands.export:export",
-    "adapt": "git_gasp.cli.commands.adapt:adapt",
-    "install-hooks": "git_gasp.cli.commands.hooks:install_hooks",
-    "hook": "git_gasp.cli.commands.hooks:hook",
-    "doctor": "git_gasp.cli.commands.hooks:doctor",
-    "merge-driver": "git_gasp.cli.commands.merge_driver:merge_driver",
-    "run": "git_gasp.cli.commands.run:run",
-    "record": "git_gasp.cli.commands.record:record",
-    "commit-run": "git_gasp.cli.commands.commit_run:commit_run",
-    "log": "git_gasp.cli.commands.log:log",
-    "lineage": "git_gasp.cli.commands.queries:lineage",
-    "diff": "git_gasp.cli.commands.queries:diff",
-    "fork": "git_gasp.cli.commands.fork:fork",
-    "restore": "git_gasp.cli.commands.restore:restore",
-    "memory": "git_gasp.cli.commands.memory:memory",
-    "journal": "git_gasp.cli.commands.journal:journal",
-    "identity": "git_gasp.cli.commands.identity:identity",
-    "lease": "git_gasp.cli.commands.lease:lease",
-    "sync": "git_gasp.cli.commands.sync:sync",
-    "completion": "git_gasp.cli.commands.completion:completion",
-}
 
 
 def check_main(kw: dict) -> NoReturn:
@@ -119,6 +61,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     args = sys.argv[1:] if argv is None else argv
     if args == ["--version"]:  # click's own text (a test compares them), without click
         from git_gasp import __version__
+        from git_gasp.cli.table import VERSION_PROG
 
         sys.stdout.write(f"{VERSION_PROG}, version {__version__}\n")
         sys.stdout.flush()

@@ -104,7 +104,7 @@ def _install_script(git_dir: Path, check: bool) -> Outcome:
 def _prime(git_dir: Path, out: Outcome) -> None:
     """Save the checks' state of the protected branches' logs (the newest few), so the
     first push onto one feeds only its own lines."""
-    from git_gasp.guard.receive import Settings
+    from git_gasp.guard.push import Settings
     from git_gasp.guard.receive_check import KEEP, save_tip_states
 
     proc = git.run(git_dir, "for-each-ref", "--sort=-committerdate",

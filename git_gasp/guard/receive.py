@@ -21,35 +21,12 @@ from the repository.
 
 from __future__ import annotations
 
-import fnmatch
-import os
-from dataclasses import dataclass
 from pathlib import Path
 
-from git_gasp.base import git
+from git_gasp.guard.push import Refusal, Settings, Update, git_run, object_store, reach
 from git_gasp.protocol.appendonly import LOG_PATH
 
-DEFAULT_PROTECT = "refs/heads/*"
 CHECK_BLOB_BUDGET = 256 << 20  # with --check: blobs up to a quarter of it stay in memory
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """One reason to refuse a push: a ref, the commit, path and line when known, and why."""
-
-    ref: str
-    why: str
-    commit: str | None = None
-    path: str | None = None
-    lineno: int | None = None
-
-    def line(self) -> str:
-        """The one line printed for it."""
-        where_path = self.path if self.path is None or self.lineno is None \
-            else f"{self.path}:{self.lineno}"
-        where = " ".join(x for x in (f"commit {self.commit[:12]}" if self.commit else "",
-                                     where_path or "") if x)
-        return f"git gasp: refused {self.ref}: " + (f"{where}: " if where else "") + self.why
 
 
 def parse_updates(data: bytes) -> list[tuple[str, str, str]]:
@@ -64,51 +41,6 @@ def parse_updates(data: bytes) -> list[tuple[str, str, str]]:
 
 def _zero(sha: str) -> bool:
     return set(sha) == {"0"}
-
-
-def _git(git_dir: Path, *args: str, input: bytes | None = None):
-    # the quarantine (GIT_QUARANTINE_PATH, GIT_OBJECT_DIRECTORY, ...) must reach git
-    return git.run(git_dir, *args, check=False, inherit_git_env=True, input=input)
-
-
-@dataclass
-class Settings:
-    """The repository's ``gasp.protect`` globs and ``gasp.root`` (read once a push)."""
-
-    protect: list[str]
-    root: bytes
-
-    @classmethod
-    def read(cls, git_dir: Path) -> Settings:
-        proc = _git(git_dir, "config", "-z", "--get-regexp", r"^gasp\.(protect|root)$")
-        values: dict[str, list[str]] = {"gasp.protect": [], "gasp.root": []}
-        if proc.returncode == 0:
-            for item in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
-                key, _, value = item.partition("\n")
-                if key in values:
-                    values[key].append(value)
-        roots = values["gasp.root"]
-        return cls(values["gasp.protect"] or [DEFAULT_PROTECT],
-                   os.fsencode(roots[-1].strip("/")) if roots else b"")
-
-    def protected(self, ref: str) -> bool:
-        return any(fnmatch.fnmatchcase(ref, g) for g in self.protect)
-
-
-def protected(git_dir: Path, ref: str) -> bool:
-    """Whether `ref` matches a ``gasp.protect`` glob (default: every branch)."""
-    return Settings.read(git_dir).protected(ref)
-
-
-def object_store(git_dir: Path):
-    """The repository's objects, with the push's quarantine first when there is one."""
-    from dulwich.object_store import DiskObjectStore, OverlayObjectStore
-
-    main = DiskObjectStore(str(Path(git.common_dir(git_dir)) / "objects"))
-    quarantine = os.environ.get("GIT_QUARANTINE_PATH")
-    if quarantine and os.path.isdir(quarantine):
-        return OverlayObjectStore([DiskObjectStore(quarantine), main])
-    return main
 
 
 def peel(store, sha: bytes) -> bytes | None:
@@ -126,18 +58,6 @@ def peel(store, sha: bytes) -> bytes | None:
             continue
         return sha if isinstance(obj, Commit) else None
     return None
-
-
-@dataclass
-class Update:
-    """One ref update of the push, its objects peeled to commits."""
-
-    old: str
-    new: str
-    ref: str
-    head: bytes | None  # NEW's commit (None: NEW names no commit)
-    guarded: bool
-    refused: bool = False  # check 4 (or the protection) refused it
 
 
 def check_push(git_dir: Path, updates: list[tuple[str, str, str]], *,
@@ -161,7 +81,7 @@ def check_push(git_dir: Path, updates: list[tuple[str, str, str]], *,
     if not live:
         return refusals
     heads = [u.head for u in live if u.head is not None]
-    listed = _git(git_dir, "rev-list", "--boundary", "--not", "--all", "--not", "--stdin",
+    listed = git_run(git_dir, "rev-list", "--boundary", "--not", "--all", "--not", "--stdin",
                   input=b"".join(h + b"\n" for h in dict.fromkeys(heads)))
     if listed.returncode != 0:
         return refusals + [Refusal(u.ref, f"cannot list the pushed commits of {u.new[:12]}")
@@ -199,34 +119,8 @@ def check_push(git_dir: Path, updates: list[tuple[str, str, str]], *,
     return refusals
 
 
-def reach(walker, head: bytes, pushed: set[bytes]) -> tuple[list[bytes], set[bytes]]:
-    """The pushed commits reachable from `head` (parents before children) and the
-    commits already in the repository that are their parents (from the walk's reads)."""
-    order: list[bytes] = []
-    base: set[bytes] = set()
-    if head not in pushed:
-        return order, base
-    seen = {head}
-    stack: list[tuple[bytes, bool]] = [(head, False)]
-    while stack:
-        sha, expanded = stack.pop()
-        if expanded:
-            order.append(sha)
-            continue
-        stack.append((sha, True))
-        info = walker.info.get(sha)
-        for parent in reversed(info.parents) if info is not None and \
-                not isinstance(info, str) else ():
-            if parent not in pushed:
-                base.add(parent)
-            elif parent not in seen:
-                seen.add(parent)
-                stack.append((parent, False))
-    return order, base
-
-
 def _ancestor(git_dir: Path, old: str, new: str) -> bool:
-    return _git(git_dir, "merge-base", "--is-ancestor", old, new).returncode == 0
+    return git_run(git_dir, "merge-base", "--is-ancestor", old, new).returncode == 0
 
 
 def _rewound(walker, ref: str, old: bytes | None, new: bytes) -> list[Refusal]:

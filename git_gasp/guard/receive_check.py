@@ -32,7 +32,7 @@ from git_gasp.conformance.logfindings import Findings, dump_records, findings
 from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.logstate import LogState
 from git_gasp.conformance.saved.logstate_cache import LogStateCache, entry_of, restore
-from git_gasp.guard.receive import Refusal, Update, reach
+from git_gasp.guard.push import Refusal, Settings, Update, object_store, reach
 from git_gasp.guard.rejection import CHECK1, CHECK5, CHECK7
 from git_gasp.odb.objects import ObjectError
 from git_gasp.protocol.appendonly import common_prefix_len
@@ -77,7 +77,6 @@ def save_tip_states(git_dir: Path, commits: list[str]) -> int:
     number of states saved (not counting those saved before)."""
     from git_gasp.base import git
     from git_gasp.conformance.history.walk import Walker
-    from git_gasp.guard.receive import Settings, object_store
 
     settings = Settings.read(git_dir)
     walker = Walker(object_store(git_dir), settings.root, frozenset())

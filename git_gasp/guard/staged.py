@@ -33,12 +33,23 @@ from git_gasp.odb.indexstat import index_entry_stat, stat_proves
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Protocol
 
     from dulwich.repo import Repo
 
-    from git_gasp.guard.warm import Warm
-
 File = tuple[int, bytes]  # (mode, blob id)
+
+if TYPE_CHECKING:
+    class Warm(Protocol):
+        """What the guard takes from the work begun before it loaded (``guard.warm``,
+        which builds on this module: it never imports that one)."""
+
+        def diff(self, index_path: str, target: str) -> list | None: ...
+
+        def tree(self, commit: bytes) -> dict[bytes, File | None]: ...
+
+        def log(self, path: bytes, worktree: str | None
+                ) -> tuple[bytes, os.stat_result, int | None, bytes | None] | None: ...
 _SMALL = 1 << 20  # a file not vouched for by the index is hashed only up to this size
 
 

@@ -1,21 +1,37 @@
-"""Opening an agent repo: read AGENT.md, fold the log (seeded from a verified snapshot,
-through the local cache when it has one) and recover an unfinished run."""
+"""Opening an agent repo: read AGENT.md and fold the log (seeded from a verified
+snapshot, through the local cache when it has one) into what AgentState.open builds the
+state from (the state module imports this one, never the other way round)."""
 
 from __future__ import annotations
 
 import gc
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from git_gasp.base.errors import GaspError
-from git_gasp.protocol.fold import fold
+from git_gasp.protocol.envelope import Event
+from git_gasp.protocol.fold import FoldResult, fold
 from git_gasp.protocol.graph import Graph
-from git_gasp.runtime.policy import PolicySet
+from git_gasp.protocol.manifest import Manifest
 from git_gasp.store.append import EventStore, parse_tail, torn_error
 from git_gasp.store.lease import Lease
 
-if TYPE_CHECKING:
-    from git_gasp.runtime.state import AgentState
+
+@dataclass
+class Opened:
+    """An agent repo read and folded: the parts an AgentState is made of."""
+
+    root: Path
+    store: EventStore
+    manifest: Manifest
+    result: FoldResult  # the fold of the events read (its graph is the state's)
+    events: list[Event]  # the events folded (after the seed, if any)
+    notes: list[str]
+    data: bytes | None  # the log read, when a snapshot seeded the fold (for the index)
+    seeded_from: str | None
+    seed_cached: bool  # the seed came from the verified local snapshot cache
+    running_hint: list[str] | None  # unfinished runs of a lazy seed
+    last_event_id: str | None
 
 
 def _refuse_missing_tracked_log(root: Path, rel: str) -> None:
@@ -34,13 +50,12 @@ def _refuse_missing_tracked_log(root: Path, rel: str) -> None:
                             f"with `git checkout -- {rel}`")
 
 
-def open_state(cls: type[AgentState], path: str | Path, worker_id: str | None, *, fsync: bool,
-               lease_ttl_ms: int, use_snapshots: bool) -> AgentState:
-    """Fold the log at `path` (seeded from a valid snapshot) and recover an open run.
+def open_state(path: str | Path, worker_id: str | None, *, fsync: bool, lease_ttl_ms: int,
+               use_snapshots: bool) -> Opened:
+    """Read AGENT.md at `path` and fold its log (seeded from a valid snapshot).
 
     Raises GaspError when AGENT.md is missing or the log has a bad or torn line.
     """
-    from git_gasp.conformance.checks import load_vocabulary
     from git_gasp.protocol.manifest import ManifestError, parse_manifest
     from git_gasp.runtime import seed as seeds
     from git_gasp.store.agentfs import AgentFileError, read_regular
@@ -96,16 +111,8 @@ def open_state(cls: type[AgentState], path: str | Path, worker_id: str | None, *
     finally:
         if gc_was_on:
             gc.enable()
-    state = cls(root, store, result.graph, agent_id=manifest.agent_id,
-                vocab=load_vocabulary(root), policy=PolicySet.load(root), notes=notes)
-    state.memory_rel = manifest.locations["memory"]
-    state._data_for_index = data if seeded_from else None
-    state.seeded_from = seeded_from
-    state.seed_cached = fast is not None
-    state._running_hint = fast.running if fast is not None else None
-    state.last_event_id = events[-1].id if events else seed_event
-    state._skip(result)
-    state._index(events)
-    state._full_index = seeded_from is None
-    state._recover_run()
-    return state
+    return Opened(root, store, manifest, result, events, notes,
+                  data=data if seeded_from else None, seeded_from=seeded_from,
+                  seed_cached=fast is not None,
+                  running_hint=fast.running if fast is not None else None,
+                  last_event_id=events[-1].id if events else seed_event)

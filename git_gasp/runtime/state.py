@@ -6,8 +6,8 @@ validated against the current graph and vocabulary before anything is written
 (no dangling op is ever appended), both events go to disk in one durable,
 lease-checked write, and only then are the ops applied in memory.
 
-The class is put together from one module per job: `opening` (fold the log,
-recover a run), `writepath` (validate, append, dispatch behaviours), `records` (the
+The class is put together from one module per job: `opening` (read AGENT.md, fold
+the log), `writepath` (validate, append, dispatch behaviours), `records` (the
 record_* helpers), `runs` (the run lifecycle) and `ops` (the op builders, which stay
 importable from here).
 """
@@ -72,8 +72,25 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
 
         Raises GaspError when AGENT.md is missing or the log has a bad or torn line.
         """
-        return open_state(cls, path, worker_id, fsync=fsync, lease_ttl_ms=lease_ttl_ms,
-                          use_snapshots=use_snapshots)
+        from git_gasp.conformance.checks import load_vocabulary
+
+        opened = open_state(path, worker_id, fsync=fsync, lease_ttl_ms=lease_ttl_ms,
+                            use_snapshots=use_snapshots)
+        root = opened.root
+        state = cls(root, opened.store, opened.result.graph,
+                    agent_id=opened.manifest.agent_id, vocab=load_vocabulary(root),
+                    policy=PolicySet.load(root), notes=opened.notes)
+        state.memory_rel = opened.manifest.locations["memory"]
+        state._data_for_index = opened.data
+        state.seeded_from = opened.seeded_from
+        state.seed_cached = opened.seed_cached
+        state._running_hint = opened.running_hint
+        state.last_event_id = opened.last_event_id
+        state._skip(opened.result)
+        state._index(opened.events)
+        state._full_index = opened.seeded_from is None
+        state._recover_run()
+        return state
 
     def _skip(self, result: FoldResult) -> None:
         for skip in result.skipped:

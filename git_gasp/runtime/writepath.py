@@ -8,7 +8,7 @@ import fnmatch
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.ids import new_id, now_ms, valid_id
@@ -18,9 +18,6 @@ from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_ops
 from git_gasp.runtime.ops import Op
 from git_gasp.runtime.policy import ApprovalRequired, Gate, PolicyDenied, Verdict
 from git_gasp.store.append import refuse_unwritable
-
-if TYPE_CHECKING:
-    from git_gasp.runtime.state import AgentState
 
 AUTO: Any = object()  # "work it out": the default of every `cause` / `correlation`
 MAX_BEHAVIOUR_DEPTH = 8
@@ -33,8 +30,11 @@ class StateError(GaspError):
 @dataclass
 class Behaviour:
     pattern: str
-    handler: Callable[[AgentState, Event], None]
+    handler: Callable[[Any, Event], None]  # called with the state that dispatches the event
     name: str = ""
+
+
+_State = TypeVar("_State", bound="WritePath")  # the class WritePath is mixed into
 
 
 class WritePath:
@@ -56,7 +56,7 @@ class WritePath:
             raise ApprovalRequired(f"{what} requires approval ({gate.reason}); "
                                    "name an approver (--approved-by)")
 
-    def on(self, pattern: str, handler: Callable[[AgentState, Event], None],
+    def on(self: _State, pattern: str, handler: Callable[[_State, Event], None],
            name: str = "") -> Behaviour:
         """Subscribe `handler(state, event)` to domain events whose kind matches `pattern`."""
         behaviour = Behaviour(pattern, handler, name or getattr(handler, "__name__", "behaviour"))

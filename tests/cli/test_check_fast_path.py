@@ -12,6 +12,7 @@ import pytest
 
 from git_gasp.cli.commands.check import check
 from git_gasp.cli.commands.check_run import FLAGS, VALUED, fast_args
+from tests.testing.imports import IMPORTED_BY, ImportTrace
 from tests.testing.run import gasp, git
 
 FAST = [sys.executable, "-P", "-m", "git_gasp.cli.main"]
@@ -88,25 +89,27 @@ def test_version_without_click_prints_what_click_prints():
     assert fast.stdout.decode() == slow.output and slow.output.startswith("git-gasp, version ")
 
 
-def _modules(cwd: Path, code: str) -> set[str]:
+def _trace(cwd: Path, code: str) -> ImportTrace:
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=cwd,
                           capture_output=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
-            if line.startswith("import time:") and line.count("|") == 2}
+    return ImportTrace(proc.stderr)
 
 
-def _imported(cwd: Path, *args: str) -> set[str]:
+def _imported(cwd: Path, *args: str) -> tuple[set[str], ImportTrace]:
     """The modules `git gasp ARGS` imports in `cwd` beyond what the interpreter's start
-    imports (``python -X importtime``; run as the console script runs it, not ``-m``)."""
+    imports (``python -X importtime``; run as the console script runs it, not ``-m``),
+    and the run's trace (which names the chain that loaded each)."""
     code = ("import sys\nfrom git_gasp.cli.main import main\n"
             f"sys.argv = ['git-gasp', *{list(args)!r}]\nmain()\n")
-    return _modules(cwd, code) - _modules(cwd, "pass")
+    trace = _trace(cwd, IMPORTED_BY + code)
+    return set(trace.modules) - set(_trace(cwd, "pass").modules), trace
 
 
+# CONTRIBUTING's start-up rules: what a guarded commit's hook and a cached check may not load
 HEAVY = {"dataclasses", "inspect", "orjson", "dulwich.object_store", "dulwich.repo", "click",
          "yaml", "tomllib", "pickle", "typing", "hashlib", "pathlib", "threading", "contextlib",
-         "dulwich"}
+         "dulwich", "re"}
 
 
 def test_a_re_check_and_a_guarded_commit_leave_the_heavy_modules_alone(tmp_path):
@@ -120,11 +123,13 @@ def test_a_re_check_and_a_guarded_commit_leave_the_heavy_modules_alone(tmp_path)
     with open(root / "state" / "events.jsonl", "ab") as f:
         f.write(goal_pair(1))
     git(root, "add", "state/events.jsonl")
-    hook = _imported(root, "hook", "pre-commit")
+    hook, trace = _imported(root, "hook", "pre-commit")
     # the guard runs git: subprocess imports threading and contextlib
     allowed = {"pickle", "threading", "contextlib"}
-    assert not hook & (HEAVY - allowed), hook & (HEAVY - allowed)
+    assert not hook & (HEAVY - allowed), trace.explain(hook & (HEAVY - allowed),
+                                                       "git gasp hook pre-commit")
     git(root, "commit", "-q", "-m", "one goal")
-    again = _imported(root, "check")
-    assert not again & (HEAVY | {"subprocess"}), again & (HEAVY | {"subprocess"})
+    again, trace = _imported(root, "check")
+    assert not again & (HEAVY | {"subprocess"}), trace.explain(again & (HEAVY | {"subprocess"}),
+                                                               "a cached git gasp check")
     assert "git_gasp.conformance.logcheck" in again  # it did check

@@ -448,14 +448,14 @@ def test_byte_ranges_resolved_through_deltas_are_the_content(tmp_path, monkeypat
 
     from dulwich.repo import Repo
 
-    from git_gasp.conformance.history import prover as history_pack
+    from git_gasp.conformance.history import deltachains
     from git_gasp.conformance.history.prover import PackProver
     from git_gasp.odb.packs import PackFiles
     from git_gasp.protocol.appendonly import common_prefix_len
 
     if kept == "newlines":  # full objects kept as their newlines, read back streamed
-        monkeypatch.setattr(history_pack, "_KEEP_CONTENT", 0)
-        monkeypatch.setattr(history_pack, "_KEEP_TAIL", 200)
+        monkeypatch.setattr(deltachains, "_KEEP_CONTENT", 0)
+        monkeypatch.setattr(deltachains, "_KEEP_TAIL", 200)
 
     root = tmp_path / "r"
     stages = build(root, SHAPED)

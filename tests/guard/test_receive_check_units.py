@@ -4,7 +4,7 @@ and findings compared across logs with their line numbers set aside."""
 from __future__ import annotations
 
 from git_gasp.conformance.rules import reused_id, unseen_cause
-from git_gasp.guard.receive import Refusal
+from git_gasp.guard.push import Refusal
 from git_gasp.guard.receive_check import _line_at, _norm
 
 

@@ -1,11 +1,11 @@
 """Check 4 (append-only-in-git) over the whole commit DAG, with a local cache.
 
 Every commit reachable from HEAD is compared with each of its parents, parents
-first (``history_walk``, over ``history_objects``); verified commits are remembered
-under the git dir (``history_cache``), so a later run stops at them and only walks
+first (``walk``, over ``odb.objects``); verified commits are remembered
+under the git dir (``cache``), so a later run stops at them and only walks
 new commits; HEAD's log must be committed and the working tree must extend HEAD
-(``history_worktree``). On a packed repository most one-parent appends are proven
-from the pack deltas without building the versions (``history_pack``). `check_store`
+(``worktree``). On a packed repository most one-parent appends are proven
+from the pack deltas without building the versions (``prover``). `check_store`
 runs the commit rules alone over any dulwich object store, an in-memory one included.
 """
 
@@ -17,7 +17,8 @@ from git_gasp.base.files import path_str
 from git_gasp.conformance.history.cache import VerifiedCache
 from git_gasp.conformance.history.proven import load_extensions
 from git_gasp.conformance.history.prover import PackProver
-from git_gasp.conformance.history.walk import HistoryResult, Progress, Walker
+from git_gasp.conformance.history.result import HistoryResult
+from git_gasp.conformance.history.walk import Progress, Walker
 from git_gasp.conformance.history.worktree import WorkTree
 from git_gasp.odb.objects import PACKED_RECENT_BYTES
 from git_gasp.odb.packs import PackFiles

@@ -1,6 +1,6 @@
 """What check 4 proved about the log at the tip, handed to the other checks: HEAD's log
 blob, how the working file relates to it, and the older log blobs it provably starts
-with (``history_worktree`` fills it in; ``logcheck`` trusts a saved log state by it).
+with (``worktree`` fills it in; ``logcheck`` trusts a saved log state by it).
 No git access here: the facts are plain data."""
 
 from __future__ import annotations

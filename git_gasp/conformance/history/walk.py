@@ -4,11 +4,11 @@ parents first, iteratively, over any dulwich object store.
 Each commit's append-only paths come from its own AGENT.md (and each parent's from
 the parent's): moving the log (or facts, journal) is allowed only when the new file
 starts with the old one's bytes. A one-parent change to an append-only file must only
-append; a merge is judged by meaning (`merge_result_problem`: the parents' shared
+append; a merge is judged by meaning (`merges`, the parents' shared
 lines stay the start, every parent line is kept, in whatever order git resolved the
 concurrent suffixes); an append-only file is never deleted nor committed as a
 symlink. A one-parent extension is proved without reading any content when it is in
-`Walker.proven` or the pack prover (`history_pack`) proves it from the deltas; else
+`Walker.proven` or the pack prover (`prover`) proves it from the deltas; else
 without reading the parent blob when its length is known: git blob ids are
 ``sha1(b"blob <len>\\0" + content)``, so hashing the first ``len`` bytes of the new
 blob suffices. A merged file is proven without reading it when the result extends
@@ -23,10 +23,10 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections import namedtuple
 from collections.abc import Callable
 
-from git_gasp.base.record import Record
+from git_gasp.conformance.history.merges import MergeRule, Side
+from git_gasp.conformance.history.result import APPEND_HINT, HistoryResult
 from git_gasp.odb.objects import (
     CommitInfo,
     Entry,
@@ -39,71 +39,34 @@ from git_gasp.protocol.appendonly import (
     AppendOnlyPaths,
     extends_by_hash,
     extension_problem,
-    merge_result_problem,
 )
 from git_gasp.protocol.failure import Failure
 from git_gasp.protocol.manifest import manifest_paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from dulwich.object_store import BaseObjectStore
 
     from git_gasp.conformance.history.prover import PackProver
-    from git_gasp.conformance.history.tipfacts import TipFacts
-    from git_gasp.conformance.history.worktree import WorkTree
+
+    class WorkTree(Protocol):
+        """What the walk asks of the working tree (``worktree.WorkTree``, which builds on
+        the walk: this module never imports that one)."""
+
+        def head_blob(self, walker: Walker, path: bytes, entry: Entry) -> bytes | None: ...
+
+        def extends_in_file(self, walker: Walker, path: bytes, entry: Entry,
+                            old_sha: bytes, length: int | None) -> bool: ...
 
 Progress = Callable[[int, int], None]
 _PROGRESS_EVERY = 0.25  # seconds between progress calls
 
 _UNSHALLOW_HINT = "run `git fetch --unshallow` to check the full history"
-APPEND_HINT = "append-only files may only grow at the end; revert it and append a correction"
 
 
-class WalkStats(Record):
-    """How the walk decided its pairs (not part of the verdict, nor of equality):
-    `proven_known` pairs found in `Walker.proven`, `proven_packs` proved from pack
-    deltas (merge parents too), `read` one-parent pairs decided by comparing content,
-    `merges_proven` merged files proven without reading content (`merge_tails` of them
-    by a parent's own lines ending the result), `merges_read` compared by content."""
-
-    FIELDS = ("proven_known", "proven_packs", "read", "merges_proven", "merge_tails",
-              "merges_read")
-
-    def __init__(self, proven_known: int = 0, proven_packs: int = 0, read: int = 0,
-                 merges_proven: int = 0, merge_tails: int = 0, merges_read: int = 0) -> None:
-        self.proven_known, self.proven_packs, self.read = proven_known, proven_packs, read
-        self.merges_proven, self.merge_tails = merges_proven, merge_tails
-        self.merges_read = merges_read
-
-
-class HistoryResult(Record):
-    """What check 4 found in the git history and the working tree. `commits_cached`:
-    verified commits known from the cache when the walk stopped at one (0 otherwise):
-    the ancestors skipped, give or take cached commits of other branches. Not compared
-    or shown: `stats`, and `tip`, what the working-tree side proved about HEAD's log
-    (history_worktree), which the log checks use to trust their saved state without
-    hashing the log."""
-
-    FIELDS = ("failures", "notes", "commits_walked", "commits_cached")
-
-    def __init__(self, failures: list[Failure] | None = None, notes: list[str] | None = None,
-                 commits_walked: int = 0, commits_cached: int = 0,
-                 stats: WalkStats | None = None, tip: TipFacts | None = None) -> None:
-        self.failures = [] if failures is None else failures
-        self.notes = [] if notes is None else notes
-        self.commits_walked, self.commits_cached = commits_walked, commits_cached
-        self.stats = WalkStats() if stats is None else stats
-        self.tip = tip
-
-
-class _Side(namedtuple("_Side", "sha root paths")):
-    """A parent of the commit being checked: its id (bytes), agent root tree (bytes or
-    None) and append-only paths (`AppendOnlyPaths`)."""
-
-    __slots__ = ()
-
-
-class Walker:
+class Walker(MergeRule):
     """One check-4 run over the commits of one object store.
 
     `prefix`: the agent root inside the trees (``/``-separated, ``b""`` at the top);
@@ -115,7 +78,7 @@ class Walker:
     `proven` holds (old blob id, new blob id) pairs known to satisfy the one-parent
     extension rule (new starts with old; an unterminated last line of old is not
     extended): consulted before any content is read, and filled by `prover` (a
-    `history_pack.PackProver`, or None) as it proves pairs from pack deltas.
+    `prover.PackProver`, or None) as it proves pairs from pack deltas.
     """
 
     def __init__(
@@ -244,11 +207,11 @@ class Walker:
             for path, entry in self.objects.append_only_files(new_root, child):
                 self._symlink(sha, path, entry, seen)
             return len(self.result.failures) == before
-        sides: list[_Side] = []
+        sides: list[Side] = []
         for parent in info.parents:
             try:
                 old_root = self.objects.subtree(self.tree_of(parent), self.prefix)
-                sides.append(_Side(parent, old_root, self.paths_of(parent, old_root)))
+                sides.append(Side(parent, old_root, self.paths_of(parent, old_root)))
             except ObjectError as exc:
                 if parent not in self.bad:
                     self.fail(f"parent {short(parent)} cannot be read: {exc}", commit=sha)
@@ -262,7 +225,7 @@ class Walker:
 
     # ---- one parent: the new version of each append-only file extends the old one
 
-    def _one_parent(self, sha: bytes, side: _Side, new_root: bytes | None,
+    def _one_parent(self, sha: bytes, side: Side, new_root: bytes | None,
                     child: AppendOnlyPaths, seen: set[bytes]) -> None:
         contents: dict[bytes, bytes] = {}
         moves = side.paths.moves(child)
@@ -357,111 +320,6 @@ class Walker:
         if length is None and self.prover is not None:
             length = self.prover.length(sha)
         return length
-
-    # ---- merges: by meaning (protocol.appendonly.merge_result_problem)
-
-    def _merge(self, sha: bytes, sides: list[_Side], new_root: bytes | None,
-               child: AppendOnlyPaths, seen: set[bytes]) -> None:
-        targets: dict[bytes, None] = {}  # result paths to check, in a stable order
-        sources: list[dict[bytes, bytes]] = []  # per parent: result path -> its path
-        for side in sides:
-            moves = side.paths.moves(child)
-            source: dict[bytes, bytes] = {}
-            for path, _old, new in self.objects.changes(side.root, new_root,
-                                                        self._union(side.paths, child)):
-                if path in child and self._symlink(sha, path, new, seen):
-                    continue
-                if path in side.paths and path not in moves:
-                    targets[path] = None
-            for old_path, (_role, new_path) in moves.items():
-                if self.objects.entry_at(new_root, new_path) is None and \
-                        self.objects.entry_at(new_root, old_path) is not None:
-                    targets[old_path] = None  # it stayed where it was
-                    continue
-                source[new_path] = old_path
-                targets[new_path] = None
-            sources.append(source)
-        contents: dict[bytes, bytes] = {}
-        for path in targets:
-            self._merged_file(sha, sides, sources, path, new_root, contents)
-
-    def _merged_file(self, sha: bytes, sides: list[_Side], sources: list[dict[bytes, bytes]],
-                     path: bytes, new_root: bytes | None, contents: dict[bytes, bytes]) -> None:
-        versions: list[tuple[_Side, bytes, Entry]] = []  # (parent, its path, its entry)
-        for side, source in zip(sides, sources, strict=True):
-            old_path = source.get(path, path)
-            if old_path not in side.paths:
-                continue
-            entry = self.objects.entry_at(side.root, old_path)
-            if entry is not None and stat.S_ISREG(entry.mode):
-                versions.append((side, old_path, entry))
-        if not versions:
-            return  # added by the merge
-        new = self.objects.entry_at(new_root, path)
-        if new is not None and stat.S_ISLNK(new.mode):
-            return  # reported as a symlink
-        if new is None:
-            for side, old_path, _entry in versions:
-                where = "" if old_path == path else f" (moved to {self.full_path(path)})"
-                self.fail(f"append-only file of parent {short(side.sha)} is missing from the "
-                          f"merge result{where}", commit=sha, path=old_path)
-            return
-        if all(entry.sha == new.sha for _side, _path, entry in versions):
-            return
-        if self._merge_proven([e.sha for _side, _path, e in versions], new.sha):
-            self.result.stats.merges_proven += 1
-            return
-        self.result.stats.merges_read += 1
-        try:
-            data = self._new_content(new, contents, path)
-            blobs = [self._parent_content(e, new.sha, data) for _side, _path, e in versions]
-        except ObjectError as exc:
-            self.fail(f"cannot compare with the merged parents: {exc}", commit=sha, path=path)
-            return
-        problem = merge_result_problem(blobs, data)
-        if problem is None:
-            return
-        index, line, reason = problem
-        side, old_path, _entry = versions[index]
-        where = "" if old_path == path else f" (its {self.full_path(old_path)})"
-        self.fail(f"merge loses lines of parent {short(side.sha)}{where}: {reason}",
-                  commit=sha, path=path, line=line)
-
-    def _merge_proven(self, parents: list[bytes], result: bytes) -> bool:
-        """True if the merge rule holds for blob `result` against the `parents`' blobs,
-        proven without reading content: every parent extends the result by the
-        one-parent rule (each parent's lines are its first lines), or one does and
-        every other parent's own lines (past what it shares with that one) are the
-        result's last lines (`PackProver.proves_tails`: the merge driver's result)."""
-        extends = [sha == result or self.extends_proven(sha, result)
-                   for sha in parents]  # every pair asked: _parent_content
-        if all(extends):
-            return True
-        if self.prover is None or not any(extends):
-            return False
-        others = [sha for ok, sha in zip(extends, parents, strict=True) if not ok]
-        if not self.prover.proves_tails(parents[extends.index(True)], others, result):
-            return False
-        self.result.stats.merge_tails += 1
-        return True
-
-    def _parent_content(self, entry: Entry, result_sha: bytes, result: bytes) -> bytes:
-        """A parent's blob: lately read, else the result's first bytes when the result
-        is proven to extend it or they hash to it (the usual merge extends its first
-        parent: no inflating), else read."""
-        data = self.objects.recent_blob(entry.sha)
-        if data is None:
-            if self.prover is not None and (entry.sha, result_sha) in self.proven:
-                exact = self.prover.length(entry.sha)  # from the pack, not a cached hint
-                if exact is not None and len(result) >= exact:
-                    return result[:exact]
-            # The prover was asked: an unproven parent rarely is a prefix, so read it
-            # rather than hash its length of the result for nothing.
-            length = self._length(entry.sha) if self.prover is None else None
-            if length is not None and extends_by_hash(entry.sha, length, result):
-                return result[:length]
-            data = self.objects.blob(entry.sha)
-        return data
 
     def _symlink(self, sha: bytes, path: bytes, entry: Entry | None, seen: set[bytes]) -> bool:
         """Report an append-only path committed as a symlink; True if it is one."""

@@ -15,8 +15,9 @@ import os
 import stat
 
 from git_gasp.base.files import join
+from git_gasp.conformance.history.result import APPEND_HINT
 from git_gasp.conformance.history.tipfacts import EXTENDS, SAME, TipFacts
-from git_gasp.conformance.history.walk import APPEND_HINT, Walker
+from git_gasp.conformance.history.walk import Walker
 from git_gasp.odb.indexstat import index_entry_stat, stat_proves
 from git_gasp.odb.objects import CommitInfo, Entry, ObjectError
 from git_gasp.protocol.appendonly import extends_by_hash, extension_problem

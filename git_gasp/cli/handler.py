@@ -1,0 +1,40 @@
+"""The one error handler of the CLI: a known error (`GaspError`) reaches the user as
+one line ``git gasp: error: …`` and its exit code, never a traceback. Used by the fast
+paths (`cli.main`), the click group (`cli.group`) and the manual (`cli.help`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+def exit_for_error(exc: BaseException) -> NoReturn:
+    """The one error handler's end: a known error as one line and its exit code."""
+    from git_gasp.base.errors import GaspError
+
+    if isinstance(exc, GaspError):
+        _error(f"git gasp: error: {exc}")
+        sys.exit(exc.exit_code)
+    if isinstance(exc, KeyboardInterrupt):
+        _error("git gasp: interrupted")
+        sys.exit(130)
+    if isinstance(exc, BrokenPipeError):  # the reader left (`| head`): no second error at exit
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        sys.exit(0)
+    if not isinstance(exc, Exception) or os.environ.get("GASP_DEBUG"):
+        raise exc
+    # last line of defence: one line, never a traceback
+    _error(f"git gasp: internal error: {type(exc).__name__}: {exc} (set GASP_DEBUG=1 for details)")
+    sys.exit(3)
