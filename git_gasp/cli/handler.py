@@ -12,6 +12,18 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 
+# errors of the machine a writer can meet anywhere: one line and exit 1, as a GaspError
+_ENVIRONMENT = ("ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO", "EMFILE", "ENFILE",
+                "ENAMETOOLONG")
+
+
+def _of_environment(exc: BaseException) -> bool:
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno in {
+        getattr(errno, name) for name in _ENVIRONMENT if hasattr(errno, name)}
+
+
 def _error(message: str) -> None:
     sys.stderr.write(message + "\n")
     sys.stderr.flush()
@@ -33,6 +45,11 @@ def exit_for_error(exc: BaseException) -> NoReturn:
         except (OSError, ValueError):
             pass
         sys.exit(0)
+    if _of_environment(exc) and not os.environ.get("GASP_DEBUG"):
+        assert isinstance(exc, OSError)  # the machine, not git-gasp: a full disk, …
+        where = f": {exc.filename}" if exc.filename else ""
+        _error(f"git gasp: error: {exc.strerror or exc}{where}")
+        sys.exit(1)
     if not isinstance(exc, Exception) or os.environ.get("GASP_DEBUG"):
         raise exc
     # last line of defence: one line, never a traceback
