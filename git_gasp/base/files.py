@@ -149,6 +149,49 @@ def _as_given(given: str | os.PathLike, path: str) -> str | Path:
     return Path(path)
 
 
+class NotARegularFile(GaspError):
+    """A repository file that is a link, a FIFO, a device, a directory or too big."""
+
+
+def read_regular_file(path: str | os.PathLike, *, limit: int,
+                      root: str | os.PathLike | None = None) -> bytes | None:
+    """The bytes of `path`, which must be a regular file of at most `limit` bytes; None
+    when it does not exist. Opened without following a link (nor one on the way from
+    `root` down to it) and without blocking (a FIFO never hangs the reader), checked on
+    the open descriptor, read at most `limit` + 1 bytes: a link to /dev/zero, a FIFO or
+    a huge file is a `NotARegularFile` line, never a hang or an exhausted memory."""
+    name = os.fspath(path)
+    try:
+        if root is not None:
+            _refuse_links(name, root)
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except UnsafePath as exc:
+        raise NotARegularFile(str(exc)) from None
+    except OSError as exc:  # ELOOP: the file itself is a link
+        what = "a symbolic link" if is_link(name) else exc.strerror
+        raise NotARegularFile(f"{name}: {what}; it must be a regular file") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotARegularFile(f"{name}: not a regular file; refusing to read it")
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise NotARegularFile(f"{name}: larger than {limit} bytes; refusing to read it")
+    return data
+
+
 # --- writing ----------------------------------------------------------------------------
 
 

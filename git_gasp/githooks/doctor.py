@@ -35,7 +35,7 @@ def diagnose(root: Path, *, now_ms: int | None = None) -> list[Finding]:
     findings: list[Finding] = []
     _hooks(root, top, findings)
     _driver(root, findings)
-    findings += doctor_state.lease(root, now, _bytes(root / LEASE))
+    findings += _lease(root, now)
     findings += doctor_state.log(root)
     findings += doctor_state.queue(root, now)
     _ignored(root, findings)
@@ -209,6 +209,22 @@ def _ignored(root: Path, findings: list[Finding]) -> None:
             findings.append(Finding(ERROR, f"{rel} is not gitignored: it may be committed",
                                     f"add the line `{rel}` to {root / '.gitignore'}",
                                     topic="ignores"))
+
+
+def _lease(root: Path, now_ms: int) -> list[Finding]:
+    """The lease, read as every writer reads it: a link, FIFO or device is an error."""
+    from git_gasp.base.files import NotARegularFile, read_regular_file
+    from git_gasp.store.lease import MAX_LEASE_BYTES
+
+    try:
+        data = read_regular_file(root / LEASE, limit=MAX_LEASE_BYTES, root=root)
+    except NotARegularFile as exc:
+        return [Finding(ERROR, f"{LEASE} cannot be read: {exc}",
+                        f"remove it (`rm {LEASE}`): it is local-only and must never be "
+                        "committed", "lease")]
+    except OSError as exc:
+        raise GaspError(f"cannot read {root / LEASE}: {exc.strerror}") from None
+    return doctor_state.lease(root, now_ms, data)
 
 
 def _bytes(path: Path) -> bytes | None:

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import AtomicFile, refuse_links
+from git_gasp.base.files import AtomicFile, NotARegularFile, read_regular_file, refuse_links
 from git_gasp.base.ids import new_uuid, now_ms
 from git_gasp.store import holder
 
 LEASE_REL = ".agent/lease"
 DEFAULT_TTL_MS = 10 * 60 * 1000
+MAX_LEASE_BYTES = 1 << 16  # a lease is one short JSON object
 _REQUIRED = {"worker_id": str, "pid": int, "expires_at_ms": int}
 _OPTIONAL = {"host": str, "started": int, "pidns": str}
 
@@ -156,13 +157,14 @@ class Lease:
     # --- reading -------------------------------------------------------------
     def read(self) -> LeaseRecord | None:
         """The current lease record, None when there is none (raises LeaseCorrupt)."""
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return None
+        try:  # a committed or planted link, FIFO or device never hangs or floods us
+            data = read_regular_file(self.path, limit=MAX_LEASE_BYTES, root=self.root)
+        except NotARegularFile as exc:
+            raise LeaseError(f"{LEASE_REL} cannot be read: {exc}; remove it "
+                             "(it is local-only and must not be committed)") from None
         except OSError as exc:
             raise LeaseError(f"{LEASE_REL} cannot be read: {exc.strerror}") from None
-        return parse_lease(data)
+        return None if data is None else parse_lease(data)
 
     def _record(self) -> LeaseRecord:
         pid = os.getpid()
