@@ -150,6 +150,7 @@ class Lease:
         self.worker_id = worker_id or default_worker_id()
         self.ttl_ms = ttl_ms
         self._held_until = 0  # expiry of the lease we last wrote (0: not held)
+        self._start: tuple[int | None] | None = None  # this process's start time, once read
         self.reclaimed: LeaseRecord | None = None  # a dead or expired lease we took over
         # called with that lease when it happens (the CLI prints a note)
         self.on_reclaim: Callable[[LeaseRecord], None] | None = None
@@ -190,20 +191,41 @@ class Lease:
                             self.on_reclaim(taken_over)
                     return mine
                 continue
-            if current.worker_id == self.worker_id and not current.expired():
+            if self._is_mine(current) and not current.expired():
                 if current.expires_at_ms - now_ms() < self.ttl_ms // 2:
                     self._renew(current)
                 self._held_until = max(self._held_until, current.expires_at_ms)
                 return self._mine()
+            if current.worker_id == self.worker_id and not current.expired() and (
+                    current.pid == 0 or current.dead()):
+                # kept between this worker's commands (pid 0), or left by one of its
+                # processes that is gone: this process takes it, under its own pid, so
+                # no other process of the same worker can write beside it
+                self._replace(current, self._record())
+                return self._mine()
             if not current.expired() and not current.dead():
-                raise held_error(current)
+                raise held_error(current)  # another process, whatever its worker's name
             taken_over = current
             self._steal(current)
         raise LeaseError(f"could not take {LEASE_REL}: it keeps changing under us")
 
+    def _is_mine(self, rec: LeaseRecord) -> bool:
+        """Whether `rec` was written by this process (worker, host, pid and start time:
+        a process is unique by them, a worker's name is not)."""
+        if rec.worker_id != self.worker_id or rec.pid != os.getpid():
+            return False
+        if rec.host is not None and rec.host != holder.this_host():
+            return False
+        return rec.started is None or rec.started == self._started()
+
+    def _started(self) -> int | None:
+        if self._start is None:
+            self._start = (holder.start_time(os.getpid()),)
+        return self._start[0]
+
     def _mine(self) -> LeaseRecord:
         rec = self.read()
-        if rec is None or rec.worker_id != self.worker_id:
+        if rec is None or not self._is_mine(rec):
             who = rec.describe() if rec else "nobody"
             raise LeaseHeld(f"lease held by {who}; lost it while taking it")
         return rec
@@ -246,8 +268,8 @@ class Lease:
         while a run is open): rewritten with no pid (0), so no process's death frees it;
         it stays until it expires or this worker releases it."""
         current = self.read()
-        if current is None or current.worker_id != self.worker_id or current.pid == 0:
-            return
+        if current is None or not self._is_mine(current):
+            return  # not ours (another process's), or kept already
         self._replace(current, LeaseRecord(self.worker_id, 0, current.expires_at_ms,
                                            current.host))
 
@@ -297,8 +319,9 @@ class Lease:
             return None
         if current is None:
             return None
-        if (current.worker_id != self.worker_id and not force and not current.expired()
-                and not current.dead()):
+        ours = self._is_mine(current) or (current.worker_id == self.worker_id
+                                          and current.pid == 0)
+        if not ours and not force and not current.expired() and not current.dead():
             verdict = current.holder()
             advice = ("it is running: let it finish" if verdict.state == holder.ALIVE
                       else "--force removes it anyway, if that worker is gone")
