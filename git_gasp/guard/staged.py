@@ -70,6 +70,8 @@ class TreeFiles:
             match = _LS_TREE.fullmatch(record)
             if match is None:
                 raise GaspError(f"cannot read git ls-tree's output: {record[:80]!r}")
+            if match[4] in found:
+                raise duplicate_entry(self.commit.decode(), match[4])
             found[match[4]] = (int(match[1], 8), match[3])
         for path in wanted:
             entry = found.get(path)
@@ -410,13 +412,25 @@ def diff_index(repo: GitDirs | Repo, index_path: str, tree: str
         fields.pop()
     if len(fields) % 2:
         raise GaspError("cannot read git diff-index's output (odd record)")
+    seen: dict[bytes, bytes] = {}  # path -> its status
     for i in range(0, len(fields), 2):
         match = _RAW.fullmatch(fields[i])
         if match is None:
             raise GaspError(f"cannot read git diff-index's output: {fields[i][:80]!r}")
         path = fields[i + 1]
+        if path in seen and b"U" not in (seen[path], match[5]):  # unmerged: one per stage
+            raise duplicate_entry(tree, path)
+        seen[path] = match[5]
         old, new = _side(match[1], match[3], path), _side(match[2], match[4], path)
         yield path, old, None if match[5] == b"U" else new, match[5]
+
+
+def duplicate_entry(commit: str, path: bytes) -> GaspError:
+    """The refusal of a commit whose tree holds `path` twice: git reads the first entry,
+    its index the last (``git fsck``: duplicateEntries)."""
+    return GaspError(f"commit {commit[:12]} {os.fsdecode(path)}: its tree holds two entries "
+                     "of this name (git fsck: duplicateEntries); the guard cannot tell which "
+                     "one the commit grows from: repair the history before committing")
 
 
 def _side(mode: bytes, sha: bytes, path: bytes) -> File | None:

@@ -11,6 +11,7 @@ import stat
 from collections import namedtuple
 
 from git_gasp.base.digest import is_hex
+from git_gasp.odb.fsck import TreeProblem, check_tree
 from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 TYPE_CHECKING = False
@@ -34,6 +35,22 @@ _MODE_DIGITS = b"01234567"
 
 class ObjectError(Exception):
     """An object that is missing, corrupt or of the wrong type."""
+
+
+class TreeError(ObjectError):
+    """A tree git fsck refuses (`odb.fsck`): `path`, the refused entry's path below the
+    tree the read started from (``/``-separated bytes), `problem` the rule it breaks."""
+
+    def __init__(self, sha: bytes, problem: TreeProblem) -> None:
+        self.sha, self.problem, self.path = sha, problem, problem.name
+        self.top = False  # True once `path` is known to start at the commit's tree
+        super().__init__(f"tree {short(sha)} is refused: {problem}")
+
+    def below(self, parent: bytes) -> TreeError:
+        """This error with `parent` (a path, b"" for none) prepended to `path`."""
+        if parent:
+            self.path = parent + b"/" + self.path
+        return self
 
 
 class Entry(namedtuple("Entry", "mode sha")):
@@ -72,6 +89,14 @@ def parse_tree_entries(data: bytes) -> dict[bytes, Entry]:
             raise ValueError("tree entry extends beyond the tree")
         entries[data[space + 1:nul]] = _new(Entry, (int(mode, 8), data[nul + 1:at].hex().encode()))
     return entries
+
+
+def _fsck(sha: bytes, data: bytes) -> None:
+    """Refuse tree `sha` (body `data`) if git fsck would (`odb.fsck.check_tree`)."""
+    try:
+        check_tree(data)
+    except TreeProblem as exc:
+        raise TreeError(sha, exc) from None
 
 
 def plain_commit(data: bytes) -> CommitInfo | None:
@@ -166,12 +191,14 @@ class Objects:
         entries = None
         raw = self.packed.read_small(sha) if self.packed is not None else None
         if raw is not None and raw[0] == _TREE:
+            _fsck(sha, raw[1])
             try:  # what dulwich's Tree does with the same bytes
                 entries = self._parse_tree(raw[1])
             except Exception:  # noqa: BLE001 - dulwich reads (and reports) it below
                 entries = None
         if entries is None:
             obj = self._get(sha, "tree")
+            _fsck(sha, obj.as_raw_string())  # the bytes read, not dulwich's dict of them
             entries = {e.path: Entry(e.mode, e.sha) for e in obj.iteritems()}
         if len(self._trees) >= _TREE_CACHE_SIZE:
             self._trees.pop(next(iter(self._trees)))
@@ -225,11 +252,16 @@ class Objects:
     def subtree(self, tree_sha: bytes, prefix: bytes) -> bytes | None:
         """Id of the tree at `prefix` below `tree_sha`, or None if there is none."""
         sha = tree_sha
+        done = b""
         for part in prefix.split(b"/") if prefix else ():
-            entry = self.tree(sha).get(part)
+            try:
+                entry = self.tree(sha).get(part)
+            except TreeError as exc:
+                raise exc.below(done) from None
             if entry is None or not is_tree(entry.mode):
                 return None
             sha = entry.sha
+            done = done + b"/" + part if done else part
         return sha
 
     def entry_at(self, tree_sha: bytes | None, path: bytes) -> Entry | None:
@@ -238,7 +270,10 @@ class Objects:
             return None
         head, _, name = path.rpartition(b"/")
         sha = self.subtree(tree_sha, head)
-        entry = self.tree(sha).get(name) if sha is not None else None
+        try:
+            entry = self.tree(sha).get(name) if sha is not None else None
+        except TreeError as exc:
+            raise exc.below(head) from None
         return entry if entry is not None and is_file(entry.mode) else None
 
     def changes(
@@ -250,8 +285,11 @@ class Objects:
             base, old_sha, new_sha = stack.pop()
             if old_sha == new_sha:
                 continue
-            a_entries = self.tree(old_sha) if old_sha else {}
-            b_entries = self.tree(new_sha) if new_sha else {}
+            try:
+                a_entries = self.tree(old_sha) if old_sha else {}
+                b_entries = self.tree(new_sha) if new_sha else {}
+            except TreeError as exc:
+                raise exc.below(base) from None
             for name in sorted({name for name, _ in a_entries.items() ^ b_entries.items()}):
                 a, b = a_entries.get(name), b_entries.get(name)
                 path = base + b"/" + name if base else name
