@@ -350,22 +350,19 @@ class StagedSides:
 
     def _loose_blob(self, sha: bytes) -> bytes | None:
         """A loose blob's bytes read directly (dulwich's reader copies them several
-        times); None for anything else (packed, alternates, odd): dulwich reads it."""
+        times); None for anything else (packed, alternates, not a blob): dulwich reads it."""
         path = self._loose_path(sha)
         if path is None:
             return None
-        try:
-            with open(path, "rb") as f:
-                raw = f.read()
-            head = zlib.decompressobj().decompress(raw, 32)  # "blob <size>\0": presize
-            size = len(head) + int(head[5:head.index(b"\x00")]) if b"\x00" in head else 0
-            data = zlib.decompress(raw, bufsize=max(size, zlib.DEF_BUF_SIZE))
-        except (OSError, zlib.error, ValueError):
+        from git_gasp.odb.inflate import ObjectRefused, read_loose
+
+        try:  # never more than the header declares (a zlib bomb is refused)
+            got = read_loose(path, f"blob {sha.decode()}")
+        except OSError:
             return None
-        nul = data.find(b"\x00", 0, 32)
-        if nul < 0 or data[:nul] != b"blob %d" % (len(data) - nul - 1):
-            return None
-        return data[nul + 1:]
+        except ObjectRefused as exc:
+            raise GaspError(str(exc)) from None
+        return got[1] if got is not None and got[0] == 3 else None
 
 
 def git_blob_id(data: bytes | memoryview) -> bytes:

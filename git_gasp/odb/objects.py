@@ -12,6 +12,7 @@ from collections import namedtuple
 
 from git_gasp.base.digest import is_hex
 from git_gasp.odb.fsck import TreeProblem, check_tree
+from git_gasp.odb.inflate import ObjectRefused
 from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 TYPE_CHECKING = False
@@ -153,6 +154,15 @@ class Objects:
         self.packed: PackFiles | None = None
         self.recent_budget = _RECENT_BLOB_BYTES
 
+    def _from_packs(self, sha: bytes, blob: bool = False):
+        """`PackFiles.read_blob` (`blob`) or `read_small` of `sha`; None without packs."""
+        if self.packed is None:
+            return None
+        try:
+            return self.packed.read_blob(sha) if blob else self.packed.read_small(sha)
+        except ObjectRefused as exc:  # it lies: no other reader inflates it again
+            raise ObjectError(str(exc)) from None
+
     def _get(self, sha: bytes, kind: str) -> object:
         from dulwich.objects import Commit, Tree
 
@@ -169,7 +179,7 @@ class Objects:
         return obj
 
     def commit(self, sha: bytes) -> CommitInfo:
-        raw = self.packed.read_small(sha) if self.packed is not None else None
+        raw = self._from_packs(sha)
         if raw is not None and raw[0] == _COMMIT:
             plain = plain_commit(raw[1])
             if plain is not None:  # what dulwich reads from it, without its machinery
@@ -189,7 +199,7 @@ class Objects:
         if cached is not None:
             return cached
         entries = None
-        raw = self.packed.read_small(sha) if self.packed is not None else None
+        raw = self._from_packs(sha)
         if raw is not None and raw[0] == _TREE:
             _fsck(sha, raw[1])
             try:  # what dulwich's Tree does with the same bytes
@@ -220,7 +230,7 @@ class Objects:
         return parse_tree_entries(data)
 
     def blob(self, sha: bytes) -> bytes:
-        data = self.packed.read_blob(sha) if self.packed is not None else None
+        data = self._from_packs(sha, blob=True)
         if data is not None:
             self.lengths[sha] = len(data)
             self._remember(sha, data)
