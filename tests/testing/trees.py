@@ -4,6 +4,8 @@ them with ``git commit-tree``, and loose objects whose header lies about their s
 
 from __future__ import annotations
 
+import hashlib
+import struct
 import subprocess
 import zlib
 from collections.abc import Callable
@@ -85,8 +87,6 @@ def write_loose(repo: Path, header: bytes, content: bytes, *, trailing: bytes = 
     """A loose object file holding `header` (e.g. ``b"blob 3"``) + NUL + `content`,
     filed under the id git would give what the header declares (so a lying header is
     found where the object is looked for); `trailing` bytes after the zlib stream."""
-    import hashlib
-
     kind, size = header.split(b" ")
     declared = content[:int(size)].ljust(int(size), b"\0")
     sha = hashlib.sha1(kind + b" " + size + b"\0" + declared).hexdigest()
@@ -98,3 +98,45 @@ def write_loose(repo: Path, header: bytes, content: bytes, *, trailing: bytes = 
         path.chmod(0o644)
     path.write_bytes(zlib.compress(header + b"\0" + content) + trailing)
     return sha
+
+
+def _pack_header(type_num: int, size: int) -> bytes:
+    out = bytearray([(type_num << 4) | (size & 15)])
+    size >>= 4
+    while size:
+        out[-1] |= 0x80
+        out.append(size & 0x7F)
+        size >>= 7
+    return bytes(out)
+
+
+def pack_entry(type_num: int, size: int, stream: bytes, base: bytes = b"") -> bytes:
+    """A pack entry: its header declaring `size`, a REF_DELTA's raw `base` id, then
+    `stream` (already zlib-compressed: it may inflate to anything)."""
+    return _pack_header(type_num, size) + base + stream
+
+
+def write_pack(repo: Path, entries: list[tuple[str, bytes]]) -> Path:
+    """A pack of `entries` ((hex id the index files it under, raw entry bytes)) and its
+    version-2 index, written by hand into the repository: nothing checks they agree."""
+    data = bytearray(b"PACK" + struct.pack(">II", 2, len(entries)))
+    rows = []
+    for sha, raw in entries:
+        rows.append((bytes.fromhex(sha), zlib.crc32(raw), len(data)))
+        data += raw
+    data += hashlib.sha1(data).digest()
+    rows.sort()
+    fanout = [sum(1 for r in rows if r[0][0] <= b) for b in range(256)]
+    idx = bytearray(b"\377tOc" + struct.pack(">I", 2) + struct.pack(">256I", *fanout))
+    idx += b"".join(r[0] for r in rows)
+    idx += b"".join(struct.pack(">I", r[1]) for r in rows)
+    idx += b"".join(struct.pack(">I", r[2]) for r in rows)
+    idx += data[-20:]
+    idx += hashlib.sha1(idx).digest()
+    name = hashlib.sha1(bytes(data)).hexdigest()
+    git_dir = Path(_git(repo, "rev-parse", "--git-common-dir").decode().strip())
+    pack_dir = (git_dir if git_dir.is_absolute() else repo / git_dir) / "objects" / "pack"
+    pack_dir.mkdir(parents=True, exist_ok=True)
+    (pack_dir / f"pack-{name}.pack").write_bytes(bytes(data))
+    (pack_dir / f"pack-{name}.idx").write_bytes(bytes(idx))
+    return pack_dir / f"pack-{name}.pack"
