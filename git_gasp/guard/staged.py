@@ -14,7 +14,15 @@ guard asks about, in one process per commit), never by reading whole trees. A st
 blob is read from its work-tree file when the index's stat data vouch for it as git
 trusts them (``indexstat``), or when the file hashes to the blob id; another blob
 from the work tree when its file hashes to it (AGENT.md), else a loose object
-directly; only a packed blob opens dulwich's object store.
+directly (never inflated past its declared size); only a packed blob opens dulwich's
+object store.
+
+A HEAD whose tree holds one name twice (git fsck: duplicateEntries; git reads the
+first entry, its index the last) shows in git's own output as a path named twice, and
+is refused. The other trees git fsck refuses (a name '.git', '..', with '/') cannot
+reach the commit being made: git's index refuses such paths, and git writes the
+commit's trees from the index, sorted; check 4 and pre-receive refuse commits
+holding them.
 """
 
 from __future__ import annotations
