@@ -6,8 +6,10 @@ entry; loose objects are inflated from their files. Reading an object this way n
 dulwich import, and skips dulwich's per-object lookup machinery and its large cache of every
 version built (a bounded cache here holds what chains are built from: the full
 objects and intermediate versions, within 16 MiB or the largest object); anything
-that does not read cleanly returns None, and the caller asks dulwich, which reads
-(or reports) it.
+this reader does not handle returns None, and the caller asks dulwich, which reads
+(or reports) it. An entry that lies (a stream longer or shorter than its header says,
+a delta out of its bounds or of the wrong size, a chain cyclic or too deep, a pack its
+index is not for) is refused (`inflate.ObjectRefused`): no reader inflates it again.
 """
 
 from __future__ import annotations
