@@ -14,7 +14,15 @@ guard asks about, in one process per commit), never by reading whole trees. A st
 blob is read from its work-tree file when the index's stat data vouch for it as git
 trusts them (``indexstat``), or when the file hashes to the blob id; another blob
 from the work tree when its file hashes to it (AGENT.md), else a loose object
-directly; only a packed blob opens dulwich's object store.
+directly (never inflated past its declared size); only a packed blob opens dulwich's
+object store.
+
+A HEAD whose tree holds one name twice (git fsck: duplicateEntries; git reads the
+first entry, its index the last) shows in git's own output as a path named twice, and
+is refused. The other trees git fsck refuses (a name '.git', '..', with '/') cannot
+reach the commit being made: git's index refuses such paths, and git writes the
+commit's trees from the index, sorted; check 4 and pre-receive refuse commits
+holding them.
 """
 
 from __future__ import annotations
@@ -81,6 +89,8 @@ class TreeFiles:
             match = _LS_TREE.fullmatch(record)
             if match is None:
                 raise GaspError(f"cannot read git ls-tree's output: {record[:80]!r}")
+            if match[4] in found:
+                raise duplicate_entry(self.commit.decode(), match[4])
             found[match[4]] = (int(match[1], 8), match[3])
         for path in wanted:
             entry = found.get(path)
@@ -359,22 +369,19 @@ class StagedSides:
 
     def _loose_blob(self, sha: bytes) -> bytes | None:
         """A loose blob's bytes read directly (dulwich's reader copies them several
-        times); None for anything else (packed, alternates, odd): dulwich reads it."""
+        times); None for anything else (packed, alternates, not a blob): dulwich reads it."""
         path = self._loose_path(sha)
         if path is None:
             return None
-        try:
-            with open(path, "rb") as f:
-                raw = f.read()
-            head = zlib.decompressobj().decompress(raw, 32)  # "blob <size>\0": presize
-            size = len(head) + int(head[5:head.index(b"\x00")]) if b"\x00" in head else 0
-            data = zlib.decompress(raw, bufsize=max(size, zlib.DEF_BUF_SIZE))
-        except (OSError, zlib.error, ValueError):
+        from git_gasp.odb.inflate import ObjectRefused, read_loose
+
+        try:  # never more than the header declares (a zlib bomb is refused)
+            got = read_loose(path, f"blob {sha.decode()}")
+        except OSError:
             return None
-        nul = data.find(b"\x00", 0, 32)
-        if nul < 0 or data[:nul] != b"blob %d" % (len(data) - nul - 1):
-            return None
-        return data[nul + 1:]
+        except ObjectRefused as exc:
+            raise GaspError(str(exc)) from None
+        return got[1] if got is not None and got[0] == 3 else None
 
 
 def git_blob_id(data: bytes | memoryview) -> bytes:
@@ -421,13 +428,25 @@ def diff_index(repo: GitDirs | Repo, index_path: str, tree: str
         fields.pop()
     if len(fields) % 2:
         raise GaspError("cannot read git diff-index's output (odd record)")
+    seen: dict[bytes, bytes] = {}  # path -> its status
     for i in range(0, len(fields), 2):
         match = _RAW.fullmatch(fields[i])
         if match is None:
             raise GaspError(f"cannot read git diff-index's output: {fields[i][:80]!r}")
         path = fields[i + 1]
+        if path in seen and b"U" not in (seen[path], match[5]):  # unmerged: one per stage
+            raise duplicate_entry(tree, path)
+        seen[path] = match[5]
         old, new = _side(match[1], match[3], path), _side(match[2], match[4], path)
         yield path, old, None if match[5] == b"U" else new, match[5]
+
+
+def duplicate_entry(commit: str, path: bytes) -> GaspError:
+    """The refusal of a commit whose tree holds `path` twice: git reads the first entry,
+    its index the last (``git fsck``: duplicateEntries)."""
+    return GaspError(f"commit {commit[:12]} {os.fsdecode(path)}: its tree holds two entries "
+                     "of this name (git fsck: duplicateEntries); the guard cannot tell which "
+                     "one the commit grows from: repair the history before committing")
 
 
 def _side(mode: bytes, sha: bytes, path: bytes) -> File | None:

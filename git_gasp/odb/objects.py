@@ -11,6 +11,8 @@ import stat
 from collections import namedtuple
 
 from git_gasp.base.digest import is_hex
+from git_gasp.odb.fsck import TreeProblem, check_tree
+from git_gasp.odb.inflate import ObjectRefused
 from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 TYPE_CHECKING = False
@@ -34,6 +36,22 @@ _MODE_DIGITS = b"01234567"
 
 class ObjectError(Exception):
     """An object that is missing, corrupt or of the wrong type."""
+
+
+class TreeError(ObjectError):
+    """A tree git fsck refuses (`odb.fsck`): `path`, the refused entry's path below the
+    tree the read started from (``/``-separated bytes), `problem` the rule it breaks."""
+
+    def __init__(self, sha: bytes, problem: TreeProblem) -> None:
+        self.sha, self.problem, self.path = sha, problem, problem.name
+        self.top = False  # True once `path` is known to start at the commit's tree
+        super().__init__(f"tree {short(sha)} is refused: {problem}")
+
+    def below(self, parent: bytes) -> TreeError:
+        """This error with `parent` (a path, b"" for none) prepended to `path`."""
+        if parent:
+            self.path = parent + b"/" + self.path
+        return self
 
 
 class Entry(namedtuple("Entry", "mode sha")):
@@ -72,6 +90,14 @@ def parse_tree_entries(data: bytes) -> dict[bytes, Entry]:
             raise ValueError("tree entry extends beyond the tree")
         entries[data[space + 1:nul]] = _new(Entry, (int(mode, 8), data[nul + 1:at].hex().encode()))
     return entries
+
+
+def _fsck(sha: bytes, data: bytes) -> None:
+    """Refuse tree `sha` (body `data`) if git fsck would (`odb.fsck.check_tree`)."""
+    try:
+        check_tree(data)
+    except TreeProblem as exc:
+        raise TreeError(sha, exc) from None
 
 
 def plain_commit(data: bytes) -> CommitInfo | None:
@@ -128,6 +154,15 @@ class Objects:
         self.packed: PackFiles | None = None
         self.recent_budget = _RECENT_BLOB_BYTES
 
+    def _from_packs(self, sha: bytes, blob: bool = False):
+        """`PackFiles.read_blob` (`blob`) or `read_small` of `sha`; None without packs."""
+        if self.packed is None:
+            return None
+        try:
+            return self.packed.read_blob(sha) if blob else self.packed.read_small(sha)
+        except ObjectRefused as exc:  # it lies: no other reader inflates it again
+            raise ObjectError(str(exc)) from None
+
     def _get(self, sha: bytes, kind: str) -> object:
         from dulwich.objects import Commit, Tree
 
@@ -144,7 +179,7 @@ class Objects:
         return obj
 
     def commit(self, sha: bytes) -> CommitInfo:
-        raw = self.packed.read_small(sha) if self.packed is not None else None
+        raw = self._from_packs(sha)
         if raw is not None and raw[0] == _COMMIT:
             plain = plain_commit(raw[1])
             if plain is not None:  # what dulwich reads from it, without its machinery
@@ -164,14 +199,16 @@ class Objects:
         if cached is not None:
             return cached
         entries = None
-        raw = self.packed.read_small(sha) if self.packed is not None else None
+        raw = self._from_packs(sha)
         if raw is not None and raw[0] == _TREE:
+            _fsck(sha, raw[1])
             try:  # what dulwich's Tree does with the same bytes
                 entries = self._parse_tree(raw[1])
             except Exception:  # noqa: BLE001 - dulwich reads (and reports) it below
                 entries = None
         if entries is None:
             obj = self._get(sha, "tree")
+            _fsck(sha, obj.as_raw_string())  # the bytes read, not dulwich's dict of them
             entries = {e.path: Entry(e.mode, e.sha) for e in obj.iteritems()}
         if len(self._trees) >= _TREE_CACHE_SIZE:
             self._trees.pop(next(iter(self._trees)))
@@ -193,7 +230,7 @@ class Objects:
         return parse_tree_entries(data)
 
     def blob(self, sha: bytes) -> bytes:
-        data = self.packed.read_blob(sha) if self.packed is not None else None
+        data = self._from_packs(sha, blob=True)
         if data is not None:
             self.lengths[sha] = len(data)
             self._remember(sha, data)
@@ -225,11 +262,16 @@ class Objects:
     def subtree(self, tree_sha: bytes, prefix: bytes) -> bytes | None:
         """Id of the tree at `prefix` below `tree_sha`, or None if there is none."""
         sha = tree_sha
+        done = b""
         for part in prefix.split(b"/") if prefix else ():
-            entry = self.tree(sha).get(part)
+            try:
+                entry = self.tree(sha).get(part)
+            except TreeError as exc:
+                raise exc.below(done) from None
             if entry is None or not is_tree(entry.mode):
                 return None
             sha = entry.sha
+            done = done + b"/" + part if done else part
         return sha
 
     def entry_at(self, tree_sha: bytes | None, path: bytes) -> Entry | None:
@@ -238,7 +280,10 @@ class Objects:
             return None
         head, _, name = path.rpartition(b"/")
         sha = self.subtree(tree_sha, head)
-        entry = self.tree(sha).get(name) if sha is not None else None
+        try:
+            entry = self.tree(sha).get(name) if sha is not None else None
+        except TreeError as exc:
+            raise exc.below(head) from None
         return entry if entry is not None and is_file(entry.mode) else None
 
     def changes(
@@ -250,8 +295,11 @@ class Objects:
             base, old_sha, new_sha = stack.pop()
             if old_sha == new_sha:
                 continue
-            a_entries = self.tree(old_sha) if old_sha else {}
-            b_entries = self.tree(new_sha) if new_sha else {}
+            try:
+                a_entries = self.tree(old_sha) if old_sha else {}
+                b_entries = self.tree(new_sha) if new_sha else {}
+            except TreeError as exc:
+                raise exc.below(base) from None
             for name in sorted({name for name, _ in a_entries.items() ^ b_entries.items()}):
                 a, b = a_entries.get(name), b_entries.get(name)
                 path = base + b"/" + name if base else name

@@ -58,6 +58,10 @@ class PackIndex:
     def __len__(self) -> int:
         return self._n
 
+    def pack_checksum(self) -> bytes:
+        """The checksum of the pack this index is for (a pack's last 20 bytes)."""
+        return bytes(self._buf[-40:-20])
+
     def close(self) -> None:
         self._ids = None
         self._buf.close()

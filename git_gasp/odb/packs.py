@@ -6,8 +6,10 @@ entry; loose objects are inflated from their files. Reading an object this way n
 dulwich import, and skips dulwich's per-object lookup machinery and its large cache of every
 version built (a bounded cache here holds what chains are built from: the full
 objects and intermediate versions, within 16 MiB or the largest object); anything
-that does not read cleanly returns None, and the caller asks dulwich, which reads
-(or reports) it.
+this reader does not handle returns None, and the caller asks dulwich, which reads
+(or reports) it. An entry that lies (a stream longer or shorter than its header says,
+a delta out of its bounds or of the wrong size, a chain cyclic or too deep, a pack its
+index is not for) is refused (`inflate.ObjectRefused`): no reader inflates it again.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import zlib
 from collections import OrderedDict, namedtuple
 
+from git_gasp.odb.inflate import ObjectRefused, read_loose
 from git_gasp.odb.pack_entries import (
     BLOB,
     OFS_DELTA,
@@ -25,6 +28,7 @@ from git_gasp.odb.pack_entries import (
     EntryHeader,
     PackFormatError,
     apply_parsed,
+    delta_sizes,
     entry_header,
     inflate,
     inflate_chunks,
@@ -38,13 +42,12 @@ if TYPE_CHECKING:
 
 Loc = tuple[int, int | bytes]  # (pack number, offset), or (-1, hex id) for a loose object
 READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError)
-_MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains read nothing
+_MAX_DEPTH = 10_000  # git writes chains of at most 4095; deeper (or cyclic) is refused
 _SMALL_OBJECT = 4 << 20  # trees and commits above this are left to dulwich
 _RESOLVED_BYTES = 16 << 20  # the cache's budget, or the largest object + 2 MiB if more
 _KEEP_RESULT = 2 << 20  # a built object this small is kept (a bigger one: only bases)
 _PYTHON_DELTAS = 64  # deltas applied in Python before dulwich's C applier is loaded
 _PYTHON_DELTA_BYTES = 1 << 16  # a bigger delta goes to dulwich's applier at once
-_LOOSE_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 
 
 class _Pack(namedtuple("_Pack", "index buf oid_length")):
@@ -75,8 +78,10 @@ def _pack_names(pack_dir: str) -> list[str]:
 class PackFiles:
     """The mapped packs and the loose-object directory of one store."""
 
-    def __init__(self, packs: list[_Pack], objects_dir: str | None) -> None:
+    def __init__(self, packs: list[_Pack], objects_dir: str | None,
+                 mismatched: list[tuple[str, PackIndex]] | None = None) -> None:
         self._packs = packs
+        self._mismatched = mismatched or []  # (name, index) of packs not matching it
         self.objects_dir = objects_dir
         self._where: dict[bytes, Loc | None] = {}
         self._resolved: OrderedDict[Loc, tuple[int, bytes]] = OrderedDict()
@@ -104,6 +109,7 @@ class PackFiles:
         """The packs and loose objects under a sha1 repository's objects directory (a
         pack that does not map or read cleanly is left to dulwich)."""
         packs: list[_Pack] = []
+        mismatched: list[tuple[str, PackIndex]] = []
         pack_dir = os.path.join(objects_dir, "pack")
         for name in _pack_names(pack_dir):
             base = os.path.join(pack_dir, name)
@@ -121,8 +127,12 @@ class PackFiles:
                 buf.close()
                 index.close()
                 continue
+            if buf[-20:] != index.pack_checksum() or buf[8:12] != len(index).to_bytes(4, "big"):
+                buf.close()  # git does not read a pack its index is not for: refused
+                mismatched.append((name, index))
+                continue
             packs.append(_Pack(index, buf, 20))
-        return cls(packs, objects_dir)
+        return cls(packs, objects_dir, mismatched)
 
     @property
     def packs(self) -> int:
@@ -133,7 +143,9 @@ class PackFiles:
         for pack in self._packs:
             pack.buf.close()
             pack.index.close()
-        self._packs = []
+        for _name, index in self._mismatched:
+            index.close()
+        self._packs, self._mismatched = [], []
         self._resolved.clear()
 
     # ---- locating entries
@@ -202,46 +214,42 @@ class PackFiles:
         return got[1] if got is not None and got[0] == BLOB else None
 
     def _read(self, sha: bytes, limit: int | None) -> tuple[int, bytes] | None:
+        """ObjectRefused when the entry lies (a size its stream does not inflate to, a
+        delta out of its bounds, a chain too deep): never read again by a reader that
+        inflates it all."""
         loc = self.locate(sha)
+        what = f"object {sha.decode()}"
         if loc is None:
+            for name, index in self._mismatched:
+                try:
+                    index.object_offset(sha)
+                except Exception:  # noqa: BLE001 - KeyError: not in it
+                    continue
+                raise ObjectRefused(f"{what} is in pack {name}, which does not match its "
+                                    "index (cut short or replaced)")
             return None
         try:
-            return self._read_loose(sha, limit) if loc[0] < 0 else self._resolve(loc, limit)
+            if loc[0] < 0:
+                return read_loose(self.loose_path(sha), what, limit)
+            return self._resolve(loc, limit)
+        except PackFormatError as exc:
+            raise ObjectRefused(f"{what} is refused: {exc}") from None
+        except ObjectRefused:
+            raise
         except READ_ERRORS:
             return None
-        except Exception:  # noqa: BLE001 - e.g. dulwich's ApplyDeltaError
-            return None
-
-    def _read_loose(self, sha: bytes, limit: int | None) -> tuple[int, bytes] | None:
-        """A loose object: ``type size\\0`` and the content, zlib-compressed; None when
-        it is bigger than `limit` or does not read cleanly (dulwich then reports it)."""
-        with open(self.loose_path(sha), "rb") as f:
-            d = zlib.decompressobj()
-            head = d.decompress(f.read(4096), 64)
-            kind, sp, rest = head.partition(b" ")
-            size_text, nul, body = rest.partition(b"\0")
-            type_num = _LOOSE_TYPES.get(kind)
-            if not sp or not nul or type_num is None or not size_text.isdigit():
-                return None
-            size = int(size_text)
-            if limit is not None and size > limit:
-                return None
-            parts = [body, d.decompress(d.unconsumed_tail)]
-            while not d.eof:
-                chunk = f.read(1 << 20)
-                if not chunk:
-                    return None  # cut short
-                parts.append(d.decompress(chunk))
-        data = b"".join(parts)
-        return (type_num, data) if len(data) == size else None
+        except Exception as exc:  # noqa: BLE001 - e.g. dulwich's ApplyDeltaError
+            raise ObjectRefused(f"{what} is refused: {exc}") from None
 
     def _resolve(self, loc: Loc, limit: int | None) -> tuple[int, bytes] | None:
         chain: list[tuple[Loc, bytes]] = []  # (location, its delta), newest first
         seen: set[Loc] = set()
         cur: Loc | None = loc
         while True:
-            if cur is None or cur[0] < 0 or cur in seen or len(chain) > _MAX_DEPTH:
-                return None
+            if cur is None or cur[0] < 0:
+                return None  # a base outside this pack: dulwich reads (or reports) it
+            if cur in seen or len(chain) > _MAX_DEPTH:
+                raise PackFormatError(f"its delta chain is cyclic or deeper than {_MAX_DEPTH}")
             seen.add(cur)
             hit = self._resolved.get(cur)
             if hit is not None:
@@ -269,11 +277,17 @@ class PackFiles:
         self._deltas_applied += 1
         if self._deltas_applied <= _PYTHON_DELTAS and len(delta) <= _PYTHON_DELTA_BYTES:
             return apply_parsed(base, parse_delta(delta))
+        base_size, target_size = delta_sizes(delta)
+        if base_size != len(base):
+            raise PackFormatError("delta base has the wrong size")
         try:
             from dulwich._pack import apply_delta  # type: ignore[import-not-found]
         except ImportError:  # pragma: no cover
             from dulwich.pack import apply_delta
-        return b"".join(apply_delta(base, delta))
+        data = b"".join(apply_delta(base, delta))
+        if len(data) != target_size:
+            raise PackFormatError("delta does not build its declared size")
+        return data
 
     def _keep(self, loc: Loc, type_num: int, data: bytes) -> None:
         if loc in self._resolved:

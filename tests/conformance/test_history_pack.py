@@ -572,7 +572,14 @@ def test_a_corrupt_pack_gets_the_content_verdicts(tmp_path):
         content = check_history(copy, use_cache=False, use_packs=False)
         proven = check_history(copy, use_cache=False)
         assert content.failures, (n, offset)  # the corruption is seen...
-        assert verdict(proven) == verdict(content), (n, offset)  # ...the same way
+        assert _where(proven) == _where(content), (n, offset)  # ...the same way
+        # (in the reader's words: odb refuses the lying entry, dulwich finds it unreadable)
+
+
+def _where(result: HistoryResult) -> tuple:
+    """A verdict with the reason an object is unreadable left out."""
+    return ([(f.message.split(":", 1)[0], f.commit, f.path, f.line) for f in result.failures],
+            result.notes, result.commits_walked, result.commits_cached)
 
 
 # --------------------------------------------------------------------------- delta parsing

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from dulwich.repo import Repo
 
+from git_gasp.odb.inflate import ObjectRefused
 from git_gasp.odb.pack_index import PackIndex, PackIndexError
 from git_gasp.odb.packs import PackFiles
 from tests.testing.run import git
@@ -105,16 +106,18 @@ def test_loose_objects_read_as_dulwich_reads_them(tmp_path: Path) -> None:
                 obj = repo.object_store[sha]
                 got = files._read(sha, None)
                 assert got == (obj.type_num, obj.as_raw_string()), sha
-        # a cut-short loose object reads as nothing (dulwich then reports it)
+        # a cut-short or lying loose object is refused (no reader inflates it again)
         sha = shas[0]
         path = Path(files.loose_path(sha))
         raw = zlib.decompress(path.read_bytes())
         os.chmod(path, 0o644)
         path.write_bytes(zlib.compress(raw)[:-6])
         files._where.clear()
-        assert files._read(sha, None) is None
+        with pytest.raises(ObjectRefused, match="cut short"):
+            files._read(sha, None)
         path.write_bytes(zlib.compress(b"blob 99\0short"))
-        assert files._read(sha, None) is None
+        with pytest.raises(ObjectRefused, match="holds 5 bytes, its header declares 99"):
+            files._read(sha, None)
         path.write_bytes(zlib.compress(b"blob 5\0hello"))
         assert files._read(sha, None) == (3, b"hello")
         assert files._read(sha, 4) is None  # bigger than the limit

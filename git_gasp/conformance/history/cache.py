@@ -17,7 +17,8 @@ from git_gasp.base.files import atomic_write
 # 2: each commit's append-only paths from its own manifest (a moved log must extend the
 # old one), and merges judged by meaning: caches made under the old rules are not trusted.
 # 3: the key line carries the counts of both kinds of line and the body's crc32.
-CHECKER_VERSION = 3
+# 4: trees git fsck refuses (duplicate entries, ...) fail the commit (odb.fsck).
+CHECKER_VERSION = 4
 _CACHE_MAGIC = b"git-gasp check4 cache"
 _NAME_LEAD = f"check4-v{CHECKER_VERSION}-"  # the version in the name: an old file is litter
 

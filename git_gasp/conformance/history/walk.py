@@ -32,6 +32,7 @@ from git_gasp.odb.objects import (
     Entry,
     ObjectError,
     Objects,
+    TreeError,
     short,
 )
 from git_gasp.protocol.appendonly import (
@@ -200,7 +201,11 @@ class Walker(MergeRule):
     def check_commit(self, sha: bytes, info: CommitInfo) -> bool:
         """Compare `sha` with its parents; return True if nothing failed."""
         before = len(self.result.failures)
-        new_root = self.objects.subtree(info.tree, self.prefix)
+        try:
+            new_root = self.objects.subtree(info.tree, self.prefix)
+        except TreeError as exc:
+            exc.top = True  # its path starts at the commit's tree, not the agent root
+            raise
         child = self.paths_of(sha, new_root)
         seen: set[bytes] = set()
         if not info.parents:
@@ -366,6 +371,10 @@ class Walker(MergeRule):
                 continue
             try:
                 ok = self.check_commit(sha, info)
+            except TreeError as exc:  # fail closed, naming the entry git fsck refuses
+                path = os.fsdecode(exc.path) if exc.top else self.full_path(exc.path)
+                self.result.failures.append(Failure(str(exc), commit=sha.decode(), path=path))
+                ok = False
             except ObjectError as exc:
                 self.fail(f"commit cannot be checked: {exc}", commit=sha)
                 ok = False

@@ -19,7 +19,7 @@ from git_gasp.conformance.history.result import APPEND_HINT
 from git_gasp.conformance.history.tipfacts import EXTENDS, SAME, TipFacts
 from git_gasp.conformance.history.walk import Walker
 from git_gasp.odb.indexstat import index_entry_stat, stat_proves
-from git_gasp.odb.objects import CommitInfo, Entry, ObjectError
+from git_gasp.odb.objects import CommitInfo, Entry, ObjectError, TreeError
 from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
 
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
@@ -131,7 +131,8 @@ class WorkTree:
             files = list(walker.objects.append_only_files(
                 root, walker.paths_of(head, root))) if root else []
         except ObjectError as exc:
-            walker.fail(f"HEAD cannot be read: {exc}", commit=head)
+            if not (isinstance(exc, TreeError) and head in walker.bad):  # said by the walk
+                walker.fail(f"HEAD cannot be read: {exc}", commit=head)
             return tip_lengths
         if not any(path == walker.log_path and stat.S_ISREG(e.mode) for path, e in files):
             walker.fail(f"{os.fsdecode(walker.log_path)} is not committed in HEAD: the log is not "
