@@ -146,6 +146,39 @@ class _Guard(StagedSides):
                 roots.setdefault(found[0], set()).add(found[1])
         return roots
 
+    def check_identity(self) -> None:
+        """Check 6's identity rule (`identity_rule`) for every agent root whose AGENT.md
+        or identity files the commit changes (after `guarded`, which looked up every
+        root's AGENT.md)."""
+        from git_gasp.guard.identity_rule import (
+            IDENTITY_FIX,
+            IDENTITY_RULE,
+            identity_dir,
+            identity_problem,
+            staged_under,
+            touches_identity,
+        )
+        from git_gasp.protocol.manifest import ManifestError
+
+        changed = self.changed_paths()
+        roots = {b"/".join(path.split(b"/")[:depth]) for path in changed
+                 for depth in range(path.count(b"/") + 1)}
+        for root in sorted(roots):
+            join = root + b"/" if root else b""
+            entry = self.index.get(join + b"AGENT.md")
+            if entry is None or not stat.S_ISREG(entry[0]):
+                continue
+            try:
+                ident = identity_dir(self.blob(entry[1])).rstrip(b"/")
+            except ManifestError:
+                ident = b"identity"  # identity_problem names the parse error
+            if not touches_identity(root, changed, ident):
+                continue
+            files = {join + b"AGENT.md": entry, **staged_under(self.index, join + ident + b"/")}
+            problem = identity_problem(root, files, self.blob)
+            if problem is not None:
+                self.reject(join + b"AGENT.md", None, IDENTITY_RULE, problem, IDENTITY_FIX)
+
     # ---- the rules
 
     def reject(self, path: bytes, line: int | None, rule: str, message: str,
@@ -399,6 +432,7 @@ def check_files(index: dict[bytes, File], head: dict[bytes, File],
     guard = _Guard.from_sides(None, index, head, parents, blobs=blobs)
     for root, changed in guard.guarded().items():
         guard.check_root(root, changed)
+    guard.check_identity()
     return guard.rejections
 
 
@@ -423,6 +457,7 @@ def run_guard(cwd: Path | str, *, cache: bool = True, warm: Warm | None = None
             return []  # no index yet: nothing is staged
         for root, changed in guard.guarded().items():
             guard.check_root(root, changed)
+        guard.check_identity()
         if not guard.rejections:
             guard.save_staged()
         return guard.rejections

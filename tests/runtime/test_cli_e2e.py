@@ -65,7 +65,7 @@ def test_restore_reports_an_unfinished_run_and_refuses_a_bad_identity(agent, tmp
     text = ok(tmp_path, "restore", str(agent), str(tmp_path / "a"))
     assert f"unfinished run: {run}  half done" in text
     (agent / "identity/IDENTITY.md").write_text("tampered\n")
-    git(agent, "commit", "-q", "-am", "tamper")
+    git(agent, "commit", "-q", "--no-verify", "-am", "tamper")  # past the guard
     line = one_error_line(gasp(tmp_path, "restore", str(agent), str(tmp_path / "b")))
     assert "identity_hash" in line
 
