@@ -12,7 +12,7 @@ How an event gets into the log without being lost:
    ``<gitdir>/gasp/queue/`` (tmp + rename, so a queued entry is always whole; mode
    0600; the git dir is never committed) before any heavy work: a hook killed after
    this loses nothing, the next hook records the entry;
-2. entries are cut to their stored size and **redacted** (``redact.py``, linear
+2. entries are cut to their stored size and **redacted** (``redact/redactor.py``, linear
    time) as they are drained, before anything is recorded;
 3. the process takes ``<gitdir>/gasp/hook.lock`` (``flock``; hooks that run in
    parallel wait for each other, up to ``LOCK_WAIT_S``), opens the AgentState, waits
@@ -45,8 +45,8 @@ session whose run already finished (a resumed session) continues in
 ``run_<agent>.<session id>.2``, ``.3``….
 
 Modules: this one is the entry point (`run_hook`); ``hook_queue.py`` holds the queue,
-its drain and the log; ``hook_session.py`` the per-session progress and the mapping of
-one event.
+its drain, the log and the mapping of one event; ``hook_session.py`` the per-session
+progress.
 """
 
 from __future__ import annotations

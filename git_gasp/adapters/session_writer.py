@@ -17,21 +17,13 @@ from typing import Any
 
 from git_gasp.adapters.lifting import Lifted
 from git_gasp.adapters.records import Record
-from git_gasp.adapters.redact import Redactor
 from git_gasp.base import git
-
-SUMMARY_LIMIT = 500
+from git_gasp.redact.redactor import Redactor, summarize
 
 
 def run_id_for(agent: str, session_id: str) -> str:
     safe = "".join(c if c.isalnum() or c in "-." else "-" for c in session_id)[:150]
     return f"run_{agent}.{safe}"
-
-
-def summarize(value: Any, limit: int = SUMMARY_LIMIT) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True,
-                                                           ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def redacted_archive(raw: bytes, redactor: Redactor) -> bytes:

@@ -1,4 +1,4 @@
-"""The detectors of ``redact.py``: compiled patterns and the entropy rule, all linear.
+"""The detectors of ``redactor.py``: compiled patterns and the entropy rule, all linear.
 
 Every pattern here runs in time linear in its input, whatever the input (proved by
 ``bench/bench_redact.py`` on adversarial text). The rules that keep them so:

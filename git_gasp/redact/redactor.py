@@ -47,28 +47,32 @@ same token, so a reader can still tell two uses of one key apart from two keys):
   above apply to.
 
 Time is linear in the input, whatever the input (the detectors and the rules that
-keep them linear are in ``redact_patterns.py``; ``bench/bench_redact.py`` measures
+keep them linear are in ``patterns.py``; ``bench/bench_redact.py`` measures
 it on adversarial text).
-Redaction is idempotent: redacting redacted text changes nothing.
+Redaction is idempotent: redacting redacted text changes nothing. Also here: `summarize`,
+outside text (or JSON) cut to a stored summary's length, before it is redacted.
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
+import json
 import re
 from collections import Counter
 from typing import Any
 
-from git_gasp.adapters import redact_patterns as P
-from git_gasp.adapters.redact_patterns import (
+from git_gasp.redact import patterns as P
+from git_gasp.redact.patterns import (
     TOKEN_PREFIX,
     looks_high_entropy,
     shannon_entropy,
 )
 
 __all__ = ["TOKEN_PREFIX", "Redactor", "is_redacted", "looks_high_entropy", "redact",
-           "redact_text", "shannon_entropy", "token_for"]
+           "redact_text", "shannon_entropy", "summarize", "token_for"]
+
+SUMMARY_LIMIT = 500  # a stored summary of outside text (a tool's input or output)
 
 
 def token_for(kind: str, secret: str) -> str:
@@ -368,3 +372,10 @@ def redact_text(text: str) -> str:
 def is_redacted(text: str) -> bool:
     """True when `text` holds at least one redaction token."""
     return P.TOKEN_RE.search(text) is not None
+
+
+def summarize(value: Any, limit: int = SUMMARY_LIMIT) -> str:
+    """`value` as text (JSON with sorted keys unless a string), cut to `limit` with "…"."""
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True,
+                                                           ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
