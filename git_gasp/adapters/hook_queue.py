@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +118,8 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                 except FileNotFoundError:
                     continue  # another drainer took it (should not happen under the lock)
                 except Exception as exc:  # noqa: BLE001 - never block the queue on one entry
+                    import traceback
+
                     _set_aside(gdir, entry, item, clean)
                     log(gdir, f"{entry.name}: {type(exc).__name__}: {exc}; moved to "
                               f"queue/failed/\n{traceback.format_exc(limit=4)}")

@@ -54,7 +54,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import traceback
 from pathlib import Path
 
 from git_gasp.adapters.hook_queue import drain, enqueue, log
@@ -128,5 +127,7 @@ def run_hook(data: bytes, *, agent: str | None = None, repo: str | None = None,
                 log(gdir, synced)
         return f"recorded {n} event(s)"
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
+        import traceback
+
         log(gdir, f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
         return f"error: {exc}"

@@ -9,7 +9,6 @@ Also here: the run id of a session (`run_id_for`), the redacted transcript archi
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 from pathlib import Path
@@ -28,6 +27,8 @@ def run_id_for(agent: str, session_id: str) -> str:
 
 def redacted_archive(raw: bytes, redactor: Redactor) -> bytes:
     """The transcript with every line redacted, gzip-compressed reproducibly (mtime 0)."""
+    import gzip
+
     out = []
     for line in raw.split(b"\n"):
         if not line.strip():
