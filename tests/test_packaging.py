@@ -49,8 +49,9 @@ LAYERS = tuple(
     )
 )
 # What recording one agent hook payload may not load: what reads git objects, parses
-# YAML or the command line, and the layers it does not drive.
-AGENT_HOOK_HEAVY = ("dulwich", "yaml", "click")
+# YAML or the command line, what only an error or a SessionEnd needs (traceback, gzip),
+# and the layers it does not drive.
+AGENT_HOOK_HEAVY = ("dulwich", "yaml", "click", "traceback", "gzip")
 AGENT_HOOK_LAYERS = tuple(f"git_gasp.{layer}" for layer in (
     "odb", "guard", "merge", "githooks", "kg", "otel", "bridges", "cli.group"))
 README_TEST_COMMAND = ".venv/bin/python -m pytest"

@@ -62,6 +62,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from git_gasp.base.lazyre import LazyPattern
 from git_gasp.redact import patterns as P
 from git_gasp.redact.patterns import (
     TOKEN_PREFIX,
@@ -253,7 +254,7 @@ class Redactor:
     def _sub_cut(self, m: re.Match[str]) -> str:
         """A run the ellipsis of a cut touches: replaced when it mixes letters and
         digits or cases the way keys do (a cut word stays)."""
-        group = "s" if m.re is P.CUT_AFTER else 0
+        group = "s" if "s" in m.re.groupindex else 0  # CUT_AFTER (CUT_BEFORE has none)
         value = m.group(group)
         if TOKEN_PREFIX in value or "REDACTED" in value:
             return m.group(0)
@@ -319,7 +320,7 @@ def _not_a_value(value: str) -> bool:
             or P.REFERENCE.match(v) is not None)
 
 
-_SEPARATOR = re.compile(r"[\n;|&]")
+_SEPARATOR = LazyPattern(r"[\n;|&]")
 
 
 def _command_before(m: re.Match[str], command: re.Pattern[str], cache: dict) -> bool:
@@ -344,7 +345,7 @@ def _command_before(m: re.Match[str], command: re.Pattern[str], cache: dict) -> 
     return k < 0 or seps[k] < ends[j]
 
 
-_KEY_KIND = re.compile(r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|_key|key$")
+_KEY_KIND = LazyPattern(r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|_key|key$")
 
 
 def _assign_kind(name: str) -> str:
