@@ -11,7 +11,8 @@ all alike and with bytecode cached under a private prefix (as after a pip instal
 (b) the real installed console script ``.venv/bin/git-gasp adapt hook`` recording a
 PreToolUse and (c) the PostToolUse of the same call, a new call each round; and, to
 split (c), (d) importing what the hook imports (``python -c 'import …'``). Prints the
-medians and the ratios to (a). Never asserts.
+medians of wall-clock time and of CPU time (user + system of the child, which other
+processes' load disturbs far less on a busy machine) and the ratios to (a). Never asserts.
 
     .venv/bin/python bench/bench_agent_hook.py [--quick] [--repeat N] [--calls N]
 """
@@ -22,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -96,11 +98,24 @@ def build(base: Path, calls: int, env: dict[str, str], script: str) -> tuple[Pat
     return repo, pay
 
 
-def _time(argv: list[str], env: dict[str, str], cwd: Path, data: bytes | None = None) -> float:
-    t0 = time.perf_counter()
+CPU: dict[str, list[float]] = {}
+
+
+def _cpu() -> float:
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def _time(argv: list[str], env: dict[str, str], cwd: Path, data: bytes | None = None,
+          key: str | None = None) -> float:
+    """Wall-clock seconds of one run (its CPU seconds go to CPU[key])."""
+    c0, t0 = _cpu(), time.perf_counter()
     subprocess.run(argv, input=data, cwd=cwd, env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    if key is not None:
+        CPU.setdefault(key, []).append(_cpu() - c0)
+    return wall
 
 
 def main() -> None:
@@ -135,27 +150,33 @@ def main() -> None:
         times: dict[str, list[float]] = {k: [] for k in ("pass", "pre", "post", "imports")}
         for i in range(repeat):
             pre, post = pay.call(args.calls + 1 + i)
-            times["pass"].append(_time(runs["pass"], env, repo))
-            times["pre"].append(_time(hook, env, repo, pre))
-            times["post"].append(_time(hook, env, repo, post))
-            times["imports"].append(_time(runs["imports"], env, repo))
+            times["pass"].append(_time(runs["pass"], env, repo, key="pass"))
+            times["pre"].append(_time(hook, env, repo, pre, key="pre"))
+            times["post"].append(_time(hook, env, repo, post, key="post"))
+            times["imports"].append(_time(runs["imports"], env, repo, key="imports"))
         log = (repo / ".git" / "gasp" / "adapter.log").read_text().splitlines()
         recorded = sum("PostToolUse: recorded" in line for line in log[-2 * repeat:])
     med = {k: statistics.median(v) for k, v in times.items()}
     best = {k: min(v) for k, v in times.items()}
+    cpu = {k: statistics.median(v) for k, v in CPU.items()}
     print(f"(PostToolUse recorded by {recorded} of the last {repeat} timed rounds)")
     print()
-    print(f"{'command':<46}{'median ms':>11}{'min ms':>9}{'vs (a)':>9}")
+    print(f"{'command':<46}{'median ms':>11}{'min ms':>9}{'vs (a)':>9}"
+          f"{'CPU ms':>9}{'vs (a)':>9}")
     for label, key in (("(a) python -c pass [baseline]", "pass"),
                        ("(b) git-gasp adapt hook < PreToolUse", "pre"),
                        ("(c) git-gasp adapt hook < PostToolUse", "post"),
                        ("(d) python -c 'import <the hook path>'", "imports")):
         print(f"{label:<46}{med[key] * 1000:>11.1f}{best[key] * 1000:>9.1f}"
-              f"{med[key] / med['pass']:>8.2f}x")
+              f"{med[key] / med['pass']:>8.2f}x{cpu[key] * 1000:>9.1f}"
+              f"{cpu[key] / cpu['pass']:>8.2f}x")
     print()
     print(f"PostToolUse hook / python -c pass = {med['post'] / med['pass']:.2f}x (target <= 4x); "
           f"its imports {(med['imports'] - med['pass']) * 1000:+.1f} ms, recording "
           f"{(med['post'] - med['imports']) * 1000:+.1f} ms")
+    print(f"in CPU time: {cpu['post'] / cpu['pass']:.2f}x; its imports "
+          f"{(cpu['imports'] - cpu['pass']) * 1000:+.1f} ms, recording "
+          f"{(cpu['post'] - cpu['imports']) * 1000:+.1f} ms")
 
 
 if __name__ == "__main__":
