@@ -95,7 +95,7 @@ def run_langchain(steps: int, repo: Path | None) -> float:
         t0 = time.perf_counter()
         agent.invoke("add them up")
         return time.perf_counter() - t0
-    from git_gasp.adapters.langchain import GaspCallbackHandler
+    from git_gasp.bridges.langchain import GaspCallbackHandler
 
     with StateSink.open(repo, worker_id="bench", **FSYNC) as sink:
         t0 = time.perf_counter()
@@ -161,7 +161,7 @@ def run_openai(steps: int, repo: Path | None) -> float:
         t0 = time.perf_counter()
         Runner.run_sync(agent, "add them up", max_turns=steps + 5)
         return time.perf_counter() - t0
-    from git_gasp.adapters.openai_agents import GaspTracingProcessor
+    from git_gasp.bridges.openai_agents import GaspTracingProcessor
 
     with StateSink.open(repo, worker_id="bench", **FSYNC) as sink:
         set_trace_processors([GaspTracingProcessor(sink)])

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from git_gasp.adapters.payloads import trim_payload  # noqa: E402
-from git_gasp.adapters.redact import Redactor  # noqa: E402
+from git_gasp.redact.redactor import Redactor  # noqa: E402
 
 SEED = 20261201
 SAMPLES = ROOT / "tests" / "adapters" / "data"

@@ -1,8 +1,12 @@
 """The package map, stated once: each layer imports only the layers to its left.
 
-    base → protocol → odb → store → conformance → guard → runtime → merge → githooks → adapters
+    base → redact → protocol → odb → store → conformance → guard → runtime → merge →
+    githooks → adapters
 
-kg uses only base; cli may use anything. Relative imports and ``from git_gasp import X``
+redact (pure text work) sits low, for everything that stores outside text; the
+framework bridges and OpenTelemetry sit on runtime beside the rest (bridges and otel:
+the layers up to runtime, nothing above them uses them); kg uses only base; cli may
+use anything. Relative imports and ``from git_gasp import X``
 (which hides the layer it takes X from) are refused everywhere in the package.
 
 And the structure inside the layers: no import cycle between modules (every import
@@ -19,11 +23,13 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "git_gasp"
 
-ORDER = ["base", "protocol", "odb", "store", "conformance", "guard", "runtime", "merge",
-         "githooks", "adapters"]
+ORDER = ["base", "redact", "protocol", "odb", "store", "conformance", "guard", "runtime",
+         "merge", "githooks", "adapters"]
 ALLOWED = {layer: set(ORDER[:i]) for i, layer in enumerate(ORDER)}
+ALLOWED["bridges"] = ALLOWED["runtime"] | {"runtime"}
+ALLOWED["otel"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["kg"] = {"base"}
-ALLOWED["cli"] = set(ORDER) | {"kg"}
+ALLOWED["cli"] = set(ORDER) | {"bridges", "otel", "kg"}
 TOP_LEVEL = {"__init__"}  # git_gasp/__init__.py: the lazy re-export of the runtime
 
 

@@ -4,11 +4,12 @@ Each hook payload becomes one file in ``queue/`` exactly as the agent sent it (u
 the git dir, mode 0600, never committed), before any heavy work, so a hook killed at
 any later point loses nothing. Whoever holds ``hook.lock`` drains the queue under the
 repo's lease, oldest first, re-listing until it is empty; each entry is cut to what
-can be stored (``payloads.trim_payload``) and redacted (``redact.py``) as it is
+can be stored (``payloads.trim_payload``) and redacted (``redact/redactor.py``) as it is
 recorded, so nothing unredacted leaves the queue. An entry that fails moves to
 ``queue/failed/`` (redacted, unless redacting it is what failed) so it cannot block
 the rest. What happens is logged to
-``adapter.log`` (see ``live.py``).
+``adapter.log`` (see ``live.py``). `process` maps one entry's event onto its session
+(``hook_session.py``), closing other sessions that ended unseen (``session_sweep.py``).
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ import contextlib
 import json
 import os
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
-from git_gasp.adapters.hook_session import process
-from git_gasp.adapters.payloads import parse_hook_payload, trim_payload
-from git_gasp.adapters.redact import Redactor
+from git_gasp.adapters.hook_session import EVENTS, HookSession
+from git_gasp.adapters.payloads import HookEvent, parse_hook_payload, trim_payload
+from git_gasp.adapters.session_sweep import commit_closed, sweep
 from git_gasp.base.files import atomic_write, move_into_place
+from git_gasp.redact.redactor import Redactor
 
 LEASE_WAIT_S = 8.0
 LEASE_TTL_MS = 60_000  # a hook killed while holding the lease blocks others this long
@@ -117,6 +118,8 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                 except FileNotFoundError:
                     continue  # another drainer took it (should not happen under the lock)
                 except Exception as exc:  # noqa: BLE001 - never block the queue on one entry
+                    import traceback
+
                     _set_aside(gdir, entry, item, clean)
                     log(gdir, f"{entry.name}: {type(exc).__name__}: {exc}; moved to "
                               f"queue/failed/\n{traceback.format_exc(limit=4)}")
@@ -149,3 +152,39 @@ def _reopen(state: Any, root: Path) -> Any:
     worker = state.store.lease.worker_id
     fresh = AgentState.open(root, worker, lease_ttl_ms=LEASE_TTL_MS)
     return fresh
+
+
+def process(state: Any, h: HookEvent, gdir: Path, root: Path,
+            entry: str | None = None) -> str:
+    """Record one hook event (queue entry `entry`); return a short description of what
+    was done. Recording the same payload again adds nothing: every node id is stable,
+    the keys of the last records are kept, and a closed run is not reopened by its own
+    replayed payloads."""
+    if h.event not in EVENTS:
+        return f"{h.event}: not recorded"
+    notes = sweep(state, gdir, root, h.agent, h.session_id) if h.event in (
+        "SessionStart", "Stop") else []
+    prefix = "".join(f"{n}; " for n in notes)
+    sess = HookSession.for_event(state, h, gdir)
+    if (sess.closed and sess.is_replay(h)) or (
+            h.event == "SessionEnd" and state.graph.has_node(sess.run_id) and not sess.running()):
+        return f"{prefix}{h.event}: {sess.run_id} is closed; nothing recorded"
+    sess.note_process(entry)
+    sess.ensure_run(h)
+    sess.resume_pending()
+    closed = None
+    if h.event == "UserPromptSubmit":
+        sess.prompt(h)
+    elif h.event == "PreToolUse":
+        sess.pre_tool(h)
+    elif h.event in ("PostToolUse", "PostToolUseFailure"):
+        sess.post_tool(h)
+    elif h.event == "Stop":
+        sess.stop(h)
+    elif h.event == "SessionEnd":
+        closed = sess.end(h, root)
+    sess.pending = None
+    sess.save()
+    if closed is not None:
+        return f"{prefix}SessionEnd: {commit_closed(state, root, sess, closed)}"
+    return f"{prefix}{h.event}: recorded in {sess.run_id}"

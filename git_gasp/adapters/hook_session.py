@@ -8,8 +8,8 @@ payload), the record being written (write-ahead: saved before its events are
 appended, written again, idempotently, after a crash) and counters. So the work of one
 hook is proportional to what it adds, however long the session.
 
-`process` maps one hook event onto it (see ``live.py`` for the mapping and the queue
-around it). A run whose session ended without SessionEnd (Codex, a killed Claude Code)
+``hook_queue.process`` maps one hook event onto it (see ``live.py`` for the mapping and
+the queue around it). A run whose session ended without SessionEnd (Codex, a killed Claude Code)
 is closed by the next SessionStart or Stop of the same agent in this repo
 (``session_sweep.py``) or by ``git gasp adapt … reconcile`` (``reconcile.py``).
 """
@@ -418,41 +418,3 @@ class HookSession(SessionWriter):
 
     def end(self, h: HookEvent, root: Path) -> tuple[str, str, list[str]]:
         return self.close(root, how="SessionEnd", reason=h.reason)
-
-
-def process(state: Any, h: HookEvent, gdir: Path, root: Path,
-            entry: str | None = None) -> str:
-    """Record one hook event (queue entry `entry`); return a short description of what
-    was done. Recording the same payload again adds nothing: every node id is stable,
-    the keys of the last records are kept, and a closed run is not reopened by its own
-    replayed payloads."""
-    from git_gasp.adapters.session_sweep import commit_closed, sweep
-
-    if h.event not in EVENTS:
-        return f"{h.event}: not recorded"
-    notes = sweep(state, gdir, root, h.agent, h.session_id) if h.event in (
-        "SessionStart", "Stop") else []
-    prefix = "".join(f"{n}; " for n in notes)
-    sess = HookSession.for_event(state, h, gdir)
-    if (sess.closed and sess.is_replay(h)) or (
-            h.event == "SessionEnd" and state.graph.has_node(sess.run_id) and not sess.running()):
-        return f"{prefix}{h.event}: {sess.run_id} is closed; nothing recorded"
-    sess.note_process(entry)
-    sess.ensure_run(h)
-    sess.resume_pending()
-    closed = None
-    if h.event == "UserPromptSubmit":
-        sess.prompt(h)
-    elif h.event == "PreToolUse":
-        sess.pre_tool(h)
-    elif h.event in ("PostToolUse", "PostToolUseFailure"):
-        sess.post_tool(h)
-    elif h.event == "Stop":
-        sess.stop(h)
-    elif h.event == "SessionEnd":
-        closed = sess.end(h, root)
-    sess.pending = None
-    sess.save()
-    if closed is not None:
-        return f"{prefix}SessionEnd: {commit_closed(state, root, sess, closed)}"
-    return f"{prefix}{h.event}: recorded in {sess.run_id}"

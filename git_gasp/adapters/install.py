@@ -23,7 +23,14 @@ its formatting (``json_edit.py``), and a re-install that changes nothing does no
 A file that is not valid JSON, or whose ``hooks`` is not shaped as above, is refused
 with one line and left untouched. Writes are atomic and go through a link to its
 target, but never out of the project (or, for the user's file, out of $HOME): see
-``agent_files.py``.
+`write_project_file` and `write_user_file`.
+
+The agents' own files (settings.json / hooks.json here, CLAUDE.md / AGENTS.md for
+``prime.py``) are replaced atomically through `base.files`: a project file with the work
+tree as root, so no directory on the way may be a link (a link as the file itself is
+kept and its target written, only if that target lies inside the work tree); a user
+file may be a link to anywhere inside ``$HOME``. Anything else is refused with one line
+(`UnsafePath`) and left untouched.
 """
 
 from __future__ import annotations
@@ -38,10 +45,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from git_gasp.adapters.agent_files import write_project_file, write_user_file
 from git_gasp.adapters.json_edit import apply_hooks
 from git_gasp.adapters.payloads import AGENTS, HOOK_EVENTS
+from git_gasp.base import git
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 AGENT_EVENTS = {
@@ -268,9 +276,6 @@ def keep_local_untracked(repo: Path) -> str | None:
     """Make git ignore `repo`'s .claude/settings.local.json (as Claude Code does when it
     creates the file) unless it already does: a line in this clone's info/exclude,
     never in a committed file. Returns what it did or found worth saying, if anything."""
-    from git_gasp.adapters.agent_files import project_tree
-    from git_gasp.base import git
-    from git_gasp.base.files import atomic_write
 
     tree = project_tree(repo)
     rel = os.path.relpath(os.path.realpath(repo / LOCAL_SETTINGS), tree)
@@ -319,3 +324,26 @@ def codex_trust_note(repo: Path) -> str:
             f"{config}:\n\n  {key}\n  trust_level = \"trusted\"\n\n"
             "or run `codex exec --dangerously-bypass-hook-trust …` (untrusted hooks are "
             "skipped silently).")
+
+
+# -- writing the agents' own files -------------------------------------------------------
+def project_tree(project: Path) -> Path:
+    """The git work tree around `project` (resolved), or `project` itself outside git."""
+    real = Path(os.path.realpath(project))
+    try:
+        return git.work_tree_top(real)
+    except GaspError:
+        return real
+
+
+def write_project_file(project: Path, rel: str | Path, data: bytes) -> Path:
+    """Replace `project`/`rel` with `data`; return the path written (a link's target)."""
+    real = Path(os.path.realpath(project))
+    tree = project_tree(real)
+    return atomic_write(real / rel, data, root=tree, link_targets_within=[tree],
+                        make_parents=True)
+
+
+def write_user_file(path: Path, data: bytes) -> Path:
+    """Replace the user-scope file `path` with `data` (a link may lead inside $HOME)."""
+    return atomic_write(path, data, link_targets_within=[Path.home()], make_parents=True)

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
+from git_gasp.base.lazyre import LazyPattern
 
 RULES = (
     "first-prompt-goal",
@@ -62,7 +63,7 @@ SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_
 EDIT_TOOLS = frozenset({"write", "edit", "multiedit", "notebookedit", "apply_patch",
                         "str_replace_based_edit_tool", "create_file", "write_file"})
 
-_TEST = re.compile(
+_TEST = LazyPattern(
     r"""(?x)^(?:
         (?:python[0-9.]*\s+-m\s+)?(?:pytest|py\.test|unittest|nose2|tox|nox|hatch\s+(?:test|run)) |
         (?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:test|build|check|typecheck|ci)\b |
@@ -75,12 +76,12 @@ _TEST = re.compile(
         dotnet\s+(?:test|build)\b | mypy\b | pyright\b | swift\s+(?:test|build)\b |
         bazel\s+(?:test|build)\b | meson\s+test\b | ninja\b
     )""")
-_FAIL_SUMMARY = re.compile(
+_FAIL_SUMMARY = LazyPattern(
     r"(?im)^(?:=+\s*)?(?:.*\b\d+\s+(?:failed|errors?)\b|FAILED\b|FAIL\b|error(?:\[E\d+\])?:|"
     r"test result: FAILED|Tests?:\s+\d+\s+failed)")
-_GIT_COMMIT = re.compile(r"(?:^|[\s;&|(])git(?:\s+-[cC]\s+\S+|\s+--\S+)*\s+commit\b")
-_SHA_BRACKET = re.compile(r"\[[^\]\n]*?\s([0-9a-f]{7,40})\]\s*(.*)")
-_SHA_LINE = re.compile(r"(?m)^([0-9a-f]{7,40})\s+(.*)$")
+_GIT_COMMIT = LazyPattern(r"(?:^|[\s;&|(])git(?:\s+-[cC]\s+\S+|\s+--\S+)*\s+commit\b")
+_SHA_BRACKET = LazyPattern(r"\[[^\]\n]*?\s([0-9a-f]{7,40})\]\s*(.*)")
+_SHA_LINE = LazyPattern(r"(?m)^([0-9a-f]{7,40})\s+(.*)$")
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "\n"})
 
 

@@ -12,7 +12,7 @@ How an event gets into the log without being lost:
    ``<gitdir>/gasp/queue/`` (tmp + rename, so a queued entry is always whole; mode
    0600; the git dir is never committed) before any heavy work: a hook killed after
    this loses nothing, the next hook records the entry;
-2. entries are cut to their stored size and **redacted** (``redact.py``, linear
+2. entries are cut to their stored size and **redacted** (``redact/redactor.py``, linear
    time) as they are drained, before anything is recorded;
 3. the process takes ``<gitdir>/gasp/hook.lock`` (``flock``; hooks that run in
    parallel wait for each other, up to ``LOCK_WAIT_S``), opens the AgentState, waits
@@ -45,8 +45,8 @@ session whose run already finished (a resumed session) continues in
 ``run_<agent>.<session id>.2``, ``.3``….
 
 Modules: this one is the entry point (`run_hook`); ``hook_queue.py`` holds the queue,
-its drain and the log; ``hook_session.py`` the per-session progress and the mapping of
-one event.
+its drain, the log and the mapping of one event; ``hook_session.py`` the per-session
+progress.
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import traceback
 from pathlib import Path
 
 from git_gasp.adapters.hook_queue import drain, enqueue, log
@@ -128,5 +127,7 @@ def run_hook(data: bytes, *, agent: str | None = None, repo: str | None = None,
                 log(gdir, synced)
         return f"recorded {n} event(s)"
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
+        import traceback
+
         log(gdir, f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
         return f"error: {exc}"

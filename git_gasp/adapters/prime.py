@@ -11,7 +11,7 @@ Text taken from the repo can never make a marker: every ``<!--`` in it is writte
 ``<\\!--`` (Markdown's escape: it still reads ``<!--``), so the section holds exactly
 one start and one end marker. A damaged section is repaired, never duplicated (see
 `splice`). The file is replaced atomically; a link is written at its target only
-inside the work tree (``agent_files.py``).
+inside the work tree (``install.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from git_gasp.adapters.agent_files import write_project_file
+from git_gasp.adapters.install import write_project_file
 from git_gasp.base.errors import GaspError
 
 BEGIN = "<!-- gasp:begin -->"

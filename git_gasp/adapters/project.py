@@ -14,7 +14,7 @@ is already in the log adds nothing (idempotent re-import). Order written:
    with ``metadata.lifted_by``;
 4. ``run.finished`` (outcome ``promoted`` / ``patched`` / ``completed``).
 
-Every string taken from the session is redacted first (``redact.py``), and so is the
+Every string taken from the session is redacted first (``redact/redactor.py``), and so is the
 archived copy ``transcripts/<run-id>.jsonl.gz``. The events of each step are written
 by the `SessionWriter` the live hooks share (``session_writer.py``).
 """
@@ -40,10 +40,10 @@ from git_gasp.adapters.session_writer import (
     outcome_of,
     redacted_archive,
     run_id_for,
-    summarize,
 )
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
+from git_gasp.redact.redactor import summarize
 
 
 @dataclass

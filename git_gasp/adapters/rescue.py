@@ -16,10 +16,10 @@ import hashlib
 from pathlib import Path
 
 from git_gasp.adapters.records import Transcript
-from git_gasp.adapters.redact import Redactor
 from git_gasp.adapters.session_close import archived
 from git_gasp.adapters.session_writer import redacted_archive, run_id_for
 from git_gasp.base.files import atomic_write
+from git_gasp.redact.redactor import Redactor
 
 
 def session_runs(graph, base: str) -> list[str]:

@@ -23,9 +23,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from git_gasp.adapters.redact import Redactor
 from git_gasp.adapters.session_writer import redacted_archive
 from git_gasp.base.files import atomic_write
+from git_gasp.redact.redactor import Redactor
 
 _WRAPPERS = frozenset({"git", "git-gasp", "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish",
                        "busybox", "env", "timeout", "nice", "nohup", "setsid", "stdbuf"})

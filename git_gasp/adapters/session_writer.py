@@ -9,7 +9,6 @@ Also here: the run id of a session (`run_id_for`), the redacted transcript archi
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 from pathlib import Path
@@ -17,10 +16,8 @@ from typing import Any
 
 from git_gasp.adapters.lifting import Lifted
 from git_gasp.adapters.records import Record
-from git_gasp.adapters.redact import Redactor
 from git_gasp.base import git
-
-SUMMARY_LIMIT = 500
+from git_gasp.redact.redactor import Redactor, summarize
 
 
 def run_id_for(agent: str, session_id: str) -> str:
@@ -28,14 +25,10 @@ def run_id_for(agent: str, session_id: str) -> str:
     return f"run_{agent}.{safe}"
 
 
-def summarize(value: Any, limit: int = SUMMARY_LIMIT) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True,
-                                                           ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def redacted_archive(raw: bytes, redactor: Redactor) -> bytes:
     """The transcript with every line redacted, gzip-compressed reproducibly (mtime 0)."""
+    import gzip
+
     out = []
     for line in raw.split(b"\n"):
         if not line.strip():

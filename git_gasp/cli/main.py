@@ -2,11 +2,12 @@
 subcommands (`cli.table`) load lazily; every error goes through `cli.handler`.
 
 Nothing heavy is imported at start-up, not even click: what git runs on every commit,
-``git gasp hook NAME``, a plain ``git gasp check [PATH] [FLAGS]`` and ``--version`` run
-without it
-(`hook_main`, `check_main`), with the same output, exit codes and one-line errors as
-through click, which parses everything else (`click_main`); each command's module (and
-dulwich, yaml, the protocol layers) is imported when that command runs.
+``git gasp hook NAME``, a plain ``git gasp check [PATH] [FLAGS]``, what an agent runs on
+every tool call, ``git gasp adapt hook [--agent A] [--repo P]``, and ``--version`` run
+without it (`hook_main`, `check_main`, `agent_hook_main`), with the same output, exit
+codes and one-line errors as through click, which parses everything else
+(`click_main`); each command's module (and dulwich, yaml, the protocol layers) is
+imported when that command runs.
 """
 
 from __future__ import annotations
@@ -43,6 +44,22 @@ def hook_main(name: str) -> NoReturn:
         exit_for_error(exc)
 
 
+def agent_hook_main(kw: dict) -> NoReturn:
+    """Run `git gasp adapt hook` without click (`kw`: `agent_hook.fast_args`)."""
+    import gc
+
+    gc.disable()  # one payload recorded, then exit: no collection pauses
+    try:
+        from git_gasp.cli.commands.agent_hook import run
+
+        code = run(**kw)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException as exc:  # noqa: BLE001 - the one handler decides
+        exit_for_error(exc)
+    os._exit(code)  # nothing left to tear down
+
+
 def check_main(kw: dict) -> NoReturn:
     """Run `git gasp check` without click (`kw`: `check_run.fast_args`)."""
     try:
@@ -69,6 +86,12 @@ def main(argv: list[str] | None = None) -> NoReturn:
     name = hook_name(args)
     if name is not None:
         hook_main(name)
+    if args[:2] == ["adapt", "hook"]:
+        from git_gasp.cli.commands.agent_hook import fast_args as agent_hook_args
+
+        hook_kw = agent_hook_args(args)
+        if hook_kw is not None:
+            agent_hook_main(hook_kw)
     if args[:1] == ["check"]:
         from git_gasp.cli.commands.check_run import fast_args
 

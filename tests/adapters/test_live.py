@@ -310,7 +310,7 @@ def test_a_replayed_queue_entry_adds_nothing(agent_repo):
 
 
 def test_hooks_keep_a_cached_graph_lazy(agent_repo):
-    from git_gasp.adapters.hook_session import process
+    from git_gasp.adapters.hook_queue import process
     from git_gasp.adapters.live import gasp_dir
     from git_gasp.adapters.payloads import parse_hook_payload
     from git_gasp.runtime import AgentState

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -49,20 +48,9 @@ def adapt() -> None:
 def hook(agent: str | None, repo: str | None) -> int:
     """Record one hook payload (JSON on stdin). Always exits 0; problems go to
     <gitdir>/gasp/adapter.log."""
-    if sys.stdin is None or sys.stdin.isatty():
-        click.echo("git gasp adapt hook: reads one hook payload (JSON) on stdin; it is run by "
-                   "the agent (install it with `git gasp adapt claude-code install`)", err=True)
-        return 0
-    try:
-        data = sys.stdin.buffer.read()
-    except (OSError, ValueError):
-        return 0
-    from git_gasp.adapters.live import run_hook
+    from git_gasp.cli.commands.agent_hook import run
 
-    if agent not in (None, "claude-code", "codex"):
-        agent = None
-    run_hook(data, agent=agent, repo=repo)
-    return 0
+    return run(agent, repo)
 
 
 def _install(agent: str, path: Path, uninstall: bool, *, scope: str = "project") -> None:

@@ -25,9 +25,9 @@ def export(format_: str, run: str | None, all_: bool, output: Path | None,
     (invoke_agent, chat, execute_tool)."""
     import sys
 
-    from git_gasp.adapters.otel_export import export_otel
     from git_gasp.base.errors import UsageError
     from git_gasp.conformance.runner import resolve_agent_root
+    from git_gasp.otel.exporter import export_otel
 
     if all_ == (run is not None):
         raise UsageError("name one RUN to export, or --all (not both)")

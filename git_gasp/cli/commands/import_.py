@@ -115,9 +115,9 @@ def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bo
 
 def _import_otel(paths: list[Path], repo: Path, no_commit: bool, out: Report) -> None:
     """`git gasp import otel FILE…`: each file's runs, each with its boundary commit."""
-    from git_gasp.adapters.otel_import import OtelWriter, group_runs
-    from git_gasp.adapters.otlp import read_spans
     from git_gasp.base.errors import GaspError
+    from git_gasp.otel.importer import OtelWriter, group_runs
+    from git_gasp.otel.otlp import read_spans
     from git_gasp.runtime import AgentState, commit_run
 
     for n, path in enumerate(paths):

@@ -1,4 +1,4 @@
-"""What the framework bridges (adapters/langchain.py, adapters/openai_agents.py) share:
+"""What the framework bridges (bridges/langchain.py, bridges/openai_agents.py) share:
 the run a bridge opens around the outermost work it sees, redacted summaries, and the
 guard that keeps a bridge's own failure out of the agent.
 
@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from git_gasp.adapters.redact import redact, redact_text
+from git_gasp.redact.redactor import redact, redact_text
 from git_gasp.runtime.sink import AgentSink, describe, jsonable, one_line
 
 log = logging.getLogger("git_gasp.sink")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.otlp import decode_attributes
+from git_gasp.otel.otlp import decode_attributes
 from git_gasp.runtime import AgentState
 from git_gasp.store.agent import load_agent
-from tests.adapters.test_otel_import import FOREIGN
+from tests.otel.test_otel_import import FOREIGN
 from tests.testing.repos import copy_repo
 from tests.testing.run import commit_all, gasp, git, out
 
@@ -132,7 +132,7 @@ def test_bad_input_is_one_line(agent, tmp_path):
 
 def test_golden_export_imports_conformant(agent, tmp_path):
     from git_gasp import __version__
-    from tests.adapters.test_otel_export import GOLDEN, VERSION
+    from tests.otel.test_otel_export import GOLDEN, VERSION
 
     traces = tmp_path / "golden.jsonl"
     traces.write_bytes(GOLDEN.read_bytes().replace(VERSION, __version__.encode()))

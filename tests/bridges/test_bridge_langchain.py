@@ -24,11 +24,11 @@ from langchain_core.prompts import ChatPromptTemplate  # noqa: E402
 from langchain_core.runnables import RunnableLambda, chain  # noqa: E402
 from langchain_core.tools import ToolException, tool  # noqa: E402
 
-from git_gasp.adapters.langchain import GaspCallbackHandler  # noqa: E402
+from git_gasp.bridges.langchain import GaspCallbackHandler  # noqa: E402
 from git_gasp.protocol.envelope import parse_log  # noqa: E402
 from git_gasp.protocol.fold import fold  # noqa: E402
 from git_gasp.runtime.sink import AgentSink, StateSink  # noqa: E402
-from tests.adapters.fake_sink import RecordingSink  # noqa: E402
+from tests.bridges.fake_sink import RecordingSink  # noqa: E402
 from tests.runtime.helpers import assert_conformant  # noqa: E402
 from tests.testing.offline import no_network
 

@@ -28,14 +28,14 @@ def test_the_extra_is_declared_and_in_the_test_extra(module, package, extra, req
 @pytest.mark.parametrize("module, package, extra, requirement", BRIDGES)
 def test_without_the_extra_the_import_fails_in_one_line(module, package, extra, requirement):
     code = (f"import sys; sys.modules[{package!r}] = None\n"
-            f"try:\n    import git_gasp.adapters.{module}\n"
+            f"try:\n    import git_gasp.bridges.{module}\n"
             "except ImportError as e:\n    print(e)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
     (line,) = proc.stdout.splitlines()
     assert f"pip install 'git-gasp[{extra}]'" in line
-    probe = subprocess.run([sys.executable, "-c", "import sys, git_gasp, git_gasp.adapters; "
+    probe = subprocess.run([sys.executable, "-c", "import sys, git_gasp, git_gasp.bridges; "
                             f"print({package!r} in sys.modules)"],
                            capture_output=True, text=True, cwd=REPO_ROOT)
     assert probe.stdout.strip() == "False", probe.stderr  # git_gasp loads no framework

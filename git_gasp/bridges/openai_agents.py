@@ -1,6 +1,6 @@
 """The OpenAI Agents SDK onto the sink: a tracing processor.
 
-    from git_gasp.adapters.openai_agents import GaspTracingProcessor, StateSink
+    from git_gasp.bridges.openai_agents import GaspTracingProcessor, StateSink
     with StateSink.open("my-agent") as sink:
         agents.add_trace_processor(GaspTracingProcessor(sink))
 
@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from git_gasp.adapters.bridge import (
+from git_gasp.bridges.common import (
     RunScope,
     error_text,
     guarded,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_gasp.adapters.redact import Redactor, is_redacted, redact, redact_text, token_for
+from git_gasp.redact.redactor import Redactor, is_redacted, redact, redact_text, token_for
 from tests.adapters.samples import (
     CLAUDE_HOOKS,
     CLAUDE_TRANSCRIPT,

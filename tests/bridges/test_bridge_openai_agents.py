@@ -41,11 +41,11 @@ from openai.types.responses import (  # noqa: E402
     ResponseOutputText,
 )
 
-from git_gasp.adapters.openai_agents import GaspTracingProcessor  # noqa: E402
+from git_gasp.bridges.openai_agents import GaspTracingProcessor  # noqa: E402
 from git_gasp.protocol.envelope import parse_log  # noqa: E402
 from git_gasp.protocol.fold import fold  # noqa: E402
 from git_gasp.runtime.sink import AgentSink, StateSink  # noqa: E402
-from tests.adapters.fake_sink import RecordingSink  # noqa: E402
+from tests.bridges.fake_sink import RecordingSink  # noqa: E402
 from tests.runtime.helpers import assert_conformant  # noqa: E402
 from tests.testing.offline import no_network
 

@@ -1,6 +1,6 @@
 """LangChain onto the sink: a `langchain-core` callback handler.
 
-    from git_gasp.adapters.langchain import GaspCallbackHandler, StateSink
+    from git_gasp.bridges.langchain import GaspCallbackHandler, StateSink
     with StateSink.open("my-agent") as sink:
         chain.invoke(question, config={"callbacks": [GaspCallbackHandler(sink)]})
 
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
-from git_gasp.adapters.bridge import (
+from git_gasp.bridges.common import (
     RunScope,
     as_text,
     error_text,

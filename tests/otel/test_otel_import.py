@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.otel_import import OtelWriter, group_runs, role
-from git_gasp.adapters.otlp import any_value, decode_attributes, read_spans
 from git_gasp.base.errors import FormatError
+from git_gasp.otel.importer import OtelWriter, group_runs, role
+from git_gasp.otel.otlp import any_value, decode_attributes, read_spans
 from git_gasp.runtime import AgentState
 from git_gasp.store.agent import load_agent
 
@@ -140,7 +140,7 @@ def test_a_malformed_line_is_named(text, message):
 
 
 def test_an_export_imports_with_its_goal_and_open_run(agent):
-    from tests.adapters.test_otel_export import GOLDEN, INPUT
+    from tests.otel.test_otel_export import GOLDEN, INPUT
 
     goal = b"".join(INPUT.read_bytes().splitlines(keepends=True)[:2])  # goal_0001 + ops
     (agent / "state/events.jsonl").write_bytes(goal)
@@ -174,7 +174,7 @@ def test_odd_content_never_leaves_a_run_open(agent):
 
 
 def test_a_failed_runs_message_survives_export(agent):
-    from git_gasp.adapters.otel_export import export_otel
+    from git_gasp.otel.exporter import export_otel
 
     line = json.loads(FOREIGN.read_text().splitlines()[0])
     line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["status"] = {

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from git_gasp import __version__
-from git_gasp.adapters.otel_export import export_otel
-from git_gasp.adapters.otlp import decode_attributes
+from git_gasp.otel.exporter import export_otel
+from git_gasp.otel.otlp import decode_attributes
 from tests.testing.run import commit_all, gasp, out
 
 DATA = Path(__file__).parent / "data"

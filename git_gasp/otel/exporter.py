@@ -1,7 +1,7 @@
 """Runs as OpenTelemetry traces: the folded graph's runs and calls as OTLP/JSON spans.
 
 One line per run, an ``ExportTraceServiceRequest`` as the Collector's file exporter
-writes it (see ``otlp.py``), its spans following the GenAI semantic conventions:
+writes it (see ``otel/otlp.py``), its spans following the GenAI semantic conventions:
 
 - the run → ``invoke_agent <agent>`` (INTERNAL; ``gen_ai.operation.name`` invoke_agent,
   ``gen_ai.agent.name`` / ``gen_ai.agent.id``), the root of the trace;
@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from git_gasp.adapters.otlp import (
+from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.otel.otlp import (
     KIND_CLIENT,
     KIND_INTERNAL,
     STATUS_ERROR,
@@ -32,7 +33,6 @@ from git_gasp.adapters.otlp import (
     span_id,
     trace_id,
 )
-from git_gasp.base.errors import GaspError, UsageError
 
 SCOPE = "git-gasp"
 FAILED_OUTCOMES = frozenset({"failed", "error", "errored", "crashed"})
@@ -74,7 +74,7 @@ def _index(events: list) -> _Times:
 
 
 def _source(props: dict) -> dict:
-    """Where a node imported from a trace came from (`otel_import`), else {}."""
+    """Where a node imported from a trace came from (`otel.importer`), else {}."""
     meta = props.get("metadata")
     src = meta.get("source") if isinstance(meta, dict) else None
     return src if isinstance(src, dict) and src.get("format") == "otlp" else {}

@@ -18,7 +18,7 @@ wrote; its goal is kept when this repo has it), else ``run_otel.<trace>[.<span>]
 call ids likewise (``gasp.node.id``, else a hash of run and span): importing the same
 file twice adds nothing. The spans' ids and nanosecond times are kept under
 ``metadata.source`` so an export gives them back; text taken from the spans is
-redacted (``redact.py``).
+redacted (``redact/redactor.py``).
 """
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_gasp.adapters.otlp import STATUS_ERROR, Span
-from git_gasp.adapters.redact import Redactor
-from git_gasp.adapters.session_writer import summarize
 from git_gasp.base.errors import GaspError
 from git_gasp.base.ids import valid_id
+from git_gasp.otel.otlp import STATUS_ERROR, Span
+from git_gasp.redact.redactor import Redactor, summarize
 
 MODEL_OPS = frozenset({"chat", "text_completion", "generate_content"})
 AGENT_NAMES = ("gen_ai.agent.name", "agent.name", "traceloop.entity.name")

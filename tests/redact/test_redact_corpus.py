@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.redact import Redactor, redact_text
+from git_gasp.redact.redactor import Redactor, redact_text
 from tests.adapters.samples import DATA
-from tests.adapters.secret_corpus import FAMILIES, corpus, leaks
+from tests.redact.secret_corpus import FAMILIES, corpus, leaks
 
 pytestmark = pytest.mark.slow
 

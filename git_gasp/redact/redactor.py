@@ -47,28 +47,33 @@ same token, so a reader can still tell two uses of one key apart from two keys):
   above apply to.
 
 Time is linear in the input, whatever the input (the detectors and the rules that
-keep them linear are in ``redact_patterns.py``; ``bench/bench_redact.py`` measures
+keep them linear are in ``patterns.py``; ``bench/bench_redact.py`` measures
 it on adversarial text).
-Redaction is idempotent: redacting redacted text changes nothing.
+Redaction is idempotent: redacting redacted text changes nothing. Also here: `summarize`,
+outside text (or JSON) cut to a stored summary's length, before it is redacted.
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
+import json
 import re
 from collections import Counter
 from typing import Any
 
-from git_gasp.adapters import redact_patterns as P
-from git_gasp.adapters.redact_patterns import (
+from git_gasp.base.lazyre import LazyPattern
+from git_gasp.redact import patterns as P
+from git_gasp.redact.patterns import (
     TOKEN_PREFIX,
     looks_high_entropy,
     shannon_entropy,
 )
 
 __all__ = ["TOKEN_PREFIX", "Redactor", "is_redacted", "looks_high_entropy", "redact",
-           "redact_text", "shannon_entropy", "token_for"]
+           "redact_text", "shannon_entropy", "summarize", "token_for"]
+
+SUMMARY_LIMIT = 500  # a stored summary of outside text (a tool's input or output)
 
 
 def token_for(kind: str, secret: str) -> str:
@@ -249,7 +254,7 @@ class Redactor:
     def _sub_cut(self, m: re.Match[str]) -> str:
         """A run the ellipsis of a cut touches: replaced when it mixes letters and
         digits or cases the way keys do (a cut word stays)."""
-        group = "s" if m.re is P.CUT_AFTER else 0
+        group = "s" if "s" in m.re.groupindex else 0  # CUT_AFTER (CUT_BEFORE has none)
         value = m.group(group)
         if TOKEN_PREFIX in value or "REDACTED" in value:
             return m.group(0)
@@ -315,7 +320,7 @@ def _not_a_value(value: str) -> bool:
             or P.REFERENCE.match(v) is not None)
 
 
-_SEPARATOR = re.compile(r"[\n;|&]")
+_SEPARATOR = LazyPattern(r"[\n;|&]")
 
 
 def _command_before(m: re.Match[str], command: re.Pattern[str], cache: dict) -> bool:
@@ -340,7 +345,7 @@ def _command_before(m: re.Match[str], command: re.Pattern[str], cache: dict) -> 
     return k < 0 or seps[k] < ends[j]
 
 
-_KEY_KIND = re.compile(r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|_key|key$")
+_KEY_KIND = LazyPattern(r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|_key|key$")
 
 
 def _assign_kind(name: str) -> str:
@@ -368,3 +373,10 @@ def redact_text(text: str) -> str:
 def is_redacted(text: str) -> bool:
     """True when `text` holds at least one redaction token."""
     return P.TOKEN_RE.search(text) is not None
+
+
+def summarize(value: Any, limit: int = SUMMARY_LIMIT) -> str:
+    """`value` as text (JSON with sorted keys unless a string), cut to `limit` with "…"."""
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True,
+                                                           ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
