@@ -90,11 +90,6 @@ def test_the_checker_catches_what_it_should(tmp_path):
 MAX_MODULES = 20  # per package folder
 MAX_LINES = 500  # per module
 MANY_MODULES = {"cli/commands"}  # one module per command
-# Known offenders, removed when the adapters split lands (adapters/ → adapters, redact,
-# otel, bridges; the hook_session ↔ session_sweep cycle broken): delete these two.
-ADAPTERS_UNTIL_SPLIT_FOLDERS = {"adapters"}
-ADAPTERS_UNTIL_SPLIT_CYCLES = [{"git_gasp.adapters.hook_session",
-                                "git_gasp.adapters.session_sweep"}]
 # Removed when the mechanisms change to the saved indexes lands (it drops the
 # stat-stamp trust from that module, which is theirs to shorten): delete this one.
 MECHANISMS_UNTIL_LANDED_LONG = {"conformance/saved/index_files.py"}
@@ -190,7 +185,7 @@ def one_cycle(graph: dict[str, set[str]], component: set[str]) -> list[str]:
 
 def test_no_import_cycle():
     graph = import_graph()
-    cycles = [c for c in strongly_connected(graph) if c not in ADAPTERS_UNTIL_SPLIT_CYCLES]
+    cycles = strongly_connected(graph)
     assert not cycles, "import cycles (each wants a small shared module or one direction):\n" \
         + "\n".join("  " + " -> ".join(one_cycle(graph, c)) for c in cycles)
 
@@ -199,7 +194,7 @@ def test_package_folders_hold_at_most_20_modules():
     counts = {str(d.relative_to(PACKAGE)): len(list(d.glob("*.py")))
               for d in (p.parent for p in PACKAGE.rglob("__init__.py"))}
     big = {d: n for d, n in sorted(counts.items()) if n > MAX_MODULES
-           and d not in MANY_MODULES | ADAPTERS_UNTIL_SPLIT_FOLDERS}
+           and d not in MANY_MODULES}
     assert not big, f"package folders over {MAX_MODULES} modules (split them): {big}"
 
 
@@ -213,13 +208,6 @@ def test_modules_hold_at_most_500_lines():
 
 def test_the_allow_lists_name_real_offenders():
     """Each exception still excuses something: once it does not, delete it."""
-    cycles = strongly_connected(import_graph())
-    for cycle in ADAPTERS_UNTIL_SPLIT_CYCLES:
-        assert cycle in cycles, f"{sorted(cycle)} is no cycle now: delete it from " \
-            "ADAPTERS_UNTIL_SPLIT_CYCLES"
-    for folder in ADAPTERS_UNTIL_SPLIT_FOLDERS:
-        assert len(list((PACKAGE / folder).glob("*.py"))) > MAX_MODULES, \
-            f"{folder} is small enough now: delete it from ADAPTERS_UNTIL_SPLIT_FOLDERS"
     for module in MECHANISMS_UNTIL_LANDED_LONG:
         assert len((PACKAGE / module).read_bytes().splitlines()) > MAX_LINES, \
             f"{module} is short enough now: delete it from MECHANISMS_UNTIL_LANDED_LONG"
