@@ -4,7 +4,7 @@ each either whole or a delta against the file of an older blob.
 ``<common git dir>/gasp/<prefix>-<rules>-<blob>.<suffix>`` holds a header line
 
     <magic> <format> <rules> <blob> <length> <lines> <first> <keys> <size>… <crc32>
-    <byte order> <base> <base crc32> <base bytes> <depth> <stamp>
+    <byte order> <base> <base crc32> <base bytes> <depth>
 
 (one line, fields split by single spaces; the crc32 covers the rest of the line and the
 body) then the sorted keys (``lineindex``) and the
@@ -23,16 +23,11 @@ A blob id pins its content, so an entry never goes stale; the rules key changes
 whenever what the entries record would change. Anything odd — unreadable, truncated,
 wrong checksum, sizes or byte order, a missing or damaged base — counts as no entry
 (`problem` says so when a file of ours was damaged); a base that was saved again since
-(another crc32) only makes its deltas no entry. Every delta is summed on each load; the
-chain's whole entry (the big file) only when its stamp — inode, size, mtime, ctime,
-which any write changes — is not the one the newest delta recorded when it last saw
-the file checked (`_read` says when a stamp is kept); likewise a whole entry read as the
-newest of its chain, whose note ``<file>.checked`` (written when it was last checked in
-full, and touched instead of the file) holds the stamp it still has. No cheaper sum in the standard
-library would do: adler32 is no faster than crc32 here, blake2 slower. Whole entries
-are written durably (a crash cannot leave one with its stamp and other bytes), deltas
-not. Writes are atomic; only the newest `keep` files are kept, with every file their
-chains need. This is the one home of the format: the
+(another crc32) only makes its deltas no entry. Every file of a chain is summed on each
+load (no cheaper sum in the standard library would do: adler32 is no faster than crc32
+here, blake2 slower). Whole entries are written durably, deltas not. Writes are atomic;
+only the newest `keep` files are kept, with every file their chains need. This is the
+one home of the format: the
 guard's ``index_cache`` and the checks' ``logstate_cache`` are two users of it.
 """
 
@@ -43,7 +38,6 @@ import os
 import sys
 import zlib
 from array import array
-from time import time_ns as _time_ns
 
 from git_gasp.base.digest import is_object_id
 from git_gasp.base.errors import GaspError
@@ -57,10 +51,8 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 16  # deltas in a chain before a whole entry is written again
 SPREAD = 4  # ... or once the deltas' bytes reach a quarter of the whole entry's
-MARGIN_NS = 3 * 10**9  # a file changed this recently may change again unseen by its stamp
 _NONE = b"-"
 _MAP_FROM = 1 << 16  # bytes: a smaller file is read
-CHECKED = ".checked"  # beside a whole entry: the stamp it had when last checked in full
 
 
 def _mapped(f: BinaryIO, size: int) -> bytes | mmap.mmap:
@@ -72,46 +64,6 @@ def _mapped(f: BinaryIO, size: int) -> bytes | mmap.mmap:
     if size < _MAP_FROM:
         return f.read()
     return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-
-
-def _checked_stamp(path: str) -> bytes:
-    """The stamp a whole entry had when it was last checked in full as the newest file
-    of its chain (its note ``<path>.checked``), or "-"."""
-    try:
-        with open(path + CHECKED, "rb") as f:
-            text = f.read(128)
-    except OSError:
-        return _NONE
-    return text if _is_stamp(text) else _NONE
-
-
-def _vouch(path: str, stamp: bytes) -> None:
-    """Note that the whole entry at `path`, with `stamp` (or "-": none to vouch for), was
-    checked (best effort); the note's mtime stands for the entry's in
-    `IndexFiles._entries`."""
-    try:
-        with open(path + CHECKED, "rb") as f:
-            same = f.read(128) == stamp
-    except OSError:
-        same = False
-    try:
-        if same:
-            os.utime(path + CHECKED)
-        else:
-            with AtomicFile(path + CHECKED, durable=False) as out:
-                out.write(stamp)
-    except (OSError, GaspError):
-        pass
-
-
-def _stamp(st: os.stat_result) -> bytes:
-    """What any write to a file changes: its inode, size, mtime and ctime."""
-    return b"%d.%d.%d.%d" % (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _is_stamp(text: bytes) -> bool:
-    parts = text.split(b".")
-    return len(parts) == 4 and all(x.isdigit() and len(x) <= 20 for x in parts)
 
 
 class Entry(Record):
@@ -132,33 +84,29 @@ class Link(Record):
     the body, size in bytes), the lines it covers, how many key runs the chain holds up
     to it, its depth and the bytes of the deltas down to the whole entry."""
 
-    FIELDS = ("path", "blob", "crc", "size", "lines", "runs", "depth", "spread", "whole",
-              "stamp")
+    FIELDS = ("path", "blob", "crc", "size", "lines", "runs", "depth", "spread", "whole")
 
     def __init__(self, path: str, blob: bytes, crc: int, size: int, lines: int,
-                 runs: int | None,
-                 depth: int, spread: int, whole: int, stamp: bytes = _NONE) -> None:
+                 runs: int | None, depth: int, spread: int, whole: int) -> None:
         self.path, self.blob, self.crc, self.size = path, blob, crc, size
         self.lines, self.runs, self.depth = lines, runs, depth
         self.spread, self.whole = spread, whole  # deltas' bytes; the whole entry's
-        self.stamp = stamp  # a whole entry's: its `_stamp` when checked (or "-")
 
 
 class _Head(Record):
     """A parsed header line."""
 
     FIELDS = ("rules", "blob", "length", "lines", "first", "sizes", "crc", "base",
-              "base_crc", "base_size", "depth", "stamp", "signed")
+              "base_crc", "base_size", "depth", "signed")
 
     def __init__(self, rules: bytes, blob: bytes, length: int, lines: int, first: int,
                  sizes: list[int], crc: int, base: bytes | None, base_crc: int,
-                 base_size: int, depth: int, stamp: bytes, signed: bytes) -> None:
+                 base_size: int, depth: int, signed: bytes) -> None:
         self.rules, self.blob, self.length, self.lines, self.first = \
             rules, blob, length, lines, first
         self.sizes, self.crc = sizes, crc  # sizes[0]: the keys' count
         self.signed = signed  # the header without its crc32 (which covers it too)
         self.base, self.base_crc, self.base_size, self.depth = base, base_crc, base_size, depth
-        self.stamp = stamp  # a delta's: the `_stamp` of its chain's whole entry, or "-"
 
 
 def _delta_keys(keys: Keys, link: Link) -> array:
@@ -198,7 +146,7 @@ class IndexFiles:
         rules (of any blob and rules when `blob_id` is None), or None."""
         fields = head[:-1].split(b" ") if head.endswith(b"\n") else []
         n = self.extras
-        if len(fields) != 15 + n or fields[0] != self.magic \
+        if len(fields) != 14 + n or fields[0] != self.magic \
                 or fields[1] != b"%d" % self.format or fields[9 + n] != sys.byteorder.encode():
             return None
         rules, blob = fields[2], fields[3]
@@ -209,7 +157,6 @@ class IndexFiles:
             return None
         numbers = [_number(x) for x in fields[4:9 + n]]
         tail = [_number(x) for x in fields[11 + n:14 + n]]
-        stamp = fields[14 + n]
         if None in numbers or None in tail:
             return None
         length, lines, first, *sizes, crc = numbers
@@ -217,13 +164,13 @@ class IndexFiles:
         base: bytes | None = fields[10 + n]
         if base == _NONE:
             base = None
-            if first or depth or base_crc or base_size or stamp != _NONE:
+            if first or depth or base_crc or base_size:
                 return None
         elif not is_object_id(base) or base == blob or not 0 < depth <= MAX_DEPTH \
-                or not 0 < first <= lines or not (stamp == _NONE or _is_stamp(stamp)):
+                or not 0 < first <= lines:
             return None
         return _Head(rules, blob, length, lines, first, sizes, crc, base, base_crc, base_size,
-                     depth, stamp, b" ".join(fields[:8 + n] + fields[9 + n:]))
+                     depth, b" ".join(fields[:8 + n] + fields[9 + n:]))
 
     def _head(self, path: str, blob_id: bytes | None) -> _Head | None:
         try:
@@ -240,14 +187,13 @@ class IndexFiles:
 
     def load(self, blob_id: bytes, *, max_length: int | None = None) -> Entry | None:
         """The entry of blob `blob_id` (covering at most `max_length` bytes), or None."""
-        chain: list[tuple[_Head, memoryview, int, bytes]] = []  # newest first
+        chain: list[tuple[_Head, memoryview, int]] = []  # newest first
         blob, want = blob_id, None
         while True:
-            found = self._read(blob, base=want is not None,
-                               stamp=chain[0][0].stamp if chain else _NONE)
+            found = self._read(blob, base=want is not None)
             if found is None:
                 return None
-            head, body, size, stamp = found
+            head, body, size = found
             if want is not None:
                 newer = chain[-1][0]
                 if (head.crc, size) != want:
@@ -258,29 +204,22 @@ class IndexFiles:
                     return None
             elif max_length is not None and head.length > max_length:
                 return None
-            chain.append((head, body, size, stamp))
+            chain.append((head, body, size))
             if head.base is None:
                 break
             blob, want = head.base, (head.base_crc, head.base_size)
-        return self._entry(chain, stamp)
+        return self._entry(chain)
 
-    def _read(self, blob_id: bytes, *, base: bool,
-              stamp: bytes) -> tuple[_Head, memoryview, int, bytes] | None:
-        """The checked header and body of `blob_id`'s file, its size and its stamp as
-        checked (or "-": too recent to vouch for it), or None (a problem noted when it
-        is damaged, or missing though a delta needs it).
-
-        A whole entry at the end of a chain whose newest delta holds the stamp the file
-        still has is not summed again: it was checked (in full) when the delta was
-        written, durably written before that, and any write to it since would have
-        changed its ctime (the stamp is kept only for files last changed `MARGIN_NS`
-        before they were checked, so that a change within the clock's granularity of
-        the previous one cannot go unseen)."""
+    def _read(self, blob_id: bytes, *,
+              base: bool) -> tuple[_Head, memoryview, int] | None:
+        """The checked header and body of `blob_id`'s file and its size, or None (a
+        problem noted when it is damaged, or missing though a delta needs it). The
+        chain's newest file is touched (its bases are kept for it)."""
         path = self.path(blob_id)
         try:
             with open(path, "rb") as f:
-                st = os.fstat(f.fileno())
-                raw = _mapped(f, st.st_size)
+                size = os.fstat(f.fileno()).st_size
+                raw = _mapped(f, size)
         except FileNotFoundError:
             if base:
                 self.problem = "corrupt"
@@ -291,32 +230,18 @@ class IndexFiles:
         cut = raw.find(b"\n", 0, 512) + 1
         head = self._parse(raw[:cut], blob_id) if cut else None
         body = memoryview(raw)[cut:]  # no copy of the words (nor, mapped, a read of them)
-        now = _stamp(st)
         if head is None or len(body) != 8 * (head.sizes[0] + head.lines - head.first) \
-                + sum(head.sizes[1:]) or len(raw) != st.st_size:
+                + sum(head.sizes[1:]) or len(raw) != size \
+                or zlib.crc32(body, zlib.crc32(head.signed)) != head.crc:
             self.problem = "corrupt"
             return None
-        vouched = stamp if base else _checked_stamp(path) if head.base is None else _NONE
-        if not (head.base is None and vouched == now) \
-                and zlib.crc32(body, zlib.crc32(head.signed)) != head.crc:
-            self.problem = "corrupt"
-            return None
-        if not base:  # the chain's newest file (its bases are kept for it): touched
-            if head.base is not None:
-                self._touch(path)
-                now = _NONE
-            else:  # through its note, so that the file keeps its stamp (and ages)
-                if _time_ns() - st.st_ctime_ns < MARGIN_NS:
-                    now = _NONE  # too recent to vouch for: the note only marks its use
-                _vouch(path, now)
-        elif _time_ns() - st.st_ctime_ns < MARGIN_NS:
-            now = _NONE
-        return head, body, len(raw), now
+        if not base:
+            self._touch(path)
+        return head, body, len(raw)
 
-    def _entry(self, chain: list[tuple[_Head, memoryview, int, bytes]],
-               stamp: bytes) -> Entry | None:
-        """The entry a resolved chain (newest first) holds, the keys one run per file
-        (`stamp`: its whole entry's, as checked). The deltas' keys are sorted into one
+    def _entry(self, chain: list[tuple[_Head, memoryview, int]]) -> Entry | None:
+        """The entry a resolved chain (newest first) holds, the keys one run per file.
+        The deltas' keys are sorted into one
         run (they are few), so that a lookup searches two runs, not one per file."""
         root = array("Q")
         added = array("Q")  # the deltas' keys
@@ -324,7 +249,7 @@ class IndexFiles:
         tail = array("Q")  # the deltas'
         links: list[Link] = []
         whole = spread = 0
-        for head, body, size, _checked in reversed(chain):
+        for head, body, size in reversed(chain):
             n_keys = head.sizes[0]
             at = 8 * (n_keys + head.lines - head.first)
             if head.base is None:  # the big runs: read in place (see `_mapped`)
@@ -336,14 +261,13 @@ class IndexFiles:
                 added.frombytes(body[:8 * n_keys])
                 spread += size
             links.append(Link(self.path(head.blob), head.blob, head.crc, size, head.lines,
-                              None, head.depth, spread, whole,
-                              stamp if head.base is None else _NONE))
+                              None, head.depth, spread, whole))
         if len(chain) > 2:
             added = array("Q", sorted(added))
         keys = Keys((root, added), tuple(links))
         links[0].runs = 1 if root else 0  # runs up to a middle delta: None (`_delta_keys`)
         links[-1].runs = len(keys.runs)
-        head, body, _size, _checked = chain[0]
+        head, body, _size = chain[0]
         offsets = Offsets(offsets, tail)
         if head.lines and offsets[-1] > head.length:
             self.problem = "corrupt"
@@ -365,15 +289,13 @@ class IndexFiles:
         if link is not None:
             keys = _delta_keys(entry.keys, link)  # type: ignore[arg-type] - a Keys
             offsets, first = offset_words(entry.offsets, link.lines), link.lines
-            root = entry.keys.origin[0]  # type: ignore[union-attr] - a Keys' origin
-            base = b"%s %d %d %d %s" % (link.blob, link.crc, link.size, link.depth + 1,
-                                        root.stamp)
+            base = b"%s %d %d %d" % (link.blob, link.crc, link.size, link.depth + 1)
             grown = 8 * (len(keys) + len(offsets)) + sum(map(len, entry.extras)) + 256
             if (link.spread + grown) * SPREAD > link.whole:
                 link = None  # the deltas would outgrow the whole entry: compact
         if link is None:
             keys, offsets, first = flat(entry.keys), offset_words(entry.offsets), 0
-            base = b"- 0 0 0 -"
+            base = b"- 0 0 0"
         parts = [memoryview(keys).cast("B"), offsets.cast("B"), *entry.extras]
         sizes = b" ".join(b"%d" % n for n in [len(keys), *map(len, entry.extras)])
         signed = b"%s %d %s %s %d %d %d %s" % (
@@ -388,7 +310,7 @@ class IndexFiles:
         self._ancestors = None
         try:
             os.makedirs(self.dir, exist_ok=True)
-            # a lost delta is rebuilt; a whole entry is durable, as its stamp assumes
+            # a lost delta is rebuilt from its base; a whole entry is durable
             with AtomicFile(path, durable=link is None) as out:
                 for part in (head, *parts):
                     out.write(part)
@@ -466,10 +388,6 @@ class IndexFiles:
                 used = os.stat(path).st_mtime_ns
             except OSError:
                 continue
-            try:  # a checked whole entry is touched through its note
-                used = max(used, os.stat(path + CHECKED).st_mtime_ns)
-            except OSError:
-                pass
             stamped.append((used, name.startswith(ours), path))
         stamped.sort(reverse=True)
         return [path for _, mine, path in stamped if mine] + \
@@ -490,11 +408,10 @@ class IndexFiles:
                     todo.append(base)
         for path in entries:
             if path not in kept:
-                for doomed in (path, path + CHECKED):
-                    try:
-                        os.unlink(doomed)
-                    except OSError:
-                        pass
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
 
     @staticmethod
     def _touch(path: str) -> None:
