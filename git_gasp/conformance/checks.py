@@ -276,11 +276,15 @@ def _check_config(repo: AgentRepo, res: CheckResult) -> None:
     if not exists(join(repo.root, rel)):
         res.notes.append(".agent/config.toml is missing; restore binds no executor")
         return
+    from git_gasp.conformance.saved.parsed_memo import parsed_before, remember_parsed
+
     try:
         data = read_regular(repo.root, rel)
     except AgentFileError as exc:
         res.fail(f"executor binding does not parse: {exc}", path=rel)
         return
+    if parsed_before(repo.root, "config.toml", data):
+        return  # the same bytes parsed last time: no TOML parser to load
     try:
         import tomllib
     except ImportError:  # pragma: no cover - Python 3.10
@@ -290,6 +294,7 @@ def _check_config(repo: AgentRepo, res: CheckResult) -> None:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         res.fail(f"executor binding does not parse: {exc}", path=rel)
         return
+    remember_parsed(repo.root, "config.toml", data)
 
 
 def check_restore(repo: AgentRepo, *, fixture: bool = False,

@@ -105,7 +105,7 @@ def _imported(cwd: Path, *args: str) -> set[str]:
 
 
 HEAVY = {"dataclasses", "inspect", "orjson", "dulwich.object_store", "dulwich.repo", "click",
-         "yaml", "pickle", "typing", "pathlib", "threading", "contextlib",
+         "yaml", "tomllib", "pickle", "typing", "pathlib", "threading", "contextlib",
          "dulwich"}
 
 
