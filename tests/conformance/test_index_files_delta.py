@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 from array import array
 
 import pytest
@@ -109,7 +110,7 @@ def test_a_grown_entry_is_saved_as_a_delta_and_loads_as_the_whole(tmp_path):
     whole = os.path.getsize(files.path(_blob(0)))
     for n in range(1, 6):
         head = _header(files.path(_blob(n)))
-        assert head[-4] == _blob(n - 1) and int(head[-1]) == n  # base, depth
+        assert head[-5] == _blob(n - 1) and int(head[-2]) == n  # base, depth
         assert os.path.getsize(files.path(_blob(n))) < whole / 4
         _same(files.load(_blob(n)), expected[n])
     rebuilt = Entry(expected[-1].length, expected[-1].line_count, flat(expected[-1].keys),
@@ -121,7 +122,7 @@ def test_a_grown_entry_is_saved_as_a_delta_and_loads_as_the_whole(tmp_path):
 def test_the_chain_is_compacted_when_deep(tmp_path, monkeypatch):
     monkeypatch.setattr(index_files, "MAX_DEPTH", 3)
     files, expected = _chain(tmp_path, 8, keep=20)
-    depths = [int(_header(files.path(_blob(n)))[-1]) for n in range(9)]
+    depths = [int(_header(files.path(_blob(n)))[-2]) for n in range(9)]
     assert depths == [0, 1, 2, 3, 0, 1, 2, 3, 0]
     for n in range(9):
         _same(files.load(_blob(n)), expected[n])
@@ -130,7 +131,7 @@ def test_the_chain_is_compacted_when_deep(tmp_path, monkeypatch):
 def test_the_chain_is_compacted_when_its_deltas_grow_large(tmp_path):
     files, expected = _chain(tmp_path, 4, lines=8, start=150)
     heads = [_header(files.path(_blob(n))) for n in range(5)]
-    assert heads[1][-4] == _blob(0) and b"-" in [h[-4] for h in heads[2:]]
+    assert heads[1][-5] == _blob(0) and b"-" in [h[-5] for h in heads[2:]]
     for n in range(5):
         _same(files.load(_blob(n)), expected[n])
 
@@ -141,7 +142,7 @@ def test_saving_a_blob_again_writes_it_against_its_own_base(tmp_path):
     again = Entry(loaded.length, loaded.line_count, merged(loaded.keys, []),
                   loaded.offsets, [b"new verdicts"])
     assert files.save(_blob(2), again)
-    assert _header(files.path(_blob(2)))[-4] == _blob(1)
+    assert _header(files.path(_blob(2)))[-5] == _blob(1)
     _same(files.load(_blob(2)), again)
 
 
@@ -155,7 +156,7 @@ def test_a_base_saved_again_since_makes_its_deltas_no_entry(tmp_path):
 
 def test_pruning_keeps_every_base_a_kept_entry_needs(tmp_path):
     files, expected = _chain(tmp_path, 6, keep=2)
-    names = set(os.listdir(files.dir))
+    names = {n for n in os.listdir(files.dir) if not n.endswith(index_files.CHECKED)}
     assert {os.path.basename(files.path(_blob(n))) for n in range(7)} == names
     for n in range(7):
         _same(files.load(_blob(n)), expected[n])
@@ -214,6 +215,89 @@ def test_old_format_files_are_ignored(tmp_path):
     assert files.load(_blob(0)) is None and files.header(_blob(0)) is None
 
 
+def _sums(monkeypatch) -> list[int]:
+    """The lengths index_files sums (crc32) from now on."""
+    sums: list[int] = []
+    real = index_files.zlib.crc32
+    monkeypatch.setattr(index_files.zlib, "crc32",
+                        lambda data, start=0: sums.append(len(data)) or real(data, start))
+    return sums
+
+
+def test_an_unchanged_whole_entry_is_not_summed_again(tmp_path, monkeypatch):
+    real = index_files._time_ns
+    monkeypatch.setattr(index_files, "_time_ns", lambda: real() + 10 * 10**9)  # not recent
+    files, expected = _chain(tmp_path, 3)
+    whole = os.path.getsize(files.path(_blob(0)))
+    # the whole entry is vouched for by its note when loaded as the head: both stamped
+    assert _header(files.path(_blob(1)))[-1] != b"-"
+    assert _header(files.path(_blob(2)))[-1] != b"-"
+    sums = _sums(monkeypatch)
+    _same(files.load(_blob(3)), expected[3])
+    assert max(sums) < whole / 4  # only the deltas were summed
+    # any write to the whole entry changes its stamp: summed again, damage found
+    path = files.path(_blob(0))
+    data = open(path, "rb").read()
+    for changed in (data, data[:-9] + bytes([data[-9] ^ 1]) + data[-8:]):
+        time.sleep(0.03)  # past the clock's granularity (the stamp's margin, in real use)
+        with open(path, "wb") as f:
+            f.write(changed)
+        sums.clear()
+        loaded = files.load(_blob(3))
+        assert max(sums) > whole / 2
+        if changed == data:
+            _same(loaded, expected[3])
+        else:
+            assert loaded is None and files.problem == "corrupt"
+
+
+def test_a_whole_entry_loaded_as_the_head_is_summed_once(tmp_path, monkeypatch):
+    real = index_files._time_ns
+    monkeypatch.setattr(index_files, "_time_ns", lambda: real() + 10 * 10**9)  # not recent
+    files, expected = _chain(tmp_path, 0)
+    path = files.path(_blob(0))
+    whole = os.path.getsize(path)
+    sums = _sums(monkeypatch)
+    for _ in range(3):
+        sums.clear()
+        _same(files.load(_blob(0)), expected[0])
+        assert os.path.exists(path + index_files.CHECKED)
+    assert max(sums, default=0) < whole / 4  # the note vouched for it: not summed again
+    data = open(path, "rb").read()
+    time.sleep(0.03)
+    with open(path, "wb") as f:  # any write changes its stamp: summed, the damage found
+        f.write(data[:-9] + bytes([data[-9] ^ 1]) + data[-8:])
+    sums.clear()
+    assert files.load(_blob(0)) is None and files.problem == "corrupt"
+    assert max(sums) > whole / 2
+    with open(path + index_files.CHECKED, "wb") as f:  # a forged note names another stamp
+        f.write(b"1.2.3.4")
+    sums.clear()
+    assert files.load(_blob(0)) is None and max(sums) > whole / 2
+
+
+def test_a_pruned_entry_takes_its_note_with_it(tmp_path, monkeypatch):
+    real = index_files._time_ns
+    monkeypatch.setattr(index_files, "_time_ns", lambda: real() + 10 * 10**9)
+    files, _ = _chain(tmp_path, 0)
+    files.load(_blob(0))
+    note = files.path(_blob(0)) + index_files.CHECKED
+    assert os.path.exists(note)
+    time.sleep(0.03)
+    later = _files(tmp_path, 1)  # another run, keeping one entry: a whole one of its own
+    other = _grown(Entry(0, 0, array("Q"), array("Q"), [b""]), random.Random(2), 50, b"o")
+    assert later.save(_blob(9), other)
+    assert not os.path.exists(files.path(_blob(0))) and not os.path.exists(note)
+
+
+def test_a_recently_changed_whole_entry_is_always_summed(tmp_path, monkeypatch):
+    files, expected = _chain(tmp_path, 3)
+    assert {_header(files.path(_blob(n)))[-1] for n in range(4)} == {b"-"}
+    sums = _sums(monkeypatch)
+    _same(files.load(_blob(3)), expected[3])
+    assert max(sums) > os.path.getsize(files.path(_blob(0))) / 2
+
+
 def test_a_loaded_chain_is_two_runs_however_long(tmp_path):
     files, expected = _chain(tmp_path, 6)
     loaded = files.load(_blob(6))
@@ -224,8 +308,22 @@ def test_a_loaded_chain_is_two_runs_however_long(tmp_path):
         fresh = Entry(again.length, again.line_count, merged(again.keys, []), again.offsets,
                       [b"again %d" % n])
         assert files.save(_blob(n), fresh)
-        assert _header(files.path(_blob(n)))[-4] == _blob(n - 1)
+        assert _header(files.path(_blob(n)))[-5] == _blob(n - 1)
         _same(files.load(_blob(n)), fresh)
+
+
+def test_a_whole_entry_read_as_the_head_is_never_touched(tmp_path):
+    """Loads touch its note, not the file: the file ages, and soon a stamp vouches for it,
+    however often it is read."""
+    files, expected = _chain(tmp_path, 0)
+    path = files.path(_blob(0))
+    before = os.stat(path)
+    for _ in range(3):
+        time.sleep(0.01)
+        _same(files.load(_blob(0)), expected[0])
+    after = os.stat(path)
+    assert (after.st_mtime_ns, after.st_ctime_ns) == (before.st_mtime_ns, before.st_ctime_ns)
+    assert os.path.getmtime(path + index_files.CHECKED) >= after.st_mtime
 
 
 def test_mapped_files_read_as_read_ones(tmp_path, monkeypatch):

@@ -384,7 +384,7 @@ def test_uncommitted_whole_lines_beside_the_walk_save_nothing_but_report_alike(a
 
 def _base_of(path: Path) -> bytes:
     """The blob id the state file extends (b"-": a whole state)."""
-    return path.read_bytes().split(b"\n", 1)[0].split(b" ")[-4]
+    return path.read_bytes().split(b"\n", 1)[0].split(b" ")[-5]
 
 
 def _step(n: int) -> bytes:

@@ -22,7 +22,7 @@ def _judge(agent) -> list[str]:
 
 def _facts(agent) -> dict[str, bytes]:
     """blob id -> the base its index file extends (b"-": a whole one)."""
-    return {p.stem.rsplit("-", 1)[1]: p.read_bytes().split(b"\n", 1)[0].split(b" ")[-4]
+    return {p.stem.rsplit("-", 1)[1]: p.read_bytes().split(b"\n", 1)[0].split(b" ")[-5]
             for p in (agent / ".git" / "gasp").glob("guard-*.facts")}
 
 

@@ -19,7 +19,7 @@ from git_gasp.conformance.saved.index_files import Entry, IndexFiles
 from git_gasp.protocol.envelope import OPS_KIND
 from git_gasp.protocol.vocab import ENTITY_CREATING
 
-FORMAT = 3
+FORMAT = 2
 KEEP = 4  # files kept (each guarded log needs two: HEAD's blob and the staged one)
 _MAGIC = b"gasp-guard-facts"
 

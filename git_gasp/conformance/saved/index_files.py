@@ -4,7 +4,7 @@ each either whole or a delta against the file of an older blob.
 ``<common git dir>/gasp/<prefix>-<rules>-<blob>.<suffix>`` holds a header line
 
     <magic> <format> <rules> <blob> <length> <lines> <first> <keys> <size>… <crc32>
-    <byte order> <base> <base crc32> <base bytes> <depth>
+    <byte order> <base> <base crc32> <base bytes> <depth> <stamp>
 
 (one line, fields split by single spaces; the crc32 covers the rest of the line and the
 body) then the sorted keys (``lineindex``) and the
@@ -23,11 +23,16 @@ A blob id pins its content, so an entry never goes stale; the rules key changes
 whenever what the entries record would change. Anything odd — unreadable, truncated,
 wrong checksum, sizes or byte order, a missing or damaged base — counts as no entry
 (`problem` says so when a file of ours was damaged); a base that was saved again since
-(another crc32) only makes its deltas no entry. Every file of a chain is summed on each
-load (no cheaper sum in the standard library would do: adler32 is no faster than crc32
-here, blake2 slower). Whole entries are written durably, deltas not. Writes are atomic;
-only the newest `keep` files are kept, with every file their chains need. This is the
-one home of the format: the
+(another crc32) only makes its deltas no entry. Every delta is summed on each load; the
+chain's whole entry (the big file) only when its stamp (`stamps`) — inode, size, mtime, ctime,
+which any write changes — is not the one the newest delta recorded when it last saw
+the file checked (`_read` says when a stamp is kept); likewise a whole entry read as the
+newest of its chain, whose note ``<file>.checked`` (written when it was last checked in
+full, and touched instead of the file) holds the stamp it still has. No cheaper sum in the standard
+library would do: adler32 is no faster than crc32 here, blake2 slower. Whole entries
+are written durably (a crash cannot leave one with its stamp and other bytes), deltas
+not. Writes are atomic; only the newest `keep` files are kept, with every file their
+chains need. This is the one home of the format: the
 guard's ``index_cache`` and the checks' ``logstate_cache`` are two users of it.
 """
 
@@ -38,12 +43,14 @@ import os
 import sys
 import zlib
 from array import array
+from time import time_ns as _time_ns
 
 from git_gasp.base.digest import is_object_id
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import AtomicFile
 from git_gasp.base.record import Record
 from git_gasp.conformance.saved.lineindex import LINE_MASK, Keys, Offsets, flat, offset_words
+from git_gasp.conformance.saved.stamps import CHECKED, checked_stamp, is_stamp, stamp_of, vouch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,6 +58,7 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 16  # deltas in a chain before a whole entry is written again
 SPREAD = 4  # ... or once the deltas' bytes reach a quarter of the whole entry's
+MARGIN_NS = 3 * 10**9  # a file changed this recently may change again unseen by its stamp
 _NONE = b"-"
 _MAP_FROM = 1 << 16  # bytes: a smaller file is read
 
@@ -84,29 +92,33 @@ class Link(Record):
     the body, size in bytes), the lines it covers, how many key runs the chain holds up
     to it, its depth and the bytes of the deltas down to the whole entry."""
 
-    FIELDS = ("path", "blob", "crc", "size", "lines", "runs", "depth", "spread", "whole")
+    FIELDS = ("path", "blob", "crc", "size", "lines", "runs", "depth", "spread", "whole",
+              "stamp")
 
     def __init__(self, path: str, blob: bytes, crc: int, size: int, lines: int,
-                 runs: int | None, depth: int, spread: int, whole: int) -> None:
+                 runs: int | None,
+                 depth: int, spread: int, whole: int, stamp: bytes = _NONE) -> None:
         self.path, self.blob, self.crc, self.size = path, blob, crc, size
         self.lines, self.runs, self.depth = lines, runs, depth
         self.spread, self.whole = spread, whole  # deltas' bytes; the whole entry's
+        self.stamp = stamp  # a whole entry's: its `stamp_of` when checked (or "-")
 
 
 class _Head(Record):
     """A parsed header line."""
 
     FIELDS = ("rules", "blob", "length", "lines", "first", "sizes", "crc", "base",
-              "base_crc", "base_size", "depth", "signed")
+              "base_crc", "base_size", "depth", "stamp", "signed")
 
     def __init__(self, rules: bytes, blob: bytes, length: int, lines: int, first: int,
                  sizes: list[int], crc: int, base: bytes | None, base_crc: int,
-                 base_size: int, depth: int, signed: bytes) -> None:
+                 base_size: int, depth: int, stamp: bytes, signed: bytes) -> None:
         self.rules, self.blob, self.length, self.lines, self.first = \
             rules, blob, length, lines, first
         self.sizes, self.crc = sizes, crc  # sizes[0]: the keys' count
         self.signed = signed  # the header without its crc32 (which covers it too)
         self.base, self.base_crc, self.base_size, self.depth = base, base_crc, base_size, depth
+        self.stamp = stamp  # a delta's: the `stamp_of` of its chain's whole entry, or "-"
 
 
 def _delta_keys(keys: Keys, link: Link) -> array:
@@ -146,7 +158,7 @@ class IndexFiles:
         rules (of any blob and rules when `blob_id` is None), or None."""
         fields = head[:-1].split(b" ") if head.endswith(b"\n") else []
         n = self.extras
-        if len(fields) != 14 + n or fields[0] != self.magic \
+        if len(fields) != 15 + n or fields[0] != self.magic \
                 or fields[1] != b"%d" % self.format or fields[9 + n] != sys.byteorder.encode():
             return None
         rules, blob = fields[2], fields[3]
@@ -157,6 +169,7 @@ class IndexFiles:
             return None
         numbers = [_number(x) for x in fields[4:9 + n]]
         tail = [_number(x) for x in fields[11 + n:14 + n]]
+        stamp = fields[14 + n]
         if None in numbers or None in tail:
             return None
         length, lines, first, *sizes, crc = numbers
@@ -164,13 +177,13 @@ class IndexFiles:
         base: bytes | None = fields[10 + n]
         if base == _NONE:
             base = None
-            if first or depth or base_crc or base_size:
+            if first or depth or base_crc or base_size or stamp != _NONE:
                 return None
         elif not is_object_id(base) or base == blob or not 0 < depth <= MAX_DEPTH \
-                or not 0 < first <= lines:
+                or not 0 < first <= lines or not (stamp == _NONE or is_stamp(stamp)):
             return None
         return _Head(rules, blob, length, lines, first, sizes, crc, base, base_crc, base_size,
-                     depth, b" ".join(fields[:8 + n] + fields[9 + n:]))
+                     depth, stamp, b" ".join(fields[:8 + n] + fields[9 + n:]))
 
     def _head(self, path: str, blob_id: bytes | None) -> _Head | None:
         try:
@@ -187,13 +200,14 @@ class IndexFiles:
 
     def load(self, blob_id: bytes, *, max_length: int | None = None) -> Entry | None:
         """The entry of blob `blob_id` (covering at most `max_length` bytes), or None."""
-        chain: list[tuple[_Head, memoryview, int]] = []  # newest first
+        chain: list[tuple[_Head, memoryview, int, bytes]] = []  # newest first
         blob, want = blob_id, None
         while True:
-            found = self._read(blob, base=want is not None)
+            found = self._read(blob, base=want is not None,
+                               stamp=chain[0][0].stamp if chain else _NONE)
             if found is None:
                 return None
-            head, body, size = found
+            head, body, size, stamp = found
             if want is not None:
                 newer = chain[-1][0]
                 if (head.crc, size) != want:
@@ -204,22 +218,29 @@ class IndexFiles:
                     return None
             elif max_length is not None and head.length > max_length:
                 return None
-            chain.append((head, body, size))
+            chain.append((head, body, size, stamp))
             if head.base is None:
                 break
             blob, want = head.base, (head.base_crc, head.base_size)
-        return self._entry(chain)
+        return self._entry(chain, stamp)
 
-    def _read(self, blob_id: bytes, *,
-              base: bool) -> tuple[_Head, memoryview, int] | None:
-        """The checked header and body of `blob_id`'s file and its size, or None (a
-        problem noted when it is damaged, or missing though a delta needs it). The
-        chain's newest file is touched (its bases are kept for it)."""
+    def _read(self, blob_id: bytes, *, base: bool,
+              stamp: bytes) -> tuple[_Head, memoryview, int, bytes] | None:
+        """The checked header and body of `blob_id`'s file, its size and its stamp as
+        checked (or "-": too recent to vouch for it), or None (a problem noted when it
+        is damaged, or missing though a delta needs it).
+
+        A whole entry at the end of a chain whose newest delta holds the stamp the file
+        still has is not summed again: it was checked (in full) when the delta was
+        written, durably written before that, and any write to it since would have
+        changed its ctime (the stamp is kept only for files last changed `MARGIN_NS`
+        before they were checked, so that a change within the clock's granularity of
+        the previous one cannot go unseen)."""
         path = self.path(blob_id)
         try:
             with open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                raw = _mapped(f, size)
+                st = os.fstat(f.fileno())
+                raw = _mapped(f, st.st_size)
         except FileNotFoundError:
             if base:
                 self.problem = "corrupt"
@@ -230,18 +251,32 @@ class IndexFiles:
         cut = raw.find(b"\n", 0, 512) + 1
         head = self._parse(raw[:cut], blob_id) if cut else None
         body = memoryview(raw)[cut:]  # no copy of the words (nor, mapped, a read of them)
+        now = stamp_of(st)
         if head is None or len(body) != 8 * (head.sizes[0] + head.lines - head.first) \
-                + sum(head.sizes[1:]) or len(raw) != size \
-                or zlib.crc32(body, zlib.crc32(head.signed)) != head.crc:
+                + sum(head.sizes[1:]) or len(raw) != st.st_size:
             self.problem = "corrupt"
             return None
-        if not base:
-            self._touch(path)
-        return head, body, len(raw)
+        vouched = stamp if base else checked_stamp(path) if head.base is None else _NONE
+        if not (head.base is None and vouched == now) \
+                and zlib.crc32(body, zlib.crc32(head.signed)) != head.crc:
+            self.problem = "corrupt"
+            return None
+        if not base:  # the chain's newest file (its bases are kept for it): touched
+            if head.base is not None:
+                self._touch(path)
+                now = _NONE
+            else:  # through its note, so that the file keeps its stamp (and ages)
+                if _time_ns() - st.st_ctime_ns < MARGIN_NS:
+                    now = _NONE  # too recent to vouch for: the note only marks its use
+                vouch(path, now)
+        elif _time_ns() - st.st_ctime_ns < MARGIN_NS:
+            now = _NONE
+        return head, body, len(raw), now
 
-    def _entry(self, chain: list[tuple[_Head, memoryview, int]]) -> Entry | None:
-        """The entry a resolved chain (newest first) holds, the keys one run per file.
-        The deltas' keys are sorted into one
+    def _entry(self, chain: list[tuple[_Head, memoryview, int, bytes]],
+               stamp: bytes) -> Entry | None:
+        """The entry a resolved chain (newest first) holds, the keys one run per file
+        (`stamp`: its whole entry's, as checked). The deltas' keys are sorted into one
         run (they are few), so that a lookup searches two runs, not one per file."""
         root = array("Q")
         added = array("Q")  # the deltas' keys
@@ -249,7 +284,7 @@ class IndexFiles:
         tail = array("Q")  # the deltas'
         links: list[Link] = []
         whole = spread = 0
-        for head, body, size in reversed(chain):
+        for head, body, size, _checked in reversed(chain):
             n_keys = head.sizes[0]
             at = 8 * (n_keys + head.lines - head.first)
             if head.base is None:  # the big runs: read in place (see `_mapped`)
@@ -261,13 +296,14 @@ class IndexFiles:
                 added.frombytes(body[:8 * n_keys])
                 spread += size
             links.append(Link(self.path(head.blob), head.blob, head.crc, size, head.lines,
-                              None, head.depth, spread, whole))
+                              None, head.depth, spread, whole,
+                              stamp if head.base is None else _NONE))
         if len(chain) > 2:
             added = array("Q", sorted(added))
         keys = Keys((root, added), tuple(links))
         links[0].runs = 1 if root else 0  # runs up to a middle delta: None (`_delta_keys`)
         links[-1].runs = len(keys.runs)
-        head, body, _size = chain[0]
+        head, body, _size, _checked = chain[0]
         offsets = Offsets(offsets, tail)
         if head.lines and offsets[-1] > head.length:
             self.problem = "corrupt"
@@ -289,13 +325,15 @@ class IndexFiles:
         if link is not None:
             keys = _delta_keys(entry.keys, link)  # type: ignore[arg-type] - a Keys
             offsets, first = offset_words(entry.offsets, link.lines), link.lines
-            base = b"%s %d %d %d" % (link.blob, link.crc, link.size, link.depth + 1)
+            root = entry.keys.origin[0]  # type: ignore[union-attr] - a Keys' origin
+            base = b"%s %d %d %d %s" % (link.blob, link.crc, link.size, link.depth + 1,
+                                        root.stamp)
             grown = 8 * (len(keys) + len(offsets)) + sum(map(len, entry.extras)) + 256
             if (link.spread + grown) * SPREAD > link.whole:
                 link = None  # the deltas would outgrow the whole entry: compact
         if link is None:
             keys, offsets, first = flat(entry.keys), offset_words(entry.offsets), 0
-            base = b"- 0 0 0"
+            base = b"- 0 0 0 -"
         parts = [memoryview(keys).cast("B"), offsets.cast("B"), *entry.extras]
         sizes = b" ".join(b"%d" % n for n in [len(keys), *map(len, entry.extras)])
         signed = b"%s %d %s %s %d %d %d %s" % (
@@ -310,7 +348,7 @@ class IndexFiles:
         self._ancestors = None
         try:
             os.makedirs(self.dir, exist_ok=True)
-            # a lost delta is rebuilt from its base; a whole entry is durable
+            # a lost delta is rebuilt; a whole entry is durable, as its stamp assumes
             with AtomicFile(path, durable=link is None) as out:
                 for part in (head, *parts):
                     out.write(part)
@@ -388,6 +426,10 @@ class IndexFiles:
                 used = os.stat(path).st_mtime_ns
             except OSError:
                 continue
+            try:  # a checked whole entry is touched through its note
+                used = max(used, os.stat(path + CHECKED).st_mtime_ns)
+            except OSError:
+                pass
             stamped.append((used, name.startswith(ours), path))
         stamped.sort(reverse=True)
         return [path for _, mine, path in stamped if mine] + \
@@ -408,10 +450,11 @@ class IndexFiles:
                     todo.append(base)
         for path in entries:
             if path not in kept:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+                for doomed in (path, path + CHECKED):
+                    try:
+                        os.unlink(doomed)
+                    except OSError:
+                        pass
 
     @staticmethod
     def _touch(path: str) -> None:

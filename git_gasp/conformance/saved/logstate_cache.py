@@ -30,7 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-FORMAT = 3
+FORMAT = 2
 RULES_VERSION = 1  # bump when what a rule decides changes without its code changing
 KEEP = 4
 HASH_TRIES = 2  # saved states tried by hashing the log's prefix, longest first
