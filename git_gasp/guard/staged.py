@@ -28,13 +28,13 @@ holding them.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import zlib
 
 from git_gasp.base.digest import blob_hasher
 from git_gasp.base.errors import GaspError
 from git_gasp.base.git import run
-from git_gasp.base.lazyre import LazyPattern
 from git_gasp.odb.gitdirs import GitDirs
 from git_gasp.odb.indexstat import index_entry_stat, stat_proves
 
@@ -112,7 +112,7 @@ class TreeFiles:
         return found
 
 
-_LS_TREE = LazyPattern(rb"(?s)([0-7]{6}) (\w+) ([0-9a-f]{40}|[0-9a-f]{64})\t(.*)")
+_LS_TREE = re.compile(rb"(?s)([0-7]{6}) (\w+) ([0-9a-f]{40}|[0-9a-f]{64})\t(.*)")
 
 
 class IndexFiles:
@@ -405,8 +405,8 @@ def empty_tree_id(repo: GitDirs | Repo) -> str:
     return algo(b"tree 0\x00").hexdigest()
 
 
-_RAW = LazyPattern(rb":([0-7]{6}) ([0-7]{6}) ([0-9a-f]{40}|[0-9a-f]{64}) "
-                  rb"([0-9a-f]{40}|[0-9a-f]{64}) ([ADMTU])")
+_RAW = re.compile(rb":([0-7]{6}) ([0-7]{6}) ([0-9a-f]{40}|[0-9a-f]{64}) "
+                rb"([0-9a-f]{40}|[0-9a-f]{64}) ([ADMTU])")
 
 
 def diff_index(repo: GitDirs | Repo, index_path: str, tree: str
@@ -472,4 +472,4 @@ def merge_heads_from_env() -> list[bytes]:
     return sorted(h.encode() for h in heads if _HEX.fullmatch(h))
 
 
-_HEX = LazyPattern(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

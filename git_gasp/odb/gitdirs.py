@@ -14,10 +14,10 @@ only when a blob must be read from a pack.
 from __future__ import annotations
 
 import os
+import re
 
 from git_gasp.base.digest import is_object_id
 from git_gasp.base.files import is_within
-from git_gasp.base.lazyre import LazyPattern
 
 _OTHER_ENV = ("GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
               "GIT_NAMESPACE")
@@ -206,8 +206,8 @@ def _discover(start: str) -> tuple[str, str] | None:
         here = parent
 
 
-_SECTION = LazyPattern(rb'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\]\s*(.*)$')
-_KEY = LazyPattern(rb"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(=|$|[;#])")
+_SECTION = re.compile(rb'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\]\s*(.*)$')
+_KEY = re.compile(rb"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(=|$|[;#])")
 
 
 def local_config_sets(cwd: str, section: str, subsection: str, key: str) -> bool:

@@ -1,14 +1,17 @@
 """Whether a work-tree file holds its staged blob, by the index's stat data, as git
-decides it (``ce_match_stat`` and the racy-git rule) without hashing the file.
+decides it, without hashing the file.
 
-Git records each entry's stat data (ctime, mtime, dev, inode, uid, gid, size) when it
-hashes the file; a file whose stat data still match, and whose recorded mtime is older
-than the index file itself, has not changed since (a change after the index was
-written gives a later mtime; one in the same instant is "racily clean", and counts as
-unproved). Only the entry for one path is read: found by its name and checked field
-by field (flags, stage 0, the blob id), in index versions 2 and 3. Anything else — a
-v4 or split index, a name not found, an entry with skip-worktree or intent-to-add, a
-field that differs — proves nothing, and the caller hashes the file instead.
+The rules are git's (Documentation/technical/racy-git.txt; read-cache.c): git records
+each entry's stat data (ctime, mtime, dev, inode, uid, gid, size) when it hashes the
+file, and ``ce_match_stat`` calls the file unchanged while they still match lstat's;
+an entry whose mtime is not older than the index file's own is "racily clean"
+(``is_racy_timestamp``: the file may have changed in the same instant the index was
+written), and git then compares the contents instead — here it counts as unproved.
+Every field is compared, even those git's defaults skip (dev, uid, gid): a stricter
+test only costs a hash. Only the entry for one path is read: found by its name and
+checked field by field (flags, stage 0, the blob id), in index versions 2 and 3.
+Anything else — a v4 or split index, a name not found, an entry with skip-worktree or
+intent-to-add, a field that differs — proves nothing, and the caller hashes the file.
 """
 
 from __future__ import annotations

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from git_gasp.base.errors import FormatError
-from git_gasp.base.lazyre import LazyPattern
 from git_gasp.base.record import Record
 from git_gasp.protocol.simpleyaml import load as load_yaml
 
-_FRONT = LazyPattern(r"(?ms)\A---[ \t]*\n(.*?)^---[ \t]*$")
+_FRONT = re.compile(r"(?ms)\A---[ \t]*\n(.*?)^---[ \t]*$")
 
 
 class SkillError(FormatError):

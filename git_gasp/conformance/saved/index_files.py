@@ -24,7 +24,7 @@ whenever what the entries record would change. Anything odd — unreadable, trun
 wrong checksum, sizes or byte order, a missing or damaged base — counts as no entry
 (`problem` says so when a file of ours was damaged); a base that was saved again since
 (another crc32) only makes its deltas no entry. Every delta is summed on each load; the
-chain's whole entry (the big file) only when its stamp — inode, size, mtime, ctime,
+chain's whole entry (the big file) only when its stamp (`stamps`) — inode, size, mtime, ctime,
 which any write changes — is not the one the newest delta recorded when it last saw
 the file checked (`_read` says when a stamp is kept); likewise a whole entry read as the
 newest of its chain, whose note ``<file>.checked`` (written when it was last checked in
@@ -50,6 +50,7 @@ from git_gasp.base.errors import GaspError
 from git_gasp.base.files import AtomicFile
 from git_gasp.base.record import Record
 from git_gasp.conformance.saved.lineindex import LINE_MASK, Keys, Offsets, flat, offset_words
+from git_gasp.conformance.saved.stamps import CHECKED, checked_stamp, is_stamp, stamp_of, vouch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,7 +61,6 @@ SPREAD = 4  # ... or once the deltas' bytes reach a quarter of the whole entry's
 MARGIN_NS = 3 * 10**9  # a file changed this recently may change again unseen by its stamp
 _NONE = b"-"
 _MAP_FROM = 1 << 16  # bytes: a smaller file is read
-CHECKED = ".checked"  # beside a whole entry: the stamp it had when last checked in full
 
 
 def _mapped(f: BinaryIO, size: int) -> bytes | mmap.mmap:
@@ -72,46 +72,6 @@ def _mapped(f: BinaryIO, size: int) -> bytes | mmap.mmap:
     if size < _MAP_FROM:
         return f.read()
     return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-
-
-def _checked_stamp(path: str) -> bytes:
-    """The stamp a whole entry had when it was last checked in full as the newest file
-    of its chain (its note ``<path>.checked``), or "-"."""
-    try:
-        with open(path + CHECKED, "rb") as f:
-            text = f.read(128)
-    except OSError:
-        return _NONE
-    return text if _is_stamp(text) else _NONE
-
-
-def _vouch(path: str, stamp: bytes) -> None:
-    """Note that the whole entry at `path`, with `stamp` (or "-": none to vouch for), was
-    checked (best effort); the note's mtime stands for the entry's in
-    `IndexFiles._entries`."""
-    try:
-        with open(path + CHECKED, "rb") as f:
-            same = f.read(128) == stamp
-    except OSError:
-        same = False
-    try:
-        if same:
-            os.utime(path + CHECKED)
-        else:
-            with AtomicFile(path + CHECKED, durable=False) as out:
-                out.write(stamp)
-    except (OSError, GaspError):
-        pass
-
-
-def _stamp(st: os.stat_result) -> bytes:
-    """What any write to a file changes: its inode, size, mtime and ctime."""
-    return b"%d.%d.%d.%d" % (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _is_stamp(text: bytes) -> bool:
-    parts = text.split(b".")
-    return len(parts) == 4 and all(x.isdigit() and len(x) <= 20 for x in parts)
 
 
 class Entry(Record):
@@ -141,7 +101,7 @@ class Link(Record):
         self.path, self.blob, self.crc, self.size = path, blob, crc, size
         self.lines, self.runs, self.depth = lines, runs, depth
         self.spread, self.whole = spread, whole  # deltas' bytes; the whole entry's
-        self.stamp = stamp  # a whole entry's: its `_stamp` when checked (or "-")
+        self.stamp = stamp  # a whole entry's: its `stamp_of` when checked (or "-")
 
 
 class _Head(Record):
@@ -158,7 +118,7 @@ class _Head(Record):
         self.sizes, self.crc = sizes, crc  # sizes[0]: the keys' count
         self.signed = signed  # the header without its crc32 (which covers it too)
         self.base, self.base_crc, self.base_size, self.depth = base, base_crc, base_size, depth
-        self.stamp = stamp  # a delta's: the `_stamp` of its chain's whole entry, or "-"
+        self.stamp = stamp  # a delta's: the `stamp_of` of its chain's whole entry, or "-"
 
 
 def _delta_keys(keys: Keys, link: Link) -> array:
@@ -220,7 +180,7 @@ class IndexFiles:
             if first or depth or base_crc or base_size or stamp != _NONE:
                 return None
         elif not is_object_id(base) or base == blob or not 0 < depth <= MAX_DEPTH \
-                or not 0 < first <= lines or not (stamp == _NONE or _is_stamp(stamp)):
+                or not 0 < first <= lines or not (stamp == _NONE or is_stamp(stamp)):
             return None
         return _Head(rules, blob, length, lines, first, sizes, crc, base, base_crc, base_size,
                      depth, stamp, b" ".join(fields[:8 + n] + fields[9 + n:]))
@@ -291,12 +251,12 @@ class IndexFiles:
         cut = raw.find(b"\n", 0, 512) + 1
         head = self._parse(raw[:cut], blob_id) if cut else None
         body = memoryview(raw)[cut:]  # no copy of the words (nor, mapped, a read of them)
-        now = _stamp(st)
+        now = stamp_of(st)
         if head is None or len(body) != 8 * (head.sizes[0] + head.lines - head.first) \
                 + sum(head.sizes[1:]) or len(raw) != st.st_size:
             self.problem = "corrupt"
             return None
-        vouched = stamp if base else _checked_stamp(path) if head.base is None else _NONE
+        vouched = stamp if base else checked_stamp(path) if head.base is None else _NONE
         if not (head.base is None and vouched == now) \
                 and zlib.crc32(body, zlib.crc32(head.signed)) != head.crc:
             self.problem = "corrupt"
@@ -308,7 +268,7 @@ class IndexFiles:
             else:  # through its note, so that the file keeps its stamp (and ages)
                 if _time_ns() - st.st_ctime_ns < MARGIN_NS:
                     now = _NONE  # too recent to vouch for: the note only marks its use
-                _vouch(path, now)
+                vouch(path, now)
         elif _time_ns() - st.st_ctime_ns < MARGIN_NS:
             now = _NONE
         return head, body, len(raw), now
