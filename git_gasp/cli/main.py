@@ -6,7 +6,7 @@ Nothing heavy is imported at start-up, not even click: what git runs on every co
 without it
 (`hook_main`, `check_main`), with the same output, exit codes and one-line errors as
 through click, which parses everything else (`click_main`); each command's module (and
-dulwich, yaml, the protocol layers) is imported when that command runs.
+the object readers, yaml, the protocol layers) is imported when that command runs.
 """
 
 from __future__ import annotations

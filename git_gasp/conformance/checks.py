@@ -349,7 +349,7 @@ def _pending_tip(repo: AgentRepo, walk) -> PendingTip | None:
     from git_gasp.odb.gitdirs import locate
     from git_gasp.odb.repo import open_repo, prefix_of
 
-    dirs = locate(str(repo.root))  # without dulwich in the plain layouts
+    dirs = locate(str(repo.root))  # without the object store in the plain layouts
     if dirs is not None:
         return PendingTip(dirs.commondir(), prefix_of(repo.root, dirs.path),
                           lambda: walk.result()[1])

@@ -102,30 +102,20 @@ def protected(git_dir: Path, ref: str) -> bool:
 
 def object_store(git_dir: Path):
     """The repository's objects, with the push's quarantine first when there is one."""
-    from dulwich.object_store import DiskObjectStore, OverlayObjectStore
+    from git_gasp.odb.database import ObjectDatabase
 
-    main = DiskObjectStore(str(Path(git.common_dir(git_dir)) / "objects"))
     quarantine = os.environ.get("GIT_QUARANTINE_PATH")
-    if quarantine and os.path.isdir(quarantine):
-        return OverlayObjectStore([DiskObjectStore(quarantine), main])
-    return main
+    return ObjectDatabase.open(str(Path(git.common_dir(git_dir)) / "objects"),
+                               quarantine if quarantine and os.path.isdir(quarantine) else None
+                               ).store
 
 
 def peel(store, sha: bytes) -> bytes | None:
     """The commit `sha` names, through annotated tags; None for a tree or blob (or an
     object that cannot be read: the walk reports a commit it cannot read)."""
-    from dulwich.objects import Commit, Tag
+    from git_gasp.odb.database import ObjectDatabase
 
-    for _ in range(64):  # a tag of a tag of ...
-        try:
-            obj = store[sha]
-        except Exception:  # noqa: BLE001 - missing or corrupt: the walk says which
-            return sha
-        if isinstance(obj, Tag):
-            sha = obj.object[1]
-            continue
-        return sha if isinstance(obj, Commit) else None
-    return None
+    return ObjectDatabase(store).peel(sha)
 
 
 @dataclass

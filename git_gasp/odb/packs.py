@@ -2,12 +2,11 @@
 object's entry is, and objects built from their entries.
 
 Each pack is mapped once, and so is its index (``history_pack_index``), which finds an
-entry; loose objects are inflated from their files. Reading an object this way needs no
-dulwich import, and skips dulwich's per-object lookup machinery and its large cache of every
+entry; loose objects are inflated from their files, and deltas applied here. Reading an
+object this way skips dulwich's per-object lookup machinery and its large cache of every
 version built (a bounded cache here holds what chains are built from: the full
-objects and intermediate versions, within 16 MiB or the largest object); anything
-that does not read cleanly returns None, and the caller asks dulwich, which reads
-(or reports) it.
+objects and intermediate versions, within 16 MiB or the largest object); an object
+that is here but does not read cleanly is refused (`UnreadableObject`), naming it.
 """
 
 from __future__ import annotations
@@ -18,8 +17,8 @@ import os
 import zlib
 from collections import OrderedDict, namedtuple
 
+from git_gasp.odb.objects import ObjectError
 from git_gasp.odb.pack_entries import (
-    BLOB,
     OFS_DELTA,
     REF_DELTA,
     EntryHeader,
@@ -39,12 +38,13 @@ if TYPE_CHECKING:
 Loc = tuple[int, int | bytes]  # (pack number, offset), or (-1, hex id) for a loose object
 READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError)
 _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains read nothing
-_SMALL_OBJECT = 4 << 20  # trees and commits above this are left to dulwich
 _RESOLVED_BYTES = 16 << 20  # the cache's budget, or the largest object + 2 MiB if more
 _KEEP_RESULT = 2 << 20  # a built object this small is kept (a bigger one: only bases)
-_PYTHON_DELTAS = 64  # deltas applied in Python before dulwich's C applier is loaded
-_PYTHON_DELTA_BYTES = 1 << 16  # a bigger delta goes to dulwich's applier at once
 _LOOSE_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
+
+
+class UnreadableObject(ObjectError):
+    """An object found in a pack or loose file that does not read cleanly."""
 
 
 class _Pack(namedtuple("_Pack", "index buf oid_length")):
@@ -82,7 +82,6 @@ class PackFiles:
         self._resolved: OrderedDict[Loc, tuple[int, bytes]] = OrderedDict()
         self._resolved_bytes = 0
         self._budget = _RESOLVED_BYTES
-        self._deltas_applied = 0
 
     @classmethod
     def for_store(cls, store: object) -> PackFiles | None:
@@ -102,7 +101,8 @@ class PackFiles:
     @classmethod
     def for_objects_dir(cls, objects_dir: str) -> PackFiles:
         """The packs and loose objects under a sha1 repository's objects directory (a
-        pack that does not map or read cleanly is left to dulwich)."""
+        pack that does not map or read cleanly is skipped: its objects are read raw
+        through the store)."""
         packs: list[_Pack] = []
         pack_dir = os.path.join(objects_dir, "pack")
         for name in _pack_names(pack_dir):
@@ -190,31 +190,24 @@ class PackFiles:
 
     # ---- small objects
 
-    def read_small(self, sha: bytes) -> tuple[int, bytes] | None:
-        """(type number, content) of a packed tree or commit `sha`; None when it is not
-        packed, is big, or does not read cleanly (dulwich then reads or reports it)."""
-        return self._read(sha, _SMALL_OBJECT)
-
-    def read_blob(self, sha: bytes) -> bytes | None:
-        """The content of packed blob `sha`; None when it is not a packed blob or does
-        not read cleanly (dulwich then reads or reports it)."""
-        got = self._read(sha, None)
-        return got[1] if got is not None and got[0] == BLOB else None
-
-    def _read(self, sha: bytes, limit: int | None) -> tuple[int, bytes] | None:
+    def read(self, sha: bytes) -> tuple[int, bytes] | None:
+        """(type number, content) of object `sha` (hex); None when it is in no mapped
+        pack and not loose here; UnreadableObject when it is but does not read cleanly."""
         loc = self.locate(sha)
         if loc is None:
             return None
         try:
-            return self._read_loose(sha, limit) if loc[0] < 0 else self._resolve(loc, limit)
-        except READ_ERRORS:
-            return None
-        except Exception:  # noqa: BLE001 - e.g. dulwich's ApplyDeltaError
-            return None
+            got = self._read_loose(sha) if loc[0] < 0 else self._resolve(loc)
+        except READ_ERRORS as exc:
+            raise UnreadableObject(f"object {sha.decode()} is unreadable ({exc})") from None
+        if got is None:
+            raise UnreadableObject(f"object {sha.decode()} is unreadable (a corrupt object "
+                                   "or a delta chain that does not resolve)")
+        return got
 
-    def _read_loose(self, sha: bytes, limit: int | None) -> tuple[int, bytes] | None:
+    def _read_loose(self, sha: bytes) -> tuple[int, bytes] | None:
         """A loose object: ``type size\\0`` and the content, zlib-compressed; None when
-        it is bigger than `limit` or does not read cleanly (dulwich then reports it)."""
+        it does not read cleanly."""
         with open(self.loose_path(sha), "rb") as f:
             d = zlib.decompressobj()
             head = d.decompress(f.read(4096), 64)
@@ -224,8 +217,6 @@ class PackFiles:
             if not sp or not nul or type_num is None or not size_text.isdigit():
                 return None
             size = int(size_text)
-            if limit is not None and size > limit:
-                return None
             parts = [body, d.decompress(d.unconsumed_tail)]
             while not d.eof:
                 chunk = f.read(1 << 20)
@@ -235,7 +226,7 @@ class PackFiles:
         data = b"".join(parts)
         return (type_num, data) if len(data) == size else None
 
-    def _resolve(self, loc: Loc, limit: int | None) -> tuple[int, bytes] | None:
+    def _resolve(self, loc: Loc) -> tuple[int, bytes] | None:
         chain: list[tuple[Loc, bytes]] = []  # (location, its delta), newest first
         seen: set[Loc] = set()
         cur: Loc | None = loc
@@ -249,8 +240,6 @@ class PackFiles:
                 type_num, data = hit
                 break
             head = self.header(cur)
-            if limit is not None and head.size > limit:
-                return None
             if head.type_num not in (OFS_DELTA, REF_DELTA):
                 type_num, data = head.type_num, self.entry_data(cur, head)
                 self._keep(cur, type_num, data)
@@ -264,16 +253,8 @@ class PackFiles:
         return type_num, data
 
     def _apply(self, base: bytes, delta: bytes) -> bytes:
-        """`delta` applied to `base`: the first small deltas of a run here (importing
-        dulwich costs a short run more than they take), the rest by dulwich's C applier."""
-        self._deltas_applied += 1
-        if self._deltas_applied <= _PYTHON_DELTAS and len(delta) <= _PYTHON_DELTA_BYTES:
-            return apply_parsed(base, parse_delta(delta))
-        try:
-            from dulwich._pack import apply_delta  # type: ignore[import-not-found]
-        except ImportError:  # pragma: no cover
-            from dulwich.pack import apply_delta
-        return b"".join(apply_delta(base, delta))
+        """`delta` applied to `base` (PackFormatError when it does not apply)."""
+        return apply_parsed(base, parse_delta(delta))
 
     def _keep(self, loc: Loc, type_num: int, data: bytes) -> None:
         if loc in self._resolved:

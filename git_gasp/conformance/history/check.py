@@ -6,7 +6,7 @@ under the git dir (``history_cache``), so a later run stops at them and only wal
 new commits; HEAD's log must be committed and the working tree must extend HEAD
 (``history_worktree``). On a packed repository most one-parent appends are proven
 from the pack deltas without building the versions (``history_pack``). `check_store`
-runs the commit rules alone over any dulwich object store, an in-memory one included.
+runs the commit rules alone over any object store, an in-memory one included.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from git_gasp.conformance.history.walk import HistoryResult, Progress, Walker
 from git_gasp.conformance.history.worktree import WorkTree
 from git_gasp.odb.objects import PACKED_RECENT_BYTES
 from git_gasp.odb.packs import PackFiles
+from git_gasp.odb.policy import native
 from git_gasp.odb.repo import PlainRepo, open_plain, open_repo, shallow_commits
 from git_gasp.protocol.appendonly import LOG_PATH
 
@@ -28,8 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from dulwich.object_store import BaseObjectStore
-    from dulwich.repo import Repo
+    from git_gasp.odb.repo import BaseObjectStore, Repo
 
 __all__ = ["HistoryResult", "Progress", "check_history", "check_store"]
 
@@ -67,7 +67,10 @@ def check_store(
 
 
 def _use_packs(walker: Walker, store: BaseObjectStore) -> PackFiles | None:
-    """Let the walk read trees and commits, and prove appends, from the raw packs."""
+    """Let the walk read trees and commits, and prove appends, from the raw packs (the
+    native readers only: otherwise every object is read through the store)."""
+    if not native():
+        return None
     files = PackFiles.for_store(store)
     if files is not None:
         walker.objects.packed = files

@@ -1,5 +1,5 @@
 """The check-4 walk: every commit reachable from HEAD against each of its parents,
-parents first, iteratively, over any dulwich object store.
+parents first, iteratively, over any object store.
 
 Each commit's append-only paths come from its own AGENT.md (and each parent's from
 the parent's): moving the log (or facts, journal) is allowed only when the new file
@@ -46,11 +46,10 @@ from git_gasp.protocol.manifest import manifest_paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from dulwich.object_store import BaseObjectStore
-
     from git_gasp.conformance.history.prover import PackProver
     from git_gasp.conformance.history.tipfacts import TipFacts
     from git_gasp.conformance.history.worktree import WorkTree
+    from git_gasp.odb.repo import BaseObjectStore
 
 Progress = Callable[[int, int], None]
 _PROGRESS_EVERY = 0.25  # seconds between progress calls
