@@ -14,7 +14,8 @@ guard asks about, in one process per commit), never by reading whole trees. A st
 blob is read from its work-tree file when the index's stat data vouch for it as git
 trusts them (``indexstat``), or when the file hashes to the blob id; another blob
 from the work tree when its file hashes to it (AGENT.md), else a loose object
-directly; only a packed blob opens the object store (`odb.database`).
+directly, a packed one from the mapped packs (`odb.packs`, natively; else the
+object store, `odb.database`).
 """
 
 from __future__ import annotations
@@ -169,6 +170,7 @@ class StagedSides:
         self._worktree_at: dict[bytes, bytes] = {}  # other blob id -> a path it may be at
         self._blobs: dict[bytes, bytes] = {}
         self._prefix_ids: dict[tuple[bytes, int], bytes] = {}
+        self._packs = None  # the mapped packs, when a blob is read from them
 
     @property
     def store(self):
@@ -261,12 +263,36 @@ class StagedSides:
         """(type name, content) of `sha` from the object store; GaspError when missing."""
         from git_gasp.odb.objects import ObjectError
 
+        if isinstance(self.repo, GitDirs):
+            from git_gasp.odb.policy import native
+
+            if native():  # the mapped packs: no object store opened
+                got = self._packed(sha)
+                if got is not None:
+                    return got
         try:
             return self.odb.raw(sha)
         except ObjectError as exc:
             if "missing" in str(exc):
                 raise GaspError(f"blob {sha.decode()} is missing from the object store") from None
             raise GaspError(str(exc)) from None
+
+    def _packed(self, sha: bytes) -> tuple[str, bytes] | None:
+        """(type name, content) of `sha` from the repository's packs and loose files;
+        None when it is not there (an alternate: the store reads it)."""
+        from git_gasp.odb.objects import ObjectError
+        from git_gasp.odb.packs import PackFiles
+
+        packs = self._packs
+        if packs is None:
+            packs = self._packs = PackFiles.for_objects_dir(self.repo.objects_dir())
+        try:
+            got = packs.read(sha)
+        except ObjectError as exc:
+            raise GaspError(str(exc)) from None
+        if got is None:
+            return None
+        return {1: "commit", 2: "tree", 3: "blob", 4: "tag"}.get(got[0], "?"), got[1]
 
     def prefix_id(self, sha: bytes, length: int) -> bytes:
         """The (sha1) git blob id of the first `length` bytes of blob `sha`."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import stat
 
 from git_gasp.odb.objects import CommitInfo, ObjectError, commit_info, parse_tree
-from git_gasp.odb.policy import native
+from git_gasp.odb.policy import implementation, native
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ class ObjectDatabase:
     """Reads (and, through `odb.write`, writes) the objects of one store."""
 
     def __init__(self, store: BaseObjectStore) -> None:
+        implementation()  # a bad GASP_ODB is a one-line error before any read
         self.store = store
 
     @classmethod

@@ -12,7 +12,7 @@ import stat
 from collections import namedtuple
 
 from git_gasp.base.digest import is_hex
-from git_gasp.odb.policy import native
+from git_gasp.odb.policy import implementation, native
 from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 TYPE_CHECKING = False
@@ -150,6 +150,7 @@ class Objects:
     """Object access for the walk: typed reads, small bounded caches, blob lengths."""
 
     def __init__(self, store: BaseObjectStore) -> None:
+        implementation()  # a bad GASP_ODB is a one-line error before any read
         self._store = store
         self._trees: dict[bytes, dict[bytes, Entry]] = {}
         self._recent: dict[bytes, bytes] = {}
