@@ -99,6 +99,9 @@ def commit_info(data: bytes) -> CommitInfo:
     if plain is not None:
         return plain
     head = data.split(b"\n\n", 1)[0].split(b"\n")
+    if head[0].startswith(b"tree ") and is_hex(head[0][5:], 64):
+        raise ValueError("a sha256 commit: the native readers read sha1 objects "
+                         "(GASP_ODB=dulwich reads it)")
     if not head[0].startswith(b"tree ") or not is_hex(head[0][5:], 40):
         raise ValueError("commit does not begin with a tree line")
     parents = []

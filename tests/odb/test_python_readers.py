@@ -233,3 +233,25 @@ def test_plain_commits_read_as_the_old_pattern_read_them(tree, parents, author, 
     else:
         found = want.group(2)
         assert got == (want.group(1), tuple(found[i + 7:i + 47] for i in range(0, len(found), 48)))
+
+
+SIGNED = (b"tree " + b"a" * 40 + b"\nparent " + b"b" * 40 + b"\nparent " + b"c" * 40
+          + b"\nauthor A <a@b> 1700000000 +0000\ncommitter A <a@b> 1700000000 +0000\n"
+          + b"mergetag object " + b"d" * 40 + b"\n type commit\n tag v1\n\n"
+          + b"gpgsig -----BEGIN PGP SIGNATURE-----\n \n x\n -----END PGP SIGNATURE-----\n"
+          + b"encoding latin1\n\nmessage\n")
+
+
+def test_any_commit_reads_as_dulwich_reads_it():
+    from dulwich.objects import Commit
+
+    for data in (SIGNED, SIGNED.replace(b"\nparent " + b"c" * 40, b"")):
+        theirs = Commit.from_raw_string(1, data)
+        assert commit_info(data) == (theirs.tree, tuple(theirs.parents))
+
+
+def test_a_commit_without_a_tree_line_first_is_refused():
+    for data in (b"parent " + b"b" * 40 + b"\ntree " + b"a" * 40 + b"\n\nm",
+                 b"tree " + b"a" * 64 + b"\n\nm", b"tree " + b"a" * 40 + b"\nparent zz\n\nm"):
+        with pytest.raises(ValueError):
+            commit_info(data)
