@@ -47,6 +47,10 @@ class UnreadableObject(ObjectError):
     """An object found in a pack or loose file that does not read cleanly."""
 
 
+class _BaseOutside(Exception):
+    """A REF_DELTA's base is not in the delta's pack."""
+
+
 class _Pack(namedtuple("_Pack", "index buf oid_length")):
     """One mapped pack: its `PackIndex`, its mapped bytes and its object ids' length."""
 
@@ -198,6 +202,9 @@ class PackFiles:
             return None
         try:
             got = self._read_loose(sha) if loc[0] < 0 else self._resolve(loc)
+        except _BaseOutside:  # as git and dulwich read a thin pack nothing completed
+            raise UnreadableObject(f"object {sha.decode()} is missing (a delta on a base "
+                                   "outside its pack)") from None
         except READ_ERRORS as exc:
             raise UnreadableObject(f"object {sha.decode()} is unreadable ({exc})") from None
         if got is None:
@@ -231,7 +238,9 @@ class PackFiles:
         seen: set[Loc] = set()
         cur: Loc | None = loc
         while True:
-            if cur is None or cur[0] < 0 or cur in seen or len(chain) > _MAX_DEPTH:
+            if cur is None:
+                raise _BaseOutside
+            if cur[0] < 0 or cur in seen or len(chain) > _MAX_DEPTH:
                 return None
             seen.add(cur)
             hit = self._resolved.get(cur)

@@ -56,7 +56,7 @@ def check_store(
     walker = Walker(store, prefix, _wanted(declared, log_path), log_path)
     files = None
     try:
-        files = _use_packs(walker, store) if use_packs else None
+        files = _use_packs(walker, store, use_packs)
         walker.walk(head, set(shallow))
     except Exception as exc:  # fail closed, never crash
         walker.fail(f"history walk failed: {type(exc).__name__}: {exc}")
@@ -66,9 +66,10 @@ def check_store(
     return walker.result
 
 
-def _use_packs(walker: Walker, store: BaseObjectStore) -> PackFiles | None:
-    """Let the walk read trees and commits, and prove appends, from the raw packs (the
-    native readers only: otherwise every object is read through the store)."""
+def _use_packs(walker: Walker, store: BaseObjectStore, prove: bool) -> PackFiles | None:
+    """Let the walk read trees, commits and blobs from the raw packs, and (`prove`) prove
+    appends from their deltas: the native readers only (`odb.policy`); otherwise every
+    object is read through the store."""
     if not native():
         return None
     files = PackFiles.for_store(store)
@@ -76,7 +77,8 @@ def _use_packs(walker: Walker, store: BaseObjectStore) -> PackFiles | None:
         walker.objects.packed = files
         if files.packs:
             walker.objects.recent_budget = PACKED_RECENT_BYTES
-        walker.prover = PackProver(files)
+        if prove:
+            walker.prover = PackProver(files)
     return files
 
 
@@ -103,7 +105,7 @@ def check_history(
         walker = Walker(repo.object_store, prefix, _wanted(declared, log_path), log_path,
                         worktree, progress)
         try:
-            files = _use_packs(walker, repo.object_store) if use_packs else None
+            files = _use_packs(walker, repo.object_store, use_packs)
             _run(repo, walker, worktree, use_cache)
         except Exception as exc:  # fail closed, never crash
             walker.fail(f"history walk failed: {type(exc).__name__}: {exc}")
