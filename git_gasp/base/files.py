@@ -7,7 +7,7 @@ the target is left as it was. An existing file keeps its mode. It never writes
 through a symbolic link: not at the target, and not in any directory between `root`
 (the repository) and the target; a user config file that is a link is written at
 its target only when the caller names where that target may lie
-(`link_targets_within`). Model: dulwich's ``GitFile``.
+(`link_targets_within`). Model: git's lock files (lockfile.c).
 
 `file_lock` is an exclusive ``flock`` with a timeout, raising `FileLocked`.
 """

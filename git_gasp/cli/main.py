@@ -6,7 +6,7 @@ Nothing heavy is imported at start-up, not even click: what git runs on every co
 every tool call, ``git gasp adapt hook [--agent A] [--repo P]``, and ``--version`` run
 without it (`hook_main`, `check_main`, `agent_hook_main`), with the same output, exit
 codes and one-line errors as through click, which parses everything else
-(`click_main`); each command's module (and dulwich, yaml, the protocol layers) is
+(`click_main`); each command's module (and the object readers, yaml, the protocol layers) is
 imported when that command runs.
 """
 

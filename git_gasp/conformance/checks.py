@@ -166,6 +166,7 @@ def append_only(repo: AgentRepo, *, use_cache: bool = True, progress: Progress |
     one (``check_history(progress=...)``)."""
     from git_gasp.base.errors import NotAGitRepo
     from git_gasp.conformance.history.check import check_history
+    from git_gasp.odb.policy import PolicyError
 
     res = _result(4)
     try:
@@ -174,6 +175,8 @@ def append_only(repo: AgentRepo, *, use_cache: bool = True, progress: Progress |
     except NotAGitRepo as exc:
         res.fail(f"{exc}: the log must be committed to git (conformance rule 1)")
         return res, None
+    except PolicyError:
+        raise  # a bad GASP_ODB: the command's one-line error, no check ran
     except Exception as exc:  # noqa: BLE001 - any error during the walk fails closed
         res.fail(f"the history walk failed: {type(exc).__name__}: {exc}")
         return res, None
@@ -351,7 +354,7 @@ def _pending_tip(repo: AgentRepo, walk) -> PendingTip | None:
     from git_gasp.odb.gitdirs import locate
     from git_gasp.odb.repo import open_repo, prefix_of
 
-    dirs = locate(str(repo.root))  # without dulwich in the plain layouts
+    dirs = locate(str(repo.root))  # without the object store in the plain layouts
     if dirs is not None:
         return PendingTip(dirs.commondir(), prefix_of(repo.root, dirs.path),
                           lambda: walk.result()[1])

@@ -20,7 +20,7 @@ parsed. Each extension proved for a commit that passes is recorded for check 4
 Here: which paths are guarded and the one-parent, merge and check-1 rules. The
 sides compared are read in ``staged``, checks 5 and 7 live in ``appended``, the
 rule names, fixes and printed report in ``rejection``; the repository is found by
-``gitdirs`` (no dulwich on the hook's path), and the hook begins the diff and the log's
+``gitdirs`` (no object-store library on the hook's path), and the hook begins the diff and the log's
 hashing before this module loads (``warm``).
 """
 
@@ -59,9 +59,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from dulwich.repo import Repo
-
     from git_gasp.guard.warm import Warm
+    from git_gasp.odb.repo import Repo
 
 
 class _Guard(StagedSides):
@@ -445,7 +444,7 @@ def run_guard(cwd: Path | str, *, cache: bool = True, warm: Warm | None = None
     store the committed logs' indexes under the git dir. `warm`: the work the hook
     began before the guard loaded (`warm.Warm`), for the repository around `cwd`."""
     repo = warm.repo if warm is not None else locate(os.fspath(cwd))
-    if repo is None:  # an unusual layout: dulwich finds it (or says why not)
+    if repo is None:  # an unusual layout: odb.repo finds it (or says why not)
         from git_gasp.odb.repo import open_repo
 
         repo = GitDirs.of(open_repo(cwd)[0])

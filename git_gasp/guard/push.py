@@ -71,13 +71,12 @@ def protected(git_dir: Path, ref: str) -> bool:
 
 def object_store(git_dir: Path):
     """The repository's objects, with the push's quarantine first when there is one."""
-    from dulwich.object_store import DiskObjectStore, OverlayObjectStore
+    from git_gasp.odb.database import ObjectDatabase
 
-    main = DiskObjectStore(str(Path(git.common_dir(git_dir)) / "objects"))
     quarantine = os.environ.get("GIT_QUARANTINE_PATH")
-    if quarantine and os.path.isdir(quarantine):
-        return OverlayObjectStore([DiskObjectStore(quarantine), main])
-    return main
+    return ObjectDatabase.open(str(Path(git.common_dir(git_dir)) / "objects"),
+                               quarantine if quarantine and os.path.isdir(quarantine) else None
+                               ).store
 
 
 @dataclass

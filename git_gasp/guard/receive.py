@@ -46,18 +46,9 @@ def _zero(sha: str) -> bool:
 def peel(store, sha: bytes) -> bytes | None:
     """The commit `sha` names, through annotated tags; None for a tree or blob (or an
     object that cannot be read: the walk reports a commit it cannot read)."""
-    from dulwich.objects import Commit, Tag
+    from git_gasp.odb.database import ObjectDatabase
 
-    for _ in range(64):  # a tag of a tag of ...
-        try:
-            obj = store[sha]
-        except Exception:  # noqa: BLE001 - missing or corrupt: the walk says which
-            return sha
-        if isinstance(obj, Tag):
-            sha = obj.object[1]
-            continue
-        return sha if isinstance(obj, Commit) else None
-    return None
+    return ObjectDatabase(store).peel(sha)
 
 
 def check_push(git_dir: Path, updates: list[tuple[str, str, str]], *,

@@ -14,8 +14,8 @@ guard asks about, in one process per commit), never by reading whole trees. A st
 blob is read from its work-tree file when the index's stat data vouch for it as git
 trusts them (``indexstat``), or when the file hashes to the blob id; another blob
 from the work tree when its file hashes to it (AGENT.md), else a loose object
-directly (never inflated past its declared size); only a packed blob opens dulwich's
-object store.
+directly (never inflated past its declared size), a packed one from the mapped packs
+(`odb.packs`, natively; else the object store, `odb.database`).
 
 A HEAD whose tree holds one name twice (git fsck: duplicateEntries; git reads the
 first entry, its index the last) shows in git's own output as a path named twice, and
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Protocol
 
-    from dulwich.repo import Repo
+    from git_gasp.odb.repo import Repo
 
 File = tuple[int, bytes]  # (mode, blob id)
 
@@ -191,11 +191,19 @@ class StagedSides:
         self._worktree_at: dict[bytes, bytes] = {}  # other blob id -> a path it may be at
         self._blobs: dict[bytes, bytes] = {}
         self._prefix_ids: dict[tuple[bytes, int], bytes] = {}
+        self._packs = None  # the mapped packs, when a blob is read from them
 
     @property
     def store(self):
-        """The object store (dulwich: opened only when a blob is not found otherwise)."""
+        """The object store (opened only when a blob is not found otherwise)."""
         return None if self.repo is None else self.repo.object_store
+
+    @property
+    def odb(self):
+        """`odb.database.ObjectDatabase` over `store`."""
+        from git_gasp.odb.database import ObjectDatabase
+
+        return ObjectDatabase(self.store)
 
     def prefetch(self, paths: Iterable[bytes]) -> None:
         """Look up `paths` in HEAD and every merged parent at once (one process each)."""
@@ -233,17 +241,17 @@ class StagedSides:
 
     def _files_of_commit(self, sha: bytes | None) -> dict[bytes, File]:
         """Every file of commit `sha` (none for None): for sides built in memory."""
-        from dulwich.objects import Commit
+        from git_gasp.odb.objects import ObjectError
 
         if sha is None:
             return {}
+        odb = self.odb
+        if odb.kind(sha) is None:
+            raise GaspError(f"commit {sha.decode()} is missing from the object store")
         try:
-            commit = self.store[sha]
-        except KeyError:
-            raise GaspError(f"commit {sha.decode()} is missing from the object store") from None
-        if not isinstance(commit, Commit):
-            raise GaspError(f"{sha.decode()} is not a commit")
-        return {e.path: (e.mode, e.sha) for e in self.store.iter_tree_contents(commit.tree)}
+            return odb.files(odb.commit(sha).tree)
+        except ObjectError as exc:
+            raise GaspError(f"{sha.decode()}: {exc}") from None
 
     def changed_paths(self) -> set[bytes]:
         """Every path whose entry in the index differs from HEAD's, or from a merged
@@ -266,17 +274,46 @@ class StagedSides:
         if data is None:
             data = self._loose_blob(sha)
         if data is None:
-            from dulwich.objects import Blob
-
-            try:
-                obj = self.store[sha]
-            except KeyError:
-                raise GaspError(f"blob {sha.decode()} is missing from the object store") from None
-            if not isinstance(obj, Blob):
+            kind, data = self._stored(sha)
+            if kind != "blob":
                 raise GaspError(f"object {sha.decode()} is not a blob")
-            data = obj.as_raw_string()
         self._blobs[sha] = data
         return data
+
+    def _stored(self, sha: bytes) -> tuple[str, bytes]:
+        """(type name, content) of `sha` from the object store; GaspError when missing."""
+        from git_gasp.odb.objects import ObjectError
+
+        if isinstance(self.repo, GitDirs):
+            from git_gasp.odb.policy import native
+
+            if native():  # the mapped packs: no object store opened
+                got = self._packed(sha)
+                if got is not None:
+                    return got
+        try:
+            return self.odb.raw(sha)
+        except ObjectError as exc:
+            if "missing" in str(exc):
+                raise GaspError(f"blob {sha.decode()} is missing from the object store") from None
+            raise GaspError(str(exc)) from None
+
+    def _packed(self, sha: bytes) -> tuple[str, bytes] | None:
+        """(type name, content) of `sha` from the repository's packs and loose files;
+        None when it is not there (an alternate: the store reads it)."""
+        from git_gasp.odb.objects import ObjectError
+        from git_gasp.odb.packs import PackFiles
+
+        packs = self._packs
+        if packs is None:
+            packs = self._packs = PackFiles.for_objects_dir(self.repo.objects_dir())
+        try:
+            got = packs.read(sha)
+        except ObjectError as exc:
+            raise GaspError(str(exc)) from None
+        if got is None:
+            return None
+        return {1: "commit", 2: "tree", 3: "blob", 4: "tag"}.get(got[0], "?"), got[1]
 
     def prefix_id(self, sha: bytes, length: int) -> bytes:
         """The (sha1) git blob id of the first `length` bytes of blob `sha`."""
@@ -368,8 +405,9 @@ class StagedSides:
             return None
 
     def _loose_blob(self, sha: bytes) -> bytes | None:
-        """A loose blob's bytes read directly (dulwich's reader copies them several
-        times); None for anything else (packed, alternates, not a blob): dulwich reads it."""
+        """A loose blob's bytes read directly (the object store's reader copies them
+        several times); None for anything else (packed, alternates, odd): the store
+        reads it."""
         path = self._loose_path(sha)
         if path is None:
             return None
@@ -393,15 +431,11 @@ def git_blob_id(data: bytes | memoryview) -> bytes:
 
 def empty_tree_id(repo: GitDirs | Repo) -> str:
     """The id of the empty tree in the repository's object format."""
-    if isinstance(repo, GitDirs):
-        repo = repo.dulwich()
-    try:
-        fmt = repo.get_config().get((b"extensions",), b"objectformat")
-    except KeyError:
-        fmt = b"sha1"
     import hashlib
 
-    algo = hashlib.sha256 if fmt.lower() == b"sha256" else hashlib.sha1
+    from git_gasp.odb.repo import object_format
+
+    algo = hashlib.sha256 if object_format(repo) == b"sha256" else hashlib.sha1
     return algo(b"tree 0\x00").hexdigest()
 
 

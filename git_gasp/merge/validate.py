@@ -21,9 +21,8 @@ def new_commit_failures(top: Path, agent_root: Path, log_rel: str, tip: str,
     """Check 4's rules on the commits reachable from `tip` and not from `base` (every
     commit when `base` is None), the boundary commits counting as verified: what the
     remote's pre-receive would refuse."""
-    from dulwich.object_store import DiskObjectStore
-
     from git_gasp.conformance.history.walk import Walker
+    from git_gasp.odb.database import ObjectDatabase
     from git_gasp.odb.repo import prefix_of
 
     listed = git.run(top, "rev-list", "--boundary", tip, *(("--not", base) if base else ()),
@@ -32,7 +31,7 @@ def new_commit_failures(top: Path, agent_root: Path, log_rel: str, tip: str,
         return [f"cannot list the commits to push: {listed.stderr.decode(errors='replace')}"]
     boundary = {line[1:].encode() for line in listed.stdout.decode().split()
                 if line.startswith("-")}
-    store = DiskObjectStore(str(git.common_dir(top) / "objects"))
+    store = ObjectDatabase.open(str(git.common_dir(top) / "objects")).store
     try:
         walker = Walker(store, prefix_of(agent_root, str(top)), frozenset(),
                         os.fsencode(log_rel))

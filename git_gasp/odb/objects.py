@@ -1,9 +1,10 @@
-"""Reading git objects for the check-4 walk: typed reads from any dulwich object
-store, small bounded caches, blob lengths, and the append-only entries that differ
-between two trees (only trees whose ids differ are descended into). Trees, commits and
-blobs are read straight from the mapped packs and loose files when `packed` is set (the
-same parsers as dulwich's; anything that does not read cleanly goes through dulwich,
-imported only then)."""
+"""Reading git objects for the check-4 walk: typed reads from an object store, small
+bounded caches, blob lengths, and the append-only entries that differ between two trees
+(only trees whose ids differ are descended into). The implementation is the process's
+(`odb.policy`): natively, trees, commits and blobs are read straight from the mapped
+packs and loose files when `packed` is set (else raw from the store) and parsed here,
+and what does not read cleanly is refused, naming the object; with ``GASP_ODB=dulwich``
+the store's own typed objects and parsers read everything."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections import namedtuple
 
 from git_gasp.base.digest import is_hex
 from git_gasp.odb.fsck import TreeProblem, check_tree
-from git_gasp.odb.inflate import ObjectRefused
+from git_gasp.odb.policy import implementation, native
 from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 TYPE_CHECKING = False
@@ -30,7 +31,6 @@ PACKED_RECENT_BYTES = 4 << 20  # reading from the mapped packs, a window is seld
 
 
 _new = tuple.__new__  # builds a NamedTuple without its keyword-handling __new__
-_COMPILED_AFTER = 64  # trees parsed in Python before dulwich's compiled parser is loaded
 _MODE_DIGITS = b"01234567"
 
 
@@ -117,6 +117,39 @@ def plain_commit(data: bytes) -> CommitInfo | None:
     return CommitInfo(lines[0][5:], tuple(line[7:] for line in parents))
 
 
+def commit_info(data: bytes) -> CommitInfo:
+    """The tree and parents of any commit object's body: a ``tree`` line, then its
+    ``parent`` lines (git's order); ValueError for anything else."""
+    plain = plain_commit(data)
+    if plain is not None:
+        return plain
+    head = data.split(b"\n\n", 1)[0].split(b"\n")
+    if head[0].startswith(b"tree ") and is_hex(head[0][5:], 64):
+        raise ValueError("a sha256 commit: the native readers read sha1 objects "
+                         "(GASP_ODB=dulwich reads it)")
+    if not head[0].startswith(b"tree ") or not is_hex(head[0][5:], 40):
+        raise ValueError("commit does not begin with a tree line")
+    parents = []
+    for line in head[1:]:
+        if not line.startswith(b"parent "):
+            break
+        if not is_hex(line[7:], 40):
+            raise ValueError(f"invalid parent line {line[:60]!r}")
+        parents.append(line[7:])
+    return CommitInfo(head[0][5:], tuple(parents))
+
+
+def parse_tree(data: bytes) -> dict[bytes, Entry]:
+    """A tree object's body as name -> Entry(mode, hex id), by the process's
+    implementation (`odb.policy`): `parse_tree_entries`, or dulwich's parser."""
+    if native():
+        return parse_tree_entries(data)
+    from dulwich.objects import parse_tree as dulwich_parse_tree
+
+    return {name: _new(Entry, (mode, hexsha))
+            for name, mode, hexsha in dulwich_parse_tree(data, sha_len=20)}
+
+
 def _is_ident(line: bytes, tag: bytes) -> bool:
     """True for `tag` then ``<anything>> <seconds> <+|-><4 digits>``."""
     if not line.startswith(tag):
@@ -145,25 +178,17 @@ class Objects:
     """Object access for the walk: typed reads, small bounded caches, blob lengths."""
 
     def __init__(self, store: BaseObjectStore) -> None:
+        implementation()  # a bad GASP_ODB is a one-line error before any read
         self._store = store
         self._trees: dict[bytes, dict[bytes, Entry]] = {}
-        self._trees_parsed = 0
         self._recent: dict[bytes, bytes] = {}
         self._recent_bytes = 0
         self.lengths: dict[bytes, int] = {}
         self.packed: PackFiles | None = None
         self.recent_budget = _RECENT_BLOB_BYTES
 
-    def _from_packs(self, sha: bytes, blob: bool = False):
-        """`PackFiles.read_blob` (`blob`) or `read_small` of `sha`; None without packs."""
-        if self.packed is None:
-            return None
-        try:
-            return self.packed.read_blob(sha) if blob else self.packed.read_small(sha)
-        except ObjectRefused as exc:  # it lies: no other reader inflates it again
-            raise ObjectError(str(exc)) from None
-
     def _get(self, sha: bytes, kind: str) -> object:
+        """A dulwich object of type `kind` (``GASP_ODB=dulwich``)."""
         from dulwich.objects import Commit, Tree
 
         cls = {"commit": Commit, "tree": Tree}[kind]
@@ -178,35 +203,45 @@ class Objects:
                                f"expected a {cls.type_name.decode()}")
         return obj
 
-    def commit(self, sha: bytes) -> CommitInfo:
-        raw = self._from_packs(sha)
-        if raw is not None and raw[0] == _COMMIT:
-            plain = plain_commit(raw[1])
-            if plain is not None:  # what dulwich reads from it, without its machinery
-                return plain
-            from dulwich.objects import ShaFile
-
+    def _raw(self, sha: bytes, type_num: int) -> bytes:
+        """The content of object `sha` of type `type_num`, read natively: from the mapped
+        packs and loose files, else (a store of another kind, or an alternate) raw from
+        the store; ObjectError naming it when it is missing, unreadable or not that type."""
+        got = self.packed.read(sha) if self.packed is not None else None
+        if got is None:
             try:
-                obj = ShaFile.from_raw_string(_COMMIT, raw[1], sha=sha)
-                return CommitInfo(obj.tree, tuple(obj.parents))
-            except Exception:  # noqa: BLE001 - dulwich reads (and reports) it below
-                pass
-        obj = self._get(sha, "commit")
-        return CommitInfo(obj.tree, tuple(obj.parents))
+                got = self._store.get_raw(sha)
+            except KeyError:
+                raise ObjectError(f"object {sha.decode()} is missing") from None
+            except Exception as exc:  # noqa: BLE001 - corrupt data, many exception types
+                raise ObjectError(f"object {sha.decode()} is unreadable ({exc})") from exc
+        if got[0] != type_num:
+            want = {_COMMIT: "commit", _TREE: "tree", _BLOB: "blob"}[type_num]
+            raise ObjectError(f"object {sha.decode()} is not a {want}")
+        return got[1]
+
+    def commit(self, sha: bytes) -> CommitInfo:
+        if not native():
+            obj = self._get(sha, "commit")
+            return CommitInfo(obj.tree, tuple(obj.parents))
+        data = self._raw(sha, _COMMIT)
+        try:
+            return commit_info(data)
+        except ValueError as exc:
+            raise ObjectError(f"commit {sha.decode()} is unreadable ({exc})") from None
 
     def tree(self, sha: bytes) -> dict[bytes, Entry]:
         cached = self._trees.get(sha)
         if cached is not None:
             return cached
-        entries = None
-        raw = self._from_packs(sha)
-        if raw is not None and raw[0] == _TREE:
-            _fsck(sha, raw[1])
-            try:  # what dulwich's Tree does with the same bytes
-                entries = self._parse_tree(raw[1])
-            except Exception:  # noqa: BLE001 - dulwich reads (and reports) it below
-                entries = None
-        if entries is None:
+        if native():
+            data = self._raw(sha, _TREE)
+            _fsck(sha, data)  # what git fsck refuses is refused, whoever parses it
+            try:
+                entries = parse_tree(data)
+            except ValueError as exc:
+                raise ObjectError(f"tree {sha.decode()} is unreadable ({exc})") from None
+        else:
             obj = self._get(sha, "tree")
             _fsck(sha, obj.as_raw_string())  # the bytes read, not dulwich's dict of them
             entries = {e.path: Entry(e.mode, e.sha) for e in obj.iteritems()}
@@ -215,34 +250,18 @@ class Objects:
         self._trees[sha] = entries
         return entries
 
-    def _parse_tree(self, data: bytes) -> dict[bytes, Entry]:
-        """A tree's entries as dulwich's parser reads them. The first trees of a run are
-        parsed here (importing dulwich costs a short run more than they take); a tree this
-        parser finds odd raises, and dulwich then reads and reports it."""
-        self._trees_parsed += 1
-        if self._trees_parsed > _COMPILED_AFTER:
-            try:
-                from dulwich._objects import parse_tree  # type: ignore[import-not-found]
-            except ImportError:  # pragma: no cover - a dulwich built without its extensions
-                from dulwich.objects import parse_tree
-            return {name: _new(Entry, (mode, hexsha))  # Entry(mode, hexsha)
-                    for name, mode, hexsha in parse_tree(data, sha_len=20)}
-        return parse_tree_entries(data)
-
     def blob(self, sha: bytes) -> bytes:
-        data = self._from_packs(sha, blob=True)
-        if data is not None:
-            self.lengths[sha] = len(data)
-            self._remember(sha, data)
-            return data
-        try:
-            type_num, data = self._store.get_raw(sha)
-        except KeyError:
-            raise ObjectError(f"blob {sha.decode()} is missing") from None
-        except Exception as exc:
-            raise ObjectError(f"blob {sha.decode()} is unreadable ({exc})") from exc
-        if type_num != _BLOB:
-            raise ObjectError(f"object {sha.decode()} is not a blob")
+        if native():
+            data = self._raw(sha, _BLOB)
+        else:
+            try:
+                type_num, data = self._store.get_raw(sha)
+            except KeyError:
+                raise ObjectError(f"blob {sha.decode()} is missing") from None
+            except Exception as exc:
+                raise ObjectError(f"blob {sha.decode()} is unreadable ({exc})") from exc
+            if type_num != _BLOB:
+                raise ObjectError(f"object {sha.decode()} is not a blob")
         self.lengths[sha] = len(data)
         self._remember(sha, data)
         return data

@@ -2,14 +2,15 @@
 object's entry is, and objects built from their entries.
 
 Each pack is mapped once, and so is its index (``history_pack_index``), which finds an
-entry; loose objects are inflated from their files. Reading an object this way needs no
-dulwich import, and skips dulwich's per-object lookup machinery and its large cache of every
+entry; loose objects are inflated from their files, and deltas applied here. Reading an
+object this way skips dulwich's per-object lookup machinery and its large cache of every
 version built (a bounded cache here holds what chains are built from: the full
-objects and intermediate versions, within 16 MiB or the largest object); anything
-this reader does not handle returns None, and the caller asks dulwich, which reads
-(or reports) it. An entry that lies (a stream longer or shorter than its header says,
-a delta out of its bounds or of the wrong size, a chain cyclic or too deep, a pack its
-index is not for) is refused (`inflate.ObjectRefused`): no reader inflates it again.
+objects and intermediate versions, within 16 MiB or the largest object); an object
+that is here but does not read cleanly is refused (`UnreadableObject`), naming it: a
+loose object is inflated at most its declared size + 1 byte (`inflate.read_loose`), and
+an entry that lies (a stream longer or shorter than its header says, a delta out of its
+bounds or of the wrong size, a chain cyclic or too deep, a pack its index is not for) is
+never handed to another reader to inflate whole.
 """
 
 from __future__ import annotations
@@ -21,14 +22,13 @@ import zlib
 from collections import OrderedDict, namedtuple
 
 from git_gasp.odb.inflate import ObjectRefused, read_loose
+from git_gasp.odb.objects import ObjectError
 from git_gasp.odb.pack_entries import (
-    BLOB,
     OFS_DELTA,
     REF_DELTA,
     EntryHeader,
     PackFormatError,
     apply_parsed,
-    delta_sizes,
     entry_header,
     inflate,
     inflate_chunks,
@@ -42,12 +42,17 @@ if TYPE_CHECKING:
 
 Loc = tuple[int, int | bytes]  # (pack number, offset), or (-1, hex id) for a loose object
 READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError)
-_MAX_DEPTH = 10_000  # git writes chains of at most 4095; deeper (or cyclic) is refused
-_SMALL_OBJECT = 4 << 20  # trees and commits above this are left to dulwich
+_MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains read nothing
 _RESOLVED_BYTES = 16 << 20  # the cache's budget, or the largest object + 2 MiB if more
 _KEEP_RESULT = 2 << 20  # a built object this small is kept (a bigger one: only bases)
-_PYTHON_DELTAS = 64  # deltas applied in Python before dulwich's C applier is loaded
-_PYTHON_DELTA_BYTES = 1 << 16  # a bigger delta goes to dulwich's applier at once
+
+
+class UnreadableObject(ObjectError):
+    """An object found in a pack or loose file that does not read cleanly."""
+
+
+class _BaseOutside(Exception):
+    """A REF_DELTA's base is not in the delta's pack."""
 
 
 class _Pack(namedtuple("_Pack", "index buf oid_length")):
@@ -87,7 +92,6 @@ class PackFiles:
         self._resolved: OrderedDict[Loc, tuple[int, bytes]] = OrderedDict()
         self._resolved_bytes = 0
         self._budget = _RESOLVED_BYTES
-        self._deltas_applied = 0
 
     @classmethod
     def for_store(cls, store: object) -> PackFiles | None:
@@ -107,7 +111,8 @@ class PackFiles:
     @classmethod
     def for_objects_dir(cls, objects_dir: str) -> PackFiles:
         """The packs and loose objects under a sha1 repository's objects directory (a
-        pack that does not map or read cleanly is left to dulwich)."""
+        pack that does not map or read cleanly is skipped: its objects are read raw
+        through the store)."""
         packs: list[_Pack] = []
         mismatched: list[tuple[str, PackIndex]] = []
         pack_dir = os.path.join(objects_dir, "pack")
@@ -202,21 +207,9 @@ class PackFiles:
 
     # ---- small objects
 
-    def read_small(self, sha: bytes) -> tuple[int, bytes] | None:
-        """(type number, content) of a packed tree or commit `sha`; None when it is not
-        packed, is big, or does not read cleanly (dulwich then reads or reports it)."""
-        return self._read(sha, _SMALL_OBJECT)
-
-    def read_blob(self, sha: bytes) -> bytes | None:
-        """The content of packed blob `sha`; None when it is not a packed blob or does
-        not read cleanly (dulwich then reads or reports it)."""
-        got = self._read(sha, None)
-        return got[1] if got is not None and got[0] == BLOB else None
-
-    def _read(self, sha: bytes, limit: int | None) -> tuple[int, bytes] | None:
-        """ObjectRefused when the entry lies (a size its stream does not inflate to, a
-        delta out of its bounds, a chain too deep): never read again by a reader that
-        inflates it all."""
+    def read(self, sha: bytes) -> tuple[int, bytes] | None:
+        """(type number, content) of object `sha` (hex); None when it is in no mapped
+        pack and not loose here; UnreadableObject when it is but does not read cleanly."""
         loc = self.locate(sha)
         what = f"object {sha.decode()}"
         if loc is None:
@@ -225,29 +218,32 @@ class PackFiles:
                     index.object_offset(sha)
                 except Exception:  # noqa: BLE001 - KeyError: not in it
                     continue
-                raise ObjectRefused(f"{what} is in pack {name}, which does not match its "
-                                    "index (cut short or replaced)")
+                raise UnreadableObject(f"{what} is in pack {name}, which does not match its "
+                                       "index (cut short or replaced)")
             return None
         try:
-            if loc[0] < 0:
-                return read_loose(self.loose_path(sha), what, limit)
-            return self._resolve(loc, limit)
-        except PackFormatError as exc:
-            raise ObjectRefused(f"{what} is refused: {exc}") from None
-        except ObjectRefused:
-            raise
-        except READ_ERRORS:
-            return None
-        except Exception as exc:  # noqa: BLE001 - e.g. dulwich's ApplyDeltaError
-            raise ObjectRefused(f"{what} is refused: {exc}") from None
+            got = read_loose(self.loose_path(sha), what) if loc[0] < 0 else self._resolve(loc)
+        except ObjectRefused as exc:  # it lies: no other reader inflates it again
+            raise UnreadableObject(str(exc)) from None
+        except _BaseOutside:  # as git and dulwich read a thin pack nothing completed
+            raise UnreadableObject(f"object {sha.decode()} is missing (a delta on a base "
+                                   "outside its pack)") from None
+        except READ_ERRORS as exc:
+            raise UnreadableObject(f"object {sha.decode()} is unreadable ({exc})") from None
+        if got is None:
+            raise UnreadableObject(f"object {sha.decode()} is unreadable (a corrupt object "
+                                   "or a delta chain that does not resolve)")
+        return got
 
-    def _resolve(self, loc: Loc, limit: int | None) -> tuple[int, bytes] | None:
+    def _resolve(self, loc: Loc) -> tuple[int, bytes] | None:
         chain: list[tuple[Loc, bytes]] = []  # (location, its delta), newest first
         seen: set[Loc] = set()
         cur: Loc | None = loc
         while True:
-            if cur is None or cur[0] < 0:
-                return None  # a base outside this pack: dulwich reads (or reports) it
+            if cur is None:
+                raise _BaseOutside
+            if cur[0] < 0:
+                return None
             if cur in seen or len(chain) > _MAX_DEPTH:
                 raise PackFormatError(f"its delta chain is cyclic or deeper than {_MAX_DEPTH}")
             seen.add(cur)
@@ -257,8 +253,6 @@ class PackFiles:
                 type_num, data = hit
                 break
             head = self.header(cur)
-            if limit is not None and head.size > limit:
-                return None
             if head.type_num not in (OFS_DELTA, REF_DELTA):
                 type_num, data = head.type_num, self.entry_data(cur, head)
                 self._keep(cur, type_num, data)
@@ -272,22 +266,8 @@ class PackFiles:
         return type_num, data
 
     def _apply(self, base: bytes, delta: bytes) -> bytes:
-        """`delta` applied to `base`: the first small deltas of a run here (importing
-        dulwich costs a short run more than they take), the rest by dulwich's C applier."""
-        self._deltas_applied += 1
-        if self._deltas_applied <= _PYTHON_DELTAS and len(delta) <= _PYTHON_DELTA_BYTES:
-            return apply_parsed(base, parse_delta(delta))
-        base_size, target_size = delta_sizes(delta)
-        if base_size != len(base):
-            raise PackFormatError("delta base has the wrong size")
-        try:
-            from dulwich._pack import apply_delta  # type: ignore[import-not-found]
-        except ImportError:  # pragma: no cover
-            from dulwich.pack import apply_delta
-        data = b"".join(apply_delta(base, delta))
-        if len(data) != target_size:
-            raise PackFormatError("delta does not build its declared size")
-        return data
+        """`delta` applied to `base` (PackFormatError when it does not apply)."""
+        return apply_parsed(base, parse_delta(delta))
 
     def _keep(self, loc: Loc, type_num: int, data: bytes) -> None:
         if loc in self._resolved:

@@ -10,7 +10,11 @@ from git_gasp.base.files import is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from dulwich.object_store import BaseObjectStore
     from dulwich.repo import Repo
+
+__all__ = ["BaseObjectStore", "LazyDiskStore", "PlainRepo", "Repo", "open_plain", "open_repo",
+           "prefix_of", "shallow_commits"]
 
 
 def _not_a_repo(agent_root: str | os.PathLike) -> NotAGitRepo:
@@ -166,3 +170,16 @@ def open_plain(agent_root: str | os.PathLike) -> tuple[PlainRepo, bytes] | None:
     except OSError:
         return None
     return PlainRepo(dirs, head), prefix_of(agent_root, dirs.path)
+
+
+def object_format(repo) -> bytes:
+    """``sha1`` or ``sha256``: the object format of a dulwich ``Repo`` or `GitDirs`."""
+    from git_gasp.odb.gitdirs import GitDirs
+
+    if isinstance(repo, GitDirs):
+        repo = repo.dulwich()
+    try:
+        fmt = repo.get_config().get((b"extensions",), b"objectformat")
+    except KeyError:
+        fmt = b"sha1"
+    return fmt.lower()

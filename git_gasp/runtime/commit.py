@@ -1,5 +1,5 @@
 """The run-boundary commit: the log and the named paths only, with Run-Id / Goal /
-Outcome trailers (spec Part I commit rules), tree built with dulwich.
+Outcome trailers (spec Part I commit rules), tree built through `odb.write`.
 
 The tree is HEAD's tree with just those paths replaced by their working-tree
 content, so whatever else the user has staged is neither committed nor unstaged;
@@ -128,12 +128,11 @@ def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes,
     tree, under a symlinked directory or linking outside the work tree are refused.
     `dry_run`: make every check (a match with HEAD included), commit nothing, return None.
     """
-    from dulwich.index import commit_tree, index_entry_from_stat
-    from dulwich.objects import Blob
-
     from git_gasp.base.files import UnsafePath, refuse_links
     from git_gasp.guard.api import check_tree, refusal_line
+    from git_gasp.odb.database import ObjectDatabase
     from git_gasp.odb.repo import open_repo
+    from git_gasp.odb.write import add_blob, stage, write_tree
 
     repo, prefix = open_repo(root)
     with repo:
@@ -146,9 +145,9 @@ def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes,
             head = None
         entries: dict[bytes, tuple[bytes, int]] = {}
         if head is not None:
-            tree_id = repo[head].tree
-            for entry in repo.object_store.iter_tree_contents(tree_id):
-                entries[entry.path] = (entry.sha, entry.mode)
+            odb = ObjectDatabase(repo.object_store)
+            entries = {path: (sha, mode) for path, (mode, sha)
+                       in odb.files(odb.commit(head).tree).items()}
         log_path = None
         if log_rel is not None:
             log_path = (prefix + b"/" if prefix else b"") + log_rel.encode()
@@ -175,18 +174,18 @@ def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes,
                 problem = _link_problem(full, top)
                 if problem is not None:
                     raise CommitError(f"{os.fsdecode(rel)} {problem}; refusing to commit it")
-                blob = Blob.from_string(os.fsencode(os.readlink(full)))
+                data = os.fsencode(os.readlink(full))
                 mode = 0o120000
             elif stat.S_ISREG(st.st_mode):
-                blob = Blob.from_string(full.read_bytes())
+                data = full.read_bytes()
                 mode = 0o100755 if st.st_mode & 0o111 else 0o100644
             else:
                 raise CommitError(f"{os.fsdecode(rel)} is not a file")
-            repo.object_store.add_object(blob)
-            if entries.get(rel) != (blob.id, mode):
+            blob_id = add_blob(repo.object_store, data)
+            if entries.get(rel) != (blob_id, mode):
                 changed = True
-            entries[rel] = (blob.id, mode)
-            staged.append((rel, blob.id, mode, st))
+            entries[rel] = (blob_id, mode)
+            staged.append((rel, blob_id, mode, st))
         if not changed and head is not None and not dry_run:
             raise CommitError("nothing to commit: the named paths match HEAD")
         rejections = check_tree(repo, {p: (m, s) for p, (s, m) in entries.items()}, head)
@@ -194,15 +193,9 @@ def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes,
             raise CommitError(refusal_line(rejections))
         if dry_run:
             return None
-        tree = commit_tree(repo.object_store, [(p, s, m) for p, (s, m) in entries.items()])
+        tree = write_tree(repo.object_store, {p: (m, s) for p, (s, m) in entries.items()})
         commit = make_commit(Path(root), tree, head, message)
-        index = repo.open_index()
-        for rel, sha, mode, st in staged:
-            index[rel] = index_entry_from_stat(st, sha, mode)
-        for rel in rels:
-            if rel not in entries and rel in index:
-                del index[rel]
-        index.write()
+        stage(repo, staged, [rel for rel in rels if rel not in entries])
         return commit
 
 

@@ -51,10 +51,9 @@ def _keep_pairs(lines: list[bytes], count: int) -> int:
 
 def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp")) -> bytes:
     """Create branch `name` forked at event `at` (default: the last committed event)."""
-    from dulwich.index import commit_tree
-    from dulwich.objects import Blob
-
+    from git_gasp.odb.database import ObjectDatabase
     from git_gasp.odb.repo import open_repo
+    from git_gasp.odb.write import add_blob, write_tree
     from git_gasp.protocol.manifest import parse_manifest
     from git_gasp.runtime.queries import read_at_revision
 
@@ -113,21 +112,19 @@ def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp"
     new_log = prefix + serialize(domain) + serialize(ops)
     repo, pfx = open_repo(root)
     with repo:
-        blob = Blob.from_string(new_log)
-        repo.object_store.add_object(blob)
-        base_commit = repo[base.encode()]
-        entries = {e.path: (e.sha, e.mode)
-                   for e in repo.object_store.iter_tree_contents(base_commit.tree)}
+        blob_id = add_blob(repo.object_store, new_log)
+        base_id = base.encode()
+        odb = ObjectDatabase(repo.object_store)
+        entries = odb.files(odb.commit(base_id).tree)
         path = (pfx + b"/" if pfx else b"") + rel.encode()
-        entries[path] = (blob.id, 0o100644)
-        tree = commit_tree(repo.object_store, [(p, s, m) for p, (s, m) in entries.items()])
+        entries[path] = (0o100644, blob_id)
+        tree = write_tree(repo.object_store, entries)
         from git_gasp.guard.api import check_tree, refusal_line
         from git_gasp.runtime.commit import make_commit
 
-        rejections = check_tree(repo, {p: (m, s) for p, (s, m) in entries.items()},
-                                base_commit.id)
+        rejections = check_tree(repo, entries, base_id)
         if rejections:
             raise GaspError(refusal_line(rejections))
         message = f"fork {name} at {at_id}\n\nForked-From: {base}\n".encode()
-        return make_commit(root, tree, base_commit.id, message,
+        return make_commit(root, tree, base_id, message,
                            ref=f"refs/heads/{name}", old=None)

@@ -310,19 +310,22 @@ def fold_at(root: Path, ref: str | None = None) -> Graph:
 
 def read_at_revision(root: Path, rev: str, rel: str) -> bytes:
     """The bytes of `rel` (relative to the agent root) at git revision `rev`."""
-    from dulwich.object_store import tree_lookup_path
-
+    from git_gasp.odb.database import ObjectDatabase
+    from git_gasp.odb.objects import ObjectError
     from git_gasp.odb.repo import open_repo
 
     sha = resolve_rev(Path(root), rev)
     repo, prefix = open_repo(Path(root))
     with repo:
         path = (prefix + b"/" if prefix else b"") + rel.encode()
+        odb = ObjectDatabase(repo.object_store)
         try:
-            _mode, blob = tree_lookup_path(repo.object_store.__getitem__, repo[sha].tree, path)
+            _mode, blob = odb.lookup(odb.commit(sha).tree, path)
+            return odb.blob(blob)
         except KeyError:
             raise GaspError(f"{rel} does not exist at {rev}") from None
-        return repo[blob].data
+        except ObjectError as exc:
+            raise GaspError(f"{rel} at {rev}: {exc}") from None
 
 
 def resolve_rev(root: Path, rev: str) -> bytes:

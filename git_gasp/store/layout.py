@@ -160,9 +160,7 @@ def init_agent(root: Path, agent_id: str | None = None, *,
     rolls back every file (and hook, and config key) it wrote when anything fails.
     What the hook installer did goes to `notes` when given.
     """
-    from dulwich import porcelain
-    from dulwich.errors import NotGitRepository
-    from dulwich.repo import Repo
+    from git_gasp.odb.write import add_paths, commit_index, discover_or_init
 
     agent_id = validate_agent_id(agent_id or default_agent_id(root))
     if root.exists() and not root.is_dir():
@@ -176,11 +174,7 @@ def init_agent(root: Path, agent_id: str | None = None, *,
         root.mkdir(parents=True)
         created.dirs.append(root)
     try:
-        try:
-            repo = Repo.discover(str(root))
-        except NotGitRepository:
-            repo = Repo.init(str(root))
-        with repo:
+        with discover_or_init(str(root)) as repo:
             _refuse_staged_changes(repo)
             for rel, data in layout_files(agent_id).items():
                 _write_new(root / rel, data, created, root)
@@ -192,16 +186,10 @@ def init_agent(root: Path, agent_id: str | None = None, *,
             ]
             index_path = Path(repo.index_path())
             created.index = (index_path, index_path.read_bytes() if index_path.exists() else None)
-            porcelain.add(repo, paths=[str(top / p) for p in paths])
+            add_paths(repo, [str(top / p) for p in paths])
             if install_hooks is not None:
                 created.undo.append(install_hooks(root))
-            try:
-                commit = porcelain.commit(
-                    repo, message=f"gasp: initialise agent {agent_id}\n".encode(),
-                    no_verify=True,
-                )
-            except ValueError as exc:  # dulwich: unreadable GIT_*_DATE, bad identity, ...
-                raise GaspError(f"cannot commit: {exc}; nothing was changed") from None
+            commit = commit_index(repo, f"gasp: initialise agent {agent_id}\n".encode())
     except BaseException:
         created.rollback()
         raise
@@ -210,14 +198,12 @@ def init_agent(root: Path, agent_id: str | None = None, *,
 
 def _refuse_staged_changes(repo) -> None:
     """Init commits only its own files: refuse when the index already differs from HEAD."""
-    try:
-        head_tree = repo[repo.head()].tree
-    except KeyError:
-        head_tree = None
-    index = repo.open_index()
-    if head_tree is None:
-        if len(index):
+    from git_gasp.odb.write import head_tree, index_tree
+
+    tree, staged = head_tree(repo), index_tree(repo)
+    if tree is None:
+        if staged is not None:
             raise GaspError("the index has staged files; commit or unstage them before init")
         return
-    if index.commit(repo.object_store) != head_tree:
+    if staged != tree:
         raise GaspError("the index has staged changes; commit or unstage them before init")

@@ -23,7 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from git_gasp.conformance.history.check import HistoryResult, check_history
+from git_gasp.odb.policy import native
 from tests.testing.run import git
+
+PROVER = native()  # the pack prover is the native readers' (odb.policy)
 
 pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
 
@@ -414,6 +417,8 @@ def test_the_prover_proves_packed_appends_with_the_content_verdicts(tmp_path):
     results = compare(tmp_path / "fixed", FIXED, ("gc", "thin", "loose"), with_oracle=True)
     failures = results["gc"].failures
     assert len(failures) >= 5, failures
+    if not PROVER:
+        return  # GASP_ODB=dulwich: no pack prover, every pair decided from content
     for how in ("gc", "thin"):
         stats = results[how].stats
         assert stats.proven_packs >= 0.7 * (stats.proven_packs + stats.read), (how, stats)
@@ -435,6 +440,8 @@ def test_merges_of_every_shape_get_the_content_verdicts(tmp_path):
                           if f.message.startswith("merge loses lines")}
         assert len(merge_failures) == len(FAILING_SHAPES), (how, result.failures)
         assert len(result.failures) == len(FAILING_SHAPES), (how, result.failures)
+        if not PROVER:
+            continue  # GASP_ODB=dulwich: no pack prover, every pair decided from content
         stats = result.stats  # (git may choose a delta base that proves less)
         assert stats.merge_tails >= len(PROVEN_SHAPES) - 1, (how, stats)
         assert stats.merges_read >= len(SHAPES) - len(PROVEN_SHAPES), (how, stats)
@@ -497,6 +504,8 @@ def test_appends_in_several_packs_are_proven(tmp_path):
     results = compare(tmp_path / "staged", appends_only(45), ("staged", "repack250"))
     for how, result in results.items():
         assert result.failures == [], how
+        if not PROVER:
+            continue  # GASP_ODB=dulwich: no pack prover, every pair decided from content
         stats = result.stats
         share = 0.4 if how == "staged" else 0.8  # staged: its last third stays loose
         assert stats.proven_packs >= share * (stats.proven_packs + stats.read), (how, stats)

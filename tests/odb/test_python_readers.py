@@ -1,5 +1,6 @@
-"""Check 4's own tree parser and delta applier (used before dulwich is loaded) read what
-dulwich's compiled ones read, and refuse at least what they refuse."""
+"""The native tree parser and delta applier read what dulwich's compiled ones read, and
+refuse at least what they refuse; and the typed reads (`Objects`) read every object of a
+packed repository as git does under each implementation (`odb_impl`)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ import os
 import re
 import subprocess
 
-from dulwich._objects import parse_tree
+import pytest
+from dulwich._objects import parse_tree as compiled_parse_tree
 from dulwich._pack import apply_delta
 from dulwich.pack import create_delta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_gasp.odb.objects import Objects, parse_tree_entries, plain_commit
+from git_gasp.odb import policy
+from git_gasp.odb.database import ObjectDatabase
+from git_gasp.odb.objects import ObjectError, Objects, commit_info, parse_tree, plain_commit
 from git_gasp.odb.pack_entries import PackFormatError, apply_parsed, parse_delta
 from git_gasp.odb.packs import PackFiles
 from tests.testing.run import git
@@ -29,16 +33,24 @@ def _tree(entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
 
 def _compiled(data: bytes) -> dict | None:
     try:
-        return {name: (mode, sha) for name, mode, sha in parse_tree(data, sha_len=20)}
+        return {name: (mode, sha) for name, mode, sha in compiled_parse_tree(data, sha_len=20)}
     except Exception:  # noqa: BLE001 - any refusal
         return None
 
 
-def _ours(data: bytes) -> dict | None:
+def _read_by(impl: str, data: bytes) -> dict | None:
+    """`parse_tree` (the seam) as implementation `impl` reads `data`; None: refused."""
+    saved, policy._chosen = policy._chosen, impl
     try:
-        return {name: tuple(e) for name, e in parse_tree_entries(data).items()}
-    except ValueError:
+        return {name: tuple(e) for name, e in parse_tree(data).items()}
+    except Exception:  # noqa: BLE001 - any refusal
         return None
+    finally:
+        policy._chosen = saved
+
+
+def _ours(data: bytes) -> dict | None:
+    return _read_by(policy.NATIVE, data)
 
 
 entries = st.lists(st.tuples(st.sampled_from(MODES), names, st.binary(min_size=20, max_size=20)),
@@ -50,7 +62,8 @@ entries = st.lists(st.tuples(st.sampled_from(MODES), names, st.binary(min_size=2
 def test_trees_read_as_dulwich_reads_them(items, cut, junk):
     data = _tree(items)
     for candidate in (data, data[:cut], data + junk, junk + data):
-        theirs, ours = _compiled(candidate), _ours(candidate)
+        theirs, ours = _read_by(policy.DULWICH, candidate), _ours(candidate)
+        assert theirs == _compiled(candidate)
         if ours is not None:
             assert ours == theirs  # what we read, dulwich reads the same
         elif theirs is not None:  # stricter only on a mode that is not 1-7 octal digits
@@ -59,7 +72,7 @@ def test_trees_read_as_dulwich_reads_them(items, cut, junk):
                                  if b" " in e)), candidate
 
 
-def test_real_trees_read_the_same(tmp_path):
+def test_real_trees_read_the_same(tmp_path, odb_impl):
     root = tmp_path / "r"
     git(tmp_path, "init", "-q", str(root))
     (root / "sub").mkdir()
@@ -73,7 +86,7 @@ def test_real_trees_read_the_same(tmp_path):
     for rev in ("HEAD^{tree}", "HEAD:sub"):
         raw = subprocess.run(["git", "cat-file", "tree", rev], cwd=root,
                              capture_output=True, check=True).stdout
-        assert _ours(raw) == _compiled(raw) and _ours(raw)
+        assert _read_by(odb_impl, raw) == _compiled(raw) and _compiled(raw)
 
 
 def _deltas(base: bytes, target: bytes) -> bytes:
@@ -111,9 +124,19 @@ def test_a_wrong_base_is_refused():
     raise AssertionError("a base of the wrong size was accepted")
 
 
-def test_packed_trees_read_without_dulwich_then_with_it(tmp_path):
-    """A gc'd repository with deltified trees: the first reads go through our parser and
-    applier, the later ones through dulwich's; every tree reads the same either way."""
+def _ls_tree(root, oid: str) -> dict:
+    """git's own reading of tree `oid`: name -> (mode, hex id)."""
+    out = subprocess.run(["git", "ls-tree", "-z", oid], cwd=root, capture_output=True,
+                         check=True).stdout
+    found = {}
+    for item in out.split(b"\0")[:-1]:
+        meta, name = item.split(b"\t", 1)
+        mode, _kind, sha = meta.split(b" ")
+        found[name] = (int(mode, 8), sha)
+    return found
+
+
+def _gc_repo(tmp_path):
     root = tmp_path / "r"
     git(tmp_path, "init", "-q", str(root))
     for i in range(90):
@@ -123,25 +146,62 @@ def test_packed_trees_read_without_dulwich_then_with_it(tmp_path):
         git(root, "add", "-A")
         git(root, "commit", "-qm", f"c{i}")
     git(root, "gc", "-q", "--aggressive")
+    return root
+
+
+def test_packed_objects_read_as_git_reads_them(tmp_path, odb_impl):
+    """A gc'd repository with deltified trees: every tree, commit and blob reads as git
+    reads it, under either implementation (natively: from the mapped packs)."""
+    root = _gc_repo(tmp_path)
     objects_dir = str(root / ".git" / "objects")
-    trees = git(root, "rev-list", "--all", "--objects").split()
-    packs = PackFiles.for_objects_dir(objects_dir)
-    objects = Objects(store=None)  # type: ignore[arg-type] - every tree is packed
-    objects.packed = packs
-    kinds = {}
-    for oid in trees:
-        if len(oid) == 40:
-            kind = subprocess.run(["git", "cat-file", "-t", oid], cwd=root, capture_output=True,
-                                  text=True, check=True).stdout.strip()
-            kinds[oid] = kind
-    tree_ids = [oid for oid, kind in kinds.items() if kind == "tree"]
-    assert len(tree_ids) > 100  # past both switch-over points
-    for oid in tree_ids:
-        raw = subprocess.run(["git", "cat-file", "tree", oid], cwd=root, capture_output=True,
-                             check=True).stdout
-        got = objects.tree(oid.encode())
-        assert {n: tuple(e) for n, e in got.items()} == _compiled(raw)
-    assert packs._deltas_applied > 64  # some deltas went each way
+    listed = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch-check"],
+                            cwd=root, capture_output=True, text=True, check=True).stdout
+    kinds = dict(line.split()[:2] for line in listed.splitlines())
+    assert sum(kind == "tree" for kind in kinds.values()) > 100
+    with ObjectDatabase.open(objects_dir) as odb:
+        objects = Objects(odb.store)
+        packs = PackFiles.for_objects_dir(objects_dir) if odb_impl == policy.NATIVE else None
+        objects.packed = packs
+        try:
+            for oid, kind in kinds.items():
+                sha = oid.encode()
+                if kind == "tree":
+                    got = objects.tree(sha)
+                    assert {n: tuple(e) for n, e in got.items()} == _ls_tree(root, oid)
+                elif kind == "commit":
+                    raw = git(root, "cat-file", "commit", oid).encode()
+                    assert objects.commit(sha) == commit_info(raw)
+                elif kind == "blob":
+                    data = subprocess.run(["git", "cat-file", "blob", oid], cwd=root,
+                                          capture_output=True, check=True).stdout
+                    assert objects.blob(sha) == data
+        finally:
+            if packs is not None:
+                packs.close()
+
+
+def test_an_unreadable_packed_object_is_refused_by_name(tmp_path, odb_impl):
+    """A pack entry that does not inflate: refused with an error naming the object (the
+    native readers never hand it to the other implementation)."""
+    root = _gc_repo(tmp_path)
+    objects_dir = root / ".git" / "objects"
+    tree = git(root, "rev-parse", "HEAD^{tree}").strip()
+    offsets = subprocess.run(["git", "verify-pack", "-v", *map(str, (objects_dir / "pack")
+                                                               .glob("*.idx"))],
+                             cwd=root, capture_output=True, text=True, check=True).stdout
+    (line,) = [x for x in offsets.splitlines() if x.startswith(tree)]
+    offset = int(line.split()[4])
+    (pack,) = (objects_dir / "pack").glob("*.pack")
+    os.chmod(pack, 0o644)
+    data = bytearray(pack.read_bytes())
+    data[offset + 2:offset + 12] = b"\xff" * 10  # the zlib stream after the entry header
+    pack.write_bytes(bytes(data))
+    with ObjectDatabase.open(str(objects_dir)) as odb:
+        objects = Objects(odb.store)
+        if odb_impl == policy.NATIVE:
+            objects.packed = PackFiles.for_objects_dir(str(objects_dir))
+        with pytest.raises(ObjectError, match=tree):
+            objects.tree(tree.encode())
 
 
 # The regular expression `plain_commit` replaced: the oracle it must agree with.
@@ -173,3 +233,25 @@ def test_plain_commits_read_as_the_old_pattern_read_them(tree, parents, author, 
     else:
         found = want.group(2)
         assert got == (want.group(1), tuple(found[i + 7:i + 47] for i in range(0, len(found), 48)))
+
+
+SIGNED = (b"tree " + b"a" * 40 + b"\nparent " + b"b" * 40 + b"\nparent " + b"c" * 40
+          + b"\nauthor A <a@b> 1700000000 +0000\ncommitter A <a@b> 1700000000 +0000\n"
+          + b"mergetag object " + b"d" * 40 + b"\n type commit\n tag v1\n\n"
+          + b"gpgsig -----BEGIN PGP SIGNATURE-----\n \n x\n -----END PGP SIGNATURE-----\n"
+          + b"encoding latin1\n\nmessage\n")
+
+
+def test_any_commit_reads_as_dulwich_reads_it():
+    from dulwich.objects import Commit
+
+    for data in (SIGNED, SIGNED.replace(b"\nparent " + b"c" * 40, b"")):
+        theirs = Commit.from_raw_string(1, data)
+        assert commit_info(data) == (theirs.tree, tuple(theirs.parents))
+
+
+def test_a_commit_without_a_tree_line_first_is_refused():
+    for data in (b"parent " + b"b" * 40 + b"\ntree " + b"a" * 40 + b"\n\nm",
+                 b"tree " + b"a" * 64 + b"\n\nm", b"tree " + b"a" * 40 + b"\nparent zz\n\nm"):
+        with pytest.raises(ValueError):
+            commit_info(data)

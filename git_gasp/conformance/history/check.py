@@ -6,7 +6,7 @@ under the git dir (``cache``), so a later run stops at them and only walks
 new commits; HEAD's log must be committed and the working tree must extend HEAD
 (``worktree``). On a packed repository most one-parent appends are proven
 from the pack deltas without building the versions (``prover``). `check_store`
-runs the commit rules alone over any dulwich object store, an in-memory one included.
+runs the commit rules alone over any object store, an in-memory one included.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from git_gasp.conformance.history.walk import Progress, Walker
 from git_gasp.conformance.history.worktree import WorkTree
 from git_gasp.odb.objects import PACKED_RECENT_BYTES
 from git_gasp.odb.packs import PackFiles
+from git_gasp.odb.policy import native
 from git_gasp.odb.repo import PlainRepo, open_plain, open_repo, shallow_commits
 from git_gasp.protocol.appendonly import LOG_PATH
 
@@ -29,8 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from dulwich.object_store import BaseObjectStore
-    from dulwich.repo import Repo
+    from git_gasp.odb.repo import BaseObjectStore, Repo
 
 __all__ = ["HistoryResult", "Progress", "check_history", "check_store"]
 
@@ -57,7 +57,7 @@ def check_store(
     walker = Walker(store, prefix, _wanted(declared, log_path), log_path)
     files = None
     try:
-        files = _use_packs(walker, store) if use_packs else None
+        files = _use_packs(walker, store, use_packs)
         walker.walk(head, set(shallow))
     except Exception as exc:  # fail closed, never crash
         walker.fail(f"history walk failed: {type(exc).__name__}: {exc}")
@@ -67,14 +67,19 @@ def check_store(
     return walker.result
 
 
-def _use_packs(walker: Walker, store: BaseObjectStore) -> PackFiles | None:
-    """Let the walk read trees and commits, and prove appends, from the raw packs."""
+def _use_packs(walker: Walker, store: BaseObjectStore, prove: bool) -> PackFiles | None:
+    """Let the walk read trees, commits and blobs from the raw packs, and (`prove`) prove
+    appends from their deltas: the native readers only (`odb.policy`); otherwise every
+    object is read through the store."""
+    if not native():
+        return None
     files = PackFiles.for_store(store)
     if files is not None:
         walker.objects.packed = files
         if files.packs:
             walker.objects.recent_budget = PACKED_RECENT_BYTES
-        walker.prover = PackProver(files)
+        if prove:
+            walker.prover = PackProver(files)
     return files
 
 
@@ -101,7 +106,7 @@ def check_history(
         walker = Walker(repo.object_store, prefix, _wanted(declared, log_path), log_path,
                         worktree, progress)
         try:
-            files = _use_packs(walker, repo.object_store) if use_packs else None
+            files = _use_packs(walker, repo.object_store, use_packs)
             _run(repo, walker, worktree, use_cache)
         except Exception as exc:  # fail closed, never crash
             walker.fail(f"history walk failed: {type(exc).__name__}: {exc}")

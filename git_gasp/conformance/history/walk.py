@@ -1,5 +1,5 @@
 """The check-4 walk: every commit reachable from HEAD against each of its parents,
-parents first, iteratively, over any dulwich object store.
+parents first, iteratively, over any object store.
 
 Each commit's append-only paths come from its own AGENT.md (and each parent's from
 the parent's): moving the log (or facts, journal) is allowed only when the new file
@@ -48,9 +48,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Protocol
 
-    from dulwich.object_store import BaseObjectStore
-
     from git_gasp.conformance.history.prover import PackProver
+    from git_gasp.odb.repo import BaseObjectStore
 
     class WorkTree(Protocol):
         """What the walk asks of the working tree (``worktree.WorkTree``, which builds on

@@ -26,7 +26,7 @@ _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as 
 _HASH_PIECE = 1 << 22  # a file hashed in pieces: no buffer of its size (page faults)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from dulwich.repo import Repo
+    from git_gasp.odb.repo import Repo
 
 class WorkTree:
     """The agent root's files (`agent_root`, at `prefix` in the repository `repo`)."""
