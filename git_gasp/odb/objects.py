@@ -12,6 +12,7 @@ import stat
 from collections import namedtuple
 
 from git_gasp.base.digest import is_hex
+from git_gasp.odb.errors import ObjectError
 from git_gasp.odb.fsck import TreeProblem, check_tree
 from git_gasp.odb.policy import implementation, native
 from git_gasp.protocol.appendonly import AppendOnlyPaths
@@ -32,10 +33,6 @@ PACKED_RECENT_BYTES = 4 << 20  # reading from the mapped packs, a window is seld
 
 _new = tuple.__new__  # builds a NamedTuple without its keyword-handling __new__
 _MODE_DIGITS = b"01234567"
-
-
-class ObjectError(Exception):
-    """An object that is missing, corrupt or of the wrong type."""
 
 
 class TreeError(ObjectError):

@@ -21,8 +21,8 @@ import os
 import zlib
 from collections import OrderedDict, namedtuple
 
+from git_gasp.odb.errors import ObjectError
 from git_gasp.odb.inflate import ObjectRefused, read_loose
-from git_gasp.odb.objects import ObjectError
 from git_gasp.odb.pack_entries import (
     OFS_DELTA,
     REF_DELTA,
