@@ -202,14 +202,15 @@ def spans_of_request(request: Any, line: int, first: int = 0) -> list[Span]:
     for rs in request.get("resourceSpans", []):
         if not isinstance(rs, dict):
             raise ValueError("a resourceSpans entry is not an object")
-        resource = decode_attributes(((rs.get("resource") or {}).get("attributes")) or [])
+        resource = decode_attributes(_object(rs.get("resource"), "resource").get("attributes")
+                                     or [])
         scopes = rs.get("scopeSpans", rs.get("instrumentationLibrarySpans", []))
         if not isinstance(scopes, list):
             raise ValueError("scopeSpans is not an array")
         for ss in scopes:
             if not isinstance(ss, dict):
                 raise ValueError("a scopeSpans entry is not an object")
-            scope = ss.get("scope", ss.get("instrumentationLibrary")) or {}
+            scope = _object(ss.get("scope", ss.get("instrumentationLibrary")), "scope")
             spans = ss.get("spans") or []
             if not isinstance(spans, list):
                 raise ValueError("spans is not an array")
@@ -217,6 +218,20 @@ def spans_of_request(request: Any, line: int, first: int = 0) -> list[Span]:
                 out.append(_span(raw, resource, str(scope.get("name") or ""), line,
                                  first + len(out)))
     return out
+
+
+def _object(value: Any, what: str) -> dict:
+    """`value` when it is an object, {} when absent; ValueError for any other shape."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} is not an object")
+    return value
+
+
+# what a hostile request can make the decoders raise: a wrong shape, a number past what
+# int() or float() takes (Infinity as an intValue: OverflowError), nesting past the stack
+_BAD_REQUEST = (ValueError, TypeError, AttributeError, OverflowError)
 
 
 def read_spans(data: bytes, name: str = "FILE") -> list[Span]:
@@ -231,8 +246,10 @@ def read_spans(data: bytes, name: str = "FILE") -> list[Span]:
         if isinstance(whole, dict):
             try:
                 return spans_of_request(whole, 1)
-            except ValueError as exc:
+            except _BAD_REQUEST as exc:
                 raise FormatError(f"{name}: {exc}") from None
+            except RecursionError:
+                raise FormatError(f"{name}: nested too deeply") from None
     spans: list[Span] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -243,6 +260,6 @@ def read_spans(data: bytes, name: str = "FILE") -> list[Span]:
             raise FormatError(f"{name}:{number}: not JSON ({exc.msg})") from None
         except RecursionError:
             raise FormatError(f"{name}:{number}: nested too deeply") from None
-        except (ValueError, TypeError, AttributeError) as exc:
+        except _BAD_REQUEST as exc:
             raise FormatError(f"{name}:{number}: {exc}") from None
     return spans

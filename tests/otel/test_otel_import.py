@@ -224,3 +224,36 @@ def test_a_real_langchain_trace(agent):
         "add", '{"a": 2, "b": 3}', "5")
     assert lookup["status"] == "failed" and "lookup backend unavailable" in lookup["error"]
     assert chat2["usage"] == {"input_tokens": 70, "output_tokens": 6}
+
+
+_SPAN = ('{"traceId":"' + "a" * 32 + '","spanId":"' + "b" * 16 + '","name":"s",'
+         '"startTimeUnixNano":"1","endTimeUnixNano":"2","attributes":[{"key":"n","value":'
+         '{"intValue": Infinity}}]}')
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("t.jsonl", '{"resourceSpans":[{"scopeSpans":[{"spans":[' + _SPAN + ']}]}]}',
+     "t.jsonl:1: cannot convert float infinity"),
+    ("t.json", '{"resourceSpans":[{"scopeSpans":[{"spans":[' + _SPAN + ']}]}]}',
+     "t.json: cannot convert float infinity"),
+    ("t.json", '{"resourceSpans":[{"resource":[1]}]}', "t.json: resource is not an object"),
+    ("t.jsonl", '{"resourceSpans":[{"scopeSpans":[{"scope":"x","spans":[]}]}]}',
+     "t.jsonl:1: scope is not an object"),
+])
+def test_hostile_numbers_and_shapes_are_one_format_error(name, text, message):
+    """An intValue of Infinity (OverflowError) and a resource that is a list
+    (AttributeError) were internal errors of `git gasp import otel`."""
+    with pytest.raises(FormatError, match=message):
+        read_spans(text.encode(), name)
+
+
+def test_import_otel_of_a_hostile_file_is_one_line_and_writes_nothing(agent, tmp_path):
+    from tests.testing.run import gasp, out
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"resourceSpans":[{"resource":[1]}]}')
+    before = (agent / "state" / "events.jsonl").read_bytes()
+    proc = gasp(agent, "import", "otel", str(bad))
+    assert proc.returncode == 1 and out(proc).startswith("git gasp: error: "), out(proc)
+    assert len(out(proc).strip().splitlines()) == 1
+    assert (agent / "state" / "events.jsonl").read_bytes() == before
