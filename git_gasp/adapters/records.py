@@ -95,7 +95,12 @@ def parse_ts(value: Any) -> int | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
-        v = float(value)
+        try:
+            v = float(value)
+        except OverflowError:  # an integer of thousands of digits: no time
+            return None
+        if v != v or abs(v) > 1e17:  # NaN, infinite, or past any ms an event holds
+            return None
         return int(v if v > 1e11 else v * 1000)
     if isinstance(value, str) and value:
         text = value.strip()
@@ -103,7 +108,7 @@ def parse_ts(value: Any) -> int | None:
             text = text[:-1] + "+00:00"
         try:
             return int(datetime.fromisoformat(text).timestamp() * 1000)
-        except ValueError:
+        except (ValueError, OverflowError, OSError):
             return None
     return None
 
