@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from dulwich.object_store import DiskObjectStore
 
+from git_gasp.odb import policy
 from git_gasp.odb.objects import ObjectError, Objects
 from git_gasp.odb.packs import PackFiles
 from tests.testing.trees import TreeEntry, pack_entry, write_loose, write_pack, write_tree
@@ -103,6 +104,13 @@ TREES = {
 }
 
 
+# The refusals of lying loose objects and packs are the native readers' (odb.inflate,
+# odb.packs); under GASP_ODB=dulwich every object goes through dulwich, which reads
+# some of them whole (a known gap, issue #23). Tree rules hold under both (odb.fsck).
+native_only = pytest.mark.skipif(policy.implementation() != policy.NATIVE,
+                                 reason="the native readers' refusals (GASP_ODB=dulwich)")
+
+
 @pytest.fixture(scope="module")
 def tree_repos(tmp_path_factory) -> dict[str, tuple[Path, str]]:
     root = tmp_path_factory.mktemp("trees")
@@ -139,6 +147,7 @@ LOOSE = {  # header, content, bytes after the zlib stream
 }
 
 
+@native_only
 @pytest.mark.parametrize("case", sorted(LOOSE))
 def test_loose_objects_read_as_git_reads_them_or_are_refused(tmp_path, case):
     header, content, trailing = LOOSE[case]
@@ -185,6 +194,7 @@ def _check_all(repo: Path, shas: list[str]) -> int:
     return refusals
 
 
+@native_only
 def test_a_cut_short_pack_reads_as_git_reads_it_or_is_refused(tmp_path):
     repo, shas = _packed_repo(tmp_path)
     assert _check_all(repo, shas) == 0
@@ -244,6 +254,7 @@ PACK_CASES = {  # hex id -> why it is hostile
 }
 
 
+@native_only
 def test_hostile_pack_entries_read_as_git_reads_them_or_are_refused(tmp_path):
     repo = _repo(tmp_path, "r")
     hello = zlib.compress(b"hello\n")
@@ -291,6 +302,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
 """
 
 
+@native_only
 @pytest.mark.parametrize("where", ["loose", "packed"])
 def test_a_zlib_bomb_is_refused_in_bounded_memory(tmp_path, where):
     repo = _repo(tmp_path, "r")
