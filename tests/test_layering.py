@@ -90,9 +90,6 @@ def test_the_checker_catches_what_it_should(tmp_path):
 MAX_MODULES = 20  # per package folder
 MAX_LINES = 500  # per module
 MANY_MODULES = {"cli/commands"}  # one module per command
-# Removed when the mechanisms change to the saved indexes lands (it drops the
-# stat-stamp trust from that module, which is theirs to shorten): delete this one.
-MECHANISMS_UNTIL_LANDED_LONG = {"conformance/saved/index_files.py"}
 
 
 def module_name(path: Path, package: Path = PACKAGE) -> str:
@@ -201,16 +198,8 @@ def test_package_folders_hold_at_most_20_modules():
 def test_modules_hold_at_most_500_lines():
     lines = {str(p.relative_to(PACKAGE)): len(p.read_bytes().splitlines())
              for p in sorted(PACKAGE.rglob("*.py"))}
-    long = {m: n for m, n in lines.items() if n > MAX_LINES
-            and m not in MECHANISMS_UNTIL_LANDED_LONG}
+    long = {m: n for m, n in lines.items() if n > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines (split along a seam): {long}"
-
-
-def test_the_allow_lists_name_real_offenders():
-    """Each exception still excuses something: once it does not, delete it."""
-    for module in MECHANISMS_UNTIL_LANDED_LONG:
-        assert len((PACKAGE / module).read_bytes().splitlines()) > MAX_LINES, \
-            f"{module} is short enough now: delete it from MECHANISMS_UNTIL_LANDED_LONG"
 
 
 def test_the_cycle_finder_counts_every_import(tmp_path):

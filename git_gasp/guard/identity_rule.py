@@ -11,7 +11,8 @@ import stat
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.git import run
-from git_gasp.guard.staged import IndexFiles, TreeFiles, duplicate_entry
+from git_gasp.guard.diffindex import duplicate_entry
+from git_gasp.guard.staged import IndexFiles, TreeFiles
 from git_gasp.protocol.identity import identity_hash, normalize_declared
 from git_gasp.protocol.manifest import ManifestError, parse_manifest
 

@@ -20,7 +20,8 @@ import _thread
 import os
 
 # imported here, not on the threads: two threads importing at once can deadlock
-from git_gasp.guard.staged import File, TreeFiles, diff_index, git_blob_id, index_file
+from git_gasp.guard.diffindex import diff_index
+from git_gasp.guard.staged import File, TreeFiles, git_blob_id, index_file
 from git_gasp.odb.gitdirs import GitDirs, locate
 
 LOG = "state/events.jsonl"  # the log of an agent at the top of the work tree
