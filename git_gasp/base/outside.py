@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def _why(exc: BaseException) -> str:
+def why_unreadable(exc: BaseException) -> str:
+    """One line for what a standard parser raised: nesting past the stack, a number of
+    more digits than Python converts, else the parser's own first words."""
     if isinstance(exc, RecursionError):
         return "nested too deeply"
     text = str(exc)
@@ -31,4 +33,4 @@ def load_toml(data: bytes, what: str) -> dict[str, Any]:
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # TOMLDecodeError too
-        raise FormatError(f"{what} does not parse: {_why(exc)}") from None
+        raise FormatError(f"{what} does not parse: {why_unreadable(exc)}") from None

@@ -6,12 +6,8 @@ mismatched digest, and so does this rule."""
 
 from __future__ import annotations
 
-import os
 import stat
 
-from git_gasp.base.errors import GaspError
-from git_gasp.base.git import run
-from git_gasp.guard.diffindex import duplicate_entry
 from git_gasp.guard.staged import IndexFiles, TreeFiles
 from git_gasp.protocol.identity import identity_hash, normalize_declared
 from git_gasp.protocol.manifest import ManifestError, parse_manifest
@@ -82,7 +78,7 @@ def staged_under(index: IndexFiles | dict, prefix: bytes) -> dict[bytes, File]:
     if isinstance(index, dict):
         return {p: f for p, f in index.items() if p.startswith(prefix) and f is not None}
     head = index.head
-    files = _tree_files_under(head, prefix) if isinstance(head, TreeFiles) else {
+    files = head.files_under(prefix) if isinstance(head, TreeFiles) else {
         p: f for p, f in head.items() if p.startswith(prefix) and f is not None}
     for path, entry in index.changed.items():
         if path.startswith(prefix):
@@ -92,23 +88,3 @@ def staged_under(index: IndexFiles | dict, prefix: bytes) -> dict[bytes, File]:
                 files[path] = entry
     return files
 
-
-def _tree_files_under(tree: TreeFiles, prefix: bytes) -> dict[bytes, File]:
-    """Every file of `tree`'s commit under `prefix`, in one ``git ls-tree -r`` (few
-    commits need it: those that touch identity/)."""
-    commit = tree.commit.decode()
-    proc = run(tree.repo.path, "--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree",
-               commit, "--", os.fsdecode(prefix),
-               env={"GIT_DIR": os.path.abspath(tree.repo.controldir())}, check=False)
-    if proc.returncode != 0:
-        raise GaspError(f"cannot read the tree of {commit[:12]}")
-    files: dict[bytes, File] = {}
-    for record in proc.stdout.split(b"\x00"):
-        meta, tab, path = record.partition(b"\t")
-        fields = meta.split(b" ")
-        if not tab or len(fields) != 3 or not path.startswith(prefix):
-            continue
-        if path in files:
-            raise duplicate_entry(commit, path)
-        files[path] = (int(fields[0], 8), fields[2])
-    return files

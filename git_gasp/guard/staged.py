@@ -97,6 +97,23 @@ class TreeFiles:
             entry = found.get(path)
             self._found[path] = None if entry is None or stat.S_ISDIR(entry[0]) else entry
 
+    def files_under(self, prefix: bytes) -> dict[bytes, File]:
+        """Every file of the commit under the directory `prefix` (ending in ``/``), in
+        one ``git ls-tree -r`` (few commits need it: those that touch identity/)."""
+        proc = run(self.repo.path, "--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree",
+                   self.commit.decode(), "--", os.fsdecode(prefix),
+                   env={"GIT_DIR": os.path.abspath(self.repo.controldir())}, check=False)
+        if proc.returncode != 0:
+            raise GaspError(f"cannot read the tree of {self.commit.decode()[:12]}")
+        files: dict[bytes, File] = {}
+        for record in proc.stdout.split(b"\x00"):
+            match = _LS_TREE.fullmatch(record) if record else None
+            if match is not None and match[4].startswith(prefix):
+                if match[4] in files:
+                    raise duplicate_entry(self.commit.decode(), match[4])
+                files[match[4]] = (int(match[1], 8), match[3])
+        return files
+
     def get(self, path: bytes, default: File | None = None) -> File | None:
         if path not in self._found:
             self.prefetch([path])

@@ -68,11 +68,10 @@ def load_yaml(text: str) -> Any:
         return yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise GaspError(f"invalid YAML: {' '.join(str(exc).split())}") from None
-    except RecursionError:
-        raise GaspError("invalid YAML: nested too deeply") from None
-    except ValueError as exc:  # an integer past Python's digit limit
-        why = "a number has too many digits" if "integer string" in str(exc) else str(exc)
-        raise GaspError(f"invalid YAML: {why}") from None
+    except (ValueError, RecursionError) as exc:  # a number past Python's digit limit, …
+        from git_gasp.base.outside import why_unreadable
+
+        raise GaspError(f"invalid YAML: {why_unreadable(exc)}") from None
 
 
 def split(text: str) -> tuple[str | None, str]:

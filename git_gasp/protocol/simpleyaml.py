@@ -76,21 +76,12 @@ def load(text: str, error: type[Exception], what: str) -> Any:
         return flat
     import yaml
 
+    from git_gasp.base.outside import why_unreadable
+
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise error(f"{what} does not parse: {str(exc).splitlines()[0]}") from None
     except (ValueError, RecursionError) as exc:  # a number past Python's digit limit, or
-        raise error(f"{what} does not parse: {unreadable(exc)}") from None  # deep nesting
+        raise error(f"{what} does not parse: {why_unreadable(exc)}") from None  # deep nesting
 
-
-def unreadable(exc: ValueError | RecursionError) -> str:
-    """One line for what PyYAML's constructor raises outside `YAMLError`: an integer of
-    more digits than Python converts (``sys.get_int_max_str_digits``) or nesting deeper
-    than the interpreter's stack."""
-    if isinstance(exc, RecursionError):
-        return "nested too deeply"
-    text = str(exc)
-    if "integer string conversion" in text:
-        return "a number has too many digits"
-    return text.splitlines()[0] if text else type(exc).__name__
