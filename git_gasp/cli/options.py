@@ -17,6 +17,60 @@ from typing import Any
 import click
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+WAIT = "--wait"
+DEFAULT_WAIT_S = 60.0  # a bare --wait: longer than a sync under contention holds the lease
+
+
+class WaitOption(click.Option):
+    """`--wait[=SECONDS]`: the value only ever attached with `=`, as git's options with
+    an optional value (`WaitCommand` turns a bare `--wait` into the default)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        record = super().get_help_record(ctx)
+        return None if record is None else (f"{WAIT}[=SECONDS]", record[1])
+
+
+def bare_wait(cmd: click.Command, args: list[str]) -> list[str]:
+    """`args` with each bare `--wait` (an option, not another option's value, before
+    `--`) given the default: `--wait=60`."""
+    if not any(isinstance(p, WaitOption) for p in cmd.params):
+        return args
+    valued = {o for p in cmd.params if isinstance(p, click.Option) and not p.is_flag
+              and not p.count for o in p.opts}
+    out: list[str] = []
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--":
+            out += [arg, *rest]
+            break
+        out.append(f"{WAIT}={DEFAULT_WAIT_S:g}" if arg == WAIT else arg)
+        if arg in valued and arg != WAIT:
+            nxt = next(rest, None)  # that option's value, whatever it looks like
+            if nxt is not None:
+                out.append(nxt)
+    return out
+
+
+class WaitCommand(click.Command):
+    """A command with `--wait[=SECONDS]` (see `bare_wait`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, bare_wait(self, args))
+
+
+class WaitGroup(click.Group):
+    """A group whose subcommands (`@group.command`) are `WaitCommand`s."""
+
+    command_class = WaitCommand
+
+
+def wait_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`--wait[=SECONDS]`: wait for a lease another process holds (a sync) instead of
+    refusing at once."""
+    return click.option(
+        WAIT, "wait", cls=WaitOption, type=click.FloatRange(min=0), default=None,
+        help=f"Wait up to SECONDS (bare: {DEFAULT_WAIT_S:g}) for a lease another process "
+             "holds (a sync, another writer) instead of refusing at once.")(fn)
 
 
 def agent_root():
@@ -26,17 +80,33 @@ def agent_root():
     return resolve_agent_root(None)
 
 
-def open_state(*, notes: bool = True):
-    """Open the agent's state as this worker; print its notes on stderr."""
-    from git_gasp.runtime.state import AgentState
-    from git_gasp.store.lease import default_worker_id
+def open_state(*, notes: bool = True, write: bool = False, wait: float | None = None):
+    """Open the agent's state as this worker; print its notes on stderr.
 
-    state = AgentState.open(agent_root(), default_worker_id())
+    A writer (`write`) takes the lease first, so it reads and appends with no sync or
+    other writer in between: a held lease is refused at once, or waited for up to
+    `wait` seconds. Its lease is given back (or kept for an open run) when the command
+    ends, however it ends."""
+    from git_gasp.runtime.state import AgentState
+    from git_gasp.store.lease import Lease, default_worker_id
+
+    root, worker = agent_root(), default_worker_id()
+    lease = None
+    if write:
+        from git_gasp.store.lease_wait import take
+
+        lease = Lease(root, worker)
+        take(lease, wait)
+    state = AgentState.open(root, worker)
     if notes:
         for note in state.notes:
             click.echo(f"note: {note}", err=True)
+    if lease is not None and lease.reclaimed is not None:
+        click.echo(f"note: {takeover_note(lease.reclaimed, state)}", err=True)
     state.store.lease.on_reclaim = lambda rec: click.echo(f"note: {takeover_note(rec, state)}",
                                                           err=True)
+    if write:
+        click.get_current_context().call_on_close(lambda: release_lease(state))
     return state
 
 
@@ -48,9 +118,13 @@ def takeover_note(rec, state) -> str:
 
 
 def release_lease(state) -> None:
-    """Keep the lease while a run is open; otherwise give it back."""
+    """Keep the lease while a run is open; otherwise give it back (once: a second call,
+    when the command ends, does nothing)."""
     from git_gasp.store.lease import LeaseError
 
+    if getattr(state, "_lease_settled", False):
+        return
+    state._lease_settled = True
     try:
         if state.run is None:
             state.store.lease.release()
@@ -157,4 +231,4 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                       help="Causation (default: the open run, else the linked node).")(fn)
     fn = click.option("--approved-by", metavar="NAME",
                       help="Approver for changes a policy gate requires approval for.")(fn)
-    return fn
+    return wait_option(fn)

@@ -9,7 +9,9 @@ forward, a ref lock race, the remote unreachable) puts the branch back and tries
 again after a jittered exponential wait (`merge.backoff`), up to `attempts` attempts
 within the `max_wait` budget. Giving up pushes the local work to a recovery ref
 (`merge.recovery`). On every way out but success the branch, index and work tree are
-as they were; a killed sync is cleaned up by the next one (`merge.sync_state`).
+as they were; a killed sync is cleaned up by the next one (`merge.sync_state`). The
+agent's lease is held from before the clean-tree check to the end, so no writer
+appends to the log under a merge (`holding_lease`).
 
 Exit codes (`EXIT`): 0 synced or nothing to do, 1 refused (the result breaks the
 rules, or the remote's hook refused it; nothing pushed), 4 gave up (the local work is
@@ -51,6 +53,7 @@ class Options:
     max_wait: float = DEFAULT_MAX_WAIT_S
     since: str | None = None
     timeout: float | None = None  # of each fetch and push, seconds
+    wait: float | None = None  # for a held lease, seconds (None: refuse at once)
 
 
 @dataclass
@@ -149,31 +152,38 @@ def _looks_like_url(remote: str) -> bool:
 
 
 @contextlib.contextmanager
-def holding_lease(root: Path) -> Iterator[None]:
-    """Hold the agent's lease while the work tree changes, so no writer appends to the
-    log meanwhile; a lease this worker already keeps (an open run) is used as it is."""
+def holding_lease(root: Path, wait_s: float | None = None) -> Iterator[None]:
+    """Hold the agent's lease while the work tree changes, so no other process appends
+    to the log meanwhile (a writer started now waits for it or is refused). A held lease
+    is waited for up to `wait_s` seconds (None: refused at once). This worker's lease
+    kept between its commands (an open run, pid 0) is taken under this process and kept
+    again afterwards; one this very process holds (an agent that embeds sync) is used."""
     from git_gasp.store.lease import Lease, LeaseError, LeaseHeld
+    from git_gasp.store.lease_wait import take
 
     lease = Lease(root)
     try:
         current = lease.read()
     except LeaseError as exc:
         raise CannotStart(str(exc)) from None
-    if current is not None and current.worker_id == lease.worker_id and not current.expired():
+    if current is not None and lease.by_this_process(current) and not current.expired():
         yield
         return
     try:
-        lease.ensure()
+        take(lease, wait_s)
     except LeaseHeld as exc:
-        raise CannotStart(f"{exc}: a writer is appending to the log; sync when it is "
-                          "done") from None
+        raise CannotStart(str(exc) if wait_s else f"{exc}: a writer is appending to the "
+                          "log; sync when it is done") from None
     except LeaseError as exc:
         raise CannotStart(str(exc)) from None
     try:
         yield
     finally:
         with contextlib.suppress(LeaseError):
-            lease.release()
+            if lease.inherited is not None and lease.inherited.pid == 0:
+                lease.keep_between_commands()  # the open run's next command takes it
+            else:
+                lease.release()
 
 
 def sync(start: Path, opts: Options, *, rng: random.Random | None = None,
@@ -186,13 +196,14 @@ def sync(start: Path, opts: Options, *, rng: random.Random | None = None,
     out = Outcome(mode="rebase" if opts.rebase else "merge")
     try:
         with sync_state.session(Path(start)) as s:
-            out.cleaned = sync_state.clean_up(s)
-            ref, head = sync_state.current_branch(s.top)
-            out.local_branch, out.local = ref[len(HEADS):], head
-            sync_state.refuse_unready(s)
-            out.remote, out.branch = target(s.top, ref, opts.remote, opts.branch)
             root = agent_root(Path(start), s.top)
-            with holding_lease(root):
+            # the lease first: from the clean-tree check to the push no writer appends
+            with holding_lease(root, opts.wait):
+                out.cleaned = sync_state.clean_up(s)
+                ref, head = sync_state.current_branch(s.top)
+                out.local_branch, out.local = ref[len(HEADS):], head
+                sync_state.refuse_unready(s)
+                out.remote, out.branch = target(s.top, ref, opts.remote, opts.branch)
                 _attempts(s, root, out, opts, Backoff(opts.max_wait, rng=rng or random.Random()),
                           sleep)
             out.head = git.resolve_commit(s.top, "HEAD")

@@ -152,6 +152,9 @@ class Lease:
         self._held_until = 0  # expiry of the lease we last wrote (0: not held)
         self._start: tuple[int | None] | None = None  # this process's start time, once read
         self.reclaimed: LeaseRecord | None = None  # a dead or expired lease we took over
+        # this worker's own lease we took under our pid (kept between its commands, pid 0,
+        # or left by one of its processes that is gone)
+        self.inherited: LeaseRecord | None = None
         # called with that lease when it happens (the CLI prints a note)
         self.on_reclaim: Callable[[LeaseRecord], None] | None = None
 
@@ -202,6 +205,7 @@ class Lease:
                 # processes that is gone: this process takes it, under its own pid, so
                 # no other process of the same worker can write beside it
                 self._replace(current, self._record())
+                self.inherited = current
                 return self._mine()
             if not current.expired() and not current.dead():
                 raise held_error(current)  # another process, whatever its worker's name
@@ -210,9 +214,13 @@ class Lease:
         raise LeaseError(f"could not take {LEASE_REL}: it keeps changing under us")
 
     def _is_mine(self, rec: LeaseRecord) -> bool:
-        """Whether `rec` was written by this process (worker, host, pid and start time:
-        a process is unique by them, a worker's name is not)."""
-        if rec.worker_id != self.worker_id or rec.pid != os.getpid():
+        """Whether `rec` was written by this process as this worker."""
+        return rec.worker_id == self.worker_id and self.by_this_process(rec)
+
+    def by_this_process(self, rec: LeaseRecord) -> bool:
+        """Whether `rec` was written by this process, as any worker (host, pid and start
+        time: a process is unique by them, a worker's name is not)."""
+        if rec.pid != os.getpid():
             return False
         if rec.host is not None and rec.host != holder.this_host():
             return False

@@ -5,23 +5,24 @@ from __future__ import annotations
 import click
 
 from git_gasp.cli.ids import NodeId, resolve_node
-from git_gasp.cli.options import CONTEXT, open_state, release_lease
+from git_gasp.cli.options import CONTEXT, WaitCommand, open_state, release_lease, wait_option
 
 
-@click.command("commit-run", context_settings=CONTEXT)
+@click.command("commit-run", context_settings=CONTEXT, cls=WaitCommand)
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--run", "run_id", metavar="RUN_ID", type=NodeId("run"),
               help="Default: the last finished run.")
 @click.option("--outcome", help="Default: the run's recorded outcome.")
 @click.option("--goal", metavar="GOAL_ID", type=NodeId("goal"), help="Default: the run's goal.")
 @click.option("--no-journal", is_flag=True, help="Do not append the run to journal/JOURNAL.md.")
-def commit_run(paths, run_id, outcome, goal, no_journal) -> None:
+@wait_option
+def commit_run(paths, run_id, outcome, goal, no_journal, wait) -> None:
     """Make the run's closing commit: the log, projections and PATHS, with trailers."""
     from git_gasp.base.errors import GaspError
     from git_gasp.runtime.commit import commit_run as do_commit
     from git_gasp.runtime.journal import JOURNAL_REL, append_journal
 
-    state = open_state()
+    state = open_state(write=True, wait=wait)
     run_id = resolve_node(state.graph, run_id, "run")
     goal = resolve_node(state.graph, goal, "goal")
     runs = [n for n in state.graph.nodes.values() if n["kind"] == "run"]

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import click
 
-from git_gasp.cli.options import CONTEXT, agent_root, open_state, release_lease
+from git_gasp.cli.options import (
+    CONTEXT,
+    WaitGroup,
+    agent_root,
+    open_state,
+    release_lease,
+    wait_option,
+)
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(context_settings=CONTEXT, cls=WaitGroup)
 def identity() -> None:
     """Compute, verify or amend the identity hash."""
 
@@ -37,7 +44,9 @@ def identity_verify() -> None:
 @click.option("--set", "sets", multiple=True, metavar="IDENTITY_FILE=SOURCE",
               help="Replace an identity file with SOURCE's content (repeatable); without it, "
                    "commit the edits already made in identity/.")
-def identity_amend(approved_by: str, reason: str, sets: tuple[str, ...]) -> None:
+@wait_option
+def identity_amend(approved_by: str, reason: str, sets: tuple[str, ...],
+                   wait: float | None) -> None:
     """One commit: identity/ edits + the new hash in AGENT.md + the approving decision."""
     from pathlib import Path
 
@@ -53,7 +62,7 @@ def identity_amend(approved_by: str, reason: str, sets: tuple[str, ...]) -> None
             changes[target] = Path(source).read_bytes()
         except OSError as exc:
             raise UsageError(f"--set {item}: {exc.strerror}") from None
-    state = open_state()
+    state = open_state(write=True, wait=wait)
     commit, old, new = amend_identity(state, approved_by, reason, changes)
     release_lease(state)
     click.echo(f"{commit.decode()} identity {old[:12]}… -> {new[:12]}…")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from git_gasp.cli.options import CONTEXT, open_state, release_lease
+from git_gasp.cli.options import CONTEXT, WaitGroup, open_state, release_lease, wait_option
 
 
 def _sources(state, sources: tuple[str, ...]) -> list[str]:
@@ -23,7 +23,7 @@ def _sources(state, sources: tuple[str, ...]) -> list[str]:
             for s in sources]
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(context_settings=CONTEXT, cls=WaitGroup)
 def memory() -> None:
     """Distilled facts (memory/facts.jsonl) and the active memory synthesis."""
 
@@ -32,11 +32,12 @@ def memory() -> None:
 @click.argument("text")
 @click.option("--from", "sources", multiple=True, required=True, metavar="ID",
               help="An event or run the fact was learned from (repeatable, required).")
-def memory_add(text: str, sources: tuple[str, ...]) -> None:
+@wait_option
+def memory_add(text: str, sources: tuple[str, ...], wait: float | None) -> None:
     """Append a fact; print its id."""
     from git_gasp.runtime.memory import Facts
 
-    state = open_state()
+    state = open_state(write=True, wait=wait)
     click.echo(Facts(state).add(text, _sources(state, sources)))
     release_lease(state)
 
@@ -46,11 +47,12 @@ def memory_add(text: str, sources: tuple[str, ...]) -> None:
 @click.argument("text")
 @click.option("--from", "sources", multiple=True, required=True, metavar="ID",
               help="An event or run the new version was learned from (repeatable).")
-def memory_supersede(old: str, text: str, sources: tuple[str, ...]) -> None:
+@wait_option
+def memory_supersede(old: str, text: str, sources: tuple[str, ...], wait: float | None) -> None:
     """Append a fact that replaces OLD; print its id."""
     from git_gasp.runtime.memory import Facts
 
-    state = open_state()
+    state = open_state(write=True, wait=wait)
     click.echo(Facts(state).supersede(old, text, _sources(state, sources)))
     release_lease(state)
 

@@ -11,6 +11,7 @@ import click
 from git_gasp.cli.ids import NodeId, resolve_node, resolve_options
 from git_gasp.cli.options import (
     CONTEXT,
+    WaitGroup,
     finite_float,
     json_obj,
     open_state,
@@ -18,6 +19,7 @@ from git_gasp.cli.options import (
     record_options,
     refused_input,
     release_lease,
+    wait_option,
 )
 
 # annotation words of the record_* helpers -> the JSON types --json may give for them
@@ -77,9 +79,10 @@ def _record(helper_name: str, positional: tuple = (), **flags):
     payload = flags.pop("payload", None)
     cause = flags.pop("cause", None)
     approved_by = flags.pop("approved_by", None)
+    wait = flags.pop("wait", None)
     parsed = json_obj(metadata, "--metadata") if metadata is not None else None
     json_obj(payload, "--json", "payload")  # bad JSON is refused before the log is opened
-    state = open_state()
+    state = open_state(write=True, wait=wait)
     helper = getattr(state, helper_name)
     flags = resolve_options(state.graph, flags)  # unique prefixes -> full ids
     if parsed is not None:
@@ -93,7 +96,7 @@ def _record(helper_name: str, positional: tuple = (), **flags):
     return result
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(context_settings=CONTEXT, cls=WaitGroup)
 def record() -> None:
     """Record a domain or raw-layer event (and its paired ops); print the new id."""
 
@@ -206,7 +209,7 @@ def _call_pair(start: str, finish: str, start_kw: dict, output: str | None,
     given = common_kw.get("metadata")
     metadata = json_obj(given, "--metadata") if given is not None else None
     json_obj(common_kw.get("payload"), "--json", "payload")
-    state = open_state()
+    state = open_state(write=True, wait=common_kw.get("wait"))
     approved = common_kw.get("approved_by")
     with state.approval(approved) if approved else nullcontext():
         flags = {**start_kw, "metadata": metadata}
@@ -249,9 +252,10 @@ def record_model_call(model, provider, input_summary, output, success, **common_
 @click.argument("node", type=NodeId())
 @click.argument("status")
 @click.option("--reason")
-def record_status(node: str, status: str, reason: str | None) -> None:
+@wait_option
+def record_status(node: str, status: str, reason: str | None, wait: float | None) -> None:
     """<kind>.status_changed after validating the transition."""
-    state = open_state()
+    state = open_state(write=True, wait=wait)
     node = resolve_node(state.graph, node)
     with refused_input({"reason": "--reason"} if reason is not None else {}):
         click.echo(state.update_status(node, status, reason=reason))

@@ -7,16 +7,18 @@ import click
 from git_gasp.cli.ids import NodeId, resolve_node
 from git_gasp.cli.options import (
     CONTEXT,
+    WaitGroup,
     json_obj,
     metadata_option,
     open_state,
     option_labels,
     refused_input,
     release_lease,
+    wait_option,
 )
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(context_settings=CONTEXT, cls=WaitGroup)
 def run() -> None:
     """Start, finish or show the agent's current run."""
 
@@ -28,10 +30,12 @@ def run() -> None:
 @click.option("--task-id", metavar="TASK_ID", type=NodeId("task"),
               help="The task node the run serves.")
 @metadata_option
-def run_start(task: str, goal: str | None, task_id: str | None, metadata: str | None) -> None:
+@wait_option
+def run_start(task: str, goal: str | None, task_id: str | None, metadata: str | None,
+              wait: float | None) -> None:
     """Record run.started; print the run id. Later events chain to it."""
     meta = json_obj(metadata, "--metadata")
-    state = open_state()
+    state = open_state(write=True, wait=wait)
     goal = resolve_node(state.graph, goal, "goal")
     task_id = resolve_node(state.graph, task_id, "task")
     with refused_input(option_labels({"task": task, "goal": goal, "task_id": task_id,
@@ -46,10 +50,12 @@ def run_start(task: str, goal: str | None, task_id: str | None, metadata: str | 
 @click.option("--run", "run_id", metavar="RUN_ID", type=NodeId("run"),
               help="The run to finish (default: the open one).")
 @metadata_option
-def run_finish(outcome: str, run_id: str | None, metadata: str | None) -> None:
+@wait_option
+def run_finish(outcome: str, run_id: str | None, metadata: str | None,
+               wait: float | None) -> None:
     """Record run.finished; print the run id."""
     meta = json_obj(metadata, "--metadata")
-    state = open_state()
+    state = open_state(write=True, wait=wait)
     run_id = resolve_node(state.graph, run_id, "run")
     with refused_input(option_labels({"outcome": outcome, "metadata": metadata})):
         rid = state.finish_run(outcome, run_id=run_id, metadata=meta)

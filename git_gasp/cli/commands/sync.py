@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import click
 
+from git_gasp.cli.options import WaitCommand, wait_option
 
-@click.command("sync")
+
+@click.command("sync", cls=WaitCommand)
 @click.argument("remote", required=False)
 @click.argument("branch", required=False)
 @click.option("--rebase", is_flag=True,
@@ -24,9 +26,10 @@ import click
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="SECONDS", help="Stop a fetch or push that takes longer (counts as a "
                                       "failed attempt).")
+@wait_option
 @click.option("--json", "as_json", is_flag=True, help="Print what happened as one JSON object.")
 def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int, max_wait: float,
-         since: str | None, timeout: float | None, as_json: bool) -> int:
+         since: str | None, timeout: float | None, wait: float | None, as_json: bool) -> int:
     """Sync this branch with REMOTE's BRANCH (default: its upstream, else origin and the
     same name): fetch, merge (or --rebase) through the union merge driver, validate with
     the guard's rules and a cached check, push without force; retry a rejected push with
@@ -46,7 +49,7 @@ def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int, ma
     from git_gasp.merge.sync import sync as run_sync
 
     outcome = run_sync(Path.cwd(), Options(remote, branch, rebase, attempts, max_wait, since,
-                                           timeout))
+                                           timeout, wait))
     for note in outcome.cleaned:
         click.echo(f"git gasp sync: {note}", err=True)
     if as_json:
