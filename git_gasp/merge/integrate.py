@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base import git
+from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
 from git_gasp.merge.sync_state import Session, last_line
 from git_gasp.store import attributes
@@ -146,11 +147,22 @@ def _conflict(text: str) -> str | None:
     return f"merge conflict: {lines[0]}{more}"
 
 
+class BranchMoved(GaspError):
+    """The branch moved during the sync, past what the sync put it at (someone
+    committed): putting it back would drop that commit, so it is left where it is."""
+
+
 def restore(s: Session, orig: str) -> str | None:
     """Put the branch, index and work tree back at `orig` (`git reset --keep`: nothing
-    uncommitted is overwritten); None, or why it could not."""
-    if git.resolve_commit(s.top, "HEAD") == orig:
+    uncommitted is overwritten); None, or why it could not. Only the sync's own result
+    (`s.made`) is moved back: BranchMoved when a commit was made on the branch meanwhile."""
+    head = git.resolve_commit(s.top, "HEAD")
+    if head == orig:
         return None
+    if s.made is not None and head != s.made:
+        raise BranchMoved(f"the branch moved to {(head or '?')[:12]} during the sync (it had "
+                          f"merged to {s.made[:12]}): it is left there so no commit is lost; "
+                          "nothing was pushed, sync again")
     code, text = s.git("reset", "--keep", "--quiet", orig)
     return None if code == 0 else last_line(text)
 

@@ -9,15 +9,17 @@ forward, a ref lock race, the remote unreachable) puts the branch back and tries
 again after a jittered exponential wait (`merge.backoff`), up to `attempts` attempts
 within the `max_wait` budget. Giving up pushes the local work to a recovery ref
 (`merge.recovery`). On every way out but success the branch, index and work tree are
-as they were; a killed sync is cleaned up by the next one (`merge.sync_state`). The
-agent's lease is held from before the clean-tree check to the end, so no writer
-appends to the log under a merge (`holding_lease`).
+as they were, unless a commit was made on the branch during the sync (it is kept, the
+branch left where it is); a killed sync is cleaned up by the next one
+(`merge.sync_state`). The agent's lease is held from before the clean-tree check to the
+end, so no writer appends to the log under a merge (`holding_lease`).
 
 Exit codes (`EXIT`): 0 synced or nothing to do, 1 refused (the result breaks the
-rules, or the remote's hook refused it; nothing pushed), 4 gave up (the local work is
-on the recovery ref), 5 cannot start (dirty tree, detached HEAD, an operation in
-progress, the lease held, another sync running: nothing changed), 6 gave up and the
-recovery ref could not be pushed either (the work is only local). 2 is a usage error
+rules, or the remote's hook refused it; nothing pushed) or stopped (the branch moved
+during the sync), 4 gave up (the local work is on the recovery ref), 5 cannot start
+(dirty tree, detached HEAD, an operation in progress, the lease held, another sync
+running: nothing changed), 6 gave up and the recovery ref could not be pushed either
+(the work is only local). 2 is a usage error
 and 3 an internal error, as for every command.
 """
 
@@ -37,8 +39,8 @@ from git_gasp.merge.backoff import DEFAULT_MAX_WAIT_S, Backoff
 from git_gasp.merge.sync_state import CannotStart, Session
 
 DEFAULT_ATTEMPTS = 5
-EXIT = {"pushed": 0, "up-to-date": 0, "fast-forwarded": 0, "refused": 1, "gave-up": 4,
-        "cannot-start": 5, "stranded": 6}
+EXIT = {"pushed": 0, "up-to-date": 0, "fast-forwarded": 0, "refused": 1, "moved": 1,
+        "gave-up": 4, "cannot-start": 5, "stranded": 6}
 HEADS = "refs/heads/"
 
 
@@ -103,6 +105,8 @@ class Outcome:
             return f"pushed {_short(self.pushed)} to {where} ({self.mode}){tries}"
         if self.status == "refused":
             return f"sync refused: {self.reason}; nothing pushed, the branch is as it was"
+        if self.status == "moved":
+            return f"sync stopped: {self.reason}"
         if self.status == "gave-up":
             return (f"sync gave up{tries}: {self.reason}; the local work is on "
                     f"{self.recovery_ref} at {self.remote}, the branch is as it was")
@@ -209,6 +213,9 @@ def sync(start: Path, opts: Options, *, rng: random.Random | None = None,
             out.head = git.resolve_commit(s.top, "HEAD")
     except CannotStart as exc:
         out.status, out.reason = "cannot-start", str(exc)
+    except integrate.BranchMoved as exc:
+        out.status, out.reason = "moved", str(exc)
+        out.head = git.resolve_commit(Path(start), "HEAD")
     return out
 
 
@@ -234,7 +241,8 @@ def _attempts(s: Session, root: Path, out: Outcome, opts: Options, backoff: Back
         try:
             done = _attempt(s, root, out, opts, orig, log_rel)
         except BaseException:
-            integrate.restore(s, orig)  # an unexpected error: the branch as it was
+            with contextlib.suppress(integrate.BranchMoved):  # a commit on it is kept
+                integrate.restore(s, orig)  # an unexpected error: the branch as it was
             s.forget()
             raise
         if done:
@@ -248,6 +256,7 @@ def _attempts(s: Session, root: Path, out: Outcome, opts: Options, backoff: Back
 def _attempt(s: Session, root: Path, out: Outcome, opts: Options, orig: str,
              log_rel: str) -> bool:
     """One fetch-integrate-validate-push; True when the sync is finished."""
+    s.made = None
     remote_sha, error = integrate.fetch(s, out.remote, out.branch, opts.timeout)
     if error is not None:
         out.reason = error
@@ -275,6 +284,7 @@ def _attempt(s: Session, root: Path, out: Outcome, opts: Options, orig: str,
             out.reason, out.status = why, "conflict"
             return False
         result = git.resolve_commit(s.top, "HEAD") or orig
+    s.made = result  # what a put-back may undo: never a commit made meanwhile
     failures = validate.new_commit_failures(s.top, root, log_rel, result, remote_sha) or \
         validate.check_failures(root, opts.since)
     if failures:
@@ -296,7 +306,11 @@ def _attempt(s: Session, root: Path, out: Outcome, opts: Options, orig: str,
 
 
 def _put_back(s: Session, orig: str) -> None:
-    why = integrate.restore(s, orig)
+    try:
+        why = integrate.restore(s, orig)
+    except integrate.BranchMoved:
+        s.forget()
+        raise
     if why is not None:
         raise GaspError(f"cannot put the branch back at {orig[:12]} ({why}); the sync's "
                         f"result is checked out: git reset --keep {orig[:12]} undoes it")

@@ -58,6 +58,7 @@ class Session:
     gdir: Path
     lock_fd: int
     config: list[str] = field(default_factory=list)  # ["-c", "k=v", ...] for every merge
+    made: str | None = None  # the commit this attempt's merge or rebase put the branch at
 
     @property
     def state_dir(self) -> Path:

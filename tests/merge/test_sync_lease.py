@@ -135,3 +135,42 @@ def test_a_sync_or_record_refuses_a_writers_lease_at_once_or_waits_for_it(agent,
     finally:
         holder.close()
     assert not (agent / ".agent" / "lease").exists()  # given back
+
+
+@pytest.mark.parametrize("diverged", [False, True], ids=["ahead", "merged"])
+def test_a_commit_made_during_a_sync_is_never_undone(agent, paused, tmp_path, diverged):
+    """The remote refuses the push after someone committed on the branch: putting the
+    branch back (`git reset --keep`) would drop that commit and its files; the sync
+    leaves the branch where the commit put it, says so, and the next sync pushes it."""
+    if diverged:  # the remote moved: the sync merges, and the commit lands on the merge
+        other = tmp_path / "other"
+        git(tmp_path, "clone", "-q", str(tmp_path / "remote.git"), str(other))
+        (paused / "go").touch()
+        assert gasp(other, "record", "goal", "--title", "theirs").returncode == 0
+        _commit(other, "theirs")
+        git(other, "push", "-q")
+        (paused / "go").unlink()
+        (paused / "in-hook").unlink()
+    assert gasp(agent, "record", "goal", "--title", "mine").returncode == 0
+    _commit(agent, "mine")
+    (paused / "refuse").touch()
+    sync = _start_sync(agent, paused)
+    try:
+        (agent / "notes.txt").write_text("committed while the sync ran\n")
+        git(agent, "add", "notes.txt")
+        git(agent, "commit", "-q", "--no-verify", "-m", "during the sync")
+        mine = git(agent, "rev-parse", "HEAD").strip()
+        (paused / "go").touch()
+        stdout, stderr = sync.communicate(timeout=LIMIT_S)
+    finally:
+        if sync.poll() is None:
+            sync.kill()
+    report = json.loads(stdout)
+    assert sync.returncode == 1 and report["status"] == "moved", stderr
+    assert "no commit is lost" in stderr.decode() and len(stderr.strip().splitlines()) == 1
+    assert git(agent, "rev-parse", "HEAD").strip() == mine == report["head"]
+    assert (agent / "notes.txt").exists() and git(agent, "status", "--porcelain") == ""
+    (paused / "refuse").unlink()
+    again = gasp(agent, "sync")
+    assert again.returncode == 0, out(again)
+    assert git(agent, "show", "origin/main:notes.txt") == "committed while the sync ran\n"
