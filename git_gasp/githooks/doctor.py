@@ -175,7 +175,8 @@ def _driver(root: Path, findings: list[Finding]) -> None:
     if using and driver is None:
         findings.append(Finding(ERROR, f".gitattributes says merge=gasp ({', '.join(using)}) but "
                                 "this clone has no merge.gasp.driver: git silently falls back "
-                                "to a text merge", "run `git gasp install-hooks`", topic="driver"))
+                                "to a text merge", "run `git gasp install` (once per machine) "
+                                "or `git gasp install-hooks` (this clone)", topic="driver"))
     elif driver is not None:
         exe = _first_word(driver)
         if exe and not (os.access(exe, os.X_OK) or shutil.which(exe)):

@@ -42,6 +42,7 @@ def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int, ma
     import json
     from pathlib import Path
 
+    from git_gasp.cli.notes import driver_note
     from git_gasp.merge.sync import Options
     from git_gasp.merge.sync import sync as run_sync
 
@@ -56,4 +57,6 @@ def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int, ma
             click.echo(outcome.line())
     else:
         click.echo(f"git gasp: error: {outcome.line()}", err=True)
+    if outcome.exit_code in (0, 1, 4):  # it ran: the clone's plain pulls need the driver too
+        driver_note(Path.cwd())
     return outcome.exit_code
