@@ -157,3 +157,22 @@ def test_a_failure_half_way_takes_everything_back(project):
     assert "gasp/state" not in git(project, "branch", "--list")
     assert "gasp-state" not in git(project, "worktree", "list")
     assert not (project / ".git" / "gasp-state").exists()
+
+
+def test_restore_branch_brings_the_agent_up_without_the_project(project, tmp_path):
+    _init(project)
+    assert gasp(project, "record", "goal", "--title", "kept").returncode == 0
+    state = project / ".git" / "gasp-state"
+    git(state, "add", "-A")
+    git(state, "commit", "-qm", "a goal", "--no-verify")
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(project, "push", "-q", str(bare), "HEAD:refs/heads/main", "gasp/state")
+    dest = tmp_path / "restored"
+    proc = gasp(tmp_path, "restore", str(bare), str(dest), "--branch", "gasp/state")
+    assert proc.returncode == 0, out(proc)
+    assert "open goals (1)" in proc.stdout.decode() and "kept" in proc.stdout.decode()
+    assert git(dest, "symbolic-ref", "HEAD").strip() == "refs/heads/gasp/state"
+    assert not (dest / "app.py").exists()
+    assert git(dest, "rev-parse", "--verify", "-q", "origin/main", check=False) == ""
+    assert gasp(dest, "check").returncode == 0
