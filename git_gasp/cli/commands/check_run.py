@@ -47,6 +47,11 @@ def run_check(path: str | None, *, fixture: bool = False, as_json: bool = False,
     finally:
         if progress is not None:
             progress.clear()
+    if not fixture:  # `git gasp status` shows it (a fixture check proves something else)
+        from git_gasp.store.lastcheck import save
+
+        save(root, conformant=report.conformant, now_ms=int(time.time() * 1000),
+             failed=[c.number for c in report.checks if not c.passed])
     if as_json:
         import json
 
