@@ -36,6 +36,7 @@ SLOW_FILES = {
     "conformance/test_integrity_history_properties.py",
     "conformance/test_logstate_properties.py",
     "conformance/test_rules_canonical.py",
+    "e2e/test_beside_project.py",
     "e2e/test_live_sessions.py",
     "e2e/test_multiplayer_e2e.py",
     "githooks/test_install_hooks.py",

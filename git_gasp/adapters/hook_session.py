@@ -326,9 +326,11 @@ class HookSession(SessionWriter):
             "observation", f"result:{key}")) else key), out
 
     def _use_record(self, h: HookEvent, key: str) -> Record:
+        name = h.tool_name or "unknown"
         return Record(TOOL_USE, key, None, None, {
-            "tool_use_id": key, "name": h.tool_name or "unknown",
-            "input": _clip(h.tool_input if h.tool_input is not None else {}),
+            "tool_use_id": key, "name": name,
+            "input": _clip(self.capture.file_digests(
+                name, h.tool_input if h.tool_input is not None else {})),
             "message_id": None})
 
     def pre_tool(self, h: HookEvent) -> None:
@@ -352,7 +354,8 @@ class HookSession(SessionWriter):
             code = self._exit_code(h.tool_use_id)
             is_error = code is not None and code != 0
         self._add(Record(TOOL_RESULT, f"result:{key}", key, None, {
-            "tool_use_id": key, "output": _keep_output(h.output or ""),
+            "tool_use_id": key, "output": (h.output or "") if self.capture.tool_output ==
+            "full" else _keep_output(h.output or ""),  # full: the writer bounds it
             "is_error": bool(is_error), "exit_code": code}))
 
     def _exit_code(self, call_id: str | None) -> int | None:

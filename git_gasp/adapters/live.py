@@ -68,17 +68,18 @@ LOCK_WAIT_S = 10.0
 
 
 def find_agent_root(start: str | os.PathLike | None) -> Path | None:
-    """The nearest directory at or above `start` holding AGENT.md."""
+    """The agent root for a session in `start`: AGENT.md at or above it (up to the work
+    tree's top), else the state directory its repository's config names
+    (`store.location`); None when neither exists."""
+    from git_gasp.store.location import find_root
+
     if not start:
         return None
     try:
-        path = Path(start).resolve()
+        found = find_root(os.path.realpath(start))
     except OSError:
         return None
-    for candidate in (path, *path.parents):
-        if (candidate / "AGENT.md").is_file():
-            return candidate
-    return None
+    return Path(found) if found is not None else None
 
 
 def gasp_dir(root: Path) -> Path:

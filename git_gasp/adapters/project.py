@@ -43,7 +43,7 @@ from git_gasp.adapters.session_writer import (
 )
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
-from git_gasp.redact.redactor import summarize
+from git_gasp.redact import capture
 
 
 @dataclass
@@ -106,19 +106,23 @@ class Projector(SessionWriter):
                                   metadata=self._src(goal_item.after, **goal_item.metadata))
             self.node_of[goal_item.key] = goal
             self.event_of[goal_item.after] = st.creator_of(goal)
-        archive = redacted_archive(self.raw, self.r)
-        rel = f"transcripts/{self.run_id}.jsonl.gz"
-        atomic_write(Path(st.root) / rel, archive, root=st.root, make_parents=True)
-        digest = "sha256:" + hashlib.sha256(archive).hexdigest()
+        rel = digest = None
+        if self.capture.transcripts:  # [capture] transcripts = false: none is kept
+            archive = redacted_archive(self.raw, self.r)
+            rel = f"transcripts/{self.run_id}.jsonl.gz"
+            atomic_write(Path(st.root) / rel, archive, root=st.root, make_parents=True)
+            digest = "sha256:" + hashlib.sha256(archive).hexdigest()
         s = self.t.session
         task = goal_item.data["title"] if goal_item else f"{s.agent} session {s.session_id}"
         st.start_run(self.r.text(task), goal=goal, run_id=self.run_id, metadata=self._src(
             None, agent_version=s.agent_version, model=s.model, cwd=s.cwd,
-            git_branch=s.git_branch, transcript={"uri": rel, "hash": digest},
+            git_branch=s.git_branch,
+            transcript={"uri": rel, "hash": digest} if rel is not None else None,
             skipped_lines=dict(self.t.skipped)))
-        st.attach_artifact(self.run_id, kind="transcript", uri=rel, hash=digest,
-                           summary=f"{s.agent} {s.agent_version or ''} session transcript "
-                                   "(redacted)".replace("  ", " "))
+        if rel is not None:
+            st.attach_artifact(self.run_id, kind="transcript", uri=rel, hash=digest,
+                               summary=f"{s.agent} {s.agent_version or ''} session transcript "
+                                       "(redacted)".replace("  ", " "))
         self.result.archive = rel
         run_event = st.run.event_id
         texts: dict[str, list[str]] = {}
@@ -140,9 +144,11 @@ class Projector(SessionWriter):
                 called = self._emit("model.called", payload, [
                     create_node(mid, "model_call", props),
                     relate(mid, "produced_by", self.run_id)], cause)
-                out = self.r.text(summarize("\n".join(texts.get(rec.key, []))))
+                cut: dict = {}
+                out = self.capture.bound(self.r.text("\n".join(texts.get(rec.key, []))), cut,
+                                         "output_summary", chars=capture.SUMMARY_CHARS)
                 fmeta = {"usage": rec.get("usage"), "stop_reason": rec.get("stop_reason"),
-                         "message_id": rec.key}
+                         "message_id": rec.key, **({"cut": cut} if cut else {})}
                 self._emit("model.finished", {
                     "id": mid, "run_id": self.run_id, "output_summary": out, "success": True,
                     "metadata": fmeta}, [update_node(mid, {

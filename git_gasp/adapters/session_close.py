@@ -124,7 +124,10 @@ def archive_transcript(state: Any, run_id: str, agent: str, path: str | os.PathL
     if not path or not Path(path).is_file():
         return None
     from git_gasp.adapters.records import read_raw
+    from git_gasp.redact.capture import load
 
+    if not load(root).transcripts:  # [capture] transcripts = false
+        return None
     try:
         raw = read_raw(Path(path))
     except Exception:  # noqa: BLE001 - gone or unreadable: the run closes without it

@@ -17,7 +17,8 @@ from typing import Any
 from git_gasp.adapters.lifting import Lifted
 from git_gasp.adapters.records import Record
 from git_gasp.base import git
-from git_gasp.redact.redactor import Redactor, summarize
+from git_gasp.redact import capture
+from git_gasp.redact.redactor import Redactor
 
 
 def run_id_for(agent: str, session_id: str) -> str:
@@ -65,6 +66,8 @@ class SessionWriter:
         self.run_id = run_id
         self.cwd = cwd
         self.r = Redactor()
+        root = getattr(state, "root", None)
+        self.capture = capture.load(root) if root is not None else capture.Capture()
         self.event_of: dict[str, str] = {}  # record key -> event id that recorded it
         self.node_of: dict[str, str] = {}  # record or lifted key -> node id
 
@@ -140,8 +143,9 @@ class SessionWriter:
                 self.event_of[rec.key] = event
             return event
         name = str(rec.get("name"))
-        inp = self.r.text(summarize(rec.get("input")))
-        meta = self._src(rec.key)
+        cut: dict = {}
+        inp = self.capture.tool_input(name, self.r.value(rec.get("input")), cut)
+        meta = self._src(rec.key, **({"cut": cut} if cut else {}))
         payload = {"id": tid, "run_id": self.run_id, "tool": name,
                    "input_summary": inp, "metadata": meta}
         props = {"tool": name, "input_summary": inp or None, "run_id": self.run_id,
@@ -162,8 +166,11 @@ class SessionWriter:
         if tid is None:
             return None  # a result whose call is not in this session
         ok = not rec.get("is_error")
-        out = self.r.text(summarize(str(rec.get("output") or "")))
+        cut: dict = {}
+        out = self.capture.output(self.r.text(str(rec.get("output") or "")), cut)
         fmeta = {"exit_code": rec.get("exit_code"), "is_error": bool(rec.get("is_error"))}
+        if cut:
+            fmeta["cut"] = cut
         oid = self.stable_id("observation", rec.key)
         call = st.graph.node(tid)
         if st.graph.has_node(oid):  # recorded already (a replayed hook entry)
@@ -207,7 +214,8 @@ class SessionWriter:
             validates = self.node_for(d.get("validates"))
             if validates:
                 meta["validated_by_rule"] = "eval-validates-patch"
-            meta.update(tool_use_id=d["tool_use_id"], output_tail=self.r.text(d["output_tail"]))
+            tail = self.r.text(d["output_tail"]) if self.capture.tool_output != "none" else ""
+            meta.update(tool_use_id=d["tool_use_id"], output_tail=tail)
             command = self.r.text(d["command"])
             status = canonical(d["status"], EVAL_STATUSES, "eval status")
             node = self._create("eval.finished", "eval", {

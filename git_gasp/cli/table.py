@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "import": "git_gasp.cli.commands.import_:import_",
     "export": "git_gasp.cli.commands.export:export",
     "adapt": "git_gasp.cli.commands.adapt:adapt",
+    "install": "git_gasp.cli.commands.install:install",
     "install-hooks": "git_gasp.cli.commands.hooks:install_hooks",
     "hook": "git_gasp.cli.commands.hooks:hook",
     "doctor": "git_gasp.cli.commands.hooks:doctor",
@@ -32,5 +33,6 @@ COMMANDS: dict[str, str] = {
     "identity": "git_gasp.cli.commands.identity:identity",
     "lease": "git_gasp.cli.commands.lease:lease",
     "sync": "git_gasp.cli.commands.sync:sync",
+    "status": "git_gasp.cli.commands.status:status",
     "completion": "git_gasp.cli.commands.completion:completion",
 }

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 from git_gasp.base.errors import UsageError
-from git_gasp.base.files import exists, is_dir, is_file, join, parents, path_str
+from git_gasp.base.files import exists, is_dir, path_str
 from git_gasp.conformance.checks import run_all
 from git_gasp.conformance.report import Report
-from git_gasp.store.agent import MANIFEST, load_agent
+from git_gasp.store.agent import load_agent
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 
 def find_agent_root(path: str | None) -> str:
-    """The agent root for PATH; without PATH, the nearest directory up holding AGENT.md.
+    """The agent root for PATH; without PATH, the nearest directory up holding AGENT.md,
+    else the state directory the repository's config names (`store.location`).
 
     The upward search stops at the git work-tree root; if nothing is found the
     current directory is used (and check 6 reports the missing manifest). A str as
@@ -30,13 +31,10 @@ def find_agent_root(path: str | None) -> str:
         if not is_dir(root):
             raise UsageError(f"{path}: not a directory")
         return root
+    from git_gasp.store.location import find_root
+
     cwd = path_str(os.getcwd())
-    for candidate in (cwd, *parents(cwd)):
-        if is_file(join(candidate, MANIFEST)):
-            return candidate
-        if exists(join(candidate, ".git")):
-            break
-    return cwd
+    return find_root(cwd) or cwd
 
 
 def resolve_agent_root(path: str | None) -> Path:

@@ -82,6 +82,12 @@ def _hook(root: Path, top: Path, hooks_dir: Path, hooks_path: str | None, name: 
         findings.extend(_managed(manager, name, data, told))
         return
     if data is None:
+        if _beside_a_project(root):  # init --branch installs none: the hooks are shared
+            findings.append(Finding(WARN, f"no {name} hook in {hooks_dir}: git-gasp's own "
+                                    "commits on the state branch apply the guard, hand-made "
+                                    "ones are not guarded", "run `git gasp install-hooks` "
+                                    "(the project's commits then run it too; it passes them)"))
+            return
         findings.append(Finding(ERROR, f"no {name} hook in {hooks_dir}: {_UNGUARDED[name]}"
                                 + _stray(root, hooks_dir, name), "run `git gasp install-hooks`"))
         return
@@ -116,6 +122,15 @@ def _hook(root: Path, top: Path, hooks_dir: Path, hooks_path: str | None, name: 
     findings.extend(problems)
     if not any(p.level == ERROR for p in problems):
         findings.append(Finding(OK, f"GASP {name} hook installed in {hooks_dir}"))
+
+
+def _beside_a_project(root: Path) -> bool:
+    """True when `root` is the state directory its repository's config names (the
+    state branch's worktree `init --branch` made), not the project itself."""
+    from git_gasp.store.location import configured_root
+
+    found = configured_root(str(root))
+    return found is not None and os.path.realpath(found) == os.path.realpath(root)
 
 
 def managers_runs_guard(data: bytes) -> bool:
@@ -175,7 +190,8 @@ def _driver(root: Path, findings: list[Finding]) -> None:
     if using and driver is None:
         findings.append(Finding(ERROR, f".gitattributes says merge=gasp ({', '.join(using)}) but "
                                 "this clone has no merge.gasp.driver: git silently falls back "
-                                "to a text merge", "run `git gasp install-hooks`", topic="driver"))
+                                "to a text merge", "run `git gasp install` (once per machine) "
+                                "or `git gasp install-hooks` (this clone)", topic="driver"))
     elif driver is not None:
         exe = _first_word(driver)
         if exe and not (os.access(exe, os.X_OK) or shutil.which(exe)):

@@ -71,6 +71,11 @@ def check_push(git_dir: Path, updates: list[tuple[str, str, str]], *,
         live.append(Update(old, new, ref, peel(store, new.encode()), guarded))
     if not live:
         return refusals
+    fmt = git_run(git_dir, "rev-parse", "--show-object-format").stdout.strip()
+    if fmt != b"sha1":  # the walk reads sha1 objects; fail closed with the reason
+        why = (f"the repository stores {fmt.decode(errors='replace') or 'unknown'} objects; "
+               "git-gasp reads sha1 repositories only")
+        return refusals + [Refusal(u.ref, why) for u in live]
     heads = [u.head for u in live if u.head is not None]
     listed = git_run(git_dir, "rev-list", "--boundary", "--not", "--all", "--not", "--stdin",
                   input=b"".join(h + b"\n" for h in dict.fromkeys(heads)))

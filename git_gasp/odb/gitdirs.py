@@ -214,10 +214,19 @@ def local_config_sets(cwd: str, section: str, subsection: str, key: str) -> bool
     """True when this repository's own config file (or its worktree config) sets
     ``section.subsection.key`` to some value, read without git; False means "not seen
     here", never "unset" (other scopes and includes are git's to answer)."""
+    return local_config_value(cwd, section, subsection, key) is not None
+
+
+def local_config_value(cwd: str, section: str, subsection: str | None, key: str
+                       ) -> bytes | None:
+    """The last value this repository's own config (or its worktree config) gives
+    ``section[.subsection].key``, read without git: a plain or double-quoted value
+    (``\\"``, ``\\\\`` unescaped), b"" for a bare key; None: not seen here."""
     dirs = locate(cwd)
     if dirs is None:
-        return False
-    want = (section.lower().encode(), subsection.encode())
+        return None
+    want = (section.lower().encode(), None if subsection is None else subsection.encode())
+    found: bytes | None = None
     for path in (os.path.join(dirs.commondir(), "config"),
                  os.path.join(dirs.controldir(), "config.worktree")):
         text = _read_all(path)
@@ -236,7 +245,31 @@ def local_config_sets(cwd: str, section: str, subsection: str, key: str) -> bool
                 line = head.group(3)
             if current != want:
                 continue
-            found = _KEY.match(line)
-            if found is not None and found.group(1).lower() == key.lower().encode():
-                return True
-    return False
+            got = _KEY.match(line)
+            if got is not None and got.group(1).lower() == key.lower().encode():
+                found = _value(line[got.end(1):])
+    return found
+
+
+def _value(rest: bytes) -> bytes:
+    """The value after a key: ``= value`` (quotes and escapes undone, a comment cut)."""
+    rest = rest.lstrip(_SPACE)
+    if not rest.startswith(b"="):
+        return b""
+    rest = rest[1:].strip(_SPACE)
+    out, quoted, i = bytearray(), False, 0
+    while i < len(rest):
+        c = rest[i:i + 1]
+        if c == b"\\" and i + 1 < len(rest):
+            nxt = rest[i + 1:i + 2]
+            out += {b"n": b"\n", b"t": b"\t", b"b": b"\b"}.get(nxt, nxt)
+            i += 2
+            continue
+        if c == b'"':
+            quoted = not quoted
+        elif c in (b"#", b";") and not quoted:
+            break
+        else:
+            out += c
+        i += 1
+    return bytes(out).rstrip(_SPACE) if not quoted else bytes(out)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from git_gasp.base.errors import NotAGitRepo
+from git_gasp.base.errors import GaspError, NotAGitRepo
 from git_gasp.base.files import is_within
 
 TYPE_CHECKING = False
@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from dulwich.object_store import BaseObjectStore
     from dulwich.repo import Repo
 
-__all__ = ["BaseObjectStore", "LazyDiskStore", "PlainRepo", "Repo", "open_plain", "open_repo",
-           "prefix_of", "shallow_commits"]
+__all__ = ["BaseObjectStore", "LazyDiskStore", "PlainRepo", "Repo", "UnsupportedObjectFormat",
+           "open_plain", "open_repo", "prefix_of", "require_sha1", "shallow_commits"]
 
 
 def _not_a_repo(agent_root: str | os.PathLike) -> NotAGitRepo:
@@ -183,3 +183,19 @@ def object_format(repo) -> bytes:
     except KeyError:
         fmt = b"sha1"
     return fmt.lower()
+
+
+class UnsupportedObjectFormat(GaspError):
+    """A repository whose objects git-gasp does not read (sha256)."""
+
+
+def require_sha1(repo) -> None:
+    """Refuse a repository of sha256 objects (`UnsupportedObjectFormat`, one line): the
+    readers, saved indexes and short ids here are sha1's, and half a reading is worse
+    than none."""
+    fmt = object_format(repo)
+    if fmt != b"sha1":
+        raise UnsupportedObjectFormat(
+            f"{repo.path}: the repository stores {fmt.decode(errors='replace')} objects "
+            "(extensions.objectFormat); git-gasp reads sha1 repositories only "
+            "(git init --object-format=sha1)")

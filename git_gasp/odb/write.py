@@ -46,14 +46,23 @@ def stage(repo: Repo, written: Iterable[tuple[bytes, bytes, int, os.stat_result]
 
 
 def discover_or_init(path: str) -> Repo:
-    """The repository around `path`, or a new one made at `path`."""
+    """The repository around `path`, or a new one made at `path`; a sha256 repository
+    is refused (`repo.UnsupportedObjectFormat`) before anything is written."""
     from dulwich.errors import NotGitRepository
     from dulwich.repo import Repo
 
+    from git_gasp.odb.repo import require_sha1
+
     try:
-        return Repo.discover(path)
+        repo = Repo.discover(path)
     except NotGitRepository:
         return Repo.init(path)
+    try:
+        require_sha1(repo)
+    except BaseException:
+        repo.close()
+        raise
+    return repo
 
 
 def head_tree(repo: Repo) -> bytes | None:

@@ -71,11 +71,16 @@ def _refuse_git_dirs(rel: bytes, full: Path, git_dirs: list[Path]) -> None:
             raise CommitError(f"{text} lies in the git dir ({gdir}); refusing to commit it")
 
 
-def _git_dirs(root: Path) -> list[Path]:
+def _git_dirs(root: Path, top: Path) -> list[Path]:
+    """The git dirs of `root`'s repository whose files may not be committed: all but one
+    that holds the work tree `top` itself (a linked worktree git-gasp keeps under the
+    git dir, `store.statebranch`: its files are the work tree's, not the git dir's)."""
     from git_gasp.base import git
 
-    return sorted({Path(os.path.realpath(git.git_dir(root))),
-                   Path(os.path.realpath(git.common_dir(root)))})
+    real_top = Path(os.path.realpath(top))
+    dirs = {Path(os.path.realpath(git.git_dir(root))),
+            Path(os.path.realpath(git.common_dir(root)))}
+    return sorted(d for d in dirs if d != real_top and d not in real_top.parents)
 
 
 def _link_problem(full: Path, top: Path) -> str | None:
@@ -137,7 +142,7 @@ def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes,
     repo, prefix = open_repo(root)
     with repo:
         top = Path(repo.path)
-        git_dirs = _git_dirs(Path(root))
+        git_dirs = _git_dirs(Path(root), top)
         rels = _expand(Path(root), top, paths, git_dirs)
         try:
             head = repo.head()

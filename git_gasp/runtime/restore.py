@@ -49,14 +49,17 @@ def _run_git(args: list[str], cwd: Path | None = None) -> None:
                         ) from None
 
 
-def clone(url: str, dest: Path, *, partial: bool = True) -> None:
-    """Clone `url` into `dest`, partially (no transcripts/) where the server allows."""
+def clone(url: str, dest: Path, *, partial: bool = True, branch: str | None = None) -> None:
+    """Clone `url` into `dest`, partially (no transcripts/) where the server allows;
+    `branch`: only that branch (the state branch beside a project, `init --branch`)."""
     if dest.exists() and any(dest.iterdir()):
         raise UsageError(f"{dest} exists and is not empty")
+    one = ["--branch", branch, "--single-branch"] if branch is not None else []
     if not partial:
-        _run_git(["clone", "-q", "--", url, str(dest)])
+        _run_git(["clone", "-q", *one, "--", url, str(dest)])
         return
-    _run_git(["clone", "-q", "--filter=blob:none", "--no-checkout", "--", url, str(dest)])
+    _run_git(["clone", "-q", "--filter=blob:none", "--no-checkout", *one, "--", url,
+              str(dest)])
     _run_git(["sparse-checkout", "set", "--no-cone", "/*", "!/transcripts/"], cwd=dest)
     _run_git(["checkout", "-q"], cwd=dest)
 
@@ -170,14 +173,18 @@ InstallHooks = Callable[[Path], object]
 
 def restore(url: str, dest: str | Path | None = None, *, at: str | None = None,
             model: str | None = None, partial: bool = True,
-            install_hooks: InstallHooks | None = None) -> RestoreReport:
+            install_hooks: InstallHooks | None = None,
+            branch: str | None = None) -> RestoreReport:
     """Clone `url` and bring the agent up: the restore contract of spec Part I.
 
     All or nothing: the clone is made in a temporary directory beside `dest`, verified,
     loaded, bound to `model`, given the merge driver and (with `install_hooks`, the
     hooks layer's installer `git gasp init` uses) the guard hooks, and only then renamed
     to `dest`; on any failure the temporary directory is removed and `dest` is left as
-    it was."""
+    it was. `branch` restores the agent kept on that branch of a project's repository
+    (`init --branch`): only its history is cloned."""
+    if branch is not None and (branch.startswith("-") or not branch.strip()):
+        raise UsageError(f"{branch!r} is not a branch name")
     if dest is None:
         name = re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
         dest = name or "agent"
@@ -189,7 +196,7 @@ def restore(url: str, dest: str | Path | None = None, *, at: str | None = None,
     work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.restore-", dir=dest.parent))
     try:
         tmp = work / "clone"
-        clone(url, tmp, partial=partial)
+        clone(url, tmp, partial=partial, branch=branch)
         report = where_it_stands(tmp, at=at)
         if model is not None:
             bind_model(tmp, model)

@@ -252,5 +252,6 @@ def missing_driver_note(root: str | os.PathLike) -> str | None:
     except GaspError:
         return None
     return ("note: .gitattributes says merge=gasp for "
-            f"{', '.join(using)}, but this clone has no merge.gasp.driver, so git silently "
-            "falls back to a text merge of the append-only files; fix: git gasp install-hooks")
+            f"{', '.join(using)}, but no merge.gasp.driver is defined, so git silently "
+            "falls back to a text merge of the append-only files; fix: git gasp install "
+            "(once per machine)")

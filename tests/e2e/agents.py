@@ -109,9 +109,11 @@ def agent_env(home: Path) -> dict[str, str]:
     return env
 
 
-def run_claude(binary: Path, repo: Path, home: Path, *, timeout: int = 240) -> Session:
+def run_claude(binary: Path, repo: Path, home: Path, *, timeout: int = 240,
+               noisy: bool = False) -> Session:
     """One `claude -p` session in `repo` against the scripted model."""
-    with ModelServer(ClaudeHandler, claude_script(sys.executable), str(repo)) as server:
+    script = claude_script(sys.executable, noisy=noisy)
+    with ModelServer(ClaudeHandler, script, str(repo)) as server:
         env = agent_env(home)
         env.update(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.port}",
                    ANTHROPIC_API_KEY="sk-ant-test-not-a-real-key")
@@ -136,9 +138,11 @@ def codex_config(home: Path, repo: Path, port: int) -> Path:
     return codex_home
 
 
-def run_codex(binary: Path, repo: Path, home: Path, *, timeout: int = 240) -> Session:
+def run_codex(binary: Path, repo: Path, home: Path, *, timeout: int = 240,
+              noisy: bool = False) -> Session:
     """One `codex exec` session in `repo` against the scripted model."""
-    with ModelServer(CodexHandler, codex_script(sys.executable), str(repo)) as server:
+    script = codex_script(sys.executable, noisy=noisy)
+    with ModelServer(CodexHandler, script, str(repo)) as server:
         codex_home = codex_config(home, repo, server.port)
         env = agent_env(home)
         env.update(CODEX_HOME=str(codex_home), MOCK_API_KEY="test-key")

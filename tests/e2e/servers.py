@@ -32,10 +32,14 @@ COMMIT = ("git add calc.py test_calc.py && git -c user.name=dev -c user.email=de
           "commit -qm 'Fix add' && git log --oneline -1")
 
 
-def claude_script(python: str) -> list[tuple[str, dict] | str]:
-    """(tool name, input) steps, then the final text."""
+NOISY = "seq 1 52000"  # a tool that prints ~300 KB
+
+
+def claude_script(python: str, *, noisy: bool = False) -> list[tuple[str, dict] | str]:
+    """(tool name, input) steps, then the final text (`noisy`: a ~300 KB print first)."""
     test = f"{shlex.quote(python)} -m pytest -q -p no:cacheprovider test_calc.py"
-    return [
+    loud = [("Bash", {"command": NOISY, "description": "Count"})] if noisy else []
+    return [*loud,
         ("Write", {"file_path": "{cwd}/calc.py", "content": BUGGY}),
         ("Write", {"file_path": "{cwd}/test_calc.py", "content": TEST}),
         ("Bash", {"command": test, "description": "Run the tests"}),
@@ -47,10 +51,11 @@ def claude_script(python: str) -> list[tuple[str, dict] | str]:
     ]
 
 
-def codex_script(python: str) -> list[str]:
-    """Shell commands for exec_command, then the final text."""
+def codex_script(python: str, *, noisy: bool = False) -> list[str]:
+    """Shell commands for exec_command, then the final text (`noisy`: a ~300 KB print
+    first)."""
     test = f"{shlex.quote(python)} -m pytest -q -p no:cacheprovider test_calc.py"
-    return [
+    return [*([NOISY] if noisy else []),
         "printf 'def add(a, b):\\n    return a - b\\n' > calc.py",
         "printf 'from calc import add\\n\\n\\ndef test_add():\\n    assert add(2, 3) == 5\\n'"
         " > test_calc.py",

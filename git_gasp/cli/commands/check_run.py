@@ -35,7 +35,9 @@ def run_check(path: str | None, *, fixture: bool = False, as_json: bool = False,
         converted = lineendings_error(root)
         if converted:  # one line with the fix instead of seven checks failing on every line
             raise GaspError(converted)
-        _driver_note(root)
+        from git_gasp.cli.notes import driver_note
+
+        driver_note(root)
 
     progress = None if as_json else terminal_progress(sys.stderr)
     try:
@@ -45,6 +47,11 @@ def run_check(path: str | None, *, fixture: bool = False, as_json: bool = False,
     finally:
         if progress is not None:
             progress.clear()
+    if not fixture:  # `git gasp status` shows it (a fixture check proves something else)
+        from git_gasp.store.lastcheck import save
+
+        save(root, conformant=report.conformant, now_ms=int(time.time() * 1000),
+             failed=[c.number for c in report.checks if not c.passed])
     if as_json:
         import json
 
@@ -111,13 +118,3 @@ class WalkProgress(Progress):
 def terminal_progress(stream: TextIO) -> WalkProgress | None:
     """A `WalkProgress` on `stream` when it is a terminal (never on a pipe or file)."""
     return WalkProgress(stream) if is_terminal(stream) else None
-
-
-def _driver_note(root) -> None:
-    """Warn (stderr) when .gitattributes names the gasp merge driver but this clone lacks it."""
-    from git_gasp.store.attributes import missing_driver_note
-
-    note = missing_driver_note(root)
-    if note:
-        sys.stderr.write(f"git gasp: {note}\n")
-        sys.stderr.flush()

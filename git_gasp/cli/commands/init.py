@@ -1,24 +1,58 @@
-"""`git gasp init`: create a conformant agent repo (Part I layout) with a first commit."""
+"""`git gasp init`: create a conformant agent repo (Part I layout) with a first commit,
+at PATH or, with --branch, on its own branch beside an existing project."""
 
 from __future__ import annotations
 
 import click
 
+from git_gasp.store.statebranch import DEFAULT_BRANCH
+
 
 @click.command()
 @click.argument("path", required=False, type=click.Path())
 @click.option("--agent-id", metavar="ID", help="The agent's id (default: the directory name).")
-def init(path: str | None, agent_id: str | None) -> int:
+@click.option("--branch", metavar="NAME", is_flag=False, flag_value=DEFAULT_BRANCH,
+              default=None,
+              help=f"Keep the state on its own orphan branch (default {DEFAULT_BRANCH}) of "
+                   "the repository at PATH, in a linked worktree; the working branch gets "
+                   "no commit and no file.")
+@click.option("--worktree", metavar="DIR", type=click.Path(),
+              help="With --branch: where the state's worktree goes (default: under the "
+                   "git dir).")
+def init(path: str | None, agent_id: str | None, branch: str | None,
+         worktree: str | None) -> int:
     """Create the GASP layout at PATH (default: here) and commit it."""
     from pathlib import Path
 
+    root = Path(path or ".")
+    if branch is not None:
+        return _init_branch(root, branch, Path(worktree) if worktree else None, agent_id)
+    if worktree is not None:
+        from git_gasp.base.errors import UsageError
+
+        raise UsageError("--worktree goes with --branch")
     from git_gasp.githooks.install import install_for_init
     from git_gasp.store.layout import init_agent
 
-    root = Path(path or ".")
     agent, commit = init_agent(root, agent_id, install_hooks=install_for_init)
     click.echo(f"initialised agent {agent} in {root} (commit {commit.decode()[:12]})")
+    _next()
+    return 0
+
+
+def _init_branch(project, branch: str, worktree, agent_id: str | None) -> int:
+    from git_gasp.store.statebranch import init_branch
+
+    agent, commit, where = init_branch(project, branch, worktree, agent_id)
+    click.echo(f"initialised agent {agent} on branch {branch} (commit {commit.decode()[:12]}), "
+               f"checked out in {where}")
+    click.echo("every git gasp command run in this project now reads and writes that "
+               "state; your working branch gets no commit and no file")
+    _next()
+    return 0
+
+
+def _next() -> None:
     click.echo("next: write who the agent is in identity/IDENTITY.md, then run "
                "`git gasp identity amend --approved-by NAME --reason TEXT` (one commit: "
                "the edit, the new identity_hash in AGENT.md, the approving decision)")
-    return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from git_gasp.cli.ids import NodeId, resolve_node, resolve_options
+from git_gasp.cli.notes import driver_note
 from git_gasp.cli.options import (
     CONTEXT,
     WaitGroup,
@@ -93,6 +94,7 @@ def _record(helper_name: str, positional: tuple = (), **flags):
         result = _call(helper, positional, flags, payload)
     release_lease(state)
     click.echo(result)
+    driver_note(state.root)
     return result
 
 

@@ -15,16 +15,19 @@ from git_gasp.cli.options import CONTEXT
               help="Fold only through this event.")
 @click.option("--model", help="Bind this model in .agent/config.toml.")
 @click.option("--full", is_flag=True, help="A full clone (transcripts/ included).")
+@click.option("--branch", metavar="NAME",
+              help="The agent kept on this branch of a project's repository (git gasp init "
+                   "--branch; e.g. gasp/state): only that branch is cloned.")
 @click.option("--json", "as_json", is_flag=True, help="Print where it stands as one JSON object.")
 def restore(url: str, directory: str | None, at: str | None, model: str | None,
-            full: bool, as_json: bool) -> None:
+            full: bool, branch: str | None, as_json: bool) -> None:
     """Clone URL and bring the agent up; print where it stands."""
     from git_gasp.githooks.install import install_for_init
     from git_gasp.runtime.queries import label
     from git_gasp.runtime.restore import restore as do_restore
 
     rep = do_restore(url, directory, at=at, model=model, partial=not full,
-                     install_hooks=install_for_init)
+                     install_hooks=install_for_init, branch=branch)
     if as_json:
         click.echo(_json(rep))
         return

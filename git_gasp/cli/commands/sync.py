@@ -45,11 +45,14 @@ def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int, ma
     import json
     from pathlib import Path
 
+    from git_gasp.cli.notes import driver_note
     from git_gasp.merge.sync import Options
     from git_gasp.merge.sync import sync as run_sync
+    from git_gasp.store.location import find_root
 
-    outcome = run_sync(Path.cwd(), Options(remote, branch, rebase, attempts, max_wait, since,
-                                           timeout, wait))
+    start = Path(find_root(Path.cwd()) or Path.cwd())  # the state's branch, wherever it is
+    outcome = run_sync(start, Options(remote, branch, rebase, attempts, max_wait, since,
+                                      timeout, wait))
     for note in outcome.cleaned:
         click.echo(f"git gasp sync: {note}", err=True)
     if as_json:
@@ -59,4 +62,6 @@ def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int, ma
             click.echo(outcome.line())
     else:
         click.echo(f"git gasp: error: {outcome.line()}", err=True)
+    if outcome.exit_code in (0, 1, 4):  # it ran: the clone's plain pulls need the driver too
+        driver_note(start)
     return outcome.exit_code

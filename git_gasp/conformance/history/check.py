@@ -23,7 +23,14 @@ from git_gasp.conformance.history.worktree import WorkTree
 from git_gasp.odb.objects import PACKED_RECENT_BYTES
 from git_gasp.odb.packs import PackFiles
 from git_gasp.odb.policy import native
-from git_gasp.odb.repo import PlainRepo, open_plain, open_repo, shallow_commits
+from git_gasp.odb.repo import (
+    PlainRepo,
+    UnsupportedObjectFormat,
+    open_plain,
+    open_repo,
+    require_sha1,
+    shallow_commits,
+)
 from git_gasp.protocol.appendonly import LOG_PATH
 
 TYPE_CHECKING = False
@@ -105,6 +112,12 @@ def check_history(
         worktree = WorkTree(repo, agent_root, prefix)
         walker = Walker(repo.object_store, prefix, _wanted(declared, log_path), log_path,
                         worktree, progress)
+        if not isinstance(repo, PlainRepo):  # a plain layout is sha1 (open_plain)
+            try:
+                require_sha1(repo)
+            except UnsupportedObjectFormat as exc:
+                walker.fail(str(exc))
+                return walker.result
         try:
             files = _use_packs(walker, repo.object_store, use_packs)
             _run(repo, walker, worktree, use_cache)

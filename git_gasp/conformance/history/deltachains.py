@@ -20,6 +20,7 @@ from array import array
 from collections import OrderedDict, namedtuple
 
 from git_gasp.base.record import Record
+from git_gasp.odb.inflate import ObjectRefused, loose_header, read_loose
 from git_gasp.odb.pack_entries import (
     BLOB,
     OFS_DELTA,
@@ -228,7 +229,7 @@ class DeltaChains:
         if number < 0:
             assert isinstance(where, bytes)
             kind, size = self._loose_header(where)
-            return (size, None, None) if kind == b"blob" else None
+            return (size, None, None) if kind == BLOB else None
         head = self._files.header(loc)
         if head.type_num == BLOB:
             return head.size, None, None
@@ -239,14 +240,15 @@ class DeltaChains:
         base = self._files.base_of(loc, head)
         return (delta.target_size, base, delta) if base is not None else None
 
-    def _loose_header(self, sha: bytes) -> tuple[bytes, int]:
+    def _loose_header(self, sha: bytes) -> tuple[int, int]:
+        """(type number, declared size) of loose object `sha`, from its first bytes."""
         with open(self._files.loose_path(sha), "rb") as f:
             head = zlib.decompressobj().decompress(f.read(256), _LOOSE_HEADER)
-        kind, _, rest = head.partition(b" ")
-        size, nul, _ = rest.partition(b"\x00")
-        if not nul or not size.isdigit():
-            raise PackFormatError(f"bad loose object header in {sha.decode()}")
-        return kind, int(size)
+        try:
+            kind, size, _ = loose_header(head, f"loose object {sha.decode()}")
+        except ObjectRefused as exc:
+            raise PackFormatError(str(exc)) from None
+        return kind, size
 
     # ---- bounded caches: parsed deltas, and the newlines of full objects
 
@@ -341,12 +343,14 @@ class DeltaChains:
         number, where = loc
         if number < 0:
             assert isinstance(where, bytes)
-            with open(self._files.loose_path(where), "rb") as f:
-                raw = zlib.decompress(f.read())
-            data = raw[raw.index(b"\x00") + 1:]
-            if len(data) != length:
-                raise PackFormatError(f"loose object {where.decode()} has the wrong size")
-            return (data,)
+            what = f"loose object {where.decode()}"
+            try:  # inflated no further than its header declares (odb.inflate)
+                got = read_loose(self._files.loose_path(where), what, limit=length)
+            except ObjectRefused as exc:
+                raise PackFormatError(str(exc)) from None
+            if got is None or got[0] != BLOB or len(got[1]) != length:
+                raise PackFormatError(f"{what} has the wrong size")
+            return (got[1],)
         head = self._files.header(loc)
         if head.type_num != BLOB or head.size != length:
             raise PackFormatError("a full object changed under the prover")

@@ -1,0 +1,187 @@
+"""`git gasp status`: one screen, like `git status`, on where the agent's state stands.
+
+Where the state lives (the project's own folder, or the state branch's worktree),
+its branch against the upstream, the open run and the lease, events not committed yet,
+the guard hooks and the merge driver, and the last `check` verdict; `--json` gives the
+same as one object.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from git_gasp.cli.options import CONTEXT
+
+
+@click.command("status", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
+def status(as_json: bool) -> int:
+    """Show where the agent's state lives and how it stands: sync, run, lease,
+    uncommitted events, hooks and merge driver, the last check."""
+    import json
+
+    from git_gasp.base.errors import GaspError
+    from git_gasp.store.location import find_root
+
+    root = find_root(os.getcwd())
+    if root is None:
+        raise GaspError("not in an agent repository: no AGENT.md here or above, and this "
+                        "repository's config names no state (git gasp init, or init --branch)")
+    info = gather(root)
+    click.echo(json.dumps(info, indent=2, sort_keys=True) if as_json else render(info))
+    return 0
+
+
+def gather(root: str) -> dict:
+    """Everything `status` shows, for the agent at `root`."""
+    from git_gasp.base import git
+
+    top = str(git.work_tree_top(root))
+    return {"root": root, "location": _location(root, top), "branch": _branch(root),
+            "run": _run(root), "lease": _lease(root), "uncommitted": _uncommitted(root),
+            "wiring": _wiring(root), "last_check": _last_check(root)}
+
+
+def _location(root: str, top: str) -> dict:
+    from git_gasp.odb.gitdirs import local_config_value
+    from git_gasp.store.location import BRANCH_KEY, SECTION, root_above
+
+    here = root_above(os.getcwd())
+    branch = local_config_value(os.getcwd(), SECTION, None, BRANCH_KEY)
+    if here is None:  # found through gasp.state
+        kind = "branch" if branch else "path"
+        return {"kind": kind, "branch": branch.decode() if branch else None, "path": root}
+    return {"kind": "root" if os.path.samefile(root, top) else "folder", "branch": None,
+            "path": root}
+
+
+def _branch(root: str) -> dict:
+    from git_gasp.base import git
+
+    name = git.run(root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+    upstream = git.run(root, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
+                       check=False)
+    out = {"name": name.stdout.decode().strip() or None, "upstream": None, "ahead": None,
+           "behind": None}
+    if upstream.returncode == 0:
+        out["upstream"] = upstream.stdout.decode().strip()
+        counts = git.run(root, "rev-list", "--left-right", "--count", "HEAD...@{u}",
+                         check=False).stdout.split()
+        if len(counts) == 2:
+            out["ahead"], out["behind"] = int(counts[0]), int(counts[1])
+    return out
+
+
+def _run(root: str) -> dict | None:
+    from pathlib import Path
+
+    from git_gasp.base.errors import GaspError
+    from git_gasp.runtime.state import AgentState
+
+    try:
+        state = AgentState.open(Path(root), "git-gasp-status")
+    except GaspError as exc:
+        return {"error": str(exc)}
+    run = state.run
+    if run is None:
+        return None
+    props = state.graph.nodes[run.run_id]["props"]
+    return {"id": run.run_id, "task": props.get("task"), "goal_id": run.goal_id}
+
+
+def _lease(root: str) -> dict:
+    from pathlib import Path
+
+    from git_gasp.base.errors import GaspError
+    from git_gasp.cli.commands.lease import lease_json, status_line
+    from git_gasp.store.lease import Lease
+
+    try:
+        rec = Lease(Path(root)).read()
+    except GaspError as exc:
+        return {"held": None, "line": str(exc)}
+    return dict(lease_json(rec), line=status_line(rec))
+
+
+def _uncommitted(root: str) -> dict:
+    """Events in the work tree's log that HEAD's does not hold (the log only grows)."""
+    from git_gasp.base import git
+    from git_gasp.base.files import NotARegularFile, read_regular_file
+    from git_gasp.store.attributes import log_location
+
+    rel = log_location(root)
+    size = git.run(root, "cat-file", "-s", f"HEAD:./{rel}", check=False)
+    committed = int(size.stdout) if size.returncode == 0 else 0
+    try:
+        data = read_regular_file(os.path.join(root, rel), limit=1 << 34) or b""
+    except NotARegularFile as exc:
+        return {"log": rel, "events": None, "error": str(exc)}
+    return {"log": rel, "events": data.count(b"\n", min(committed, len(data)))}
+
+
+def _wiring(root: str) -> list[dict]:
+    from pathlib import Path
+
+    from git_gasp.githooks.doctor import diagnose
+
+    try:
+        findings = diagnose(Path(root))
+    except Exception as exc:  # noqa: BLE001 - status shows what it can
+        return [{"level": "error", "what": f"cannot inspect the hooks: {exc}", "fix": None,
+                 "topic": "hooks"}]
+    return [f.to_json() for f in findings if f.topic in ("hooks", "hooks-path", "driver")]
+
+
+def _last_check(root: str) -> dict | None:
+    from git_gasp.odb.gitdirs import locate
+    from git_gasp.store.lastcheck import load
+
+    last = load(root)
+    if last is None:
+        return None
+    dirs = locate(root)
+    head = dirs.head() if dirs is not None else None
+    last["at_head"] = isinstance(head, bytes) and head.decode() == last["head"]
+    return last
+
+
+def render(info: dict) -> str:
+    """The human screen of `gather`'s dict."""
+    loc, br = info["location"], info["branch"]
+    where = {"branch": f"on branch {loc['branch']}, checked out at {loc['path']}",
+             "path": f"at {loc['path']} (named by this repository's gasp.state)",
+             "folder": f"in the folder {loc['path']} of this project",
+             "root": f"at {loc['path']}"}[loc["kind"]]
+    lines = [f"agent state {where}"]
+    if br["upstream"] is None:
+        lines.append(f"branch {br['name'] or '(detached HEAD)'}: no upstream (git gasp sync "
+                     "pushes it)")
+    elif br["ahead"] == br["behind"] == 0:
+        lines.append(f"branch {br['name']}: up to date with {br['upstream']}")
+    else:
+        lines.append(f"branch {br['name']}: {br['ahead']} ahead, {br['behind']} behind "
+                     f"{br['upstream']} (git gasp sync)")
+    run = info["run"]
+    lines.append("run: none open" if run is None else f"run: cannot tell ({run['error']})"
+                 if "error" in run else f"run: {run['id']} open  {run.get('task') or ''}".rstrip())
+    lines.append(f"lease: {info['lease']['line']}")
+    unc = info["uncommitted"]
+    lines.append(f"log: {unc['error']}" if unc.get("error") else
+                 f"log: {unc['events']} line(s) of {unc['log']} not committed"
+                 if unc["events"] else f"log: {unc['log']} fully committed")
+    for f in info["wiring"]:
+        fix = f" (fix: {f['fix']})" if f.get("fix") and f["level"] != "ok" else ""
+        lines.append(f"{f['topic']}: {f['level']}: {f['what']}{fix}")
+    last = info["last_check"]
+    if last is None:
+        lines.append("last check: none recorded here (git gasp check)")
+    else:
+        verdict = "conformant" if last["conformant"] else \
+            "NOT conformant (failed: " + ", ".join(map(str, last["failed"])) + ")"
+        at = "at HEAD" if last["at_head"] else \
+            f"at {(last['head'] or '-')[:12]}, HEAD has moved since (git gasp check)"
+        lines.append(f"last check: {verdict} {at}")
+
+    return "\n".join(lines)

@@ -1,0 +1,54 @@
+"""Where the agent's state lives: at or above the current directory (the agent
+repository *is* the project, or a folder of it), or where the project's own git config
+points (`gasp.state`: the linked worktree of the state branch `init --branch` made, or a
+state directory elsewhere).
+
+git config is never cloned, so a `gasp.state` can only have been written on this
+machine, by `git gasp init --branch` (or by the user); it is read without running git
+(`odb.gitdirs.local_config_value`), as every command and the agent hook ask it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from git_gasp.base.files import exists, is_file, join, parents, path_str
+
+MANIFEST = "AGENT.md"
+SECTION, KEY = "gasp", "state"  # gasp.state: the state's directory
+BRANCH_KEY = "stateBranch"  # gasp.stateBranch: its branch, when init --branch made it
+
+
+def root_above(start: str) -> str | None:
+    """The nearest directory at or above `start` holding AGENT.md, up to the git work
+    tree's top (or the filesystem's root outside one); None if there is none."""
+    for candidate in (start, *parents(start)):
+        if is_file(join(candidate, MANIFEST)):
+            return candidate
+        if exists(join(candidate, ".git")):
+            return None
+    return None
+
+
+def configured_root(start: str) -> str | None:
+    """The state directory the repository around `start` names in `gasp.state` (a path
+    relative to the git common dir, or absolute), if it holds AGENT.md."""
+    from git_gasp.odb.gitdirs import local_config_value, locate
+
+    try:
+        value = local_config_value(start, SECTION, None, KEY)
+        if not value:
+            return None
+        dirs = locate(start)
+        base = dirs.commondir() if dirs is not None else start
+        root = os.path.normpath(os.path.join(base, os.fsdecode(value)))
+    except (OSError, ValueError):
+        return None
+    return root if is_file(join(root, MANIFEST)) else None
+
+
+def find_root(start: str | os.PathLike) -> str | None:
+    """The agent root for a command started in `start`: AGENT.md at or above it, else
+    the state directory its repository's config names; None when neither exists."""
+    here = path_str(start)
+    return root_above(here) or configured_root(here)

@@ -1,0 +1,76 @@
+"""`git gasp status`: where the state lives and how it stands, on one screen or as JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.testing.run import gasp, git, out
+
+
+def _status(cwd: Path) -> tuple[str, dict]:
+    text = gasp(cwd, "status")
+    assert text.returncode == 0, out(text)
+    data = gasp(cwd, "status", "--json")
+    assert data.returncode == 0, out(data)
+    return text.stdout.decode(), json.loads(data.stdout)
+
+
+def test_outside_an_agent_repository_one_line(tmp_path):
+    git(tmp_path, "init", "-q", "plain")
+    proc = gasp(tmp_path / "plain", "status")
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and len(err.strip().splitlines()) == 1, out(proc)
+    assert err.startswith("git gasp: error: not in an agent repository")
+
+
+def test_beside_a_project_it_names_the_branch_and_tracks_events_and_checks(tmp_path):
+    project = tmp_path / "app"
+    git(tmp_path, "init", "-q", "app")
+    (project / "a.txt").write_text("a\n")
+    git(project, "add", "a.txt")
+    git(project, "commit", "-qm", "a")
+    assert gasp(project, "init", "--branch").returncode == 0
+    text, data = _status(project)
+    assert data["location"]["kind"] == "branch" and data["location"]["branch"] == "gasp/state"
+    assert "on branch gasp/state, checked out at" in text
+    assert data["uncommitted"]["events"] == 0 and data["last_check"] is None
+    assert "last check: none recorded here" in text
+    assert "no upstream" in text and data["branch"]["upstream"] is None
+    assert gasp(project, "record", "goal", "--title", "g").returncode == 0
+    assert gasp(project, "check").returncode == 0
+    text, data = _status(project)
+    assert data["uncommitted"]["events"] == 2  # goal.created and its ops pair
+    assert "2 line(s) of state/events.jsonl not committed" in text
+    assert data["last_check"]["conformant"] and data["last_check"]["at_head"]
+    assert "last check: conformant at HEAD" in text
+    state = Path(data["root"])
+    git(state, "add", "-A")
+    git(state, "commit", "-qm", "goal", "--no-verify")
+    text, data = _status(project)
+    assert data["uncommitted"]["events"] == 0 and not data["last_check"]["at_head"]
+    assert "HEAD has moved since" in text
+    hooks = [w for w in data["wiring"] if w["topic"] == "hooks"]
+    assert hooks and all(w["level"] == "warn" for w in hooks), hooks
+
+
+def test_an_agent_repository_shows_its_upstream_run_and_lease(tmp_path):
+    assert gasp(tmp_path, "init", "bot").returncode == 0
+    bot = tmp_path / "bot"
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(bot), str(bare))
+    git(bot, "remote", "add", "origin", str(bare))
+    git(bot, "fetch", "-q", "origin")
+    git(bot, "branch", "-q", "--set-upstream-to=origin/main")
+    text, data = _status(bot)
+    assert data["location"]["kind"] == "root"
+    assert "up to date with origin/main" in text
+    assert data["run"] is None and "run: none open" in text
+    assert gasp(bot, "run", "start", "--task", "tidy up").returncode == 0
+    git(bot, "commit", "-qam", "wip", "--no-verify")
+    text, data = _status(bot)
+    assert data["branch"]["ahead"] == 1 and data["branch"]["behind"] == 0
+    assert "1 ahead, 0 behind origin/main" in text
+    assert data["run"]["task"] == "tidy up" and "tidy up" in text
+    assert data["lease"]["held"] is True and text.count("lease: held") == 1
+    assert [w["level"] for w in data["wiring"] if w["topic"] == "driver"] == ["ok"]
