@@ -71,7 +71,7 @@ from git_gasp.redact.patterns import (
 )
 
 __all__ = ["TOKEN_PREFIX", "Redactor", "is_redacted", "looks_high_entropy", "redact",
-           "redact_text", "shannon_entropy", "summarize", "token_for"]
+           "redact_field", "redact_text", "shannon_entropy", "summarize", "token_for"]
 
 SUMMARY_LIMIT = 500  # a stored summary of outside text (a tool's input or output)
 
@@ -291,11 +291,8 @@ class Redactor:
                 out: dict = {}
                 parent[key] = out
                 for k, v in src.items():
-                    ks = k if isinstance(k, str) else str(k)
                     out[k] = None
-                    stack.append(
-                        (out, k, v, P.ID_KEY.search(ks) is None, P.SECRET_KEY.match(ks) is not None)
-                    )
+                    stack.append((out, k, v, *_key_rules(k)))
             elif isinstance(src, list):
                 lst: list = [None] * len(src)
                 parent[key] = lst
@@ -304,6 +301,31 @@ class Redactor:
             else:
                 parent[key] = src
         return root[0]
+
+    def field(self, key: str, value: str) -> str:
+        """One string taken from outside as the field `key` (a session id, a tool or model
+        name, a path, an attribute key…), redacted by the rule a JSON member of that name
+        gets in :meth:`value`: a key that names a secret (``token``, ``password``…) has
+        its whole value replaced; a key that names an id or hash (``session_id``,
+        ``tool_use_id``, ``trace_id``…) gets the explicit patterns only, since ids are
+        random by design; any other key the whole of :meth:`text`.
+
+        Deterministic: the same value under the same key always gives the same string
+        (each token hashes the secret it replaces), so an id that must find its run again
+        (a session id, run id, record key) still does after redaction, whichever path
+        (hook payload, transcript, trace) it came in by."""
+        entropy, secret = _key_rules(key)
+        if secret and value and TOKEN_PREFIX not in value:
+            return self._token(_assign_kind(key), value)
+        return self.text(value, entropy=entropy and self.entropy)
+
+
+def _key_rules(key: object) -> tuple[bool, bool]:
+    """(entropy detection applies, the key names a secret) for a value stored under
+    `key`: an id or hash is exempt from entropy detection, a secret's name redacts the
+    whole value."""
+    ks = key if isinstance(key, str) else str(key)
+    return P.ID_KEY.search(ks) is None, P.SECRET_KEY.match(ks) is not None
 
 
 def _word(m: re.Match[str]) -> str:
@@ -363,6 +385,12 @@ def redact(value: Any) -> Any:
     """`value` (a string or any JSON value) with secrets redacted."""
     r = Redactor()
     return r.text(value) if isinstance(value, str) else r.value(value)
+
+
+def redact_field(key: str, value: str) -> str:
+    """A string taken from outside as field `key`, redacted (:meth:`Redactor.field`):
+    the one function every importer, adapter and bridge routes names and ids through."""
+    return Redactor().field(key, value)
 
 
 def redact_text(text: str) -> str:
