@@ -31,6 +31,7 @@ SLOW_FILES = {
     "adapters/test_install_prime.py",
     "adapters/test_live.py",
     "adapters/test_planted_secrets.py",
+    "bridges/test_planted_secrets.py",
     "cli/test_bad_input.py",
     "cli/test_cli_core.py",
     "conformance/test_check_properties.py",
