@@ -276,30 +276,36 @@ class Redactor:
 
     # -- JSON values -----------------------------------------------------------------
     def value(self, value: Any) -> Any:
-        """A copy of JSON `value` with every string redacted (iterative, any depth)."""
+        """A copy of JSON `value` with every string redacted, object keys too (an
+        object's key is judged by what it was: a key naming an id keeps its value out of
+        entropy detection, one naming a secret has its value replaced; iterative, any
+        depth)."""
         root: list[Any] = [None]
-        # (container, key, source value, entropy allowed, key names a secret)
-        stack: list[tuple[Any, Any, Any, bool, bool]] = [(root, 0, value, True, False)]
+        # (container, slot, source value, entropy allowed, the secret's key or None)
+        stack: list[tuple[Any, Any, Any, bool, str | None]] = [(root, 0, value, True, None)]
         while stack:
-            parent, key, src, use_entropy, secret_key = stack.pop()
+            parent, slot, src, use_entropy, secret_key = stack.pop()
             if isinstance(src, str):
-                if secret_key and src and TOKEN_PREFIX not in src:
-                    parent[key] = self._token(_assign_kind(str(key)), src)
+                if secret_key is not None and src and TOKEN_PREFIX not in src:
+                    parent[slot] = self._token(_assign_kind(secret_key), src)
                 else:
-                    parent[key] = self.text(src, entropy=use_entropy and self.entropy)
+                    parent[slot] = self.text(src, entropy=use_entropy and self.entropy)
             elif isinstance(src, dict):
                 out: dict = {}
-                parent[key] = out
+                parent[slot] = out
                 for k, v in src.items():
-                    out[k] = None
-                    stack.append((out, k, v, *_key_rules(k)))
+                    ks = k if isinstance(k, str) else str(k)
+                    entropy, secret = _key_rules(ks)
+                    nk = self.text(k) if isinstance(k, str) else k
+                    out[nk] = None
+                    stack.append((out, nk, v, entropy, ks if secret else None))
             elif isinstance(src, list):
                 lst: list = [None] * len(src)
-                parent[key] = lst
+                parent[slot] = lst
                 for i, v in enumerate(src):
-                    stack.append((lst, i, v, use_entropy, False))
+                    stack.append((lst, i, v, use_entropy, None))
             else:
-                parent[key] = src
+                parent[slot] = src
         return root[0]
 
     def field(self, key: str, value: str) -> str:
