@@ -145,7 +145,8 @@ class GaspCallbackHandler(BaseCallbackHandler):
             cid = self._calls.pop(run_id, None)
             if cid is not None:  # None: not seen starting, or its start failed (counted)
                 output, usage = _generation(response)
-                self.sink.on_model_finished(cid, output_summary=summary(output), usage=usage)
+                self.sink.on_model_finished(cid, output_summary=summary(output),
+                                            usage=metadata_of(usage))
             self._end(run_id)
 
     @guarded

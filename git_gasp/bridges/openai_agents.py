@@ -130,7 +130,8 @@ class GaspTracingProcessor(TracingProcessor):
             if kind == "generation" and started:
                 self.sink.on_model_finished(
                     self._call(span), output_summary=_messages(data.output, last=False),
-                    error=error, usage=data.usage, metadata=_input(data.input, _messages))
+                    error=error, usage=metadata_of(data.usage),
+                    metadata=_input(data.input, _messages))
             elif kind == "response" and info is not None:
                 self._response(span, error)
             elif kind in ("function", "handoff") and started:
@@ -173,7 +174,8 @@ class GaspTracingProcessor(TracingProcessor):
             metadata=metadata_of({"span_id": span.span_id, "trace_id": span.trace_id,
                                   "response_id": getattr(response, "id", None)}))
         output = summary(_item_text(response)) if response is not None else ""
-        self.sink.on_model_finished(cid, output_summary=output, error=error, usage=usage)
+        self.sink.on_model_finished(cid, output_summary=output, error=error,
+                                    usage=metadata_of(usage))
 
     # --- lifecycle -------------------------------------------------------------------------
     @guarded
