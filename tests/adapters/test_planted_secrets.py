@@ -102,3 +102,38 @@ def test_a_secret_in_any_hook_payload_field_reaches_no_commit(agent, sample, age
         assert proc.returncode in (0, 1), out(proc)
         _assert_clean(repo, _secrets(tag, group))
     assert "run.finished" in (repo / "state" / "events.jsonl").read_text()
+
+
+@pytest.mark.parametrize(("agent", "hooks", "transcript"), [
+    ("claude-code", CLAUDE_HOOKS, CLAUDE_TRANSCRIPT), ("codex", CODEX_HOOKS, CODEX_ROLLOUT)])
+def test_a_redacted_id_still_names_one_run_from_hooks_and_transcript(agent, hooks, transcript,
+                                                                      agent_template, tmp_path):
+    """A session id and tool call ids holding a secret, in the hook payloads and the
+    transcript alike: the hooks record the session (Codex's exit codes still found in the
+    rollout by call id), and importing the transcript afterwards adds nothing."""
+    repo = copy_repo(agent_template, tmp_path / "repo")
+    rows = read_jsonl(hooks)
+    ids = {rows[0]["session_id"]} | {r["tool_use_id"] for r in rows if r.get("tool_use_id")}
+    planted = {i: f"{i} {secrets_for(agent, i)[0]}" for i in ids}
+
+    def swap(data: bytes) -> bytes:
+        for old, new in planted.items():
+            data = data.replace(json.dumps(old).encode(), json.dumps(new).encode())
+        return data
+
+    session = tmp_path / ".session" / ("rollout-x.jsonl" if agent == "codex" else "s.jsonl")
+    session.parent.mkdir()
+    session.write_bytes(swap(transcript.read_bytes()))
+    for row in rows:
+        row.update(cwd=str(repo), transcript_path=str(session))
+        proc = gasp(repo, "adapt", "hook", "--agent", agent, input=swap(json.dumps(row).encode()))
+        assert proc.returncode == 0, out(proc)
+    log = (repo / "state" / "events.jsonl").read_bytes()
+    assert b"run.finished" in log
+    evals = [json.loads(line)["payload"]["status"] for line in log.splitlines()
+             if b'"eval.finished"' in line]
+    assert evals == ["Failed", "Failed" if agent == "codex" else "Passed"]
+    again = gasp(repo, "import", agent, str(session))
+    assert again.returncode == 0 and "already imported" in out(again), out(again)
+    assert (repo / "state" / "events.jsonl").read_bytes() == log
+    _assert_clean(repo, {i: secrets_for(agent, i) for i in ids})
