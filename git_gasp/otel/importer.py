@@ -262,6 +262,11 @@ class OtelWriter:
                       and (name := _first(s.attrs, *AGENT_NAMES)) is not None), None)
         task = self._text(_first(attrs, "gasp.run.task") or agent or first.name)
         meta: dict[str, Any] = {"source": self._source(root, run.trace_id, start, end)}
+        conversation = next((c for s in run.spans
+                             if isinstance(c := _first(s.attrs, *CONVERSATION_IDS), str)), None)
+        if conversation is not None and "conversation_id" not in meta["source"]:
+            # the session on a call's span (inference spans carry it), not the agent's
+            meta["source"]["conversation_id"] = self._name("conversation_id", conversation)
         service = first.resource.get("service.name")
         if isinstance(service, str) and service:
             meta["source"]["service"] = self._name("service", service)

@@ -141,3 +141,18 @@ def test_every_opt_in_setting_exports_v0_1_0_and_no_older_name(agent, setting):
             assert span["attrs"]["gen_ai.agent.name"] == "tester"
     assert {s["attrs"]["gen_ai.operation.name"] for s in spans} == {
         "invoke_agent", "chat", "execute_tool"}
+
+
+def test_a_session_named_only_on_an_inference_span_is_the_runs(agent):
+    """v0.1.0 makes gen_ai.conversation.id conditionally required on inference spans:
+    an agent span without it takes the one its calls carry."""
+    data = _request([
+        _span(ROOT, "invoke_agent bot", {"gen_ai.operation.name": "invoke_agent"},
+              parent=None, start=0),
+        _span("71f067aa0ba902b7", "chat m", {"gen_ai.operation.name": "chat",
+                                             "gen_ai.conversation.id": "thread_42"})])
+    (result,) = _import(agent, data)
+    run = load_agent(agent).folded.graph.node(result.run_id)["props"]
+    assert run["metadata"]["source"]["conversation_id"] == "thread_42"
+    spans = _all_spans(_export(agent))
+    assert [s["attrs"].get("gen_ai.conversation.id") for s in spans] == ["thread_42"] * 2
