@@ -35,6 +35,7 @@ from git_gasp.adapters.records import (
     output_text,
     parse_ts,
     read_raw,
+    redact_names,
 )
 
 AGENT = "claude-code"
@@ -87,7 +88,7 @@ def parse_transcript(data: bytes) -> Transcript:
         )
     if versions:
         t.session.agent_version = sorted(versions)[-1]
-    return t
+    return redact_names(t)
 
 
 def _session_facts(s: SessionInfo, obj: dict, versions: set[str]) -> None:

@@ -41,7 +41,9 @@ from git_gasp.adapters.records import (
     output_text,
     parse_ts,
     read_raw,
+    redact_names,
 )
+from git_gasp.redact.redactor import Redactor
 
 AGENT = "codex"
 TESTED_VERSIONS = ("0.171.0",)
@@ -152,7 +154,7 @@ def parse_rollout(data: bytes) -> Transcript:
                 f"rollout written by Codex {version}; this reader is tested with "
                 f"{', '.join(TESTED_VERSIONS)} (the format is internal and may differ)"
             )
-    return t
+    return redact_names(t)
 
 
 def _meta(s: SessionInfo, p: dict) -> str | None:
@@ -298,7 +300,9 @@ def turn_finished(data: bytes) -> bool:
 
 def exit_codes(data: bytes) -> dict[str, list]:
     """Exit codes a rollout records, by call id: ``[code, exact]``, exact when the
-    ``CommandExecution`` item said it (it wins over one scraped from the output)."""
+    ``CommandExecution`` item said it (it wins over one scraped from the output). The
+    call ids are redacted as the hook payload's ``tool_use_id`` is, so they match it."""
+    field = Redactor().field
     codes: dict[str, list] = {}
     for line in data.split(b"\n"):
         if b"exit_code" not in line and b"call_output" not in line:
@@ -312,11 +316,12 @@ def exit_codes(data: bytes) -> dict[str, list]:
             continue
         item = p.get("item") if isinstance(p.get("item"), dict) else None
         if item and isinstance(item.get("id"), str) and isinstance(item.get("exit_code"), int):
-            codes[item["id"]] = [item["exit_code"], True]
+            codes[field("record_id", item["id"])] = [item["exit_code"], True]
         elif isinstance(p.get("call_id"), str) and p.get("type") in _OUTPUTS:
             code = _output(p.get("output"))[1]
-            if code is not None and not (codes.get(p["call_id"]) or [None, False])[1]:
-                codes[p["call_id"]] = [code, False]
+            cid = field("record_id", p["call_id"])
+            if code is not None and not (codes.get(cid) or [None, False])[1]:
+                codes[cid] = [code, False]
     return codes
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.base.errors import GaspError
+from git_gasp.redact.redactor import Redactor
 
 USER_PROMPT = "user_prompt"
 ASSISTANT_TEXT = "assistant_text"
@@ -88,6 +89,39 @@ class Transcript:
 
     def index(self) -> dict[str, Record]:
         return {r.key: r for r in self.records}
+
+
+# record fields that hold a name or an id (the texts, inputs and outputs are redacted
+# where they are stored, after they are cut to a summary's length)
+_NAME_FIELDS = ("message_id", "model", "stop_reason", "tool_use_id", "name")
+_SESSION_FIELDS = ("session_id", "agent_version", "cwd", "git_branch", "git_commit", "model")
+
+
+def redact_names(t: Transcript) -> Transcript:
+    """`t` with every name and id taken from the session file redacted in place
+    (``Redactor.field``): the session's id, version, cwd, branch, commit and model, each
+    record's key and parent, the model, tool name and ids in its data, the token usage
+    and the line types counted as skipped. Ids get the rule the hook payload's
+    ``session_id`` / ``tool_use_id`` get when a hook's payload is redacted, so a session
+    recorded by its hooks and imported from its transcript still has one run id and one
+    node per step."""
+    r = Redactor()
+    s = t.session
+    for attr in _SESSION_FIELDS:
+        value = getattr(s, attr)
+        setattr(s, attr, r.field(attr, value) if isinstance(value, str) else None)
+    for rec in t.records:
+        rec.key = r.field("record_id", rec.key)
+        if isinstance(rec.parent, str):
+            rec.parent = r.field("record_id", rec.parent)
+        for name in _NAME_FIELDS:
+            value = rec.data.get(name)
+            if isinstance(value, str):
+                rec.data[name] = r.field(name, value)
+        if isinstance(rec.data.get("usage"), dict):
+            rec.data["usage"] = r.value(rec.data["usage"])
+    t.skipped = Counter({r.field("line_type", k): n for k, n in t.skipped.items()})
+    return t
 
 
 def parse_ts(value: Any) -> int | None:

@@ -1,5 +1,6 @@
 """What the framework bridges (bridges/langchain.py, bridges/openai_agents.py) share:
-the run a bridge opens around the outermost work it sees, redacted summaries, and the
+the run a bridge opens around the outermost work it sees, redacted summaries and names
+(every string a framework hands over is redacted before it reaches the sink), and the
 guard that keeps a bridge's own failure out of the agent.
 
 A bridge is a thin adapter onto an AgentSink: it maps a framework's callbacks to the
@@ -16,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from git_gasp.redact.redactor import redact, redact_text
+from git_gasp.redact.redactor import redact, redact_field, redact_text
 from git_gasp.runtime.sink import AgentSink, describe, jsonable, one_line
 
 log = logging.getLogger("git_gasp.sink")
@@ -53,6 +54,14 @@ def summary(value: Any, limit: int = SUMMARY_LIMIT) -> str:
     so a secret is never split into an unrecognisable half)."""
     text = redact_text(as_text(value)[:_REDACT_LIMIT]).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def name(key: str, value: Any) -> str | None:
+    """A name or id the framework hands over (a model, provider, tool or agent name),
+    redacted as field `key` (``Redactor.field``); None for no name."""
+    if value is None or value == "":
+        return None
+    return redact_field(key, value if isinstance(value, str) else as_text(value))
 
 
 def task_line(value: Any, limit: int = TASK_LIMIT) -> str:

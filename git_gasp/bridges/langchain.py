@@ -26,6 +26,7 @@ from git_gasp.bridges.common import (
     guarded,
     metadata_of,
     missing_extra,
+    name,
     summary,
 )
 from git_gasp.runtime.sink import AgentSink, StateSink
@@ -131,7 +132,8 @@ class GaspCallbackHandler(BaseCallbackHandler):
         info = {"langchain_run_id": str(run_id), **_user(meta)}
         with self._lock:
             self._start(run_id, parent_run_id, lambda: f"{model}: {prompt}", info)
-            cid = self.sink.on_model_called(model, provider=_str(meta.get("ls_provider")),
+            provider = name("provider", _str(meta.get("ls_provider")))
+            cid = self.sink.on_model_called(name("model", model) or "unknown", provider=provider,
                                             input_summary=summary(prompt),
                                             metadata=metadata_of(info))
             self._calls[run_id] = cid
@@ -143,7 +145,8 @@ class GaspCallbackHandler(BaseCallbackHandler):
             cid = self._calls.pop(run_id, None)
             if cid is not None:  # None: not seen starting, or its start failed (counted)
                 output, usage = _generation(response)
-                self.sink.on_model_finished(cid, output_summary=summary(output), usage=usage)
+                self.sink.on_model_finished(cid, output_summary=summary(output),
+                                            usage=metadata_of(usage))
             self._end(run_id)
 
     @guarded
@@ -168,7 +171,8 @@ class GaspCallbackHandler(BaseCallbackHandler):
         args = inputs if inputs is not None else input_str
         with self._lock:
             self._start(run_id, parent_run_id, lambda: f"{tool}: {as_text(args)}", info)
-            cid = self.sink.on_tool_called(tool, input_summary=summary(args),
+            cid = self.sink.on_tool_called(name("tool", tool) or "tool",
+                                           input_summary=summary(args),
                                            metadata=metadata_of(info))
             self._calls[run_id] = cid
 

@@ -27,6 +27,7 @@ from git_gasp.bridges.common import (
     guarded,
     metadata_of,
     missing_extra,
+    name,
     summary,
 )
 from git_gasp.runtime.sink import AgentSink, StateSink
@@ -104,16 +105,19 @@ class GaspTracingProcessor(TracingProcessor):
             meta = {"span_id": span.span_id, "trace_id": span.trace_id}
             if kind == "generation":
                 self._calls[span.span_id] = ("model", self.sink.on_model_called(
-                    data.model or "unknown", provider=_provider(data.model_config),
+                    name("model", data.model) or "unknown",
+                    provider=name("provider", _provider(data.model_config)),
                     input_summary=_messages(data.input), metadata=metadata_of(meta)))
             elif kind == "function":
                 if getattr(data, "mcp_data", None):
                     meta["mcp"] = data.mcp_data
                 self._calls[span.span_id] = ("tool", self.sink.on_tool_called(
-                    data.name, input_summary=summary(data.input), metadata=metadata_of(meta)))
+                    name("tool", data.name) or "tool", input_summary=summary(data.input),
+                    metadata=metadata_of(meta)))
             elif kind == "handoff":
                 self._calls[span.span_id] = ("tool", self.sink.on_tool_called(
-                    "handoff", input_summary=summary(f"from {data.from_agent}"), metadata=meta))
+                    "handoff", input_summary=summary(f"from {data.from_agent}"),
+                    metadata=metadata_of(meta)))
 
     @guarded
     def on_span_end(self, span: Any) -> None:
@@ -126,7 +130,8 @@ class GaspTracingProcessor(TracingProcessor):
             if kind == "generation" and started:
                 self.sink.on_model_finished(
                     self._call(span), output_summary=_messages(data.output, last=False),
-                    error=error, usage=data.usage, metadata=_input(data.input, _messages))
+                    error=error, usage=metadata_of(data.usage),
+                    metadata=_input(data.input, _messages))
             elif kind == "response" and info is not None:
                 self._response(span, error)
             elif kind in ("function", "handoff") and started:
@@ -137,12 +142,13 @@ class GaspTracingProcessor(TracingProcessor):
                     out, meta = summary(f"to {data.to_agent}"), None
                 self.sink.on_tool_finished(cid, output_summary=out, error=error, metadata=meta)
             elif kind == "guardrail" and info is not None:
-                self.sink.on_eval(f"guardrail {data.name}",
+                guard = name("guardrail", data.name) or "guardrail"
+                self.sink.on_eval(f"guardrail {guard}",
                                   "Failed" if data.triggered else "Passed",
-                                  metadata={"span_id": span.span_id,
-                                            "triggered": bool(data.triggered)})
+                                  metadata=metadata_of({"span_id": span.span_id,
+                                                        "triggered": bool(data.triggered)}))
                 if data.triggered:  # a tripwire ends the run with an exception
-                    error = error or f"guardrail {data.name} tripwire triggered"
+                    error = error or f"guardrail {guard} tripwire triggered"
             elif kind == "agent" and info is not None and data.name not in info["agents"]:
                 info["agents"].append(data.name)
             if kind in ("generation", "response") and info is not None:
@@ -159,16 +165,17 @@ class GaspTracingProcessor(TracingProcessor):
         """A response span as one model call (its model is known only at its end)."""
         data = span.span_data
         response = getattr(data, "response", None)
-        model = getattr(response, "model", None) or "unknown"
+        model = name("model", getattr(response, "model", None)) or "unknown"
         usage = data.usage
         if usage is None and getattr(response, "usage", None) is not None:
             usage = response.usage.model_dump(exclude_none=True)
         cid = self.sink.on_model_called(
             model, provider="openai", input_summary=_messages(getattr(data, "input", None)),
-            metadata={"span_id": span.span_id, "trace_id": span.trace_id,
-                      "response_id": getattr(response, "id", None)})
+            metadata=metadata_of({"span_id": span.span_id, "trace_id": span.trace_id,
+                                  "response_id": getattr(response, "id", None)}))
         output = summary(_item_text(response)) if response is not None else ""
-        self.sink.on_model_finished(cid, output_summary=output, error=error, usage=usage)
+        self.sink.on_model_finished(cid, output_summary=output, error=error,
+                                    usage=metadata_of(usage))
 
     # --- lifecycle -------------------------------------------------------------------------
     @guarded

@@ -1,14 +1,20 @@
 """Runs as OpenTelemetry traces: the folded graph's runs and calls as OTLP/JSON spans.
 
 One line per run, an ``ExportTraceServiceRequest`` as the Collector's file exporter
-writes it (see ``otel/otlp.py``), its spans following the GenAI semantic conventions:
+writes it (see ``otel/otlp.py``), its spans following the GenAI semantic conventions
+as of semantic-conventions-genai v0.1.0 (``otel/semconv.py``: what changed since
+semantic-conventions 1.41.1, and why ``OTEL_SEMCONV_STABILITY_OPT_IN`` changes nothing
+here):
 
 - the run → ``invoke_agent <agent>`` (INTERNAL; ``gen_ai.operation.name`` invoke_agent,
-  ``gen_ai.agent.name`` / ``gen_ai.agent.id``), the root of the trace;
+  ``gen_ai.agent.name``; no ``gen_ai.agent.id``, which v0.1.0 removed from internal agent
+  spans), the root of the trace;
 - each model call → ``chat <model>`` (CLIENT; ``gen_ai.request.model``,
   ``gen_ai.provider.name``, ``gen_ai.usage.input_tokens`` / ``output_tokens``);
 - each tool call → ``execute_tool <tool>`` (INTERNAL; ``gen_ai.tool.name``,
-  ``gen_ai.tool.call.id``).
+  ``gen_ai.tool.call.id``);
+- every span of a run recorded from an agent session (or imported from a trace that
+  named one) → ``gen_ai.conversation.id``, the session.
 
 The GASP ids ride along as ``gasp.*`` attributes (run, node, creating event, agent,
 status, outcome). A failed call or run has status ERROR with its message and
@@ -78,6 +84,17 @@ def _source(props: dict) -> dict:
     meta = props.get("metadata")
     src = meta.get("source") if isinstance(meta, dict) else None
     return src if isinstance(src, dict) and src.get("format") == "otlp" else {}
+
+
+def _conversation(props: dict) -> str | None:
+    """The session a run recorded: the agent session an adapter recorded it from, or the
+    ``gen_ai.conversation.id`` of the trace it was imported from."""
+    meta = props.get("metadata")
+    src = meta.get("source") if isinstance(meta, dict) else None
+    if not isinstance(src, dict):
+        return None
+    conv = src.get("conversation_id") if src.get("format") == "otlp" else src.get("session_id")
+    return conv if isinstance(conv, str) and conv else None
 
 
 def _source_ids(props: dict) -> tuple[str | None, str | None]:
@@ -199,7 +216,9 @@ class Exporter:
         tid, sid = _source_ids(props)
         tid = tid or trace_id(rid)
         root = sid or span_id(rid)
-        calls = [self._call_span(c, tid, root, rid) for c in self.calls.get(rid, [])]
+        conversation = _conversation(props)
+        calls = [self._call_span(c, tid, root, rid, conversation)
+                 for c in self.calls.get(rid, [])]
         event, start = self._start(run)
         end = self._end(run)
         if end is None:  # still running: up to its last call
@@ -214,8 +233,8 @@ class Exporter:
         attrs = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": self.agent_id,
-            "gen_ai.agent.id": self.agent_id,
             "gen_ai.provider.name": provider if isinstance(provider, str) else None,
+            "gen_ai.conversation.id": conversation,
             "gasp.agent.id": self.agent_id,
             "gasp.run.id": rid,
             "gasp.node.id": rid,
@@ -234,7 +253,8 @@ class Exporter:
                 "status": _status(failed, str(error or outcome or "failed"))}
         return [span, *calls]
 
-    def _call_span(self, node: dict, tid: str, parent: str, rid: str) -> dict:
+    def _call_span(self, node: dict, tid: str, parent: str, rid: str,
+                   conversation: str | None) -> dict:
         nid, props = node["id"], node["props"]
         _, sid = _source_ids(props)
         event, start = self._start(node)
@@ -250,6 +270,7 @@ class Exporter:
             usage = _usage(props)
             attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model,
                      "gen_ai.provider.name": props.get("provider"),
+                     "gen_ai.conversation.id": conversation,
                      "gen_ai.usage.input_tokens": _tokens(usage, "input_tokens",
                                                           "prompt_tokens"),
                      "gen_ai.usage.output_tokens": _tokens(usage, "output_tokens",
@@ -262,7 +283,7 @@ class Exporter:
             call_id = meta.get("tool_call_id") or meta.get("tool_use_id") or nid
             attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
                      "gen_ai.tool.call.id": call_id if isinstance(call_id, str) else nid,
-                     **common}
+                     "gen_ai.conversation.id": conversation, **common}
             name, kind = f"execute_tool {tool}", KIND_INTERNAL
         return {"traceId": tid, "spanId": sid or span_id(nid), "parentSpanId": parent,
                 "name": name, "kind": kind, "startTimeUnixNano": str(start),

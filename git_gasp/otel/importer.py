@@ -2,7 +2,9 @@
 transcript, but the spans an instrumented agent exports).
 
 Spans are recognised by the GenAI semantic conventions (``gen_ai.operation.name``
-invoke_agent / chat / text_completion / generate_content / execute_tool) and by the
+invoke_agent / invoke_workflow, chat / text_completion / generate_content,
+execute_tool and the memory operations, as ``otel/semconv.py`` lists them for
+semantic-conventions-genai v0.1.0, older names read too) and by the
 two other conventions instrumentations emit: OpenInference
 (``openinference.span.kind`` AGENT / LLM / TOOL, as the OpenAI Agents SDK and
 LangChain instrumentations write) and OpenLLMetry (``traceloop.span.kind`` agent /
@@ -16,9 +18,12 @@ with ERROR is a ``failed`` run (one exported while still open is ``abandoned``).
 ids are ``gasp.run.id`` when the span carries one (a run ``git gasp export otel``
 wrote; its goal is kept when this repo has it), else ``run_otel.<trace>[.<span>]``;
 call ids likewise (``gasp.node.id``, else a hash of run and span): importing the same
-file twice adds nothing. The spans' ids and nanosecond times are kept under
-``metadata.source`` so an export gives them back; text taken from the spans is
-redacted (``redact/redactor.py``).
+file twice adds nothing. The spans' ids and nanosecond times (and the session,
+``gen_ai.conversation.id``) are kept under ``metadata.source`` so an export gives them
+back. Every string taken from the spans is redacted before it is stored: texts as
+summaries, names and ids (model, provider, tool, agent, service, scope, call and
+conversation ids, outcome) by ``Redactor.field``; a ``gasp.*`` id that redaction would
+change is not kept (the run or call takes the id derived from its span instead).
 """
 
 from __future__ import annotations
@@ -30,10 +35,21 @@ from typing import Any
 from git_gasp.base.errors import GaspError
 from git_gasp.base.ids import valid_id
 from git_gasp.otel.otlp import STATUS_ERROR, Span
+from git_gasp.otel.semconv import (
+    AGENT_NAMES,
+    AGENT_OPS,
+    CONVERSATION_IDS,
+    EXECUTE_TOOL,
+    INPUT_TOKENS,
+    MEMORY_OPS,
+    MODEL_NAMES,
+    MODEL_OPS,
+    OUTPUT_TOKENS,
+    PROVIDER_NAMES,
+    TOOL_NAMES,
+)
 from git_gasp.redact.redactor import Redactor, summarize
 
-MODEL_OPS = frozenset({"chat", "text_completion", "generate_content"})
-AGENT_NAMES = ("gen_ai.agent.name", "agent.name", "traceloop.entity.name")
 FORMAT = "otlp"
 
 
@@ -41,11 +57,11 @@ def role(span: Span) -> str | None:
     """"agent", "model", "tool" or None (a span no convention names as one of them)."""
     a = span.attrs
     op = a.get("gen_ai.operation.name")
-    if op == "invoke_agent":
+    if op in AGENT_OPS:
         return "agent"
     if op in MODEL_OPS:
         return "model"
-    if op == "execute_tool":
+    if op == EXECUTE_TOOL or op in MEMORY_OPS:
         return "tool"
     oi = str(a.get("openinference.span.kind") or "").upper()
     if oi in ("AGENT", "LLM", "TOOL"):
@@ -131,9 +147,17 @@ def group_runs(spans: list[Span]) -> tuple[list[OtelRun], int]:
     return runs, unused
 
 
+def _kept_id(r: Redactor, value: Any) -> bool:
+    """True when `value` is a GASP id that can be kept as it came: valid, and unchanged
+    by redaction (an id holding a secret is replaced by the id derived from the span's
+    own ids, which is as stable: the same span always gives the same id)."""
+    return valid_id(value) and r.field("gasp_id", value) == value
+
+
 def _run_id(span: Span, fallback: str) -> str:
     rid = span.attrs.get("gasp.run.id")
-    return rid if valid_id(rid) and str(rid).startswith("run") else fallback
+    ok = _kept_id(Redactor(), rid) and str(rid).startswith("run")
+    return rid if ok else fallback
 
 
 @dataclass
@@ -159,10 +183,8 @@ def _error_of(span: Span) -> str:
 
 
 def _usage(attrs: dict) -> dict | None:
-    inp = _first(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
-                 "llm.token_count.prompt", "llm.usage.prompt_tokens")
-    out = _first(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
-                 "llm.token_count.completion", "llm.usage.completion_tokens")
+    inp = _first(attrs, *INPUT_TOKENS)
+    out = _first(attrs, *OUTPUT_TOKENS)
     usage = {k: v for k, v in (("input_tokens", inp), ("output_tokens", out))
              if type(v) is int and 0 <= v < 2**63}
     return usage or None
@@ -170,6 +192,20 @@ def _usage(attrs: dict) -> dict | None:
 
 def _after(name: str, prefix: str) -> str | None:
     return name[len(prefix):] or None if name.startswith(prefix) else None
+
+
+def _model_of(name: str) -> str | None:
+    """The model a model span's name gives (``{operation} {model}``)."""
+    return next((m for op in sorted(MODEL_OPS) if (m := _after(name, op + " "))), None)
+
+
+def _tool_of(span: Span) -> str | None:
+    """The tool a tool span's name gives (``execute_tool {tool}``); a memory operation
+    is a tool call named by its operation."""
+    op = span.attrs.get("gen_ai.operation.name")
+    if op in MEMORY_OPS:
+        return str(op)
+    return _after(span.name, EXECUTE_TOOL + " ")
 
 
 class OtelWriter:
@@ -185,12 +221,20 @@ class OtelWriter:
             return ""
         return self.r.text(_str(summarize(value)))
 
+    def _name(self, key: str, value: Any) -> str:
+        """A name or id from the spans (a model, tool, agent, service, scope, call id…) as
+        text the log can hold, redacted as field `key` (``Redactor.field``)."""
+        return self.r.field(key, _str(value))
+
     def _source(self, span: Span | None, trace: str, start: int, end: int) -> dict:
         src: dict[str, Any] = {"format": FORMAT, "trace_id": trace}
         if span is not None:
             src["span_id"] = span.span_id
             if span.scope:
-                src["scope"] = span.scope
+                src["scope"] = self._name("scope", span.scope)
+            conversation = _first(span.attrs, *CONVERSATION_IDS)
+            if isinstance(conversation, str):
+                src["conversation_id"] = self._name("conversation_id", conversation)
         src["start_ns"], src["end_ns"] = start, end
         return src
 
@@ -218,11 +262,16 @@ class OtelWriter:
                       and (name := _first(s.attrs, *AGENT_NAMES)) is not None), None)
         task = self._text(_first(attrs, "gasp.run.task") or agent or first.name)
         meta: dict[str, Any] = {"source": self._source(root, run.trace_id, start, end)}
+        conversation = next((c for s in run.spans
+                             if isinstance(c := _first(s.attrs, *CONVERSATION_IDS), str)), None)
+        if conversation is not None and "conversation_id" not in meta["source"]:
+            # the session on a call's span (inference spans carry it), not the agent's
+            meta["source"]["conversation_id"] = self._name("conversation_id", conversation)
         service = first.resource.get("service.name")
         if isinstance(service, str) and service:
-            meta["source"]["service"] = _str(service)
+            meta["source"]["service"] = self._name("service", service)
         if agent:
-            meta["agent_name"] = _str(agent)
+            meta["agent_name"] = self._name("agent_name", agent)
         goal = attrs.get("gasp.goal.id")  # kept when that goal is in this repo too
         node = st.graph.node(goal) if isinstance(goal, str) else None
         taken: set[str] = set()
@@ -236,7 +285,7 @@ class OtelWriter:
                 outcome = "abandoned"
             else:
                 outcome = "completed"
-        outcome = _str(outcome)
+        outcome = self._name("outcome", outcome)
         fmeta: dict[str, Any] = {}
         if root is not None and root.status_code == STATUS_ERROR:
             fmeta["error"] = self._text(_error_of(root))
@@ -256,7 +305,7 @@ class OtelWriter:
     def _call_id(self, kind: str, span: Span, run_id: str, taken: set[str]) -> str:
         prefix = "model_call" if kind == "model" else "tool_call"
         nid = span.attrs.get("gasp.node.id")
-        if not (valid_id(nid) and str(nid).startswith(prefix + "_") and nid not in taken
+        if not (_kept_id(self.r, nid) and str(nid).startswith(prefix + "_") and nid not in taken
                 and not self.state.graph.has_node(nid)):
             nid = f"{prefix}_" + hashlib.sha256(
                 f"{run_id}:{span.span_id}".encode()).hexdigest()[:24]
@@ -277,18 +326,17 @@ class OtelWriter:
         out = self._text(_first(a, "gasp.output_summary", "gen_ai.tool.call.result",
                                 "output.value", "traceloop.entity.output"))
         if kind == "model":
-            model = _str(_first(a, "gen_ai.request.model", "gen_ai.response.model",
-                                "llm.model_name") or _after(span.name, "chat ") or span.name
-                         or "unknown")
-            provider = _first(a, "gen_ai.provider.name", "gen_ai.system", "llm.provider",
-                              "llm.system")
-            fields = {"model": model, "provider": _str(provider) if provider else None}
+            model = self._name("model", _first(a, *MODEL_NAMES) or _model_of(span.name)
+                               or span.name or "unknown")
+            provider = _first(a, *PROVIDER_NAMES)
+            fields = {"model": model,
+                      "provider": self._name("provider", provider) if provider else None}
         else:
-            tool = _str(_first(a, "gen_ai.tool.name", "tool.name", "traceloop.entity.name")
-                        or _after(span.name, "execute_tool ") or span.name or "unknown")
+            tool = self._name("tool", _first(a, *TOOL_NAMES) or _tool_of(span)
+                              or span.name or "unknown")
             call_id = a.get("gen_ai.tool.call.id")
             if isinstance(call_id, str) and call_id and call_id != nid:
-                meta["tool_call_id"] = _str(call_id)
+                meta["tool_call_id"] = self._name("tool_call_id", call_id)
             fields = {"tool": tool}
         what = "model" if kind == "model" else "tool"
         payload = clean({"id": nid, "run_id": run_id, **fields, "input_summary": inp})

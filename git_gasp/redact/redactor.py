@@ -71,7 +71,7 @@ from git_gasp.redact.patterns import (
 )
 
 __all__ = ["TOKEN_PREFIX", "Redactor", "is_redacted", "looks_high_entropy", "redact",
-           "redact_text", "shannon_entropy", "summarize", "token_for"]
+           "redact_field", "redact_text", "shannon_entropy", "summarize", "token_for"]
 
 SUMMARY_LIMIT = 500  # a stored summary of outside text (a tool's input or output)
 
@@ -276,34 +276,62 @@ class Redactor:
 
     # -- JSON values -----------------------------------------------------------------
     def value(self, value: Any) -> Any:
-        """A copy of JSON `value` with every string redacted (iterative, any depth)."""
+        """A copy of JSON `value` with every string redacted, object keys too (an
+        object's key is judged by what it was: a key naming an id keeps its value out of
+        entropy detection, one naming a secret has its value replaced; iterative, any
+        depth)."""
         root: list[Any] = [None]
-        # (container, key, source value, entropy allowed, key names a secret)
-        stack: list[tuple[Any, Any, Any, bool, bool]] = [(root, 0, value, True, False)]
+        # (container, slot, source value, entropy allowed, the secret's key or None)
+        stack: list[tuple[Any, Any, Any, bool, str | None]] = [(root, 0, value, True, None)]
         while stack:
-            parent, key, src, use_entropy, secret_key = stack.pop()
+            parent, slot, src, use_entropy, secret_key = stack.pop()
             if isinstance(src, str):
-                if secret_key and src and TOKEN_PREFIX not in src:
-                    parent[key] = self._token(_assign_kind(str(key)), src)
+                if secret_key is not None and src and TOKEN_PREFIX not in src:
+                    parent[slot] = self._token(_assign_kind(secret_key), src)
                 else:
-                    parent[key] = self.text(src, entropy=use_entropy and self.entropy)
+                    parent[slot] = self.text(src, entropy=use_entropy and self.entropy)
             elif isinstance(src, dict):
                 out: dict = {}
-                parent[key] = out
+                parent[slot] = out
                 for k, v in src.items():
                     ks = k if isinstance(k, str) else str(k)
-                    out[k] = None
-                    stack.append(
-                        (out, k, v, P.ID_KEY.search(ks) is None, P.SECRET_KEY.match(ks) is not None)
-                    )
+                    entropy, secret = _key_rules(ks)
+                    nk = self.text(k) if isinstance(k, str) else k
+                    out[nk] = None
+                    stack.append((out, nk, v, entropy, ks if secret else None))
             elif isinstance(src, list):
                 lst: list = [None] * len(src)
-                parent[key] = lst
+                parent[slot] = lst
                 for i, v in enumerate(src):
-                    stack.append((lst, i, v, use_entropy, False))
+                    stack.append((lst, i, v, use_entropy, None))
             else:
-                parent[key] = src
+                parent[slot] = src
         return root[0]
+
+    def field(self, key: str, value: str) -> str:
+        """One string taken from outside as the field `key` (a session id, a tool or model
+        name, a path, an attribute key…), redacted by the rule a JSON member of that name
+        gets in :meth:`value`: a key that names a secret (``token``, ``password``…) has
+        its whole value replaced; a key that names an id or hash (``session_id``,
+        ``tool_use_id``, ``trace_id``…) gets the explicit patterns only, since ids are
+        random by design; any other key the whole of :meth:`text`.
+
+        Deterministic: the same value under the same key always gives the same string
+        (each token hashes the secret it replaces), so an id that must find its run again
+        (a session id, run id, record key) still does after redaction, whichever path
+        (hook payload, transcript, trace) it came in by."""
+        entropy, secret = _key_rules(key)
+        if secret and value and TOKEN_PREFIX not in value:
+            return self._token(_assign_kind(key), value)
+        return self.text(value, entropy=entropy and self.entropy)
+
+
+def _key_rules(key: object) -> tuple[bool, bool]:
+    """(entropy detection applies, the key names a secret) for a value stored under
+    `key`: an id or hash is exempt from entropy detection, a secret's name redacts the
+    whole value."""
+    ks = key if isinstance(key, str) else str(key)
+    return P.ID_KEY.search(ks) is None, P.SECRET_KEY.match(ks) is not None
 
 
 def _word(m: re.Match[str]) -> str:
@@ -363,6 +391,12 @@ def redact(value: Any) -> Any:
     """`value` (a string or any JSON value) with secrets redacted."""
     r = Redactor()
     return r.text(value) if isinstance(value, str) else r.value(value)
+
+
+def redact_field(key: str, value: str) -> str:
+    """A string taken from outside as field `key`, redacted (:meth:`Redactor.field`):
+    the one function every importer, adapter and bridge routes names and ids through."""
+    return Redactor().field(key, value)
 
 
 def redact_text(text: str) -> str:

@@ -117,3 +117,26 @@ def _register(top: Path, common: Path, path: Path, branch: str, undo: list) -> N
         undo.append(lambda key=key: git.config_unset_local(top, key))
     before = register_driver(path)
     undo.append(lambda: restore_config(path, before))
+
+
+def point_here(root: Path) -> str | None:
+    """After `init PATH` made the agent in a folder below the current directory's work
+    tree top, or in another repository beside it: record it as this repository's
+    ``gasp.state``, so every command and the agents' hooks started here find it (the
+    same mechanism as `init --branch`, with a path). Returns what to tell the user, or
+    None when nothing was needed (the agent is at or above here, or a state is named)."""
+    here = os.getcwd()
+    if find_root(here) is not None:
+        return None
+    try:
+        top = git.work_tree_top(here)
+        common = git.common_dir(top)
+    except GaspError:
+        return None  # not in a repository: nothing to point from
+    try:
+        value = os.path.relpath(os.path.abspath(root), common)
+    except ValueError:
+        value = os.path.abspath(root)
+    git.config_set_local(top, f"{SECTION}.{KEY}", value)
+    return (f"recorded it as this repository's gasp.state: git gasp commands and the agents' "
+            f"hooks run anywhere in {top} use it")

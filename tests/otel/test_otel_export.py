@@ -111,7 +111,8 @@ def test_spans_follow_the_genai_conventions(golden_repo):
     root, plan, edit, review, tests = failed_run
     assert root["name"] == "invoke_agent tester"
     assert root["attrs"]["gen_ai.operation.name"] == "invoke_agent"
-    assert root["attrs"]["gen_ai.agent.name"] == root["attrs"]["gen_ai.agent.id"] == "tester"
+    assert root["attrs"]["gen_ai.agent.name"] == "tester"
+    assert "gen_ai.agent.id" not in root["attrs"]  # v0.1.0: not on internal agent spans
     assert root["attrs"]["gasp.run.id"] == "run_0001"
     assert root["attrs"]["gasp.run.outcome"] == "failed"
     assert root["attrs"]["gasp.goal.id"] == "goal_0001"

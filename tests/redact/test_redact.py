@@ -243,3 +243,30 @@ def test_agent_file_names_with_ids_and_times_are_kept():
     assert Redactor().text(path) == path
     key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"
     assert key not in Redactor().text(f"{path} {key}")
+
+
+# --- names and ids taken from outside: Redactor.field (#24, item 1) ---------------------
+def test_a_field_gets_the_rule_a_json_member_of_that_name_gets():
+    r = Redactor()
+    for key, value in (("session_id", f"sess {GITHUB}"), ("model", f"gpt-x {AWS}"),
+                       ("token", "plain-looking"), ("tool", RANDOM), ("trace_id", RANDOM)):
+        assert r.field(key, value) == r.value({key: value})[key]
+    assert r.field("tool_use_id", RANDOM) == RANDOM  # an id: no entropy rule, ids are random
+    assert r.field("tool", RANDOM) != RANDOM  # a name: a random string is a secret
+    assert r.field("token", "plain-looking").startswith("[REDACTED:token:")
+    assert r.field("model", "claude-opus-4-1-20250805") == "claude-opus-4-1-20250805"
+
+
+def test_a_redacted_id_is_deterministic_so_it_still_finds_its_run():
+    sid = f"01a227f0:{GITHUB}"
+    once, again = Redactor().field("session_id", sid), Redactor().field("session_id", sid)
+    assert once == again and GITHUB not in once
+    assert once != Redactor().field("session_id", f"01a227f0:{GITHUB[:-1]}X")
+
+
+def test_object_keys_are_redacted_too_and_judged_by_what_they_were():
+    out = redact({GITHUB: 1, "api_key": "abc", "tool_use_id": RANDOM,
+                  "cache_read_input_tokens": 2})
+    assert GITHUB not in json.dumps(out)
+    assert out["api_key"].startswith("[REDACTED:api_key:")
+    assert out["tool_use_id"] == RANDOM and out["cache_read_input_tokens"] == 2

@@ -176,3 +176,26 @@ def test_restore_branch_brings_the_agent_up_without_the_project(project, tmp_pat
     assert not (dest / "app.py").exists()
     assert git(dest, "rev-parse", "--verify", "-q", "origin/main", check=False) == ""
     assert gasp(dest, "check").returncode == 0
+
+
+@pytest.mark.parametrize("where", ["subfolder", "sibling"])
+def test_init_of_a_folder_or_sibling_is_found_from_the_project(project, where):
+    path = "agent-state" if where == "subfolder" else "../sibling-agent"
+    proc = gasp(project, "init", path)
+    assert proc.returncode == 0, out(proc)
+    assert "gasp.state" in proc.stdout.decode()
+    goal = gasp(project, "record", "goal", "--title", "found")
+    assert goal.returncode == 0, out(goal)
+    root = (project / path).resolve()
+    assert b"found" in (root / "state" / "events.jsonl").read_bytes()
+    status = json.loads(gasp(project, "status", "--json").stdout)
+    assert Path(status["root"]).resolve() == root
+    assert status["location"]["kind"] == "path"
+    assert gasp(project, "check").returncode == 0
+
+
+def test_the_cli_names_the_same_default_branch():
+    from git_gasp.cli.commands import init
+    from git_gasp.store import statebranch
+
+    assert init.DEFAULT_BRANCH == statebranch.DEFAULT_BRANCH

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from git_gasp.store.statebranch import DEFAULT_BRANCH
+DEFAULT_BRANCH = "gasp/state"  # store.statebranch.DEFAULT_BRANCH (a test keeps them equal)
 
 
 @click.command()
@@ -36,6 +36,11 @@ def init(path: str | None, agent_id: str | None, branch: str | None,
 
     agent, commit = init_agent(root, agent_id, install_hooks=install_for_init)
     click.echo(f"initialised agent {agent} in {root} (commit {commit.decode()[:12]})")
+    from git_gasp.store.statebranch import point_here
+
+    named = point_here(root)
+    if named:
+        click.echo(named)
     _next()
     return 0
 
