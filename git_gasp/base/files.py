@@ -153,20 +153,22 @@ class NotARegularFile(GaspError):
     """A repository file that is a link, a FIFO, a device, a directory or too big."""
 
 
-def read_regular_file(path: str | os.PathLike, *, limit: int,
-                      root: str | os.PathLike | None = None) -> bytes | None:
-    """The bytes of `path`, which must be a regular file of at most `limit` bytes; None
-    when it does not exist. Opened without following a link (nor one on the way from
-    `root` down to it) and without blocking (a FIFO never hangs the reader), checked on
-    the open descriptor, read at most `limit` + 1 bytes: a link to /dev/zero, a FIFO or
-    a huge file is a `NotARegularFile` line, never a hang or an exhausted memory."""
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+
+
+def open_regular(path: str | os.PathLike, *, root: str | os.PathLike | None = None
+                 ) -> int | None:
+    """An open read-only descriptor of `path`, which must be a regular file; None when
+    it does not exist. Opened without following a link (nor one on the way from `root`
+    down to it) and without blocking (a FIFO never hangs the reader), and checked on the
+    descriptor: anything else is a `NotARegularFile` naming it. The caller closes it."""
     name = os.fspath(path)
     try:
         if root is not None:
             _refuse_links(name, root)
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
+        fd = os.open(name, _READ_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except UnsafePath as exc:
         raise NotARegularFile(str(exc)) from None
@@ -174,22 +176,75 @@ def read_regular_file(path: str | os.PathLike, *, limit: int,
         what = "a symbolic link" if is_link(name) else exc.strerror
         raise NotARegularFile(f"{name}: {what}; it must be a regular file") from None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotARegularFile(f"{name}: not a regular file; refusing to read it")
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
+
+
+def _read_fd(fd: int, name: str, limit: int) -> bytes:
+    chunks, left = [], limit + 1
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
     data = b"".join(chunks)
     if len(data) > limit:
         raise NotARegularFile(f"{name}: larger than {limit} bytes; refusing to read it")
     return data
+
+
+def read_regular_file(path: str | os.PathLike, *, limit: int,
+                      root: str | os.PathLike | None = None) -> bytes | None:
+    """The bytes of `path`, which must be a regular file (`open_regular`) of at most
+    `limit` bytes; None when it does not exist. Read at most `limit` + 1 bytes: a link
+    to /dev/zero, a FIFO or a huge file is a `NotARegularFile` line, never a hang or an
+    exhausted memory."""
+    fd = open_regular(path, root=root)
+    if fd is None:
+        return None
+    try:
+        return _read_fd(fd, os.fspath(path), limit)
+    finally:
+        os.close(fd)
+
+
+def read_chunks(path: str | os.PathLike, *, root: str | os.PathLike | None = None,
+                size: int = 1 << 20) -> Iterator[bytes]:
+    """The bytes of the regular file `path` (`open_regular`) in pieces of at most `size`,
+    for a file read whole but never held whole; FileNotFoundError when it is missing."""
+    fd = open_regular(path, root=root)
+    if fd is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", os.fspath(path))
+    try:
+        while True:
+            chunk = os.read(fd, size)
+            if not chunk:
+                return
+            yield chunk
+    finally:
+        os.close(fd)
+
+
+def map_regular_file(path: str | os.PathLike, *, root: str | os.PathLike | None = None):
+    """The regular file `path` (`open_regular`) mapped read-only (an ``mmap.mmap``; None
+    for an empty file, which cannot be mapped), for a file too big to read whole (a
+    pack, its index); FileNotFoundError when it is missing."""
+    import mmap
+
+    fd = open_regular(path, root=root)
+    if fd is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", os.fspath(path))
+    try:
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except ValueError:  # an empty file
+        return None
+    finally:
+        os.close(fd)
 
 
 # --- writing ----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from git_gasp.odb.packs import PackFiles
 from git_gasp.odb.policy import native
 from git_gasp.odb.repo import PlainRepo, open_plain, open_repo, shallow_commits
 from git_gasp.protocol.appendonly import LOG_PATH
+from git_gasp.protocol.failure import Failure
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,10 +71,16 @@ def check_store(
 def _use_packs(walker: Walker, store: BaseObjectStore, prove: bool) -> PackFiles | None:
     """Let the walk read trees, commits and blobs from the raw packs, and (`prove`) prove
     appends from their deltas: the native readers only (`odb.policy`); otherwise every
-    object is read through the store."""
-    if not native():
-        return None
+    object is read through the store. Either way a pack index git refuses fails the
+    check, naming it (dulwich would read it)."""
     files = PackFiles.for_store(store)
+    for path, why in files.refused if files is not None else ():
+        walker.result.failures.append(Failure(
+            f"pack index refused: {why}; git cannot read the objects of its pack "
+            "(`git fsck` names it too)", path=path))
+    if files is not None and not native():
+        files.close()
+        return None
     if files is not None:
         walker.objects.packed = files
         if files.packs:
