@@ -18,7 +18,8 @@ from git_gasp.base.files import atomic_write
 # old one), and merges judged by meaning: caches made under the old rules are not trusted.
 # 3: the key line carries the counts of both kinds of line and the body's crc32.
 # 4: trees git fsck refuses (duplicate entries, ...) fail the commit (odb.fsck).
-CHECKER_VERSION = 4
+# 5: a committed .agent/lease or .agent/HEAD (local-only) fails the commit.
+CHECKER_VERSION = 5
 _CACHE_MAGIC = b"git-gasp check4 cache"
 _NAME_LEAD = f"check4-v{CHECKER_VERSION}-"  # the version in the name: an old file is litter
 
