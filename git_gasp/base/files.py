@@ -20,6 +20,18 @@ import stat
 import time
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.paths import (  # the str-path helpers, re-exported
+    _relative,
+    exists,
+    is_dir,
+    is_file,
+    is_link,
+    is_within,
+    join,
+    parents,
+    path_str,
+    relative_to,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,108 +48,11 @@ class FileLocked(GaspError):
     """Another process holds the lock and did not let go within the timeout."""
 
 
-# --- str paths as pathlib shows them (the check and the hook never import pathlib) ----
-
-
-def path_str(path: str | os.PathLike) -> str:
-    """``str(pathlib.PurePosixPath(path))``: empty and ``.`` parts and trailing slashes
-    dropped, ``..`` kept, a leading ``//`` kept (as POSIX allows)."""
-    text = os.fspath(path)
-    anchor = ""
-    if text.startswith("/"):
-        anchor = "//" if text.startswith("//") and not text.startswith("///") else "/"
-    return anchor + "/".join(p for p in text.split("/") if p and p != ".") or "."
-
-
-def join(root: str | os.PathLike, *parts: str | os.PathLike) -> str:
-    """``str(pathlib.Path(root, *parts))`` (an absolute part starts afresh)."""
-    return path_str(os.path.join(root, *parts))
-
-
-def _parts(text: str) -> list[str]:
-    """``PurePosixPath(text).parts`` for a `path_str` form."""
-    anchor = "//" if text.startswith("//") else "/" if text.startswith("/") else ""
-    names = [p for p in text[len(anchor):].split("/") if p and p != "."]
-    return [anchor, *names] if anchor else names
-
-
-def parents(path: str | os.PathLike) -> list[str]:
-    """``pathlib.PurePosixPath(path).parents`` as strs, nearest first."""
-    parts = _parts(path_str(path))
-    anchored = bool(parts) and parts[0].startswith("/")
-    names = parts[1:] if anchored else parts
-    anchor = parts[0] if anchored else ""
-    if not names:
-        return []
-    return [anchor + "/".join(names[:i]) for i in range(len(names) - 1, 0, -1)] \
-        + [anchor or "."]
-
-
-def _relative(path: str, root: str) -> list[str] | None:
-    """``PurePosixPath(path).relative_to(root).parts`` for two `path_str` forms; None
-    where relative_to raises ValueError (`path` is not under `root`)."""
-    inner, outer = _parts(path), _parts(root)
-    if not outer:
-        return None if path.startswith("/") else inner
-    return inner[len(outer):] if inner[:len(outer)] == outer else None
-
-
-def relative_to(path: str | os.PathLike, root: str | os.PathLike) -> str:
-    """``pathlib.Path(path).relative_to(root).as_posix()`` (ValueError when `path` is not
-    under `root`)."""
-    text, base = path_str(path), path_str(root)
-    rel = _relative(text, base)
-    if rel is None:
-        raise ValueError(f"{text!r} is not in the subpath of {base!r} OR one path is "
-                         "relative and the other is absolute.")
-    return "/".join(rel) or "."
-
-
-def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:
-    """``pathlib.Path(path).is_relative_to(root)``: `root`'s parts begin `path`'s."""
-    return _relative(path_str(path), path_str(root)) is not None
-
-
-_MISSING = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
-
-
-def _mode(path: str | os.PathLike, follow: bool) -> int | None:
-    """The st_mode of `path` as pathlib names it (no trailing slash: a link is a link;
-    lstat unless `follow`); None where pathlib's predicates answer False (missing, a
-    file on the way, a loop, an unencodable name); any other OSError is raised, as
-    they raise it."""
-    path = path_str(path)
-    try:
-        return (os.stat(path) if follow else os.lstat(path)).st_mode
-    except OSError as exc:
-        if exc.errno in _MISSING:
-            return None
-        raise
-    except ValueError:
-        return None
-
-
-def exists(path: str | os.PathLike) -> bool:
-    """``pathlib.Path(path).exists()`` (a link is followed)."""
-    return _mode(path, True) is not None
-
-
-def is_dir(path: str | os.PathLike) -> bool:
-    """``pathlib.Path(path).is_dir()`` (a link is followed)."""
-    mode = _mode(path, True)
-    return mode is not None and stat.S_ISDIR(mode)
-
-
-def is_file(path: str | os.PathLike) -> bool:
-    """``pathlib.Path(path).is_file()`` (a link is followed)."""
-    mode = _mode(path, True)
-    return mode is not None and stat.S_ISREG(mode)
-
-
-def is_link(path: str | os.PathLike) -> bool:
-    """``pathlib.Path(path).is_symlink()``."""
-    mode = _mode(path, False)
-    return mode is not None and stat.S_ISLNK(mode)
+__all__ = ["AtomicFile", "FileLocked", "NotARegularFile", "UnsafePath", "atomic_write",
+           "exists", "file_lock", "fsync_dir", "held_lock", "is_dir", "is_file", "is_link",
+           "is_within", "join", "link_target", "map_regular_file", "move_into_place",
+           "open_file", "open_regular", "parents", "path_str",
+           "read_regular_file", "refuse_links", "relative_to", "try_lock"]
 
 
 def _as_given(given: str | os.PathLike, path: str) -> str | Path:
@@ -149,32 +64,40 @@ def _as_given(given: str | os.PathLike, path: str) -> str | Path:
     return Path(path)
 
 
-class NotARegularFile(GaspError):
-    """A repository file that is a link, a FIFO, a device, a directory or too big."""
+# --- reading ----------------------------------------------------------------------------
+
+
+class NotARegularFile(GaspError, OSError):
+    """A repository file that is a link, a FIFO, a device, a directory or too big. An
+    OSError too (as `FormatError` is a ValueError), so a caller that treats an unreadable
+    file as missing or corrupt treats this one so, and the CLI shows its one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.strerror = message
 
 
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
                | getattr(os, "O_CLOEXEC", 0))
 
 
-def open_regular(path: str | os.PathLike, *, root: str | os.PathLike | None = None
-                 ) -> int | None:
-    """An open read-only descriptor of `path`, which must be a regular file; None when
-    it does not exist. Opened without following a link (nor one on the way from `root`
-    down to it) and without blocking (a FIFO never hangs the reader), and checked on the
-    descriptor: anything else is a `NotARegularFile` naming it. The caller closes it."""
+def open_regular(path: str | os.PathLike, *, root: str | os.PathLike | None = None) -> int:
+    """An open read-only descriptor of `path`, which must be a regular file (the caller
+    closes it); FileNotFoundError when it does not exist, as `open` raises it. Opened
+    without following a link (nor one on the way from `root` down to it) and without
+    blocking (a FIFO never hangs the reader), and checked on the descriptor: anything
+    else is a `NotARegularFile` naming it."""
     name = os.fspath(path)
     try:
         if root is not None:
             _refuse_links(name, root)
         fd = os.open(name, _READ_FLAGS)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
     except UnsafePath as exc:
         raise NotARegularFile(str(exc)) from None
-    except OSError as exc:  # ELOOP: the file itself is a link
-        what = "a symbolic link" if is_link(name) else exc.strerror
-        raise NotARegularFile(f"{name}: {what}; it must be a regular file") from None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:  # missing, no permission, ...: as `open` says it
+            raise
+        raise NotARegularFile(f"{name}: a symbolic link; it must be a regular file") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotARegularFile(f"{name}: not a regular file; refusing to read it")
@@ -184,50 +107,37 @@ def open_regular(path: str | os.PathLike, *, root: str | os.PathLike | None = No
     return fd
 
 
-def _read_fd(fd: int, name: str, limit: int) -> bytes:
-    chunks, left = [], limit + 1
-    while left > 0:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    data = b"".join(chunks)
-    if len(data) > limit:
-        raise NotARegularFile(f"{name}: larger than {limit} bytes; refusing to read it")
-    return data
+def open_file(path: str | os.PathLike, *, root: str | os.PathLike | None = None):
+    """``open(path, "rb")`` for a file of a repository or its git dir: `open_regular`'s
+    checks, then an unbuffered-by-default binary file object the caller closes."""
+    return os.fdopen(open_regular(path, root=root), "rb")
 
 
 def read_regular_file(path: str | os.PathLike, *, limit: int,
                       root: str | os.PathLike | None = None) -> bytes | None:
     """The bytes of `path`, which must be a regular file (`open_regular`) of at most
-    `limit` bytes; None when it does not exist. Read at most `limit` + 1 bytes: a link
+    `limit` bytes; None when it does not exist. Reads at most `limit` + 1 bytes: a link
     to /dev/zero, a FIFO or a huge file is a `NotARegularFile` line, never a hang or an
     exhausted memory."""
-    fd = open_regular(path, root=root)
-    if fd is None:
+    name = os.fspath(path)
+    try:
+        fd = open_regular(name, root=root)
+    except (FileNotFoundError, NotADirectoryError):
         return None
     try:
-        return _read_fd(fd, os.fspath(path), limit)
-    finally:
-        os.close(fd)
-
-
-def read_chunks(path: str | os.PathLike, *, root: str | os.PathLike | None = None,
-                size: int = 1 << 20) -> Iterator[bytes]:
-    """The bytes of the regular file `path` (`open_regular`) in pieces of at most `size`,
-    for a file read whole but never held whole; FileNotFoundError when it is missing."""
-    fd = open_regular(path, root=root)
-    if fd is None:
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory", os.fspath(path))
-    try:
-        while True:
-            chunk = os.read(fd, size)
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
             if not chunk:
-                return
-            yield chunk
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
     finally:
         os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise NotARegularFile(f"{name}: larger than {limit} bytes; refusing to read it")
+    return data
 
 
 def map_regular_file(path: str | os.PathLike, *, root: str | os.PathLike | None = None):
@@ -237,8 +147,6 @@ def map_regular_file(path: str | os.PathLike, *, root: str | os.PathLike | None 
     import mmap
 
     fd = open_regular(path, root=root)
-    if fd is None:
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory", os.fspath(path))
     try:
         return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     except ValueError:  # an empty file

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import open_file
 from git_gasp.protocol.envelope import (
     EnvelopeError,
     Event,
@@ -239,7 +240,7 @@ class EventStore:
         if size < self.size:
             raise LogError(f"{self.rel} shrank from {self.size} to {size} bytes under us "
                            "(truncated or rewritten?); refusing to append")
-        with open(self.path, "rb") as fh:
+        with open_file(self.path) as fh:
             fh.seek(self.size)
             tail = fh.read()
         try:

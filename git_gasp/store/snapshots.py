@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, open_file
 from git_gasp.base.git import find_git_dir
 from git_gasp.protocol.envelope import EnvelopeError, parse_line
 from git_gasp.protocol.graph import Graph
@@ -126,7 +126,7 @@ def load_document(data: bytes) -> object:
 
 def read_integrity(path: Path) -> Integrity | None:
     """The integrity record of a graph.json, read from its tail (None: parse it whole)."""
-    with open(path, "rb") as fh:
+    with open_file(path) as fh:
         size = os.fstat(fh.fileno()).st_size
         fh.seek(max(0, size - _TAIL_BYTES))
         match = _TAIL.search(fh.read())

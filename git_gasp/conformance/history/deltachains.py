@@ -19,6 +19,7 @@ import zlib
 from array import array
 from collections import OrderedDict, namedtuple
 
+from git_gasp.base.files import open_file
 from git_gasp.base.record import Record
 from git_gasp.odb.pack_entries import (
     BLOB,
@@ -243,7 +244,7 @@ class DeltaChains:
         return (delta.target_size, base, delta) if base is not None else None
 
     def _loose_header(self, sha: bytes) -> tuple[bytes, int]:
-        with open(self._files.loose_path(sha), "rb") as f:
+        with open_file(self._files.loose_path(sha)) as f:
             head = zlib.decompressobj().decompress(f.read(256), _LOOSE_HEADER)
         kind, _, rest = head.partition(b" ")
         size, nul, _ = rest.partition(b"\x00")
@@ -344,7 +345,7 @@ class DeltaChains:
         number, where = loc
         if number < 0:
             assert isinstance(where, bytes)
-            with open(self._files.loose_path(where), "rb") as f:
+            with open_file(self._files.loose_path(where)) as f:
                 raw = zlib.decompress(f.read())
             data = raw[raw.index(b"\x00") + 1:]
             if len(data) != length:
