@@ -48,11 +48,12 @@ class FileLocked(GaspError):
     """Another process holds the lock and did not let go within the timeout."""
 
 
-__all__ = ["AtomicFile", "FileLocked", "NotARegularFile", "UnsafePath", "atomic_write",
-           "exists", "file_lock", "fsync_dir", "held_lock", "is_dir", "is_file", "is_link",
-           "is_within", "join", "link_target", "map_regular_file", "move_into_place",
-           "open_file", "open_regular", "parents", "path_str",
-           "read_regular_file", "refuse_links", "relative_to", "try_lock"]
+__all__ = ["MAX_FILE", "SMALL_FILE", "AtomicFile", "FileLocked", "NotARegularFile",
+           "UnsafePath", "atomic_write", "exists", "file_lock", "fsync_dir", "held_lock",
+           "is_dir", "is_file", "is_link", "is_within", "join", "link_target",
+           "map_regular_file", "move_into_place", "open_file", "open_output", "open_regular",
+           "parents", "path_str", "read_file", "read_regular_file", "read_text",
+           "refuse_links", "relative_to", "try_lock"]
 
 
 def _as_given(given: str | os.PathLike, path: str) -> str | Path:
@@ -138,6 +139,53 @@ def read_regular_file(path: str | os.PathLike, *, limit: int,
     if len(data) > limit:
         raise NotARegularFile(f"{name}: larger than {limit} bytes; refusing to read it")
     return data
+
+
+MAX_FILE = 1 << 34  # the default bound of `read_file`: refuse absurd files (16 GiB)
+SMALL_FILE = 64 << 20  # a control file, cache or side file: far past any honest one
+
+
+def read_file(path: str | os.PathLike, *, limit: int = MAX_FILE,
+              root: str | os.PathLike | None = None) -> bytes:
+    """``Path(path).read_bytes()`` for a file of a repository or its git dir:
+    `read_regular_file`, raising FileNotFoundError when it does not exist."""
+    data = read_regular_file(path, limit=limit, root=root)
+    if data is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), os.fspath(path))
+    return data
+
+
+def read_text(path: str | os.PathLike, *, encoding: str = "utf-8", errors: str = "strict",
+              limit: int = SMALL_FILE, root: str | os.PathLike | None = None) -> str:
+    """``Path(path).read_text(encoding, errors)`` (universal newlines too) through
+    `read_file`."""
+    text = read_file(path, limit=limit, root=root).decode(encoding, errors)
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def open_output(path: str | os.PathLike, *, append: bool = False):
+    """A binary file object writing to `path` (created 0o600, else truncated, or with
+    `append` added to), for a log or an output file the process writes in place: never
+    through a link at `path`, and only into a regular file (a FIFO or device is a
+    `NotARegularFile`). A file replaced whole goes through `atomic_write` instead."""
+    name = os.fspath(path)
+    flags = (os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+             | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(name, flags, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise NotARegularFile(f"{name}: a symbolic link; refusing to write through it") \
+            from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotARegularFile(f"{name}: not a regular file; refusing to write to it")
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "ab" if append else "wb")
 
 
 def map_regular_file(path: str | os.PathLike, *, root: str | os.PathLike | None = None):

@@ -34,7 +34,7 @@ import zlib
 
 from git_gasp.base.digest import blob_hasher
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import open_file
+from git_gasp.base.files import open_file, open_regular
 from git_gasp.base.git import run
 from git_gasp.guard.diffindex import diff_index, duplicate_entry
 from git_gasp.odb.gitdirs import GitDirs
@@ -366,7 +366,7 @@ class StagedSides:
                 return data
         full = os.path.join(self.worktree, os.fsdecode(path))
         try:
-            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            fd = open_regular(full)
         except OSError:
             return None
         try:

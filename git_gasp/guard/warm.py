@@ -19,7 +19,7 @@ from __future__ import annotations
 import _thread
 import os
 
-from git_gasp.base.files import open_file
+from git_gasp.base.files import open_file, open_regular
 
 # imported here, not on the threads: two threads importing at once can deadlock
 from git_gasp.guard.diffindex import diff_index
@@ -105,8 +105,7 @@ class Warm:
             if head_log is None:
                 return  # the log is not part of this commit (or the diff failed)
             try:
-                fd = os.open(os.path.join(self.repo.path, LOG),
-                             os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                fd = open_regular(os.path.join(self.repo.path, LOG))
                 try:
                     with os.fdopen(os.dup(fd), "rb") as f:
                         data = f.read()

@@ -37,7 +37,7 @@ from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_gasp.base.files import AtomicFile, UnsafePath, open_file
+from git_gasp.base.files import AtomicFile, UnsafePath, open_file, read_file
 from git_gasp.base.git import find_git_dir
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.graph import Graph
@@ -130,7 +130,7 @@ def open_fast(root: Path, log_path: Path, log_rel: str, notes: list[str]) -> Fas
     line_count, rel, rec, _doc = found[0]
     entry = cache_path(gitdir, root, rel)
     try:
-        blob = entry.read_bytes()
+        blob = read_file(entry)
     except OSError:
         return None
     head = _HEADER.match(blob)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 
-from git_gasp.base.files import join, open_file
+from git_gasp.base.files import join, open_file, open_regular
 from git_gasp.conformance.history.result import APPEND_HINT
 from git_gasp.conformance.history.tipfacts import EXTENDS, SAME, TipFacts
 from git_gasp.conformance.history.walk import Walker
@@ -92,8 +92,8 @@ class WorkTree:
             in_repo = self.prefix + b"/" + path if self.prefix else path
             if not self._stat_index.unchanged(in_repo, entry.sha, st):
                 return False
-            fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            with open(fd, "rb", buffering=0) as fh:
+            fd = open_regular(full)
+            with os.fdopen(fd, "rb", buffering=0) as fh:
                 if os.fstat(fd).st_ino != st.st_ino:
                     return False
                 import hashlib  # here: a re-check whose proofs are cached hashes nothing
