@@ -284,11 +284,17 @@ class EventStore:
 
 
 def _open_append(path: Path, rel: str) -> int:
+    """The log open for append: never through a link, never blocking on a FIFO put there
+    since `check_path` looked, and only a regular file."""
     try:
-        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
-                       0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0), 0o644)
     except OSError as exc:
         raise LogError(f"{rel} cannot be opened for append: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LogError(f"{rel} is not a regular file; refusing to append to it")
+    return fd
 
 
 def _write_durably(fd: int, data: bytes, old_size: int, rel: str, fsync: bool) -> None:
