@@ -32,6 +32,7 @@ SLOW_FILES = {
     "adapters/test_live.py",
     "cli/test_bad_input.py",
     "cli/test_cli_core.py",
+    "cli/test_hostile_files.py",
     "conformance/test_check_properties.py",
     "conformance/test_integrity_history_properties.py",
     "conformance/test_logstate_properties.py",

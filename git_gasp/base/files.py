@@ -390,8 +390,18 @@ def held_lock(path: str | os.PathLike, wait_s: float, *,
     nothing, when it could not be had within `wait_s` seconds."""
     import fcntl
 
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0), 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise NotARegularFile(f"{os.fspath(path)}: a symbolic link; refusing to lock "
+                              "through it") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotARegularFile(f"{os.fspath(path)}: not a regular file; refusing to "
+                                  "lock it")
         deadline = time.monotonic() + wait_s
         while True:
             try:
