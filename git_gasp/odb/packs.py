@@ -44,6 +44,7 @@ Loc = tuple[int, int | bytes]  # (pack number, offset), or (-1, hex id) for a lo
 READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError)
 _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains read nothing
 _RESOLVED_BYTES = 16 << 20  # the cache's budget, or the largest object + 2 MiB if more
+_GIT_REFUSES = "git refuses it, so the objects of its pack cannot be read (`git fsck` names it)"
 _KEEP_RESULT = 2 << 20  # a built object this small is kept (a bigger one: only bases)
 
 
@@ -136,10 +137,12 @@ class PackFiles:
             try:
                 index = PackIndex(base + ".idx")
             except PackIndexRefused as exc:
-                refused.append((exc.path, exc.why))
+                refused.append((exc.path, f"{exc.why}; {_GIT_REFUSES}"))
                 continue
             except NotARegularFile:
-                refused.append((base + ".idx", "not a regular file"))
+                refused.append((base + ".idx", "a symbolic link or not a regular file: no "
+                                "pack index is read through a link (`git repack -a -d` "
+                                "writes a real one)"))
                 continue
             except (PackIndexError, OSError):
                 continue
@@ -156,7 +159,7 @@ class PackFiles:
             if why:
                 buf.close()  # git does not read a pack its index is not for: refused
                 mismatched.append((name, index))
-                refused.append((base + ".idx", why))
+                refused.append((base + ".idx", f"{why}; {_GIT_REFUSES}"))
                 continue
             index.pack_size = len(buf)
             packs.append(_Pack(index, buf, 20))

@@ -7,6 +7,7 @@ internal error, never "conformant"); where git reads it, the verdict is unchange
 from __future__ import annotations
 
 import json
+import os
 import struct
 import subprocess
 from pathlib import Path
@@ -133,3 +134,23 @@ def test_an_index_refused_after_the_cache_was_written_still_fails(packed, tmp_pa
     check4 = json.loads(proc.stdout)["checks"][3]
     assert [f["path"] for f in check4["failures"]] == [str(idx)]
     assert "non-monotonic index" in check4["failures"][0]["message"]
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_an_index_that_is_a_link_or_a_fifo_fails_check_4_and_hangs_nothing(packed, tmp_path,
+                                                                            kind):
+    """Where git follows a link (and waits on a FIFO), check 4 reads no index through a
+    link and never waits: the index fails, named (a deliberate difference from git)."""
+    repo = copy_repo(packed, tmp_path / "agent")
+    (idx,) = (repo / ".git" / "objects" / "pack").glob("pack-*.idx")
+    moved = tmp_path / "elsewhere.idx"
+    idx.rename(moved)
+    if kind == "link":
+        idx.symlink_to(moved)
+    else:
+        os.mkfifo(idx)
+    proc = subprocess.run(["git", "gasp", "check", "--no-cache"], cwd=repo,
+                          capture_output=True, timeout=120)
+    text = out(proc)
+    assert proc.returncode == 1 and "internal error" not in text, text
+    assert f"{idx}: pack index refused: a symbolic link or not a regular file" in text, text

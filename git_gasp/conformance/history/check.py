@@ -59,13 +59,27 @@ def check_store(
     files = None
     try:
         files = _use_packs(walker, store, use_packs)
-        walker.walk(head, set(shallow))
+        if not _refused(walker):
+            walker.walk(head, set(shallow))
     except Exception as exc:  # fail closed, never crash
         walker.fail(f"history walk failed: {type(exc).__name__}: {exc}")
     finally:
         if files is not None:
             files.close()
     return walker.result
+
+
+_REFUSED = "pack index refused"
+
+
+def _refused(walker: Walker) -> bool:
+    """True when a pack index is refused: the history is not walked, since the store's
+    reader would read that index unchecked (or wait on it, a FIFO) for any object not
+    found elsewhere; the failure naming the index is the verdict."""
+    if not any(f.message.startswith(_REFUSED) for f in walker.result.failures):
+        return False
+    walker.result.notes.append("history not walked: a pack index is refused (above)")
+    return True
 
 
 def _use_packs(walker: Walker, store: BaseObjectStore, prove: bool) -> PackFiles | None:
@@ -75,9 +89,7 @@ def _use_packs(walker: Walker, store: BaseObjectStore, prove: bool) -> PackFiles
     check, naming it (dulwich would read it)."""
     files = PackFiles.for_store(store)
     for path, why in files.refused if files is not None else ():
-        walker.result.failures.append(Failure(
-            f"pack index refused: {why}; git cannot read the objects of its pack "
-            "(`git fsck` names it too)", path=path))
+        walker.result.failures.append(Failure(f"{_REFUSED}: {why}", path=path))
     if files is not None and not native():
         files.close()
         return None
@@ -114,7 +126,8 @@ def check_history(
                         worktree, progress)
         try:
             files = _use_packs(walker, repo.object_store, use_packs)
-            _run(repo, walker, worktree, use_cache)
+            if not _refused(walker):
+                _run(repo, walker, worktree, use_cache)
         except Exception as exc:  # fail closed, never crash
             walker.fail(f"history walk failed: {type(exc).__name__}: {exc}")
         return walker.result
