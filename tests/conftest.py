@@ -34,6 +34,7 @@ SLOW_FILES = {
     "bridges/test_planted_secrets.py",
     "cli/test_bad_input.py",
     "cli/test_cli_core.py",
+    "cli/test_hostile_files.py",
     "conformance/test_check_properties.py",
     "conformance/test_integrity_history_properties.py",
     "conformance/test_logstate_properties.py",

@@ -24,12 +24,13 @@ from typing import Any
 from git_gasp.adapters.hook_session import EVENTS, HookSession
 from git_gasp.adapters.payloads import HookEvent, parse_hook_payload, trim_payload
 from git_gasp.adapters.session_sweep import commit_closed, sweep
-from git_gasp.base.files import atomic_write, move_into_place
+from git_gasp.base.files import atomic_write, move_into_place, open_output, read_text
 from git_gasp.redact.redactor import Redactor
 
 LEASE_WAIT_S = 8.0
 LEASE_TTL_MS = 60_000  # a hook killed while holding the lease blocks others this long
 LOG_MAX_BYTES = 1 << 20
+ENTRY_MAX = 256 << 20  # a queue entry is read only as a regular file of at most this
 
 
 def log(gdir: Path | None, message: str) -> None:
@@ -42,8 +43,8 @@ def log(gdir: Path | None, message: str) -> None:
             move_into_place(path, gdir / "adapter.log.1", root=gdir.parent)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
         line = f"{stamp} pid={os.getpid()} {message}".replace("\n", "\n    ") + "\n"
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(line)
+        with open_output(path, append=True) as fh:
+            fh.write(line.encode("utf-8"))
     except Exception:  # noqa: BLE001 - the log never breaks the hook (OSError, UnsafePath)
         pass
 
@@ -108,7 +109,7 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                 item: Any = None
                 clean: Any = None
                 try:
-                    item = json.loads(entry.read_text(encoding="utf-8"))
+                    item = json.loads(read_text(entry, limit=ENTRY_MAX, root=gdir.parent))
                     clean = Redactor().value(trim_payload(item["payload"]))
                     h = parse_hook_payload(clean, item.get("agent"))
                     what = process(state, h, gdir, root, entry.name)

@@ -33,7 +33,7 @@ from git_gasp.adapters.session_close import (
     locate_transcript,
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, open_file, read_text
 
 KEEP_HEAD, KEEP_TAIL = 1000, 3000  # of a tool output kept for the lifting rules
 RECENT = 256  # record keys remembered to recognise a replayed payload
@@ -128,7 +128,7 @@ class HookSession(SessionWriter):
     def _load(self) -> tuple[dict, bool]:
         for path, closed in ((self.path, False), (self.closed_path, True)):
             try:
-                side = json.loads(path.read_text(encoding="utf-8"))
+                side = json.loads(read_text(path))
             except (OSError, ValueError):
                 continue
             if isinstance(side, dict):
@@ -375,7 +375,7 @@ class HookSession(SessionWriter):
 
                 data, offset, codes = read_raw(path), 0, {}
             else:
-                with open(path, "rb") as fh:
+                with open_file(path) as fh:
                     if fh.seek(0, 2) < offset:
                         offset, codes = 0, {}  # rewritten: read it again
                     fh.seek(offset)

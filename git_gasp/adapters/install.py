@@ -49,7 +49,7 @@ from git_gasp.adapters.json_edit import apply_hooks
 from git_gasp.adapters.payloads import AGENTS, HOOK_EVENTS
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import SMALL_FILE, atomic_write, is_link, link_target, read_file, read_text
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 AGENT_EVENTS = {
@@ -142,8 +142,12 @@ class InstallResult:
 
 
 def _load(path: Path) -> tuple[str, dict]:
+    """The settings file's text and JSON. A link is read at its target only where the
+    writers would write through it (inside the project's tree or $HOME)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        real = link_target(path, [project_tree(path.parent.parent), Path.home()]) \
+            if is_link(path) else path
+        text = read_file(real, limit=SMALL_FILE).decode("utf-8")
     except FileNotFoundError:
         return "", {}
     except UnicodeDecodeError:
@@ -290,7 +294,7 @@ def keep_local_untracked(repo: Path) -> str | None:
     except GaspError:
         return None  # not a git work tree: nothing to keep out of commits
     try:
-        old = exclude.read_bytes()
+        old = read_file(exclude, limit=SMALL_FILE)
     except FileNotFoundError:
         old = b""
     except OSError as exc:
@@ -311,7 +315,7 @@ def codex_trust_note(repo: Path) -> str:
     config = home / "config.toml"
     key = f"[projects.{json.dumps(str(repo.resolve()))}]"
     try:
-        text = config.read_text(encoding="utf-8")
+        text = read_text(config)
     except OSError:
         text = ""
     trusted = False

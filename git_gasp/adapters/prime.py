@@ -19,8 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from git_gasp.adapters.install import write_project_file
+from git_gasp.adapters.install import project_tree, write_project_file
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import is_link, link_target, read_file, read_text
 
 BEGIN = "<!-- gasp:begin -->"
 END = "<!-- gasp:end -->"
@@ -42,7 +43,7 @@ def _identity(root: Path, ident_rel: str) -> list[tuple[str, str]]:
     out = []
     for rel, path in sorted(files):
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path, root=root)
         except (OSError, UnicodeDecodeError):
             continue
         out.append((rel.decode(errors="replace"), text.strip()))
@@ -199,7 +200,8 @@ def prime(root: Path, agent: str) -> tuple[Path, bool]:
     """Write the section onto the agent's surface at `root`; (path, whether it changed)."""
     path = root / SURFACES[agent]
     try:
-        existing = path.read_bytes().decode("utf-8")  # as it is: no newline translation
+        real = link_target(path, [project_tree(root)]) if is_link(path) else path  # as written
+        existing = read_file(real).decode("utf-8")  # as it is: no newline translation
     except FileNotFoundError:
         existing = ""
     except (OSError, UnicodeDecodeError) as exc:

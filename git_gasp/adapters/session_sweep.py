@@ -21,6 +21,7 @@ from typing import Any
 from git_gasp.adapters.hook_session import HookSession
 from git_gasp.adapters.session_close import alive, transcript_finished
 from git_gasp.adapters.session_writer import run_id_for
+from git_gasp.base.files import read_text
 
 STALE_MS = 6 * 3600 * 1000  # a session whose agent cannot be checked: ended when this quiet
 
@@ -63,7 +64,7 @@ def close_session(state: Any, path: Path, gdir: Path, root: Path, *, how: str,
     """Close the open run of the session whose progress is `path` if its agent is gone
     (or `force`, unless it is known to run); return what was done (None: nothing)."""
     try:
-        side = json.loads(path.read_text(encoding="utf-8"))
+        side = json.loads(read_text(path))
     except (OSError, ValueError):
         return None
     agent = side.get("agent") or path.name.split(".", 1)[0]

@@ -20,6 +20,18 @@ import stat
 import time
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.paths import (  # the str-path helpers, re-exported
+    _relative,
+    exists,
+    is_dir,
+    is_file,
+    is_link,
+    is_within,
+    join,
+    parents,
+    path_str,
+    relative_to,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,108 +48,12 @@ class FileLocked(GaspError):
     """Another process holds the lock and did not let go within the timeout."""
 
 
-# --- str paths as pathlib shows them (the check and the hook never import pathlib) ----
-
-
-def path_str(path: str | os.PathLike) -> str:
-    """``str(pathlib.PurePosixPath(path))``: empty and ``.`` parts and trailing slashes
-    dropped, ``..`` kept, a leading ``//`` kept (as POSIX allows)."""
-    text = os.fspath(path)
-    anchor = ""
-    if text.startswith("/"):
-        anchor = "//" if text.startswith("//") and not text.startswith("///") else "/"
-    return anchor + "/".join(p for p in text.split("/") if p and p != ".") or "."
-
-
-def join(root: str | os.PathLike, *parts: str | os.PathLike) -> str:
-    """``str(pathlib.Path(root, *parts))`` (an absolute part starts afresh)."""
-    return path_str(os.path.join(root, *parts))
-
-
-def _parts(text: str) -> list[str]:
-    """``PurePosixPath(text).parts`` for a `path_str` form."""
-    anchor = "//" if text.startswith("//") else "/" if text.startswith("/") else ""
-    names = [p for p in text[len(anchor):].split("/") if p and p != "."]
-    return [anchor, *names] if anchor else names
-
-
-def parents(path: str | os.PathLike) -> list[str]:
-    """``pathlib.PurePosixPath(path).parents`` as strs, nearest first."""
-    parts = _parts(path_str(path))
-    anchored = bool(parts) and parts[0].startswith("/")
-    names = parts[1:] if anchored else parts
-    anchor = parts[0] if anchored else ""
-    if not names:
-        return []
-    return [anchor + "/".join(names[:i]) for i in range(len(names) - 1, 0, -1)] \
-        + [anchor or "."]
-
-
-def _relative(path: str, root: str) -> list[str] | None:
-    """``PurePosixPath(path).relative_to(root).parts`` for two `path_str` forms; None
-    where relative_to raises ValueError (`path` is not under `root`)."""
-    inner, outer = _parts(path), _parts(root)
-    if not outer:
-        return None if path.startswith("/") else inner
-    return inner[len(outer):] if inner[:len(outer)] == outer else None
-
-
-def relative_to(path: str | os.PathLike, root: str | os.PathLike) -> str:
-    """``pathlib.Path(path).relative_to(root).as_posix()`` (ValueError when `path` is not
-    under `root`)."""
-    text, base = path_str(path), path_str(root)
-    rel = _relative(text, base)
-    if rel is None:
-        raise ValueError(f"{text!r} is not in the subpath of {base!r} OR one path is "
-                         "relative and the other is absolute.")
-    return "/".join(rel) or "."
-
-
-def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:
-    """``pathlib.Path(path).is_relative_to(root)``: `root`'s parts begin `path`'s."""
-    return _relative(path_str(path), path_str(root)) is not None
-
-
-_MISSING = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
-
-
-def _mode(path: str | os.PathLike, follow: bool) -> int | None:
-    """The st_mode of `path` as pathlib names it (no trailing slash: a link is a link;
-    lstat unless `follow`); None where pathlib's predicates answer False (missing, a
-    file on the way, a loop, an unencodable name); any other OSError is raised, as
-    they raise it."""
-    path = path_str(path)
-    try:
-        return (os.stat(path) if follow else os.lstat(path)).st_mode
-    except OSError as exc:
-        if exc.errno in _MISSING:
-            return None
-        raise
-    except ValueError:
-        return None
-
-
-def exists(path: str | os.PathLike) -> bool:
-    """``pathlib.Path(path).exists()`` (a link is followed)."""
-    return _mode(path, True) is not None
-
-
-def is_dir(path: str | os.PathLike) -> bool:
-    """``pathlib.Path(path).is_dir()`` (a link is followed)."""
-    mode = _mode(path, True)
-    return mode is not None and stat.S_ISDIR(mode)
-
-
-def is_file(path: str | os.PathLike) -> bool:
-    """``pathlib.Path(path).is_file()`` (a link is followed)."""
-    mode = _mode(path, True)
-    return mode is not None and stat.S_ISREG(mode)
-
-
-def is_link(path: str | os.PathLike) -> bool:
-    """``pathlib.Path(path).is_symlink()``."""
-    mode = _mode(path, False)
-    return mode is not None and stat.S_ISLNK(mode)
+__all__ = ["MAX_FILE", "SMALL_FILE", "AtomicFile", "FileLocked", "NotARegularFile",
+           "UnsafePath", "atomic_write", "exists", "file_lock", "fsync_dir", "held_lock",
+           "is_dir", "is_file", "is_link", "is_within", "join", "link_target",
+           "map_regular_file", "move_into_place", "open_file", "open_output", "open_regular",
+           "parents", "path_str", "read_file", "read_regular_file", "read_text",
+           "refuse_links", "relative_to", "try_lock"]
 
 
 def _as_given(given: str | os.PathLike, path: str) -> str | Path:
@@ -149,34 +65,67 @@ def _as_given(given: str | os.PathLike, path: str) -> str | Path:
     return Path(path)
 
 
-class NotARegularFile(GaspError):
-    """A repository file that is a link, a FIFO, a device, a directory or too big."""
+# --- reading ----------------------------------------------------------------------------
 
 
-def read_regular_file(path: str | os.PathLike, *, limit: int,
-                      root: str | os.PathLike | None = None) -> bytes | None:
-    """The bytes of `path`, which must be a regular file of at most `limit` bytes; None
-    when it does not exist. Opened without following a link (nor one on the way from
-    `root` down to it) and without blocking (a FIFO never hangs the reader), checked on
-    the open descriptor, read at most `limit` + 1 bytes: a link to /dev/zero, a FIFO or
-    a huge file is a `NotARegularFile` line, never a hang or an exhausted memory."""
+class NotARegularFile(GaspError, OSError):
+    """A repository file that is a link, a FIFO, a device, a directory or too big. An
+    OSError too (as `FormatError` is a ValueError), so a caller that treats an unreadable
+    file as missing or corrupt treats this one so, and the CLI shows its one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.strerror = message
+
+
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+
+
+def open_regular(path: str | os.PathLike, *, root: str | os.PathLike | None = None) -> int:
+    """An open read-only descriptor of `path`, which must be a regular file (the caller
+    closes it); FileNotFoundError when it does not exist, as `open` raises it. Opened
+    without following a link (nor one on the way from `root` down to it) and without
+    blocking (a FIFO never hangs the reader), and checked on the descriptor: anything
+    else is a `NotARegularFile` naming it."""
     name = os.fspath(path)
     try:
         if root is not None:
             _refuse_links(name, root)
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None
+        fd = os.open(name, _READ_FLAGS)
     except UnsafePath as exc:
         raise NotARegularFile(str(exc)) from None
-    except OSError as exc:  # ELOOP: the file itself is a link
-        what = "a symbolic link" if is_link(name) else exc.strerror
-        raise NotARegularFile(f"{name}: {what}; it must be a regular file") from None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:  # missing, no permission, ...: as `open` says it
+            raise
+        raise NotARegularFile(f"{name}: a symbolic link; it must be a regular file") from None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotARegularFile(f"{name}: not a regular file; refusing to read it")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_file(path: str | os.PathLike, *, root: str | os.PathLike | None = None):
+    """``open(path, "rb")`` for a file of a repository or its git dir: `open_regular`'s
+    checks, then an unbuffered-by-default binary file object the caller closes."""
+    return os.fdopen(open_regular(path, root=root), "rb")
+
+
+def read_regular_file(path: str | os.PathLike, *, limit: int,
+                      root: str | os.PathLike | None = None) -> bytes | None:
+    """The bytes of `path`, which must be a regular file (`open_regular`) of at most
+    `limit` bytes; None when it does not exist. Reads at most `limit` + 1 bytes: a link
+    to /dev/zero, a FIFO or a huge file is a `NotARegularFile` line, never a hang or an
+    exhausted memory."""
+    name = os.fspath(path)
+    try:
+        fd = open_regular(name, root=root)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
         chunks, left = [], limit + 1
         while left > 0:
             chunk = os.read(fd, min(left, 1 << 20))
@@ -190,6 +139,68 @@ def read_regular_file(path: str | os.PathLike, *, limit: int,
     if len(data) > limit:
         raise NotARegularFile(f"{name}: larger than {limit} bytes; refusing to read it")
     return data
+
+
+MAX_FILE = 1 << 34  # the default bound of `read_file`: refuse absurd files (16 GiB)
+SMALL_FILE = 64 << 20  # a control file, cache or side file: far past any honest one
+
+
+def read_file(path: str | os.PathLike, *, limit: int = MAX_FILE,
+              root: str | os.PathLike | None = None) -> bytes:
+    """``Path(path).read_bytes()`` for a file of a repository or its git dir:
+    `read_regular_file`, raising FileNotFoundError when it does not exist."""
+    data = read_regular_file(path, limit=limit, root=root)
+    if data is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), os.fspath(path))
+    return data
+
+
+def read_text(path: str | os.PathLike, *, encoding: str = "utf-8", errors: str = "strict",
+              limit: int = SMALL_FILE, root: str | os.PathLike | None = None) -> str:
+    """``Path(path).read_text(encoding, errors)`` (universal newlines too) through
+    `read_file`."""
+    text = read_file(path, limit=limit, root=root).decode(encoding, errors)
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def open_output(path: str | os.PathLike, *, append: bool = False):
+    """A binary file object writing to `path` (created 0o600, else truncated, or with
+    `append` added to), for a log or an output file the process writes in place: never
+    through a link at `path`, and only into a regular file (a FIFO or device is a
+    `NotARegularFile`). A file replaced whole goes through `atomic_write` instead."""
+    name = os.fspath(path)
+    flags = (os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+             | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(name, flags, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise NotARegularFile(f"{name}: a symbolic link; refusing to write through it") \
+            from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotARegularFile(f"{name}: not a regular file; refusing to write to it")
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "ab" if append else "wb")
+
+
+def map_regular_file(path: str | os.PathLike, *, root: str | os.PathLike | None = None):
+    """The regular file `path` (`open_regular`) mapped read-only (an ``mmap.mmap``; None
+    for an empty file, which cannot be mapped), for a file too big to read whole (a
+    pack, its index); FileNotFoundError when it is missing."""
+    import mmap
+
+    fd = open_regular(path, root=root)
+    try:
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except ValueError:  # an empty file
+        return None
+    finally:
+        os.close(fd)
 
 
 # --- writing ----------------------------------------------------------------------------
@@ -379,8 +390,18 @@ def held_lock(path: str | os.PathLike, wait_s: float, *,
     nothing, when it could not be had within `wait_s` seconds."""
     import fcntl
 
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0), 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise NotARegularFile(f"{os.fspath(path)}: a symbolic link; refusing to lock "
+                              "through it") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotARegularFile(f"{os.fspath(path)}: not a regular file; refusing to "
+                                  "lock it")
         deadline = time.monotonic() + wait_s
         while True:
             try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
+from git_gasp.base.files import read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ def find_git_dir(root: Path | str) -> Path | None:
             if dotgit.is_dir():
                 return dotgit
             if dotgit.is_file():
-                text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+                text = read_text(dotgit, errors="replace", limit=1 << 20).strip()
                 if text.startswith("gitdir:"):
                     target = Path(text[len("gitdir:"):].strip())
                     target = target if target.is_absolute() else place / target

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from git_gasp.base.errors import FormatError
-from git_gasp.base.files import exists, is_dir, is_link, join
+from git_gasp.base.files import exists, is_dir, is_link, join, open_file
 from git_gasp.conformance.report import CheckResult
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
@@ -258,7 +258,7 @@ def _check_identity(repo: AgentRepo, res: CheckResult) -> None:
 
 
 def _read(path: str) -> bytes:
-    with open(path, "rb") as f:
+    with open_file(path) as f:
         return f.read()
 
 

@@ -5,9 +5,9 @@ index hit sends it to), never the whole file."""
 from __future__ import annotations
 
 import os
-import stat
 
 from git_gasp.base.digest import blob_hasher, sha256
+from git_gasp.base.files import open_regular
 
 _CHUNK = 1 << 20
 
@@ -36,16 +36,8 @@ class LogSource:
     @classmethod
     def open(cls, path: str) -> LogSource:
         """The regular file at `path` (not followed if it is a symlink); raises OSError."""
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(path, flags)
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise OSError(f"{path} is not a regular file")
-        except BaseException:
-            os.close(fd)
-            raise
-        return cls(fd=fd, size=st.st_size)
+        fd = open_regular(path)  # FileNotFoundError, NotARegularFile: both OSErrors
+        return cls(fd=fd, size=os.fstat(fd).st_size)
 
     def close(self) -> None:
         if self.fd is not None:

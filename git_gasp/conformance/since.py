@@ -12,6 +12,7 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import UsageError
+from git_gasp.base.files import open_file
 from git_gasp.conformance.report import CheckResult
 
 
@@ -40,7 +41,7 @@ class Baseline:
         import hashlib
 
         try:
-            with open(os.path.join(root, log_rel), "rb") as f:
+            with open_file(os.path.join(root, log_rel)) as f:
                 head = f.read(self.log_bytes)
         except OSError:
             return False

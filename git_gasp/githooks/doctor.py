@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import SMALL_FILE, read_file
 from git_gasp.base.git import (
     config_get,
     config_origin,
@@ -245,7 +246,7 @@ def _lease(root: Path, now_ms: int) -> list[Finding]:
 
 def _bytes(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_file(path, limit=SMALL_FILE)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from git_gasp.base.files import SMALL_FILE, read_file
 from git_gasp.base.git import git_dir
 from git_gasp.githooks.finding import ERROR, OK, WARN, Finding
 from git_gasp.store.lease import LEASE_REL, LeaseCorrupt, parse_lease, span, when
@@ -93,7 +94,7 @@ def _entries(directory: Path) -> list[str]:
 
 def _agent_of(entry: Path) -> str | None:
     try:
-        agent = json.loads(entry.read_bytes()).get("agent")
+        agent = json.loads(read_file(entry, limit=SMALL_FILE)).get("agent")
     except (OSError, ValueError, AttributeError):
         return None
     return agent if isinstance(agent, str) and agent.replace("-", "").isalnum() else None

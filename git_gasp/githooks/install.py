@@ -23,7 +23,7 @@ from pathlib import Path
 
 import git_gasp
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write, move_into_place, refuse_links
+from git_gasp.base.files import SMALL_FILE, atomic_write, move_into_place, read_file, refuse_links
 from git_gasp.base.git import config_get, git_path, is_tracked, work_tree_top
 from git_gasp.githooks import managers
 from git_gasp.githooks.templates import read_template
@@ -105,7 +105,7 @@ class Outcome:
 
 def _read(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_file(path, limit=SMALL_FILE)
     except FileNotFoundError:
         return None if not path.is_symlink() else b""
     except IsADirectoryError:

@@ -13,6 +13,8 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
+from git_gasp.base.files import SMALL_FILE, read_file
+
 HOOKS = ("pre-commit", "pre-merge-commit")
 # git-gasp's .pre-commit-hooks.yaml: each id and the stages it declares
 SHIPPED_IDS = {"gasp-guard": ("pre-commit",), "gasp-merge-guard": ("pre-merge-commit",)}
@@ -48,7 +50,7 @@ def runs_guard(command: str, *, comments: bool = False) -> bool:
 
 
 def _load(path: Path) -> object:
-    text = path.read_bytes().decode("utf-8", "replace")
+    text = read_file(path, limit=SMALL_FILE).decode("utf-8", "replace")
     name = path.name
     try:
         if name.endswith((".yml", ".yaml")):
@@ -140,7 +142,7 @@ def lefthook_stages(paths: Iterable[Path]) -> set[str]:
 def husky_runs_guard(script: Path) -> bool:
     """Whether husky's hook script `script` runs the guard (comments do not count)."""
     try:
-        text = script.read_bytes().decode("utf-8", "replace")
+        text = read_file(script, limit=SMALL_FILE).decode("utf-8", "replace")
     except OSError:
         return False
     return any(runs_guard(line, comments=True) for line in text.splitlines())

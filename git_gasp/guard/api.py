@@ -28,6 +28,7 @@ def check_tree(repo: Repo, files: dict[bytes, File], parent: bytes | None,
     guard.head = guard._files_of_commit(parent)
     for root, changed in guard.guarded().items():
         guard.check_root(root, changed)
+    guard.check_local_only()
     if not guard.rejections:
         guard.save_staged()
     return guard.rejections

@@ -38,6 +38,7 @@ from git_gasp.guard.rejection import (
     CHECK1,
     DELETED_FIX,
     FIXES,
+    LOCAL_ONLY,
     MERGE_RULE,
     ONE_PARENT,
     Rejection,
@@ -53,6 +54,7 @@ from git_gasp.protocol.appendonly import (
     shared_line_prefix_len,
 )
 from git_gasp.protocol.envelope import EnvelopeError, Event, parse_line, split_lines
+from git_gasp.protocol.manifest import LOCAL_ONLY as LOCAL_ONLY_NAMES
 from git_gasp.protocol.manifest import manifest_paths
 
 TYPE_CHECKING = False
@@ -177,6 +179,19 @@ class _Guard(StagedSides):
             problem = identity_problem(root, files, self.blob)
             if problem is not None:
                 self.reject(join + b"AGENT.md", None, IDENTITY_RULE, problem, IDENTITY_FIX)
+
+    def check_local_only(self) -> None:
+        """Refuse staging an agent root's ``.agent/lease`` or ``.agent/HEAD`` (after
+        `guarded`, which looked up every root's markers): local-only, never committed."""
+        for path in sorted(self.changed_paths()):
+            head, _, name = path.rpartition(b"/")
+            if name not in LOCAL_ONLY_NAMES or path not in self.index \
+                    or not (head == b".agent" or head.endswith(b"/.agent")):
+                continue
+            if self._is_root(head[:-len(b"/.agent")] if b"/" in head else b""):
+                self.reject(path, None, LOCAL_ONLY, "local-only file is staged: "
+                            f"{os.fsdecode(path)} is this machine's coordination state, "
+                            "meaningless in a clone")
 
     # ---- the rules
 
@@ -432,6 +447,7 @@ def check_files(index: dict[bytes, File], head: dict[bytes, File],
     for root, changed in guard.guarded().items():
         guard.check_root(root, changed)
     guard.check_identity()
+    guard.check_local_only()
     return guard.rejections
 
 
@@ -457,6 +473,7 @@ def run_guard(cwd: Path | str, *, cache: bool = True, warm: Warm | None = None
         for root, changed in guard.guarded().items():
             guard.check_root(root, changed)
         guard.check_identity()
+        guard.check_local_only()
         if not guard.rejections:
             guard.save_staged()
         return guard.rejections

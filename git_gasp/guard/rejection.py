@@ -8,6 +8,7 @@ from git_gasp.base.record import Record
 ONE_PARENT = "append-only, one-parent rule"
 MERGE_RULE = "append-only, merge rule"
 CHECK1, CHECK5, CHECK7 = "check 1, envelope", "check 5, causation", "check 7, pairing"
+LOCAL_ONLY = "local-only file"
 
 FIXES = {
     ONE_PARENT: "append-only files may only grow at the end: put the committed lines back "
@@ -27,6 +28,8 @@ FIXES = {
             "event whose causation_id names it and whose CreateNode creates its payload.id "
             "(same kind and status); ops events name their domain event, never another ops "
             "event",
+    LOCAL_ONLY: "the lease and .agent/HEAD are machine-local (spec Part I): unstage it with "
+                "`git rm --cached {path}` and keep it in .gitignore (`git gasp init` lists it)",
 }
 DELETED_FIX = ("append-only files may never be removed: restore it with "
                 "`git restore --staged --worktree --source=HEAD -- {path}`")
@@ -51,8 +54,10 @@ def report(rejections: list[Rejection], limit: int = 50, hook: str = "pre-commit
     n = len(rejections)
     ordered = sorted(rejections, key=lambda r: (r.path, r.line or 0))
     what = "merge commit" if hook == "pre-merge-commit" else "commit"
+    kinds = {"local-only" if r.rule == LOCAL_ONLY else "append-only" for r in rejections}
+    files = " and ".join(k for k in ("append-only", "local-only") if k in kinds)
     lines = [f"git gasp: {hook}: {what} refused: {n} problem{'s' * (n != 1)} in GASP "
-             "append-only files"]
+             f"{files} files"]
     lines += [r.to_text() for r in ordered[:limit]]
     if n > limit:
         lines.append(f"... and {n - limit} more")

@@ -34,6 +34,7 @@ import zlib
 
 from git_gasp.base.digest import blob_hasher
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import open_file, open_regular
 from git_gasp.base.git import run
 from git_gasp.guard.diffindex import diff_index, duplicate_entry
 from git_gasp.odb.gitdirs import GitDirs
@@ -246,7 +247,7 @@ class StagedSides:
     def _merge_heads(self) -> list[bytes]:
         path = os.path.join(self.repo.controldir(), "MERGE_HEAD")
         try:
-            with open(path, "rb") as f:
+            with open_file(path) as f:
                 heads = f.read().split()
         except FileNotFoundError:
             return merge_heads_from_env()
@@ -365,7 +366,7 @@ class StagedSides:
                 return data
         full = os.path.join(self.worktree, os.fsdecode(path))
         try:
-            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            fd = open_regular(full)
         except OSError:
             return None
         try:
@@ -414,7 +415,7 @@ class StagedSides:
         if path is None:
             return None
         try:
-            with open(path, "rb") as f:  # a deflate block's code tables come first
+            with open_file(path) as f:  # a deflate block's code tables come first
                 head = zlib.decompressobj().decompress(f.read(65536), 32)
             if not head.startswith(b"blob ") or b"\x00" not in head:
                 return None

@@ -19,6 +19,8 @@ from __future__ import annotations
 import _thread
 import os
 
+from git_gasp.base.files import open_file, open_regular
+
 # imported here, not on the threads: two threads importing at once can deadlock
 from git_gasp.guard.diffindex import diff_index
 from git_gasp.guard.staged import File, TreeFiles, git_blob_id, index_file
@@ -103,8 +105,7 @@ class Warm:
             if head_log is None:
                 return  # the log is not part of this commit (or the diff failed)
             try:
-                fd = os.open(os.path.join(self.repo.path, LOG),
-                             os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                fd = open_regular(os.path.join(self.repo.path, LOG))
                 try:
                     with os.fdopen(os.dup(fd), "rb") as f:
                         data = f.read()
@@ -169,7 +170,7 @@ def _cached_length(common_dir: str, blob_id: bytes) -> int | None:
         return None
     for name in names:
         try:
-            with open(os.path.join(where, name), "rb") as f:
+            with open_file(os.path.join(where, name)) as f:
                 words = f.readline(512).split(b" ")
             if len(words) > 5 and words[3] == blob_id:
                 return int(words[4])

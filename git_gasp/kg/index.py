@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.base import git
-from git_gasp.base.files import UnsafePath, atomic_write
+from git_gasp.base.files import MAX_FILE, UnsafePath, atomic_write, read_text
 from git_gasp.base.progress import Progress
 from git_gasp.kg.packed import (
     VERSION,
@@ -62,24 +62,24 @@ def head_commit(root: Path, gd: Path | None = None) -> str:
     `gd` (looked up when not given); git as a fallback."""
     try:
         gd = gd or git.git_dir(root)
-        head = (gd / "HEAD").read_text(encoding="utf-8").strip()
+        head = read_text(gd / "HEAD").strip()
         if _hexsha(head):
             return head
         if head.startswith("ref: refs/"):
             ref = head[5:]
             common = gd
             if (gd / "commondir").is_file():
-                common = (gd / (gd / "commondir").read_text(encoding="utf-8").strip()).resolve()
+                common = (gd / read_text(gd / "commondir").strip()).resolve()
             for base in (gd, common):
                 p = base / ref
                 if p.is_file():
-                    val = p.read_text(encoding="utf-8").strip()
+                    val = read_text(p).strip()
                     if _hexsha(val):
                         return val
                     raise ValueError(val)
             packed = common / "packed-refs"
             if packed.is_file():
-                for line in packed.read_text(encoding="utf-8").splitlines():
+                for line in read_text(packed, limit=MAX_FILE).splitlines():
                     parts = line.split(" ", 1)
                     if len(parts) == 2 and parts[1] == ref and _hexsha(parts[0]):
                         return parts[0]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write
 from git_gasp.kg import config as cfgmod
 from git_gasp.kg.workspace import (
     Workspace,
@@ -87,7 +88,7 @@ def _init_local(path: Path, branch: str) -> None:
     if not ((path / ".git").exists() or (path / "HEAD").is_file()):
         path.mkdir(parents=True, exist_ok=True)
         git.run(path, "init", "--quiet", "-b", branch)
-        (path / "README.md").write_text("# Perstate Knowledge Graph\n", encoding="utf-8")
+        atomic_write(path / "README.md", b"# Perstate Knowledge Graph\n", root=path)
         git.run(path, "add", "README.md")
         git.run(path, *_identity(path), "commit", "--quiet", "-m", "init")
     if (path / ".git").exists():
@@ -161,7 +162,7 @@ def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace,
         p = ws.path / rel
         if not p.exists():
             p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(text, encoding="utf-8")
+            atomic_write(p, text.encode("utf-8"), root=ws.path)
             created.append(rel)
     if created:
         from git_gasp.kg.save import commit

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from git_gasp.base import files
 from git_gasp.base.errors import GaspError
 from git_gasp.kg.frontmatter import FrontMatter, render_document
 
@@ -138,7 +139,7 @@ def read_text(root: Path, rel: str) -> str | None:
     if path is None:
         return None
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return files.read_text(path, errors="replace", limit=files.MAX_FILE)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
 

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from git_gasp.base.files import open_file
 from git_gasp.kg.records import (
     R_ALIASES,
     R_CRE,
@@ -261,7 +262,7 @@ def load_file(path: Path) -> Part | None:
     import mmap
 
     try:
-        with open(path, "rb") as fh:
+        with open_file(path) as fh:
             size = os.fstat(fh.fileno()).st_size
             if size < len(MAGIC) + 8:
                 return None

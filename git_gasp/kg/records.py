@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from git_gasp.base.files import read_file
 from git_gasp.kg.frontmatter import lenient_fields, split
 from git_gasp.kg.ids import is_safe_component
 
@@ -99,7 +100,7 @@ def read_record(root: Path, rel: str) -> list[Any] | None:
     if path is None:
         return None
     try:
-        raw = path.read_bytes()
+        raw = read_file(path)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
     return parse_file(rel, raw)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, read_text
 
 
 def skill_text() -> str:
@@ -23,7 +23,7 @@ def install(target: str | None, *, force: bool = False) -> Path:
     dest = base / "perstate" / "SKILL.md"
     text = skill_text()
     if dest.exists():
-        current = dest.read_text(encoding="utf-8", errors="replace")
+        current = read_text(dest, errors="replace")
         if current == text:
             return dest
         if not force:

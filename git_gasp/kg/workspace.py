@@ -19,7 +19,7 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.base.files import UnsafePath, file_lock, move_into_place
+from git_gasp.base.files import UnsafePath, atomic_write, file_lock, move_into_place, read_text
 from git_gasp.kg import config as cfgmod
 
 REMOTE_PREFIXES = ("git@", "ssh://", "https://", "http://", "git://", "file://")
@@ -163,7 +163,7 @@ def _sync_stamp(repo: str, branch: str) -> Path:
 
 def _recently_synced(repo: str, branch: str, window: float) -> bool:
     try:
-        stamp = float(_sync_stamp(repo, branch).read_text().strip() or 0)
+        stamp = float(read_text(_sync_stamp(repo, branch)).strip() or 0)
     except (OSError, ValueError):
         return False
     return 0 <= time.time() - stamp < window
@@ -173,7 +173,7 @@ def mark_synced(repo: str, branch: str) -> None:
     stamp = _sync_stamp(repo, branch)
     try:
         stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(f"{int(time.time())}\n")
+        atomic_write(stamp, f"{int(time.time())}\n".encode(), durable=False)
     except OSError:
         pass
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, read_file
 from git_gasp.merge.lines import MergeResult
 
 DISABLE_ENV = "GASP_NO_MERGE_DRIVER"
@@ -49,7 +49,7 @@ def text_merge(current: str, ancestor: str, other: str, marker_size: int) -> int
 
 def _read(label: str, name: str) -> bytes:
     try:
-        return Path(name).read_bytes()
+        return read_file(name)
     except OSError as exc:
         raise GaspError(f"cannot read the {label} version {name}: {exc.strerror}") from None
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import SMALL_FILE, atomic_write, read_file, read_text
 from git_gasp.merge.sync_state import Session, last_line
 from git_gasp.store import attributes
 
@@ -64,7 +64,7 @@ def _attributes_file(s: Session, prefix: str, agent_root: Path) -> Path:
                                                                  ".config")
         own = os.path.join(base, "git", "attributes")
     try:
-        data = Path(own).read_bytes()
+        data = read_file(own, limit=SMALL_FILE)
     except OSError:
         data = b""
     if data and not data.endswith(b"\n"):
@@ -95,7 +95,7 @@ def fetch(s: Session, remote: str, branch: str, timeout: float | None) -> tuple[
 
 def _fetch_head(gdir: Path) -> str | None:
     try:
-        first = (gdir / "FETCH_HEAD").read_text(encoding="utf-8", errors="replace")
+        first = read_text(gdir / "FETCH_HEAD", errors="replace")
     except OSError:
         return None
     sha = first.split("\t", 1)[0].strip()

@@ -29,7 +29,14 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write, held_lock
+from git_gasp.base.files import (
+    SMALL_FILE,
+    atomic_write,
+    held_lock,
+    open_output,
+    read_file,
+    read_text,
+)
 
 LOCK_WAIT_S = 60.0
 RECORD = "sync.json"
@@ -68,11 +75,11 @@ class Session:
         """Run a git that changes something: output to ``sync.out`` (no pipe), the lock
         inherited. (exit status, git's messages)."""
         out = self.state_dir / "sync.out"
-        with open(out, "wb") as fh:
+        with open_output(out) as fh:
             proc = git.run(self.top, *self.config, *args, check=False, output=fh,
                            pass_fds=(self.lock_fd,), timeout=timeout)
         try:
-            text = out.read_bytes().decode("utf-8", "replace")
+            text = read_file(out).decode("utf-8", "replace")
         except OSError:
             text = ""
         return proc.returncode, text
@@ -86,7 +93,7 @@ class Session:
 
     def recorded(self) -> dict | None:
         try:
-            data = json.loads((self.state_dir / RECORD).read_bytes())
+            data = json.loads(read_file(self.state_dir / RECORD, limit=SMALL_FILE))
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) else None
@@ -120,7 +127,7 @@ def _parents(top: Path, sha: str) -> list[str]:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace").strip()
+        return read_text(path, errors="replace").strip()
     except OSError:
         return ""
 

@@ -17,7 +17,7 @@ import os
 import re
 
 from git_gasp.base.digest import is_object_id
-from git_gasp.base.files import is_within
+from git_gasp.base.files import is_within, open_file
 
 _OTHER_ENV = ("GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
               "GIT_NAMESPACE")
@@ -79,7 +79,7 @@ class GitDirs:
 
 def _read(path: str) -> bytes | None:
     try:
-        with open(path, "rb") as f:
+        with open_file(path) as f:
             return f.read(4096)
     except (FileNotFoundError, NotADirectoryError):
         return None
@@ -124,7 +124,7 @@ def _packed(commondir: str, name: bytes) -> bytes | None | bool:
 
 def _read_all(path: str) -> bytes | None:
     try:
-        with open(path, "rb") as f:
+        with open_file(path) as f:
             return f.read()
     except FileNotFoundError:
         return None

@@ -21,6 +21,8 @@ import os
 import stat
 import struct
 
+from git_gasp.base.files import open_file
+
 _FIELDS = struct.Struct(">10I")  # ctime s, ns, mtime s, ns, dev, ino, mode, uid, gid, size
 _MASK = 0xFFFFFFFF
 
@@ -33,7 +35,7 @@ def index_entry_stat(index_path: str, path: bytes, blob_id: bytes) -> Entry | No
     at `index_path`, and that index file's mtime; None when not found so."""
     try:
         oid = bytes.fromhex(blob_id.decode("ascii"))
-        with open(index_path, "rb") as f:
+        with open_file(index_path) as f:
             mtime = os.fstat(f.fileno()).st_mtime_ns
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
                 return _find(data, path, oid, mtime)

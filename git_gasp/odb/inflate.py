@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import zlib
 
+from git_gasp.base.files import open_file
+
 TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 _HEADER_MAX = 64  # "<type> <size>\0": git's own header buffer is smaller
 _READ = 1 << 16  # compressed bytes fed per call
@@ -42,7 +44,7 @@ def read_loose(path: str, what: str, limit: int | None = None
     a refusal); None when its header declares more than `limit` bytes (nothing more
     is inflated). Memory stays within the declared size, whatever the stream holds."""
     try:
-        with open(path, "rb") as f:
+        with open_file(path) as f:
             return _inflate(f, what, limit)
     except zlib.error as exc:
         raise ObjectRefused(f"{what} is not a zlib stream ({exc})") from None

@@ -16,11 +16,11 @@ never handed to another reader to inflate whole.
 from __future__ import annotations
 
 import binascii
-import mmap
 import os
 import zlib
 from collections import OrderedDict, namedtuple
 
+from git_gasp.base.files import NotARegularFile, map_regular_file
 from git_gasp.odb.errors import ObjectError
 from git_gasp.odb.inflate import ObjectRefused, read_loose
 from git_gasp.odb.pack_entries import (
@@ -34,7 +34,7 @@ from git_gasp.odb.pack_entries import (
     inflate_chunks,
     parse_delta,
 )
-from git_gasp.odb.pack_index import PackIndex, PackIndexError
+from git_gasp.odb.pack_index import PackIndex, PackIndexError, PackIndexRefused
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ Loc = tuple[int, int | bytes]  # (pack number, offset), or (-1, hex id) for a lo
 READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError)
 _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains read nothing
 _RESOLVED_BYTES = 16 << 20  # the cache's budget, or the largest object + 2 MiB if more
+_GIT_REFUSES = "git refuses it, so the objects of its pack cannot be read (`git fsck` names it)"
 _KEEP_RESULT = 2 << 20  # a built object this small is kept (a bigger one: only bases)
 
 
@@ -80,13 +81,26 @@ def _pack_names(pack_dir: str) -> list[str]:
     return sorted(names, key=mtime, reverse=True)
 
 
+def _mismatch(buf, index: PackIndex) -> str | None:
+    """Why git's ``open_packed_git_1`` refuses the mapped pack `buf` with `index`: its
+    object count or its checksum differs; None when it is the index's pack."""
+    count = int.from_bytes(buf[8:12], "big")
+    if count != len(index):
+        return f"packfile claims to have {count} objects while index indicates {len(index)}"
+    if len(buf) < 32 or buf[-20:] != index.pack_checksum():
+        return "packfile does not match index (cut short or replaced)"
+    return None
+
+
 class PackFiles:
     """The mapped packs and the loose-object directory of one store."""
 
     def __init__(self, packs: list[_Pack], objects_dir: str | None,
-                 mismatched: list[tuple[str, PackIndex]] | None = None) -> None:
+                 mismatched: list[tuple[str, PackIndex]] | None = None,
+                 refused: list[tuple[str, str]] | None = None) -> None:
         self._packs = packs
         self._mismatched = mismatched or []  # (name, index) of packs not matching it
+        self.refused = refused or []  # (path, why) of each index git refuses (not mapped)
         self.objects_dir = objects_dir
         self._where: dict[bytes, Loc | None] = {}
         self._resolved: OrderedDict[Loc, tuple[int, bytes]] = OrderedDict()
@@ -110,34 +124,46 @@ class PackFiles:
 
     @classmethod
     def for_objects_dir(cls, objects_dir: str) -> PackFiles:
-        """The packs and loose objects under a sha1 repository's objects directory (a
-        pack that does not map or read cleanly is skipped: its objects are read raw
-        through the store)."""
+        """The packs and loose objects under a sha1 repository's objects directory. An
+        index git refuses (`pack_index.validate`, or not a regular file) is in `refused`;
+        a pack that does not map or read cleanly is skipped: its objects are read raw
+        through the store."""
         packs: list[_Pack] = []
         mismatched: list[tuple[str, PackIndex]] = []
+        refused: list[tuple[str, str]] = []
         pack_dir = os.path.join(objects_dir, "pack")
         for name in _pack_names(pack_dir):
             base = os.path.join(pack_dir, name)
             try:
                 index = PackIndex(base + ".idx")
+            except PackIndexRefused as exc:
+                refused.append((exc.path, f"{exc.why}; {_GIT_REFUSES}"))
+                continue
+            except NotARegularFile:
+                refused.append((base + ".idx", "a symbolic link or not a regular file: no "
+                                "pack index is read through a link (`git repack -a -d` "
+                                "writes a real one)"))
+                continue
             except (PackIndexError, OSError):
                 continue
             try:
-                with open(base + ".pack", "rb") as f:
-                    buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            except (OSError, ValueError):
+                buf = map_regular_file(base + ".pack")
+            except (OSError, NotARegularFile):
+                buf = None
+            if buf is None or buf[:4] != b"PACK":
+                if buf is not None:
+                    buf.close()
                 index.close()
                 continue
-            if buf[:4] != b"PACK":
-                buf.close()
-                index.close()
-                continue
-            if buf[-20:] != index.pack_checksum() or buf[8:12] != len(index).to_bytes(4, "big"):
+            why = _mismatch(buf, index)
+            if why:
                 buf.close()  # git does not read a pack its index is not for: refused
                 mismatched.append((name, index))
+                refused.append((base + ".idx", f"{why}; {_GIT_REFUSES}"))
                 continue
+            index.pack_size = len(buf)
             packs.append(_Pack(index, buf, 20))
-        return cls(packs, objects_dir, mismatched)
+        return cls(packs, objects_dir, mismatched, refused)
 
     @property
     def packs(self) -> int:
@@ -165,8 +191,8 @@ class PackFiles:
             try:
                 found = number, pack.index.object_offset(sha)
                 break
-            except Exception:  # noqa: BLE001 - KeyError, or an index cut short
-                continue
+            except KeyError:  # not here (PackIndexRefused: an offset outside its table
+                continue  # or its pack, raised)
         if found is None and self.objects_dir is not None and len(sha) == 40:
             if os.path.isfile(self.loose_path(sha)):
                 found = -1, sha
@@ -202,7 +228,7 @@ class PackFiles:
         assert isinstance(head.base, bytes)
         try:
             return loc[0], self._packs[loc[0]].index.object_offset(binascii.hexlify(head.base))
-        except Exception:  # noqa: BLE001 - KeyError: not in this pack
+        except KeyError:  # not in this pack
             return None
 
     # ---- small objects
@@ -210,8 +236,11 @@ class PackFiles:
     def read(self, sha: bytes) -> tuple[int, bytes] | None:
         """(type number, content) of object `sha` (hex); None when it is in no mapped
         pack and not loose here; UnreadableObject when it is but does not read cleanly."""
-        loc = self.locate(sha)
         what = f"object {sha.decode()}"
+        try:
+            loc = self.locate(sha)
+        except PackIndexRefused as exc:
+            raise UnreadableObject(f"{what} is unreadable ({exc})") from None
         if loc is None:
             for name, index in self._mismatched:
                 try:

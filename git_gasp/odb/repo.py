@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
-from git_gasp.base.files import is_within
+from git_gasp.base.files import is_within, open_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ class PlainRepo:
 
     def get_named_file(self, name: str, basedir: str | None = None):
         try:
-            return open(os.path.join(basedir or self.controldir(), name), "rb")
+            return open_file(os.path.join(basedir or self.controldir(), name))
         except (FileNotFoundError, NotADirectoryError):
             return None
 
@@ -164,7 +164,7 @@ def open_plain(agent_root: str | os.PathLike) -> tuple[PlainRepo, bytes] | None:
     if not isinstance(head, bytes):  # unborn or not readable here: dulwich decides
         return None
     try:
-        with open(os.path.join(dirs.commondir(), "config"), "rb") as f:
+        with open_file(os.path.join(dirs.commondir(), "config")) as f:
             if b"objectformat" in f.read().lower():  # sha256 objects: dulwich's reader
                 return None
     except OSError:

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
     from git_gasp.protocol.appendonly import AppendOnlyPaths
 
+# The control plane's machine-local files (spec Part I: LOCAL-ONLY, gitignored): never
+# committed, as `.agent/<name>` below an agent root.
+AGENT_DIR, LOCAL_ONLY = b".agent", (b"lease", b"HEAD")
 DEFAULT_LOCATIONS = {"identity": "identity", "memory": "memory", "log": "state/events.jsonl"}
 _FENCE = re.compile(r"(?ms)^```ya?ml[ \t]*\n(.*?)^```[ \t]*$")
 _FRONT_END = re.compile(r"(?m)^---[ \t]*$")

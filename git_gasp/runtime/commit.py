@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import read_file
 
 
 class CommitError(GaspError):
@@ -182,7 +183,7 @@ def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes,
                 data = os.fsencode(os.readlink(full))
                 mode = 0o120000
             elif stat.S_ISREG(st.st_mode):
-                data = full.read_bytes()
+                data = read_file(full, root=top)
                 mode = 0o100755 if st.st_mode & 0o111 else 0o100644
             else:
                 raise CommitError(f"{os.fsdecode(rel)} is not a file")

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, read_file
 from git_gasp.protocol.identity import identity_hash, normalize_declared
 
 _HASH_LINE = re.compile(r"^(\s*identity_hash\s*:\s*)(\"?)(?:sha256:)?[0-9A-Fa-f]*\2[ \t]*$", re.M)
@@ -28,7 +28,8 @@ def compute_identity_hash(root: Path, ident_rel: str = "identity") -> str:
     if not files:
         raise GaspError(f"{ident_rel}/ holds no files")
     prefix = ident_rel.encode()
-    return identity_hash([(b"identity" + rel[len(prefix):], p.read_bytes()) for rel, p in files])
+    return identity_hash([(b"identity" + rel[len(prefix):], read_file(p, root=root))
+                          for rel, p in files])
 
 
 def declared_identity_hash(root: Path):
@@ -81,7 +82,7 @@ class _Writes:
             parent.mkdir()
             self.made_dirs.append(parent)
         try:
-            before: bytes | None = path.read_bytes()
+            before: bytes | None = read_file(path, root=self.root)
         except FileNotFoundError:
             before = None
         atomic_write(path, data, root=self.root)  # refuses a link on the way (UnsafePath)
@@ -105,7 +106,7 @@ def _hash_with(root: Path, ident: str, changes: dict[str, bytes]) -> str:
     from git_gasp.store.agentfs import AgentFileError, list_files
 
     try:
-        files = {rel: p.read_bytes() for rel, p in list_files(root, ident)}
+        files = {rel: read_file(p, root=root) for rel, p in list_files(root, ident)}
     except AgentFileError as exc:
         raise GaspError(f"identity cannot be read: {exc}") from None
     for rel, data in changes.items():

@@ -10,7 +10,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from git_gasp.base.files import refuse_links
+from git_gasp.base.files import read_file, refuse_links
 from git_gasp.runtime.queries import label
 from git_gasp.store.append import append_line_file
 
@@ -54,7 +54,7 @@ def append_journal(state) -> list[str]:
     path: Path = state.root / JOURNAL_REL
     refuse_links(path, state.root)  # a committed link (to ~/.bashrc, say) is never written
     try:
-        old = path.read_bytes()
+        old = read_file(path, root=state.root)
     except FileNotFoundError:
         old = b""
     present = set(_HEADING.findall(old.decode("utf-8", "replace")))

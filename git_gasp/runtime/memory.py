@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write, refuse_links
+from git_gasp.base.files import atomic_write, read_file, refuse_links
 from git_gasp.base.ids import new_id, now_ms
 from git_gasp.store.append import append_line_file
 
@@ -44,7 +44,7 @@ class Facts:
         when the file, or a directory on the way to it, is a link)."""
         refuse_links(self.path, self.root)
         try:
-            data = self.path.read_bytes()
+            data = read_file(self.path, root=self.root)
         except FileNotFoundError:
             return []
         if data and not data.endswith(b"\n"):

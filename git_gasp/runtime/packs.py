@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, read_text
 from git_gasp.protocol.vocab import BASE_NODE_KINDS, BASE_RELATIONS, Vocabulary
 
 PACK_REL = ".agent/packs/gasp-runtime.json"
@@ -30,7 +30,7 @@ def declare(root: Path, kind: str, required_props: list[str], description: str,
 
     path = Path(root) / PACK_REL
     try:
-        doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else _empty()
+        doc = json.loads(read_text(path, root=root)) if path.exists() else _empty()
     except (OSError, ValueError) as exc:
         raise GaspError(f"{PACK_REL} cannot be read: {exc}") from None
     if not isinstance(doc, dict):

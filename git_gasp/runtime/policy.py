@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import NotARegularFile, read_regular_file
 from git_gasp.base.outside import load_toml
 from git_gasp.protocol.graph import Graph
 
@@ -132,32 +133,21 @@ def load_config(root: Path) -> dict:
     """.agent/config.toml as a dict ({} when missing); a hostile one (a symlink, a
     device, a huge file, wrong types, a non-finite threshold) is one GaspError line."""
     import math
-    import os
-    import stat
 
     where = ".agent/config.toml"
     path = Path(root) / ".agent" / "config.toml"
-    try:
-        # no following a link, no waiting on a FIFO
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-        fd = os.open(path, flags)
-    except FileNotFoundError:
+    try:  # no following a link, no waiting on a FIFO, no reading past the bound
+        data = read_regular_file(path, limit=MAX_CONFIG, root=root)
+    except NotARegularFile as exc:
+        raise GaspError(f"{where} cannot be read: {exc}") from None
+    except OSError as exc:
+        raise GaspError(f"{where} cannot be read: {exc.strerror}") from None
+    if data is None:
         return {}
-    except OSError as exc:  # ELOOP: a symlink (git would commit the link, not the file)
-        raise GaspError(f"{where} cannot be read: it must be a regular file, not a symlink "
-                        f"({exc.strerror})") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise GaspError(f"{where} is not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(MAX_CONFIG + 1)
-        if len(data) > MAX_CONFIG:
-            raise GaspError(f"{where} is larger than {MAX_CONFIG >> 20} MiB")
         config = load_toml(data, where)
     except OSError as exc:
         raise GaspError(f"{where} does not parse: {exc}") from None
-    finally:
-        os.close(fd)
     section = config.get("policy", {})
     tables = {"policy": section} if not isinstance(section, dict) else {
         f"policy.{k}": section.get(k, {}) for k in ("nodes", "relations", "promotion")}

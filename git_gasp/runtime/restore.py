@@ -17,7 +17,7 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.base.files import atomic_write, move_into_place
+from git_gasp.base.files import atomic_write, move_into_place, read_file
 
 SUPPORTED_SPEC = {1, "1", "1.0"}
 
@@ -136,7 +136,7 @@ def where_it_stands(root: Path, *, at: str | None = None) -> RestoreReport:
     ident = manifest.locations["identity"]
     identity_files = [p.decode() for p, _path in list_files(root, ident)]
     for _rel, path in list_files(root, ident):
-        path.read_bytes()  # identity is loaded at runtime, never compiled in
+        read_file(path, root=root)  # identity is loaded at runtime, never compiled in
     skills = load_skills(root)
     notes: list[str] = []
     if at is None:

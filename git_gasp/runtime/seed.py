@@ -37,7 +37,7 @@ from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_gasp.base.files import AtomicFile, UnsafePath
+from git_gasp.base.files import AtomicFile, UnsafePath, open_file, read_file
 from git_gasp.base.git import find_git_dir
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.graph import Graph
@@ -81,7 +81,7 @@ def _digest(path: Path, length: int | None, started: threading.Event) -> str | N
     released for the whole hash, so it runs beside the unmarshalling (which holds the
     GIL). `started` is set just before that call."""
     try:
-        with open(path, "rb") as fh:
+        with open_file(path) as fh:
             size = os.fstat(fh.fileno()).st_size
             if length is None:
                 length = size
@@ -99,7 +99,7 @@ def _digest(path: Path, length: int | None, started: threading.Event) -> str | N
 
 def _read_from(path: Path, offset: int) -> bytes | None:
     try:
-        with open(path, "rb") as fh:
+        with open_file(path) as fh:
             fh.seek(offset)
             return fh.read()
     except OSError:
@@ -130,7 +130,7 @@ def open_fast(root: Path, log_path: Path, log_rel: str, notes: list[str]) -> Fas
     line_count, rel, rec, _doc = found[0]
     entry = cache_path(gitdir, root, rel)
     try:
-        blob = entry.read_bytes()
+        blob = read_file(entry)
     except OSError:
         return None
     head = _HEADER.match(blob)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 
-from git_gasp.base.files import is_dir, is_link, is_within, join, parents
+from git_gasp.base.files import is_dir, is_link, is_within, join, open_file, parents
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def read_regular(root: str | os.PathLike, relpath: str) -> bytes:
     path = join(root, relpath)
     regular_file(root, relpath)
     try:
-        with open(path, "rb") as f:
+        with open_file(path) as f:
             return f.read()
     except OSError as exc:
         raise AgentFileError(f"{relpath} cannot be read: {exc.strerror}") from None

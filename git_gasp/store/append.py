@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import open_file
 from git_gasp.protocol.envelope import (
     EnvelopeError,
     Event,
@@ -239,7 +240,7 @@ class EventStore:
         if size < self.size:
             raise LogError(f"{self.rel} shrank from {self.size} to {size} bytes under us "
                            "(truncated or rewritten?); refusing to append")
-        with open(self.path, "rb") as fh:
+        with open_file(self.path) as fh:
             fh.seek(self.size)
             tail = fh.read()
         try:
@@ -283,11 +284,17 @@ class EventStore:
 
 
 def _open_append(path: Path, rel: str) -> int:
+    """The log open for append: never through a link, never blocking on a FIFO put there
+    since `check_path` looked, and only a regular file."""
     try:
-        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
-                       0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0), 0o644)
     except OSError as exc:
         raise LogError(f"{rel} cannot be opened for append: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LogError(f"{rel} is not a regular file; refusing to append to it")
+    return fd
 
 
 def _write_durably(fd: int, data: bytes, old_size: int, rel: str, fsync: bool) -> None:

@@ -14,7 +14,7 @@ import os
 import sys
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import is_dir, is_link, join, relative_to
+from git_gasp.base.files import is_dir, is_link, join, open_file, relative_to
 from git_gasp.base.git import (
     check_attr,
     config_get,
@@ -60,7 +60,7 @@ def locations(root: str | os.PathLike) -> dict[str, str]:
     from git_gasp.protocol.manifest import DEFAULT_LOCATIONS, ManifestError, parse_manifest
 
     try:
-        with open(join(root, "AGENT.md"), "rb") as f:
+        with open_file(join(root, "AGENT.md")) as f:
             data = f.read()
     except OSError:
         return dict(DEFAULT_LOCATIONS)
@@ -128,7 +128,7 @@ def _converted(path: str) -> bool:
         st = os.lstat(path)
         if not stat.S_ISREG(st.st_mode):
             return False
-        with open(path, "rb") as fh:
+        with open_file(path) as fh:
             head = fh.read(_PROBE)
             if st.st_size > _PROBE:  # a one-line graph.json ends in its only newline
                 fh.seek(st.st_size - 2)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.base.files import refuse_links
+from git_gasp.base.files import atomic_write, read_file, refuse_links
 from git_gasp.protocol.identity import identity_hash
 
 # the lease and HEAD are local-only (spec Part I); the rest are the names of the
@@ -93,11 +93,11 @@ class Created:
             if old is None:
                 path.unlink(missing_ok=True)
             else:
-                path.write_bytes(old)
+                atomic_write(path, old)
         for path in reversed(self.files):
             path.unlink(missing_ok=True)
         for path, old in self.edited.items():
-            path.write_bytes(old)
+            atomic_write(path, old)
         for path in reversed(self.dirs):
             if path.exists():
                 shutil.rmtree(path, ignore_errors=True)
@@ -117,7 +117,7 @@ def _write_new(path: Path, data: bytes, created: Created, root: Path | None = No
 
 def _ensure_gitignore(root: Path, created: Created) -> None:
     path = refuse_links(root / ".gitignore", root)
-    old = path.read_bytes() if path.exists() else None
+    old = read_file(path, root=root) if path.exists() else None
     have = set(old.decode("utf-8", "replace").splitlines()) if old is not None else set()
     missing = [line for line in GITIGNORE_LINES if line not in have]
     if not missing:
@@ -127,7 +127,7 @@ def _ensure_gitignore(root: Path, created: Created) -> None:
         return
     created.edited[path] = old
     sep = b"" if old.endswith(b"\n") or not old else b"\n"
-    path.write_bytes(old + sep + ("\n".join(missing) + "\n").encode())
+    atomic_write(path, old + sep + ("\n".join(missing) + "\n").encode(), root=root)
 
 
 def _ensure_gitattributes(root: Path, created: Created) -> None:
@@ -135,7 +135,7 @@ def _ensure_gitattributes(root: Path, created: Created) -> None:
     from git_gasp.store.attributes import attribute_lines, updated_gitattributes
 
     path = refuse_links(root / ".gitattributes", root)
-    old = path.read_bytes() if path.exists() else None
+    old = read_file(path, root=root) if path.exists() else None
     new = updated_gitattributes(old, attribute_lines(root))
     if new is None:
         return
@@ -143,7 +143,7 @@ def _ensure_gitattributes(root: Path, created: Created) -> None:
         _write_new(path, new, created)
         return
     created.edited[path] = old
-    path.write_bytes(new)
+    atomic_write(path, new, root=root)
 
 
 InstallHooks = Callable[[Path], Callable[[], None]]
@@ -185,7 +185,8 @@ def init_agent(root: Path, agent_id: str | None = None, *,
                 os.path.relpath(p, top) for p in created.edited
             ]
             index_path = Path(repo.index_path())
-            created.index = (index_path, index_path.read_bytes() if index_path.exists() else None)
+            created.index = (index_path,
+                             read_file(index_path) if index_path.exists() else None)
             add_paths(repo, [str(top / p) for p in paths])
             if install_hooks is not None:
                 created.undo.append(install_hooks(root))

@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import AtomicFile, NotARegularFile, read_regular_file, refuse_links
+from git_gasp.base.files import (
+    AtomicFile,
+    NotARegularFile,
+    read_file,
+    read_regular_file,
+    refuse_links,
+)
 from git_gasp.base.ids import new_uuid, now_ms
 from git_gasp.store import holder
 
@@ -303,7 +309,7 @@ class Lease:
         except FileNotFoundError:
             return  # someone else moved it; retry from the top
         try:
-            moved = parse_lease(aside.read_bytes())
+            moved = parse_lease(read_file(aside, limit=MAX_LEASE_BYTES))
         except LeaseCorrupt:
             moved = None
         if moved is not None and moved != seen and not moved.expired() and not moved.dead():

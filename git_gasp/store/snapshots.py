@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import SMALL_FILE, atomic_write, open_file, read_file
 from git_gasp.base.git import find_git_dir
 from git_gasp.protocol.envelope import EnvelopeError, parse_line
 from git_gasp.protocol.graph import Graph
@@ -85,7 +85,7 @@ def graph_matches_prefix(root: Path, log: bytes, offset: int, graph: Graph,
     path = _verdict_path(root, blob)
     if path is not None:
         try:
-            known = path.read_bytes()
+            known = read_file(path, limit=SMALL_FILE)
         except OSError:
             known = None
         if known in (_OK, _FORGED):
@@ -126,7 +126,7 @@ def load_document(data: bytes) -> object:
 
 def read_integrity(path: Path) -> Integrity | None:
     """The integrity record of a graph.json, read from its tail (None: parse it whole)."""
-    with open(path, "rb") as fh:
+    with open_file(path) as fh:
         size = os.fstat(fh.fileno()).st_size
         fh.seek(max(0, size - _TAIL_BYTES))
         match = _TAIL.search(fh.read())
@@ -239,7 +239,7 @@ def write_snapshot(root: Path, log: bytes, graph: Graph, line_count: int, event_
     target = root / rel
     if target.exists() or target.is_symlink():
         try:
-            existing = target.read_bytes()
+            existing = read_file(target, root=root)
         except OSError as exc:
             raise SnapshotError(f"{rel} exists and cannot be read: {exc.strerror}") from None
         if existing == data:

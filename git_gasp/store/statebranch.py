@@ -93,13 +93,14 @@ def _exclude(top: Path, path: Path, undo: list) -> None:
         rel = path.resolve().relative_to(top.resolve())
     except ValueError:
         return
+    from git_gasp.base.files import SMALL_FILE, atomic_write, read_regular_file
+
     exclude = git.git_path(top, "info/exclude")
-    old = exclude.read_bytes() if exclude.exists() else None
+    old = read_regular_file(exclude, limit=SMALL_FILE)
     line = ("/" + rel.as_posix() + "/\n").encode()
-    exclude.parent.mkdir(parents=True, exist_ok=True)
     sep = b"" if not old or old.endswith(b"\n") else b"\n"
-    exclude.write_bytes((old or b"") + sep + line)
-    undo.append(lambda: exclude.write_bytes(old) if old is not None
+    atomic_write(exclude, (old or b"") + sep + line, make_parents=True)
+    undo.append(lambda: atomic_write(exclude, old) if old is not None
                 else exclude.unlink(missing_ok=True))
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from dulwich.repo import Repo
 
-from git_gasp.odb.pack_index import PackIndex, PackIndexError
+from git_gasp.odb.pack_index import PackIndex, PackIndexError, PackIndexRefused
 from git_gasp.odb.packs import PackFiles, UnreadableObject
 from tests.testing.run import git
 
@@ -162,3 +162,40 @@ def test_a_pack_of_any_name_with_its_index_is_read(tmp_path: Path) -> None:
                 assert files.read(sha) is not None
     finally:
         files.close()
+
+
+def test_offsets_outside_their_table_or_the_pack_are_refused_naming_the_index(
+        tmp_path: Path) -> None:
+    """As git's nth_packed_object_offset and use_pack: a large-table index past the table,
+    an offset past the pack, each refused when read (the rest of the index still reads)."""
+    entries = [(bytes([1]) * 20, 12), (bytes([2]) * 20, 5000), (bytes([3]) * 20, 5 << 30)]
+    data = bytearray(_synthetic_index(entries))
+    at = 8 + 256 * 4 + 3 * 24 + 8  # the third entry's 4-byte offset
+    data[at:at + 4] = (0x80000000 | 7).to_bytes(4, "big")  # the table has one entry
+    path = tmp_path / "pack-x.idx"
+    path.write_bytes(bytes(data))
+    index = PackIndex(str(path))
+    try:
+        index.pack_size = 1000
+        assert index.object_offset(b"01" * 20) == 12
+        with pytest.raises(PackIndexRefused, match="offset 5000 beyond end of packfile"):
+            index.object_offset(b"02" * 20)
+        with pytest.raises(PackIndexRefused, match=f"{path}: offset of entry 2 beyond end "
+                           "of pack index"):
+            index.object_offset(b"03" * 20)
+    finally:
+        index.close()
+
+
+def test_a_version_one_index_git_reads_is_left_to_dulwich_not_refused(tmp_path: Path) -> None:
+    ids = sorted(bytes([i]) * 20 for i in (3, 9))
+    fanout = [sum(1 for sha in ids if sha[0] <= b) for b in range(256)]
+    body = struct.pack(">256I", *fanout) + b"".join(struct.pack(">I", 12) + s for s in ids)
+    path = tmp_path / "pack-v1.idx"
+    path.write_bytes(body + b"\0" * 40)
+    with pytest.raises(PackIndexError) as caught:
+        PackIndex(str(path))
+    assert not isinstance(caught.value, PackIndexRefused)
+    path.write_bytes(body + b"\0" * 41)  # one byte too many: git refuses it
+    with pytest.raises(PackIndexRefused, match="wrong index v1 file size"):
+        PackIndex(str(path))

@@ -12,13 +12,14 @@ import zlib
 
 from git_gasp.base.digest import is_hex, sha256
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, open_file
 
 # 2: each commit's append-only paths from its own manifest (a moved log must extend the
 # old one), and merges judged by meaning: caches made under the old rules are not trusted.
 # 3: the key line carries the counts of both kinds of line and the body's crc32.
 # 4: trees git fsck refuses (duplicate entries, ...) fail the commit (odb.fsck).
-CHECKER_VERSION = 4
+# 5: a committed .agent/lease or .agent/HEAD (local-only) fails the commit.
+CHECKER_VERSION = 5
 _CACHE_MAGIC = b"git-gasp check4 cache"
 _NAME_LEAD = f"check4-v{CHECKER_VERSION}-"  # the version in the name: an old file is litter
 
@@ -41,7 +42,7 @@ class VerifiedCache:
     def load(self) -> None:
         """Read the file; anything malformed makes the whole cache empty (never fatal)."""
         try:
-            with open(self.path, "rb") as f:
+            with open_file(self.path) as f:
                 data = f.read()
         except FileNotFoundError:
             return
@@ -121,7 +122,7 @@ def walk_is_short(common_dir: str, objects_dir: str, head: bytes) -> bool:
     parents: list[bytes] | None = None
     for name in names:
         try:
-            with open(os.path.join(common_dir, "gasp", name), "rb") as f:
+            with open_file(os.path.join(common_dir, "gasp", name)) as f:
                 data = f.read()
         except OSError:
             continue
@@ -129,8 +130,8 @@ def walk_is_short(common_dir: str, objects_dir: str, head: bytes) -> bool:
             return True
         if parents is None:
             try:
-                with open(os.path.join(objects_dir, head[:2].decode(), head[2:].decode()),
-                          "rb") as f:
+                with open_file(os.path.join(objects_dir, head[:2].decode(),
+                                            head[2:].decode())) as f:
                     raw = zlib.decompressobj().decompress(f.read(8192), 4096)
             except (OSError, zlib.error, UnicodeError):
                 return False

@@ -32,6 +32,7 @@ from git_gasp.odb.repo import (
     shallow_commits,
 )
 from git_gasp.protocol.appendonly import LOG_PATH
+from git_gasp.protocol.failure import Failure
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,7 +66,8 @@ def check_store(
     files = None
     try:
         files = _use_packs(walker, store, use_packs)
-        walker.walk(head, set(shallow))
+        if not _refused(walker):
+            walker.walk(head, set(shallow))
     except Exception as exc:  # fail closed, never crash
         walker.fail(f"history walk failed: {type(exc).__name__}: {exc}")
     finally:
@@ -74,13 +76,30 @@ def check_store(
     return walker.result
 
 
+_REFUSED = "pack index refused"
+
+
+def _refused(walker: Walker) -> bool:
+    """True when a pack index is refused: the history is not walked, since the store's
+    reader would read that index unchecked (or wait on it, a FIFO) for any object not
+    found elsewhere; the failure naming the index is the verdict."""
+    if not any(f.message.startswith(_REFUSED) for f in walker.result.failures):
+        return False
+    walker.result.notes.append("history not walked: a pack index is refused (above)")
+    return True
+
+
 def _use_packs(walker: Walker, store: BaseObjectStore, prove: bool) -> PackFiles | None:
     """Let the walk read trees, commits and blobs from the raw packs, and (`prove`) prove
     appends from their deltas: the native readers only (`odb.policy`); otherwise every
-    object is read through the store."""
-    if not native():
-        return None
+    object is read through the store. Either way a pack index git refuses fails the
+    check, naming it (dulwich would read it)."""
     files = PackFiles.for_store(store)
+    for path, why in files.refused if files is not None else ():
+        walker.result.failures.append(Failure(f"{_REFUSED}: {why}", path=path))
+    if files is not None and not native():
+        files.close()
+        return None
     if files is not None:
         walker.objects.packed = files
         if files.packs:
@@ -120,7 +139,8 @@ def check_history(
                 return walker.result
         try:
             files = _use_packs(walker, repo.object_store, use_packs)
-            _run(repo, walker, worktree, use_cache)
+            if not _refused(walker):
+                _run(repo, walker, worktree, use_cache)
         except Exception as exc:  # fail closed, never crash
             walker.fail(f"history walk failed: {type(exc).__name__}: {exc}")
         return walker.result

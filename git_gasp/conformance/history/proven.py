@@ -17,7 +17,7 @@ import zlib
 
 from git_gasp.base.digest import is_hex, is_object_id
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, open_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def _proof(line: bytes) -> Proof | None:
 def _read(common_dir: str) -> list[Proof]:
     """The recorded pairs in order; [] for any problem with the file."""
     try:
-        with open(path_of(common_dir), "rb") as f:
+        with open_file(path_of(common_dir)) as f:
             raw = f.read(_LIMIT + 1)
     except OSError:
         return []

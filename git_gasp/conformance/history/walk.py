@@ -42,7 +42,7 @@ from git_gasp.protocol.appendonly import (
     extension_problem,
 )
 from git_gasp.protocol.failure import Failure
-from git_gasp.protocol.manifest import manifest_paths
+from git_gasp.protocol.manifest import AGENT_DIR, LOCAL_ONLY, manifest_paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -220,12 +220,43 @@ class Walker(MergeRule):
                 if parent not in self.bad:
                     self.fail(f"parent {short(parent)} cannot be read: {exc}", commit=sha)
                 self.bad.add(parent)
+        self._local_only(sha, new_root, sides, len(sides) == len(info.parents))
         if len(info.parents) == 1:
             for side in sides:
                 self._one_parent(sha, side, new_root, child, seen)
         else:
             self._merge(sha, sides, new_root, child, seen)
         return len(self.result.failures) == before
+
+    # ---- the local-only files: never committed
+
+    def _local_only(self, sha: bytes, new_root: bytes | None, sides: list[Side],
+                    complete: bool) -> None:
+        """Fail a commit that adds or changes ``.agent/lease`` or ``.agent/HEAD``: the
+        spec makes them machine-local and gitignored (a lease in history is meaningless
+        on clone). The ``.agent`` tree is read only when it differs from every parent's
+        (`complete`: every parent could be read); what a parent has is its report."""
+        here = self._agent_dir(new_root)
+        if here is None:
+            return
+        parents = [self._agent_dir(side.root) for side in sides] if complete else []
+        if parents and all(p == here for p in parents):
+            return
+        entries = self.objects.tree(here)
+        for name in LOCAL_ONLY:
+            entry = entries.get(name)
+            if entry is None or any(p is not None and self.objects.tree(p).get(name) == entry
+                                    for p in parents):
+                continue
+            path = AGENT_DIR + b"/" + name
+            self.fail(f"{self.full_path(path)} is committed: it is local-only state that "
+                      "must be gitignored (spec Part I); remove it from the commits that hold "
+                      "it (`git rm --cached`) and keep it in .gitignore", commit=sha, path=path)
+
+    def _agent_dir(self, root: bytes | None) -> bytes | None:
+        """The id of the ``.agent`` tree in the agent root tree `root`, if any."""
+        entry = self.objects.tree(root).get(AGENT_DIR) if root is not None else None
+        return entry.sha if entry is not None and stat.S_ISDIR(entry.mode) else None
 
     # ---- one parent: the new version of each append-only file extends the old one
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 
-from git_gasp.base.files import join
+from git_gasp.base.files import join, open_file, open_regular
 from git_gasp.conformance.history.result import APPEND_HINT
 from git_gasp.conformance.history.tipfacts import EXTENDS, SAME, TipFacts
 from git_gasp.conformance.history.walk import Walker
@@ -52,7 +52,7 @@ class WorkTree:
             st = os.lstat(full)
             if not stat.S_ISREG(st.st_mode) or st.st_size < _WORKTREE_READ_MIN:
                 return None
-            with open(full, "rb") as fh:
+            with open_file(full) as fh:
                 data = fh.read()
         except OSError:
             return None
@@ -92,8 +92,8 @@ class WorkTree:
             in_repo = self.prefix + b"/" + path if self.prefix else path
             if not self._stat_index.unchanged(in_repo, entry.sha, st):
                 return False
-            fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            with open(fd, "rb", buffering=0) as fh:
+            fd = open_regular(full)
+            with os.fdopen(fd, "rb", buffering=0) as fh:
                 if os.fstat(fd).st_ino != st.st_ino:
                     return False
                 import hashlib  # here: a re-check whose proofs are cached hashes nothing
@@ -184,7 +184,7 @@ class WorkTree:
         try:
             if isinstance(st, OSError):
                 raise st
-            with open(join(self.agent_root, os.fsdecode(path)), "rb") as fh:
+            with open_file(join(self.agent_root, os.fsdecode(path))) as fh:
                 data = fh.read()
         except OSError as exc:
             walker.fail(f"working tree: cannot read the file ({exc})", path=path)

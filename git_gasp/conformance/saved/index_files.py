@@ -47,7 +47,7 @@ from time import time_ns as _time_ns
 
 from git_gasp.base.digest import is_object_id
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import AtomicFile
+from git_gasp.base.files import AtomicFile, open_file
 from git_gasp.base.record import Record
 from git_gasp.conformance.saved.lineindex import LINE_MASK, Keys, Offsets, flat, offset_words
 from git_gasp.conformance.saved.stamps import CHECKED, checked_stamp, is_stamp, stamp_of, vouch
@@ -187,7 +187,7 @@ class IndexFiles:
 
     def _head(self, path: str, blob_id: bytes | None) -> _Head | None:
         try:
-            with open(path, "rb") as f:
+            with open_file(path) as f:
                 head = f.readline(512)
         except OSError:
             return None
@@ -238,7 +238,7 @@ class IndexFiles:
         the previous one cannot go unseen)."""
         path = self.path(blob_id)
         try:
-            with open(path, "rb") as f:
+            with open_file(path) as f:
                 st = os.fstat(f.fileno())
                 raw = _mapped(f, st.st_size)
         except FileNotFoundError:

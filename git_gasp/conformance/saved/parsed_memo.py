@@ -9,7 +9,7 @@ import os
 import sys
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, open_file
 
 _FORMAT = 1
 _MAX_BYTES = 1 << 16  # bigger files are parsed every time
@@ -34,7 +34,7 @@ def parsed_before(root: str | os.PathLike, name: str, data: bytes) -> bool:
         return False
     path, header = where
     try:
-        with open(path, "rb") as f:
+        with open_file(path) as f:
             return f.read(len(header) + len(data) + 1) == header + data
     except OSError:
         return False

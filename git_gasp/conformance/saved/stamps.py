@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import AtomicFile
+from git_gasp.base.files import AtomicFile, open_file
 
 CHECKED = ".checked"  # beside a whole entry: the stamp it had when last checked in full
 _NONE = b"-"
@@ -19,7 +19,7 @@ def checked_stamp(path: str) -> bytes:
     """The stamp a whole entry had when it was last checked in full as the newest file
     of its chain (its note ``<path>.checked``), or "-"."""
     try:
-        with open(path + CHECKED, "rb") as f:
+        with open_file(path + CHECKED) as f:
             text = f.read(128)
     except OSError:
         return _NONE
@@ -31,7 +31,7 @@ def vouch(path: str, stamp: bytes) -> None:
     checked (best effort); the note's mtime stands for the entry's in
     `IndexFiles._entries` (index_files)."""
     try:
-        with open(path + CHECKED, "rb") as f:
+        with open_file(path + CHECKED) as f:
             same = f.read(128) == stamp
     except OSError:
         same = False
