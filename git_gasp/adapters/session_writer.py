@@ -17,6 +17,7 @@ from typing import Any
 from git_gasp.adapters.lifting import Lifted
 from git_gasp.adapters.records import Record
 from git_gasp.base import git
+from git_gasp.base.outside import valid_text
 from git_gasp.redact import capture
 from git_gasp.redact.redactor import Redactor
 
@@ -38,7 +39,8 @@ def redacted_archive(raw: bytes, redactor: Redactor) -> bytes:
             out.append(json.dumps(redactor.value(json.loads(line)), ensure_ascii=False))
         except (ValueError, RecursionError):
             out.append(redactor.text(line.decode("utf-8", "replace")))
-    return gzip.compress(("\n".join(out) + "\n").encode(), mtime=0)
+    text = valid_text("\n".join(out) + "\n")  # a line may hold a lone surrogate escape
+    return gzip.compress(text.encode(), mtime=0)
 
 
 
