@@ -79,12 +79,11 @@ def detect_agent(payload: dict) -> str:
     return "claude-code"
 
 
-def parse_hook_payload(data: bytes | str | dict, agent: str | None = None) -> HookEvent:
-    """Parse one hook payload (bytes as `decode_payload` reads them); raises GaspError
-    (one line) when it is not one of the events git-gasp records."""
-    if isinstance(data, dict):
-        payload = data
-    else:
+def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
+    """Parse one hook payload: its JSON, or its bytes (or text) as `decode_payload` reads
+    them; raises GaspError (one line) when it is not one of the events git-gasp records."""
+    payload = data
+    if isinstance(data, (bytes, str)):
         payload = decode_payload(data if isinstance(data, bytes) else data.encode(
             "utf-8", "surrogatepass"))
     if not isinstance(payload, dict):
