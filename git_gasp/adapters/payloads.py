@@ -42,7 +42,7 @@ TRIM_ITEMS = 200  # of a list: the first and the last half
 TRIM_DEPTH = 32  # containers nested deeper are cut to TRIM_MARK (the log allows 127 levels)
 TRIM_MARK = "\n…\n"
 _CUT_WINDOW = 1024  # a cut moves to whitespace within this many characters
-_EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)")
+_EXIT = re.compile(r"^(?:Error: )?Exit code (\d{1,9})(?!\d)")  # longer is no exit status
 
 
 @dataclass

@@ -23,7 +23,9 @@ from git_gasp.redact.redactor import Redactor
 
 
 def run_id_for(agent: str, session_id: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "-." else "-" for c in session_id)[:150]
+    """``run_<agent>.<session id>``, the id's characters outside an id's ASCII set as -."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "-.") else "-"
+                   for c in session_id[:150])
     return f"run_{agent}.{safe}"
 
 
