@@ -88,7 +88,8 @@ def load_json(data: bytes, what: str) -> Any:
                            parse_int=_integer, parse_constant=lambda _: None)
     except (ValueError, RecursionError) as exc:
         raise FormatError(f"{what} is not JSON: {why_unreadable(exc)}") from None
-    return _valid(value)
+    # only a \\uD800-\\uDFFF escape decodes to a surrogate (invalid bytes read as U+FFFD)
+    return _valid(value) if "\\ud" in text or "\\uD" in text else value
 
 
 def _valid(value: Any) -> Any:
