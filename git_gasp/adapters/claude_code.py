@@ -40,7 +40,7 @@ from git_gasp.adapters.records import (
 
 AGENT = "claude-code"
 TESTED_VERSIONS = ("2.1.328",)
-_EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)")
+_EXIT = re.compile(r"^(?:Error: )?Exit code (\d{1,9})(?!\d)")  # longer is no exit status
 
 
 def read_transcript(path: str | Path) -> Transcript:

@@ -1,13 +1,20 @@
 """The hook queue in ``<gitdir>/gasp/``: entries written whole, drained in order.
 
-Each hook payload becomes one file in ``queue/`` exactly as the agent sent it (under
-the git dir, mode 0600, never committed), before any heavy work, so a hook killed at
-any later point loses nothing. Whoever holds ``hook.lock`` drains the queue under the
-repo's lease, oldest first, re-listing until it is empty; each entry is cut to what
-can be stored (``payloads.trim_payload``) and redacted (``redact/redactor.py``) as it is
-recorded, so nothing unredacted leaves the queue. An entry that fails moves to
-``queue/failed/`` (redacted, unless redacting it is what failed) so it cannot block
-the rest. What happens is logged to
+Each hook payload becomes one file in ``queue/`` holding the bytes the agent sent,
+unchanged whatever their encoding (a lone surrogate escape, invalid UTF-8, a BOM), named
+``<time_ns:020d>-<pid:08d>-<hex>.<agent>.payload`` (the agent ``--agent`` named, or
+``detect``; under the git dir, mode 0600, never committed), before any heavy work, so a
+hook killed at any later point loses nothing. Whoever holds ``hook.lock`` drains the
+queue under the repo's lease, oldest first, re-listing until it is empty; each entry is
+read as ``payloads.decode_payload`` reads bytes (invalid UTF-8 and lone surrogates as
+U+FFFD, so the log stays valid UTF-8 JSON), cut to what can be stored
+(``payloads.trim_payload``) and redacted (``redact/redactor.py``) as it is recorded, so
+nothing unredacted leaves the queue. An entry that cannot be understood (not JSON, not
+a hook payload, an event git-gasp does not record) or whose recording failed is set
+aside in ``queue/failed/`` (redacted when it got that far, else its bytes as they came)
+with a ``<entry>.why`` line saying why, which ``git gasp doctor`` reports: never
+dropped, never blocking the rest. (``<time>-<pid>-<hex>.json`` entries, ``{"agent",
+"payload"}`` from an older git-gasp, are drained too.) What happens is logged to
 ``adapter.log`` (see ``live.py``). `process` maps one entry's event onto its session
 (``hook_session.py``), closing other sessions that ended unseen (``session_sweep.py``).
 """
@@ -22,15 +29,24 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.hook_session import EVENTS, HookSession
-from git_gasp.adapters.payloads import HookEvent, parse_hook_payload, trim_payload
+from git_gasp.adapters.payloads import (
+    AGENTS,
+    HookEvent,
+    decode_payload,
+    parse_hook_payload,
+    trim_payload,
+)
 from git_gasp.adapters.session_sweep import commit_closed, sweep
-from git_gasp.base.files import atomic_write, move_into_place, open_output, read_text
+from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write, move_into_place, open_output, read_file
 from git_gasp.redact.redactor import Redactor
 
 LEASE_WAIT_S = 8.0
 LEASE_TTL_MS = 60_000  # a hook killed while holding the lease blocks others this long
 LOG_MAX_BYTES = 1 << 20
 ENTRY_MAX = 256 << 20  # a queue entry is read only as a regular file of at most this
+ENTRY_SUFFIXES = (".payload", ".json")  # this git-gasp's entries, an older one's
+WHY_SUFFIX = ".why"  # beside an entry set aside in queue/failed/: one line, why
 
 
 def log(gdir: Path | None, message: str) -> None:
@@ -54,13 +70,12 @@ def queue_dir(gdir: Path) -> Path:
     return gdir / "queue"
 
 
-def enqueue(gdir: Path, agent: str, payload: dict) -> Path:
-    """Write one raw payload as a queue entry (whole or not at all, readable only by
-    its owner: it may hold secrets until it is drained)."""
-    qdir = queue_dir(gdir)
-    name = f"{time.time_ns():020d}-{os.getpid():08d}-{os.urandom(4).hex()}.json"
-    data = json.dumps({"agent": agent, "payload": payload}, ensure_ascii=False)
-    return atomic_write(qdir / name, data.encode("utf-8"), root=gdir.parent, make_parents=True,
+def enqueue(gdir: Path, agent: str | None, data: bytes) -> Path:
+    """Write the payload bytes `data`, unchanged, as one queue entry (whole or not at
+    all, readable only by its owner: it may hold secrets until it is drained)."""
+    tag = agent if agent in AGENTS else "detect"
+    name = f"{time.time_ns():020d}-{os.getpid():08d}-{os.urandom(4).hex()}.{tag}.payload"
+    return atomic_write(queue_dir(gdir) / name, data, root=gdir.parent, make_parents=True,
                         mode=0o600)
 
 
@@ -69,7 +84,21 @@ def queued(gdir: Path) -> list[Path]:
     qdir = queue_dir(gdir)
     if not qdir.is_dir():
         return []
-    return sorted(p for p in qdir.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+    return sorted(p for p in qdir.iterdir()
+                  if p.name.endswith(ENTRY_SUFFIXES) and not p.name.startswith("."))
+
+
+def entry_payload(name: str, data: bytes) -> tuple[str | None, Any]:
+    """(agent or None to detect it, the payload's JSON) of the entry `name` holding
+    `data`; GaspError when it is not JSON."""
+    if name.endswith(".json"):  # {"agent", "payload"} from an older git-gasp
+        item = decode_payload(data)
+        if not isinstance(item, dict) or "payload" not in item:
+            raise GaspError("queue entry is not an {agent, payload} record")
+        agent = item.get("agent")
+        return (agent if agent in AGENTS else None), item["payload"]
+    tag = name.rsplit(".", 2)[-2] if name.count(".") >= 2 else ""
+    return (tag if tag in AGENTS else None), decode_payload(data)
 
 
 def _hold_lease(state: Any, deadline: float) -> bool:
@@ -106,12 +135,15 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                 if time.monotonic() >= deadline:
                     log(gdir, f"time budget spent; {len(queued(gdir))} hook event(s) stay queued")
                     return done
-                item: Any = None
+                agent: str | None = None
                 clean: Any = None
+                understood = False
                 try:
-                    item = json.loads(read_text(entry, limit=ENTRY_MAX, root=gdir.parent))
-                    clean = Redactor().value(trim_payload(item["payload"]))
-                    h = parse_hook_payload(clean, item.get("agent"))
+                    raw = read_file(entry, limit=ENTRY_MAX, root=gdir.parent)
+                    agent, payload = entry_payload(entry.name, raw)
+                    clean = Redactor().value(trim_payload(payload))
+                    h = parse_hook_payload(clean, agent)
+                    understood = True
                     what = process(state, h, gdir, root, entry.name)
                     log(gdir, f"{h.agent} {h.session_id}: {what}")
                     entry.unlink()
@@ -121,25 +153,32 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                 except Exception as exc:  # noqa: BLE001 - never block the queue on one entry
                     import traceback
 
-                    _set_aside(gdir, entry, item, clean)
-                    log(gdir, f"{entry.name}: {type(exc).__name__}: {exc}; moved to "
-                              f"queue/failed/\n{traceback.format_exc(limit=4)}")
-                    state = _reopen(state, root)
+                    bug = understood or not isinstance(exc, GaspError)
+                    why = (f"recording it failed: {type(exc).__name__}: {exc}" if bug
+                           else f"not understood: {exc}")
+                    _set_aside(gdir, entry, agent, clean, why)
+                    log(gdir, f"{entry.name}: {why}; moved to queue/failed/"
+                              + (f"\n{traceback.format_exc(limit=4)}" if bug else ""))
+                    if understood:
+                        state = _reopen(state, root)
             entries = queued(gdir)
     finally:
         state.close()
     return done
 
 
-def _set_aside(gdir: Path, entry: Path, item: Any, clean: Any) -> None:
-    """Move a failed entry to ``queue/failed/``, redacted when it got that far (a raw
-    payload is kept only when redacting it is what failed)."""
+def _set_aside(gdir: Path, entry: Path, agent: str | None, clean: Any, why: str) -> None:
+    """Move `entry` to ``queue/failed/`` with its ``.why`` line: redacted when it got that
+    far (its bytes as they came only when they are not JSON a redactor can read)."""
     failed = queue_dir(gdir) / "failed"
     with contextlib.suppress(OSError):
         failed.mkdir(exist_ok=True)
-        if clean is not None and isinstance(item, dict):
-            data = json.dumps({"agent": item.get("agent"), "payload": clean},
-                              ensure_ascii=False).encode("utf-8")
+        line = " ".join(why.split())[:500] + "\n"
+        atomic_write(failed / (entry.name + WHY_SUFFIX), line.encode("utf-8", "replace"),
+                     root=gdir.parent, mode=0o600)
+        if clean is not None:
+            doc = {"agent": agent, "payload": clean} if entry.name.endswith(".json") else clean
+            data = json.dumps(doc, ensure_ascii=False).encode("utf-8")
             atomic_write(failed / entry.name, data, root=gdir.parent, mode=0o600)
             entry.unlink()
         else:

@@ -8,20 +8,26 @@ timeout).
 
 How an event gets into the log without being lost:
 
-1. the payload is parsed (JSON, to find the repo) and queued **raw** as one file in
+1. the payload's bytes are queued **unchanged**, whatever their encoding, as one file in
    ``<gitdir>/gasp/queue/`` (tmp + rename, so a queued entry is always whole; mode
    0600; the git dir is never committed) before any heavy work: a hook killed after
-   this loses nothing, the next hook records the entry;
-2. entries are cut to their stored size and **redacted** (``redact/redactor.py``, linear
-   time) as they are drained, before anything is recorded;
+   this loses nothing, the next hook records the entry. Only the repo is found first:
+   ``--repo``, else the payload's ``cwd`` as far as a read that never fails can tell
+   it (`peek_cwd`), else the hook's own directory;
+2. entries are read as valid text (``payloads.decode_payload``: invalid UTF-8 and lone
+   surrogates as U+FFFD), cut to their stored size and **redacted**
+   (``redact/redactor.py``, linear time) as they are drained, before anything is
+   recorded;
 3. the process takes ``<gitdir>/gasp/hook.lock`` (``flock``; hooks that run in
    parallel wait for each other, up to ``LOCK_WAIT_S``), opens the AgentState, waits
    for the repo's lease (retrying up to ``LEASE_WAIT_S`` while another writer holds
    it) and drains the whole queue in arrival order, re-listing until it is empty.
 
 A hook that cannot get the lock or the lease in time leaves its entry queued: the
-process holding the lock, or the next hook, records it. An entry that fails for any
-other reason moves to ``queue/failed/`` (logged) so it cannot block the rest.
+process holding the lock, or the next hook, records it. An entry that cannot be
+understood (not JSON, not a hook payload, an event not recorded) or fails for any other
+reason is set aside in ``queue/failed/`` with why (logged, reported by ``git gasp
+doctor``) so it cannot block the rest.
 
 Mapping (the same records and the same ids as the transcript importer, through
 :class:`~git_gasp.adapters.session_writer.SessionWriter`; the run is
@@ -57,7 +63,6 @@ import time
 from pathlib import Path
 
 from git_gasp.adapters.hook_queue import drain, enqueue, log
-from git_gasp.adapters.payloads import parse_hook_payload
 from git_gasp.adapters.sync_hook import run_requested
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
@@ -77,9 +82,23 @@ def find_agent_root(start: str | os.PathLike | None) -> Path | None:
         return None
     try:
         found = find_root(os.path.realpath(start))
-    except OSError:
+    except (OSError, ValueError):  # a path with NUL or a lone surrogate names no repo
         return None
     return Path(found) if found is not None else None
+
+
+def peek_cwd(data: bytes) -> str | None:
+    """The payload's ``cwd``, to find the repo before it is queued; None when the bytes
+    do not tell (never raises: whatever they hold, they are queued as they are)."""
+    try:
+        payload = json.loads(data)
+    except Exception:  # noqa: BLE001 - invalid UTF-8, not JSON, too deep: try as text
+        try:
+            payload = json.loads(data.decode("utf-8", "replace"), strict=False)
+        except Exception:  # noqa: BLE001
+            return None
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    return cwd if isinstance(cwd, str) else None
 
 
 def gasp_dir(root: Path) -> Path:
@@ -102,25 +121,19 @@ def run_hook(data: bytes, *, agent: str | None = None, repo: str | None = None,
     deadline = start + budget
     gdir = None
     try:
-        try:
-            payload = json.loads(data)
-        except ValueError:
-            payload = None
-        cwd = payload.get("cwd") if isinstance(payload, dict) else None
-        root = find_agent_root(repo) if repo else (find_agent_root(cwd)
+        root = find_agent_root(repo) if repo else (find_agent_root(peek_cwd(data))
                                                    or find_agent_root(os.getcwd()))
         if root is None:
             return "no agent repo (AGENT.md) at or above the session's directory; ignored"
         gdir = gasp_dir(root)
-        if not isinstance(payload, dict):
-            log(gdir, f"hook payload is not a JSON object ({len(data)} bytes); ignored")
-            return "bad payload"
-        h = parse_hook_payload(payload, agent)  # cheap: checks the shape, names the agent
-        enqueue(gdir, h.agent, payload)
+        if not data.strip():
+            log(gdir, "empty hook payload; nothing to record")
+            return "empty payload"
+        entry = enqueue(gdir, agent, data)
         wait = min(LOCK_WAIT_S, max(0.0, deadline - time.monotonic()))
         with try_lock(gdir / "hook.lock", wait) as got:
             if not got:
-                log(gdir, f"{h.agent} {h.session_id} {h.event}: another hook is busy; queued")
+                log(gdir, f"{entry.name}: another hook is busy; queued")
                 return "queued"
             n = drain(root, gdir, deadline)
             synced = run_requested(root, gdir, deadline)  # the lease is free again

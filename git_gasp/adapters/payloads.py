@@ -16,13 +16,13 @@ differences (Claude Code 2.1.328, Codex 0.171.0):
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from git_gasp.adapters.records import output_text
 from git_gasp.base.errors import GaspError
+from git_gasp.base.outside import load_json
 
 HOOK_EVENTS = (
     "SessionStart",
@@ -39,9 +39,10 @@ AGENTS = ("claude-code", "codex")
 # (``hook_session``), so a payload is cut to this much before it is redacted.
 TRIM_HEAD = TRIM_TAIL = 8192
 TRIM_ITEMS = 200  # of a list: the first and the last half
+TRIM_DEPTH = 32  # containers nested deeper are cut to TRIM_MARK (the log allows 127 levels)
 TRIM_MARK = "\n…\n"
 _CUT_WINDOW = 1024  # a cut moves to whitespace within this many characters
-_EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)")
+_EXIT = re.compile(r"^(?:Error: )?Exit code (\d{1,9})(?!\d)")  # longer is no exit status
 
 
 @dataclass
@@ -78,20 +79,21 @@ def detect_agent(payload: dict) -> str:
     return "claude-code"
 
 
-def parse_hook_payload(data: bytes | str | dict, agent: str | None = None) -> HookEvent:
-    """Parse one hook payload; raises GaspError (one line) when it is not one."""
-    if isinstance(data, dict):
-        payload = data
-    else:
-        try:
-            payload = json.loads(data)
-        except (ValueError, RecursionError) as exc:
-            raise GaspError(f"hook payload is not JSON: {exc}") from None
+def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
+    """Parse one hook payload: its JSON, or its bytes (or text) as `decode_payload` reads
+    them; raises GaspError (one line) when it is not one of the events git-gasp records."""
+    payload = data
+    if isinstance(data, (bytes, str)):
+        payload = decode_payload(data if isinstance(data, bytes) else data.encode(
+            "utf-8", "surrogatepass"))
     if not isinstance(payload, dict):
         raise GaspError("hook payload is not a JSON object")
     event = payload.get("hook_event_name")
     if not isinstance(event, str) or not event:
         raise GaspError("hook payload has no hook_event_name")
+    if event not in HOOK_EVENTS:
+        raise GaspError(f"hook payload's event {event[:80]!r} is not one git-gasp records "
+                        f"({', '.join(HOOK_EVENTS)})")
     sid = payload.get("session_id")
     if not isinstance(sid, str) or not sid:
         raise GaspError("hook payload has no session_id")
@@ -134,29 +136,40 @@ def parse_hook_payload(data: bytes | str | dict, agent: str | None = None) -> Ho
     return h
 
 
+def decode_payload(data: bytes) -> Any:
+    """The JSON of a queued payload, whatever its bytes: read by ``base.outside.load_json``
+    (invalid UTF-8 and lone surrogates read as U+FFFD, NaN and ±Infinity as null), so what
+    is redacted and recorded is valid text; GaspError when it is not JSON at all."""
+    return load_json(data, "hook payload")
+
+
 def trim_payload(value: Any) -> Any:
     """A copy of the JSON `value` cut to what the hook can store: each long string to its
     head and tail (cut at whitespace when there is some nearby, so a secret is seldom
-    split), each long list to its first and last items. Iterative, any depth."""
+    split), each long list to its first and last items, each key to TRIM_HEAD
+    characters and what is nested deeper than TRIM_DEPTH to TRIM_MARK. Iterative."""
     root: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any]] = [(root, 0, value)]
+    stack: list[tuple[Any, Any, Any, int]] = [(root, 0, value, 0)]
     while stack:
-        parent, key, src = stack.pop()
+        parent, key, src, depth = stack.pop()
         if isinstance(src, str):
             parent[key] = _trim_str(src)
+        elif isinstance(src, (dict, list)) and depth >= TRIM_DEPTH:
+            parent[key] = TRIM_MARK.strip()
         elif isinstance(src, dict):
             out: dict = {}
             parent[key] = out
             for k, v in src.items():
+                k = k[:TRIM_HEAD] if isinstance(k, str) else k
                 out[k] = None
-                stack.append((out, k, v))
+                stack.append((out, k, v, depth + 1))
         elif isinstance(src, list):
             items = src if len(src) <= TRIM_ITEMS else (
                 src[: TRIM_ITEMS // 2] + src[-(TRIM_ITEMS // 2):])
             lst: list = [None] * len(items)
             parent[key] = lst
             for i, v in enumerate(items):
-                stack.append((lst, i, v))
+                stack.append((lst, i, v, depth + 1))
         else:
             parent[key] = src
     return root[0]

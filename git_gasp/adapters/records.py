@@ -34,7 +34,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from git_gasp.base.errors import GaspError
+from git_gasp.base.errors import FormatError, GaspError
+from git_gasp.base.outside import load_json
 from git_gasp.redact.redactor import Redactor
 
 USER_PROMPT = "user_prompt"
@@ -199,13 +200,16 @@ def read_raw(path: Path) -> bytes:
 
 
 def iter_json_lines(data: bytes) -> Iterator[tuple[int, Any | None]]:
-    """(1-based line number, parsed JSON or None when the line is not JSON), skipping blanks."""
+    """(1-based line number, parsed JSON or None when the line is not JSON), skipping blanks.
+    Each line is read as ``base.outside.load_json`` reads an agent's JSON (invalid UTF-8
+    and a lone surrogate, as Node writes a string cut mid-emoji, as U+FFFD; NaN and
+    ±Infinity as null), so every string an import records can be written to the log."""
     for n, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
         try:
-            yield n, json.loads(raw)
-        except (ValueError, RecursionError):
+            yield n, load_json(raw, "line")
+        except FormatError:
             yield n, None
 
 

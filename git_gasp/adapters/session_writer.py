@@ -17,12 +17,15 @@ from typing import Any
 from git_gasp.adapters.lifting import Lifted
 from git_gasp.adapters.records import Record
 from git_gasp.base import git
+from git_gasp.base.outside import valid_text
 from git_gasp.redact import capture
 from git_gasp.redact.redactor import Redactor
 
 
 def run_id_for(agent: str, session_id: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "-." else "-" for c in session_id)[:150]
+    """``run_<agent>.<session id>``, the id's characters outside an id's ASCII set as -."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "-.") else "-"
+                   for c in session_id[:150])
     return f"run_{agent}.{safe}"
 
 
@@ -38,7 +41,8 @@ def redacted_archive(raw: bytes, redactor: Redactor) -> bytes:
             out.append(json.dumps(redactor.value(json.loads(line)), ensure_ascii=False))
         except (ValueError, RecursionError):
             out.append(redactor.text(line.decode("utf-8", "replace")))
-    return gzip.compress(("\n".join(out) + "\n").encode(), mtime=0)
+    text = valid_text("\n".join(out) + "\n")  # a line may hold a lone surrogate escape
+    return gzip.compress(text.encode(), mtime=0)
 
 
 

@@ -2,8 +2,10 @@
 agent hook queue, each a cheap read.
 
 The hook queue belongs to ``adapters/hook_queue.py`` (a layer above this one): only its
-path convention is read here — ``<gitdir>/gasp/queue/*.json``, each named
-``<time_ns:020d>-<pid>-<hex>.json``, and ``queue/failed/`` — never its code.
+path convention is read here — ``<gitdir>/gasp/queue/``, each entry named
+``<time_ns:020d>-<pid>-<hex>.<agent>.payload`` (``….json`` from an older git-gasp), and
+``queue/failed/``, where an entry set aside has a one-line ``<entry>.why`` — never its
+code.
 """
 
 from __future__ import annotations
@@ -11,13 +13,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from git_gasp.base.files import SMALL_FILE, read_file
+from git_gasp.base.files import SMALL_FILE, read_file, read_regular_file
 from git_gasp.base.git import git_dir
 from git_gasp.githooks.finding import ERROR, OK, WARN, Finding
 from git_gasp.store.lease import LEASE_REL, LeaseCorrupt, parse_lease, span, when
 
 LOG_SCAN_BYTES = 1 << 20  # a longer log: only its last MiB is parsed (check does all)
 QUEUE_STUCK_MS = 10 * 60 * 1000  # a hook drains the queue in seconds; older is stuck
+ENTRY_SUFFIXES = (".payload", ".json")
+AGENTS = ("claude-code", "codex")
+SET_ASIDE_SHOWN = 5  # entries set aside named one by one; the rest are counted
+WHY_MAX_BYTES = 4096
 
 
 def lease(root: Path, now_ms: int, read: bytes | None) -> list[Finding]:
@@ -87,17 +93,45 @@ def log(root: Path) -> list[Finding]:
 def _entries(directory: Path) -> list[str]:
     try:
         return sorted(n.name for n in directory.iterdir()
-                      if n.name.endswith(".json") and not n.name.startswith("."))
+                      if n.name.endswith(ENTRY_SUFFIXES) and not n.name.startswith("."))
     except OSError:
         return []
 
 
 def _agent_of(entry: Path) -> str | None:
+    if entry.name.endswith(".payload"):
+        tag = entry.name.rsplit(".", 2)[-2]
+        return tag if tag in AGENTS else None
     try:
         agent = json.loads(read_file(entry, limit=SMALL_FILE)).get("agent")
     except (OSError, ValueError, AttributeError):
         return None
-    return agent if isinstance(agent, str) and agent.replace("-", "").isalnum() else None
+    return agent if agent in AGENTS else None
+
+
+def _why(entry: Path) -> str:
+    """The ``.why`` line the drain wrote beside a set-aside entry."""
+    try:
+        data = read_regular_file(f"{entry}.why", limit=WHY_MAX_BYTES)
+    except Exception:  # noqa: BLE001 - NotARegularFile: unsafe to read, so unknown
+        data = None
+    text = " ".join(data.decode("utf-8", "replace").split()) if data else ""
+    return text or "why is not recorded"
+
+
+def _set_aside(failed: Path, names: list[str], log_path: Path) -> list[Finding]:
+    """One finding per entry set aside (the first SET_ASIDE_SHOWN), naming it and why."""
+    fix = (f"nothing of it is recorded: read it, then remove it, or move it back into "
+           f"{failed.parent} once its cause is fixed (the next hook records it); more in "
+           f"{log_path}")
+    found = [Finding(WARN, f"agent hook event set aside: {failed / name}: {_why(failed / name)}",
+                     fix, "queue", path=str(failed / name))
+             for name in names[:SET_ASIDE_SHOWN]]
+    if len(names) > SET_ASIDE_SHOWN:
+        more = len(names) - SET_ASIDE_SHOWN
+        found.append(Finding(WARN, f"{more} more agent hook event{'s' * (more != 1)} set aside "
+                             f"in {failed}, each with its .why", fix, "queue", path=str(failed)))
+    return found
 
 
 def queue(root: Path, now_ms: int) -> list[Finding]:
@@ -128,10 +162,5 @@ def queue(root: Path, now_ms: int) -> list[Finding]:
         else:
             found.append(Finding(OK, f"{len(waiting)} agent hook event(s) queued, being "
                                  "recorded", topic="queue", path=str(qdir)))
-    failed = _entries(qdir / "failed")
-    if failed:
-        found.append(Finding(
-            WARN, f"{len(failed)} agent hook event{'s' * (len(failed) != 1)} could not be "
-            f"recorded and wait in {qdir / 'failed'}",
-            f"read why in {log_path}, then remove them", "queue", path=str(qdir / "failed")))
+    found += _set_aside(qdir / "failed", _entries(qdir / "failed"), log_path)
     return found

@@ -4,6 +4,8 @@ another exception (an internal error of `git gasp import`)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,7 +19,9 @@ pytestmark = pytest.mark.slow  # hypothesis
 ATOMS = ["Infinity", "NaN", "9" * 5000, "1e999", "[]", "{}", "null", "true", "1", '"x"',
          "[" * 3000 + "]" * 3000, '"\\ud83d"', '[{"type": "tool_result"}]',
          '[{"type": "tool_use", "id": 5}]', '[{"type": "text", "text": 7}]', '"2026-13-45"',
-         '{"content": 5}', '{"role": "user", "content": [null, 1, "x"]}']
+         '{"content": 5}', '{"role": "user", "content": [null, 1, "x"]}',
+         '[{"type": "tool_result", "tool_use_id": "t", "content": "Exit code ' + "9" * 5000
+         + '"}]']
 atom = st.one_of(st.sampled_from(ATOMS), st.integers().map(str))
 CLAUDE = ('{{"type":{0},"uuid":{1},"parentUuid":{2},"timestamp":{3},"sessionId":{4},'
           '"message":{{"role":{5},"id":{6},"model":{7},"content":{8},"usage":{9}}}}}')
@@ -47,3 +51,11 @@ def test_claude_code_transcripts(lines):
 def test_codex_rollouts(lines):
     data = "\n".join(CODEX.format(*h) for h in lines).encode("utf-8", "surrogatepass")
     _reads_or_refuses(parse_rollout, data)
+
+
+def test_an_exit_code_of_5000_digits_is_no_exit_code():
+    """``int()`` refused the digits (ValueError), an internal error of the import."""
+    line = {"type": "user", "uuid": "u1", "sessionId": "s", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t", "content": "Exit code " + "9" * 5000}]}}
+    transcript = parse_transcript(json.dumps(line).encode())
+    assert [r.get("exit_code") for r in transcript.records if r.kind == "tool_result"] == [None]

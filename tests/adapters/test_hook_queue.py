@@ -53,16 +53,16 @@ def test_a_hook_killed_after_enqueue_loses_nothing(tmp_path):
     first = _hook(repo, start)
     assert first.wait(60) == 0
     queue = gdir / "queue"
-    assert not list(queue.glob("*.json"))
+    assert not list(queue.glob("*.payload"))
     # Another hook holds the lock: this one queues its payload, waits, and is killed.
     with try_lock(gdir / "hook.lock", 5) as got:
         assert got
         env = dict(os.environ, GASP_HOOK_BUDGET="60")
         victim = _hook(repo, prompt, env=env)
         deadline = time.monotonic() + 60
-        while not list(queue.glob("*.json")) and time.monotonic() < deadline:
+        while not list(queue.glob("*.payload")) and time.monotonic() < deadline:
             time.sleep(0.05)
-        entries = list(queue.glob("*.json"))
+        entries = list(queue.glob("*.payload"))
         assert len(entries) == 1, out(victim) if victim.poll() is not None else "no entry"
         victim.send_signal(signal.SIGKILL)
         assert victim.wait(30) == -signal.SIGKILL
@@ -74,7 +74,7 @@ def test_a_hook_killed_after_enqueue_loses_nothing(tmp_path):
     # The next hook drains the queue: the killed hook's prompt is recorded once, redacted.
     nxt = _hook(repo, rows[2])
     assert nxt.wait(60) == 0, nxt.stderr.read()
-    assert not list(queue.glob("*.json"))
+    assert not list(queue.glob("*.payload"))
     data = events.read_bytes()
     assert data.count(b'"goal.created"') == 1, data
     assert b"[REDACTED:anthropic_key:" in data and SECRET.encode() not in data
@@ -109,7 +109,7 @@ def test_a_39kb_adversarial_payload_is_recorded(tmp_path):
         assert proc.wait(120) == 0, proc.stderr.read()
     log = (_gasp_dir(repo) / "adapter.log").read_text()
     assert "PostToolUse: recorded" in log and "error" not in log.lower(), log
-    assert not list((_gasp_dir(repo) / "queue").glob("*.json"))
+    assert not list((_gasp_dir(repo) / "queue").glob("*.payload"))
 
 
 def test_a_failed_entry_is_set_aside_redacted(tmp_path):
@@ -119,9 +119,10 @@ def test_a_failed_entry_is_set_aside_redacted(tmp_path):
     repo = tmp_path / "bot"
     gdir = _gasp_dir(repo)
     gdir.mkdir(parents=True, exist_ok=True)
-    enqueue(gdir, "claude-code", {"hook_event_name": "PreToolUse", "note": f"key {SECRET}"})
+    enqueue(gdir, "claude-code", json.dumps({"hook_event_name": "PreToolUse",
+                                         "note": f"key {SECRET}"}).encode())
     assert drain(repo, gdir, time.monotonic() + 30) == 0
-    [failed] = (gdir / "queue" / "failed").glob("*.json")
+    [failed] = (gdir / "queue" / "failed").glob("*.payload")
     text = failed.read_text()
     assert SECRET not in text and "[REDACTED:anthropic_key:" in text
     assert stat.S_IMODE(failed.stat().st_mode) == 0o600

@@ -157,7 +157,7 @@ def test_parallel_hooks_lose_no_event(agent_repo):
     assert sorted(n["props"]["metadata"]["source"]["key"] for n in calls) == [
         f"toolu_{n:04d}" for n in range(12)], adapter_log(agent_repo)
     assert gasp(agent_repo, "check").returncode == 0
-    assert not list((gitdir(agent_repo) / "gasp" / "queue").glob("*.json"))
+    assert not list((gitdir(agent_repo) / "gasp" / "queue").glob("*.payload"))
 
 
 def test_a_held_lease_queues_the_event_until_the_next_hook(agent_repo):
@@ -169,7 +169,7 @@ def test_a_held_lease_queues_the_event_until_the_next_hook(agent_repo):
     assert proc.returncode == 0 and proc.stdout == b""
     assert "stay queued" in adapter_log(agent_repo)
     assert b"run.started" not in (agent_repo / "state/events.jsonl").read_bytes()
-    assert len(list((gitdir(agent_repo) / "gasp" / "queue").glob("*.json"))) == 1
+    assert len(list((gitdir(agent_repo) / "gasp" / "queue").glob("*.payload"))) == 1
     lease.release()
     prompt = dict(start, hook_event_name="UserPromptSubmit", prompt="Write the docs")
     assert hook(agent_repo, prompt).returncode == 0
@@ -274,7 +274,7 @@ def _drain_once(repo: Path, row: dict, again: tuple[Path, bytes] | None = None):
 
     gdir = gasp_dir(repo)
     if again is None:
-        path = enqueue(gdir, parse_hook_payload(row, None).agent, row)
+        path = enqueue(gdir, parse_hook_payload(row, None).agent, json.dumps(row).encode())
         again = (path, path.read_bytes())
     else:
         again[0].write_bytes(again[1])

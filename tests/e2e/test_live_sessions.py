@@ -247,7 +247,7 @@ def _run_claude_killed(binary: Path, repo: Path, home: Path, log) -> None:
             _wait_for("the sleep's tool.called", lambda: b"time.sleep(300)" in events.read_bytes()
                       or proc.poll() is not None)
             # let the PreToolUse hook finish (entry recorded, lease released) first
-            _wait_for("the hook to finish", lambda: not list(queue.glob("*.json"))
+            _wait_for("the hook to finish", lambda: not list(queue.glob("*.payload"))
                       and not (repo / ".agent/lease").exists())
             assert proc.poll() is None, "claude exited before it could be killed"
         finally:
