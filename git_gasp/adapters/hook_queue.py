@@ -92,7 +92,8 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
     entries = queued(gdir)
     if not entries:
         return 0
-    state = AgentState.open(root, f"git-gasp-hook-{os.getpid()}", lease_ttl_ms=LEASE_TTL_MS)
+    state = AgentState.open(root, f"git-gasp-hook-{os.getpid()}", lease_ttl_ms=LEASE_TTL_MS,
+                            end_state=True)
     done = 0
     try:
         if not _hold_lease(state, min(deadline, time.monotonic() + LEASE_WAIT_S)):
@@ -125,6 +126,8 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                               f"queue/failed/\n{traceback.format_exc(limit=4)}")
                     state = _reopen(state, root)
             entries = queued(gdir)
+        if done:
+            state.save_end_state()  # the next hook folds only what comes after
     finally:
         state.close()
     return done
@@ -150,7 +153,7 @@ def _reopen(state: Any, root: Path) -> Any:
     from git_gasp.runtime import AgentState
 
     worker = state.store.lease.worker_id
-    fresh = AgentState.open(root, worker, lease_ttl_ms=LEASE_TTL_MS)
+    fresh = AgentState.open(root, worker, lease_ttl_ms=LEASE_TTL_MS, end_state=True)
     return fresh
 
 

@@ -16,6 +16,10 @@ from git_gasp.protocol.manifest import Manifest
 from git_gasp.store.append import EventStore, parse_tail, torn_error
 from git_gasp.store.lease import Lease
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_gasp.runtime.endstate import EndState
+
 
 @dataclass
 class Opened:
@@ -32,6 +36,7 @@ class Opened:
     seed_cached: bool  # the seed came from the verified local snapshot cache
     running_hint: list[str] | None  # unfinished runs of a lazy seed
     last_event_id: str | None
+    index: tuple[dict[str, str], set[str]] | None = None  # creators, event ids: end state
 
 
 def _refuse_missing_tracked_log(root: Path, rel: str) -> None:
@@ -50,9 +55,29 @@ def _refuse_missing_tracked_log(root: Path, rel: str) -> None:
                             f"with `git checkout -- {rel}`")
 
 
+def _from_end_state(root: Path, store: EventStore, manifest: Manifest,
+                    end: EndState) -> Opened:
+    """The state of a saved end state (`runtime/endstate.py`) and the lines after it."""
+    data, rel = end.data, store.rel
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        events = parse_tail(data, end.size, end.line_count + 1, rel, root)
+        result = fold(events, graph=end.graph)
+    finally:
+        if gc_was_on:
+            gc.enable()
+    store.mark_read_size(len(data), end.line_count + len(events))
+    return Opened(root, store, manifest, result, events, [], data=None, seeded_from=None,
+                  seed_cached=False, running_hint=None,
+                  last_event_id=events[-1].id if events else end.last_event_id,
+                  index=(end.creator, end.event_ids))
+
+
 def open_state(path: str | Path, worker_id: str | None, *, fsync: bool, lease_ttl_ms: int,
-               use_snapshots: bool) -> Opened:
-    """Read AGENT.md at `path` and fold its log (seeded from a valid snapshot).
+               use_snapshots: bool, end_state: bool = False) -> Opened:
+    """Read AGENT.md at `path` and fold its log (seeded from a valid snapshot, or with
+    `end_state`, from the end state saved after the last open: `runtime/endstate.py`).
 
     Raises GaspError when AGENT.md is missing or the log has a bad or torn line.
     """
@@ -76,6 +101,12 @@ def open_state(path: str | Path, worker_id: str | None, *, fsync: bool, lease_tt
     store = EventStore(root, rel, lease, fsync=fsync)
     if not store.check_path():
         _refuse_missing_tracked_log(root, rel)
+    if end_state:
+        from git_gasp.runtime.endstate import load
+
+        end = load(root, rel, store.path)
+        if end is not None:
+            return _from_end_state(root, store, manifest, end)
     notes: list[str] = []
     # Loading builds hundreds of thousands of containers and no cycles: the cyclic GC
     # would only rescan them over and over (it doubles the open time of a big log).
