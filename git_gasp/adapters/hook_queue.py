@@ -19,13 +19,16 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from git_gasp.adapters.hook_session import EVENTS, HookSession
 from git_gasp.adapters.payloads import HookEvent, parse_hook_payload, trim_payload
 from git_gasp.adapters.session_sweep import commit_closed, sweep
 from git_gasp.base.files import atomic_write, move_into_place
 from git_gasp.redact.redactor import Redactor
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 LEASE_WAIT_S = 8.0
 LEASE_TTL_MS = 60_000  # a hook killed while holding the lease blocks others this long

@@ -22,7 +22,6 @@ import os
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from git_gasp.adapters.lifting import Lifted, Lifter
 from git_gasp.adapters.payloads import HookEvent
@@ -34,6 +33,10 @@ from git_gasp.adapters.session_close import (
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
 from git_gasp.base.files import atomic_write
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 KEEP_HEAD, KEEP_TAIL = 1000, 3000  # of a tool output kept for the lifting rules
 RECENT = 256  # record keys remembered to recognise a replayed payload

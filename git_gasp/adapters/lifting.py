@@ -43,10 +43,13 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
 
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
 from git_gasp.base.lazyre import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 RULES = (
     "first-prompt-goal",

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from git_gasp.adapters.records import output_text
 from git_gasp.base.errors import GaspError
@@ -33,6 +32,10 @@ HOOK_EVENTS = (
     "Stop",
     "SessionEnd",
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 AGENTS = ("claude-code", "codex")
 # What of one payload string is ever stored: the hook keeps at most the first 2,000
 # characters of a tool input string and the first 1,000 / last 3,000 of an output

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
-import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from git_gasp.base.errors import GaspError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 USER_PROMPT = "user_prompt"
 ASSISTANT_TEXT = "assistant_text"
@@ -107,6 +107,8 @@ def parse_ts(value: Any) -> int | None:
         if text.endswith("Z"):
             text = text[:-1] + "+00:00"
         try:
+            from datetime import datetime  # only transcripts hold ISO times
+
             return int(datetime.fromisoformat(text).timestamp() * 1000)
         except (ValueError, OverflowError, OSError):
             return None
@@ -131,6 +133,9 @@ def _zstd_stream(path: Path) -> io.BufferedIOBase:
         return io.BytesIO(zstd.decompress(raw))
     except ImportError:
         pass
+    import shutil
+    import subprocess
+
     exe = shutil.which("zstd")
     if exe is None:
         raise GaspError(

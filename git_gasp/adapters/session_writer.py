@@ -12,12 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 from git_gasp.adapters.lifting import Lifted
 from git_gasp.adapters.records import Record
 from git_gasp.base import git
 from git_gasp.redact.redactor import Redactor, summarize
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def run_id_for(agent: str, session_id: str) -> str:

@@ -18,11 +18,14 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.outside import load_toml
 from git_gasp.protocol.graph import Graph
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Verdict(enum.Enum):

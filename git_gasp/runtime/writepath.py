@@ -8,7 +8,6 @@ import fnmatch
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.ids import new_id, now_ms, valid_id
@@ -34,7 +33,11 @@ class Behaviour:
     name: str = ""
 
 
-_State = TypeVar("_State", bound="WritePath")  # the class WritePath is mixed into
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    _State = TypeVar("_State", bound="WritePath")  # the class WritePath is mixed into
 
 
 class WritePath:

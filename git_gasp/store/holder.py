@@ -11,7 +11,6 @@ namespace, or an older lease without these fields is never judged dead.
 from __future__ import annotations
 
 import os
-import socket
 from dataclasses import dataclass
 
 ALIVE, DEAD, UNKNOWN = "alive", "dead", "unknown"
@@ -24,7 +23,7 @@ class Verdict:
 
 
 def this_host() -> str:
-    return socket.gethostname()
+    return os.uname().nodename
 
 
 def pid_namespace() -> str | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -105,7 +104,7 @@ def default_worker_id() -> str:
     if env:
         return env
     user = os.environ.get("USER") or os.environ.get("LOGNAME") or str(os.getuid())
-    return f"{user}@{socket.gethostname()}"
+    return f"{user}@{os.uname().nodename}"
 
 
 def parse_lease(data: bytes, rel: str = LEASE_REL) -> LeaseRecord:
