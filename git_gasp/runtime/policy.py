@@ -16,10 +16,16 @@ never part of the log format (spec Part I: the promotion policy is the executor'
 from __future__ import annotations
 
 import enum
+import marshal
+import os
+import sys
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import atomic_write
+from git_gasp.base.git import find_git_dir
 from git_gasp.base.outside import load_toml
 from git_gasp.protocol.graph import Graph
 
@@ -129,6 +135,40 @@ class PolicySet:
 
 
 MAX_CONFIG = 1 << 20  # a config is a few lines; a bigger one is not one
+_MEMO = f"gasp-config-memo/1 py{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def _memo_path(root: Path) -> Path | None:
+    gitdir = find_git_dir(root)
+    if gitdir is None:
+        return None
+    return gitdir / "gasp" / f"config-{zlib.crc32(os.fsencode(os.path.realpath(root))):08x}.bin"
+
+
+def _parse_remembered(root: Path, data: bytes, where: str) -> dict:
+    """`load_toml(data)`, remembered under the git dir with the exact bytes it parsed as
+    the key (an edited file is parsed again; a config marshal cannot hold, with a TOML
+    date say, is parsed every time). Every agent hook opens the state, and importing
+    tomllib (with the typing, datetime and string it imports) cost a hook 43 M
+    instructions (`bench/README.md`, seventh session)."""
+    memo = _memo_path(root)
+    if memo is not None:
+        try:
+            with open(memo, "rb") as fh:
+                saved = marshal.loads(fh.read())
+            if (type(saved) is tuple and len(saved) == 3 and saved[0] == _MEMO
+                    and saved[1] == data and type(saved[2]) is dict):
+                return saved[2]
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+    config = load_toml(data, where)
+    if memo is not None:
+        try:
+            atomic_write(memo, marshal.dumps((_MEMO, data, config)), root=memo.parent.parent,
+                         durable=False, make_parents=True)
+        except (OSError, ValueError, GaspError):
+            pass  # only the memo is lost
+    return config
 
 
 def load_config(root: Path) -> dict:
@@ -156,7 +196,7 @@ def load_config(root: Path) -> dict:
             data = fh.read(MAX_CONFIG + 1)
         if len(data) > MAX_CONFIG:
             raise GaspError(f"{where} is larger than {MAX_CONFIG >> 20} MiB")
-        config = load_toml(data, where)
+        config = _parse_remembered(root, data, where)
     except OSError as exc:
         raise GaspError(f"{where} does not parse: {exc}") from None
     finally:
