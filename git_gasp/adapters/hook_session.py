@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from git_gasp.adapters.lifting import Lifted, Lifter
@@ -231,7 +230,7 @@ class HookSession(SessionWriter):
         for item in items:
             self.kinds[item.kind] = self.kinds.get(item.kind, 0) + 1
         self.recent = (self.recent + [rec.key])[-RECENT:]
-        self.pending = {"rec": asdict(rec), "items": [
+        self.pending = {"rec": rec.as_dict(), "items": [
             {"rule": i.rule, "kind": i.kind, "key": i.key, "after": i.after, "data": i.data}
             for i in items]}
         self.save()  # write-ahead: a crash from here on writes this record again

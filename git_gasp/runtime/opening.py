@@ -5,10 +5,10 @@ state from (the state module imports this one, never the other way round)."""
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.fold import FoldResult, fold
 from git_gasp.protocol.graph import Graph
@@ -21,22 +21,29 @@ if TYPE_CHECKING:
     from git_gasp.runtime.endstate import EndState
 
 
-@dataclass
-class Opened:
+class Opened(Value):
     """An agent repo read and folded: the parts an AgentState is made of."""
 
-    root: Path
-    store: EventStore
-    manifest: Manifest
-    result: FoldResult  # the fold of the events read (its graph is the state's)
-    events: list[Event]  # the events folded (after the seed, if any)
-    notes: list[str]
-    data: bytes | None  # the log read, when a snapshot seeded the fold (for the index)
-    seeded_from: str | None
-    seed_cached: bool  # the seed came from the verified local snapshot cache
-    running_hint: list[str] | None  # unfinished runs of a lazy seed
-    last_event_id: str | None
-    index: tuple[dict[str, str], set[str]] | None = None  # creators, event ids: end state
+    FIELDS = ("root", "store", "manifest", "result", "events", "notes", "data", "seeded_from",
+              "seed_cached", "running_hint", "last_event_id", "index")
+
+    def __init__(self, root: Path, store: EventStore, manifest: Manifest, result: FoldResult,
+                 events: list[Event], notes: list[str], data: bytes | None,
+                 seeded_from: str | None, seed_cached: bool, running_hint: list[str] | None,
+                 last_event_id: str | None,
+                 index: tuple[dict[str, str], set[str]] | None = None) -> None:
+        self.root = root
+        self.store = store
+        self.manifest = manifest
+        self.result = result  # the fold of the events read (its graph is the state's)
+        self.events = events  # the events folded (after the seed, if any)
+        self.notes = notes
+        self.data = data  # the log read, when a snapshot seeded the fold (for the index)
+        self.seeded_from = seeded_from
+        self.seed_cached = seed_cached  # the seed came from the verified local snapshot cache
+        self.running_hint = running_hint  # unfinished runs of a lazy seed
+        self.last_event_id = last_event_id
+        self.index = index  # creators, event ids: end state
 
 
 def _refuse_missing_tracked_log(root: Path, rel: str) -> None:

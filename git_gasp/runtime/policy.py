@@ -20,13 +20,13 @@ import marshal
 import os
 import sys
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
 from git_gasp.base.git import find_git_dir
 from git_gasp.base.outside import load_toml
+from git_gasp.base.record import Record as Value
 from git_gasp.protocol.graph import Graph
 
 TYPE_CHECKING = False
@@ -40,10 +40,13 @@ class Verdict(enum.Enum):
     DENY = "deny"
 
 
-@dataclass(frozen=True)
-class Gate:
-    verdict: Verdict
-    reason: str = ""
+class Gate(Value):
+
+    FIELDS = ("verdict", "reason")
+
+    def __init__(self, verdict: Verdict, reason: str = "") -> None:
+        self.verdict = verdict
+        self.reason = reason
 
 
 ALLOW = Gate(Verdict.ALLOW)
@@ -64,19 +67,28 @@ def _verdict(value: Any, where: str) -> Verdict:
         raise GaspError(f"{where} must be allow, require_approval or deny, not {value!r}") from None
 
 
-@dataclass
-class Promotion:
-    min_evals: int = 0
-    min_pass_rate: float = 0.0
-    min_score: float | None = None
-    require_approval: bool = False
+class Promotion(Value):
+
+    FIELDS = ("min_evals", "min_pass_rate", "min_score", "require_approval")
+
+    def __init__(self, min_evals: int = 0, min_pass_rate: float = 0.0,
+                 min_score: float | None = None, require_approval: bool = False) -> None:
+        self.min_evals = min_evals
+        self.min_pass_rate = min_pass_rate
+        self.min_score = min_score
+        self.require_approval = require_approval
 
 
-@dataclass
-class PolicySet:
-    nodes: dict[str, Verdict] = field(default_factory=dict)
-    relations: dict[str, Verdict] = field(default_factory=dict)
-    promotion: Promotion = field(default_factory=Promotion)
+class PolicySet(Value):
+
+    FIELDS = ("nodes", "relations", "promotion")
+
+    def __init__(self, nodes: dict[str, Verdict] | None = None,
+                 relations: dict[str, Verdict] | None = None,
+                 promotion: Promotion | None = None) -> None:
+        self.nodes = {} if nodes is None else nodes
+        self.relations = {} if relations is None else relations
+        self.promotion = Promotion() if promotion is None else promotion
 
     @classmethod
     def from_config(cls, config: dict) -> PolicySet:

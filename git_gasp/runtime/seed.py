@@ -34,11 +34,11 @@ import sys
 import threading
 import zlib
 from array import array
-from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.files import AtomicFile, UnsafePath
 from git_gasp.base.git import find_git_dir
+from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.graph import Graph
 from git_gasp.store.append import LogError, parse_tail
@@ -52,19 +52,23 @@ _HEADER = re.compile(
     rb"([0-9a-f]{8}) (\d{1,18}) ([^\s]+)\n")
 
 
-@dataclass
-class FastOpen:
+class FastOpen(Value):
     """A cached snapshot graph, verified against the files, and the log's tail after it."""
 
-    rel: str
-    graph: Graph  # lazy: nodes and relations load on demand
-    running: list[str]  # unfinished runs of the snapshot's graph, in node order
-    line_count: int  # lines the snapshot covers
-    offset: int  # bytes the snapshot covers
-    event_id: str
-    events: list[Event]  # the tail, parsed, line numbers those of the whole log
-    size: int  # bytes of the log read (offset + tail)
-    tail_lines: int
+    FIELDS = ("rel", "graph", "running", "line_count", "offset", "event_id", "events", "size",
+              "tail_lines")
+
+    def __init__(self, rel: str, graph: Graph, running: list[str], line_count: int, offset: int,
+                 event_id: str, events: list[Event], size: int, tail_lines: int) -> None:
+        self.rel = rel
+        self.graph = graph  # lazy: nodes and relations load on demand
+        self.running = running  # unfinished runs of the snapshot's graph, in node order
+        self.line_count = line_count  # lines the snapshot covers
+        self.offset = offset  # bytes the snapshot covers
+        self.event_id = event_id
+        self.events = events  # the tail, parsed, line numbers those of the whole log
+        self.size = size  # bytes of the log read (offset + tail)
+        self.tail_lines = tail_lines
 
 
 def cache_path(gitdir: Path, root: Path, rel: str) -> Path:

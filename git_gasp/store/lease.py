@@ -15,12 +15,12 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import AtomicFile, NotARegularFile, read_regular_file, refuse_links
 from git_gasp.base.ids import new_uuid, now_ms
+from git_gasp.base.record import Record as Value
 from git_gasp.store import holder
 
 LEASE_REL = ".agent/lease"
@@ -58,14 +58,18 @@ def span(ms: int) -> str:
     return f"{s}s"
 
 
-@dataclass(frozen=True)
-class LeaseRecord:
-    worker_id: str
-    pid: int
-    expires_at_ms: int
-    host: str | None = None  # None: a lease written before hosts were recorded
-    started: int | None = None  # the holder's start time (holder.start_time)
-    pidns: str | None = None
+class LeaseRecord(Value):
+
+    FIELDS = ("worker_id", "pid", "expires_at_ms", "host", "started", "pidns")
+
+    def __init__(self, worker_id: str, pid: int, expires_at_ms: int, host: str | None = None,
+                 started: int | None = None, pidns: str | None = None) -> None:
+        self.worker_id = worker_id
+        self.pid = pid
+        self.expires_at_ms = expires_at_ms
+        self.host = host  # None: a lease written before hosts were recorded
+        self.started = started  # the holder's start time (holder.start_time)
+        self.pidns = pidns
 
     def to_bytes(self) -> bytes:
         obj: dict = {"worker_id": self.worker_id, "pid": self.pid,
