@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import re
 import sys
 import zlib
 from pathlib import Path
@@ -48,8 +47,6 @@ if TYPE_CHECKING:
 DIR = ("gasp", "end-state")
 _MAGIC = b"gasp-end-state/1"
 _PY = f"py{sys.version_info[0]}.{sys.version_info[1]}-m{marshal.version}".encode()
-_HEADER = re.compile(rb"gasp-end-state/1 (\S+) ([0-9a-f]{8}) (\d{1,18}) (\d{1,18}) "
-                     rb"([0-9a-f]{8}) (\d{1,18})\n")
 
 
 class EndState:
@@ -83,17 +80,33 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
+def _header(blob: bytes) -> tuple[int, int, int, int, int, int] | None:
+    """(prefix CRC, size, lines, payload CRC, payload length, payload offset) of an
+    entry written by this Python, else None."""
+    end = blob.find(b"\n", 0, 200) + 1
+    fields = blob[:end].split()
+    if len(fields) != 7 or fields[0] != _MAGIC or fields[1] != _PY:
+        return None
+    try:
+        numbers = [int(f, 16 if i in (2, 5) else 10) for i, f in enumerate(fields) if i > 1]
+    except ValueError:
+        return None
+    if min(numbers) < 0:
+        return None
+    digest, size, lines, crc, length = numbers
+    return digest, size, lines, crc, length, end
+
+
 def load(root: Path, rel: str, log_path: Path) -> EndState | None:
     """The saved end state of log `rel`, when the log still starts with the bytes it was
     saved from (else None: read the log as before)."""
     gitdir = find_git_dir(root)
     blob = _read(entry_path(gitdir, root, rel)) if gitdir is not None else None
-    head = _HEADER.match(blob) if blob else None
-    if head is None or head.group(1) != _PY:
+    head = _header(blob) if blob else None
+    if head is None:
         return None
-    digest, size, lines = int(head.group(2), 16), int(head.group(3)), int(head.group(4))
-    crc, length = int(head.group(5), 16), int(head.group(6))
-    payload = memoryview(blob)[head.end():]
+    digest, size, lines, crc, length, end = head
+    payload = memoryview(blob)[end:]
     if len(payload) != length or zlib.crc32(payload) != crc:
         return None
     data = _read(log_path)

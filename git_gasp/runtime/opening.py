@@ -89,9 +89,7 @@ def open_state(path: str | Path, worker_id: str | None, *, fsync: bool, lease_tt
     Raises GaspError when AGENT.md is missing or the log has a bad or torn line.
     """
     from git_gasp.protocol.manifest import ManifestError, parse_manifest
-    from git_gasp.runtime import seed as seeds
     from git_gasp.store.agentfs import AgentFileError, read_regular
-    from git_gasp.store.snapshots import find_seed
 
     root = Path(path)
     if not root.is_dir():
@@ -114,6 +112,9 @@ def open_state(path: str | Path, worker_id: str | None, *, fsync: bool, lease_tt
         end = load(root, rel, store.path)
         if end is not None:
             return _from_end_state(root, store, manifest, end)
+    from git_gasp.runtime import seed as seeds  # the snapshot caches: not for an end state
+    from git_gasp.store.snapshots import find_seed
+
     notes: list[str] = []
     # Loading builds hundreds of thousands of containers and no cycles: the cyclic GC
     # would only rescan them over and over (it doubles the open time of a big log).

@@ -7,8 +7,13 @@ from git_gasp.base.ids import new_id, now_ms, valid_id
 from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.runtime.ops import clean, create_node, relate, update_node
-from git_gasp.runtime.seed import is_unfinished_run
 from git_gasp.runtime.writepath import AUTO, StateError
+
+
+def is_unfinished_run(node: dict) -> bool:
+    """A run node an open would resume (`AgentState._recover_run`)."""
+    return (node["kind"] == "run" and node["props"].get("status") == "running"
+            and not node["tombstoned"])
 
 
 class OpenRun(Value):

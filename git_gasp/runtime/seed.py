@@ -41,6 +41,7 @@ from git_gasp.base.git import find_git_dir
 from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.graph import Graph
+from git_gasp.runtime.runs import is_unfinished_run
 from git_gasp.store.append import LogError, parse_tail
 from git_gasp.store.snapshots import Seed, candidates
 
@@ -199,12 +200,6 @@ def open_fast(root: Path, log_path: Path, log_rel: str, notes: list[str]) -> Fas
     notes.extend(scratch)
     return FastOpen(rel, graph, running, line_count, offset, event_id, events or [],
                     offset + len(tail), tail.count(b"\n"))
-
-
-def is_unfinished_run(node: dict) -> bool:
-    """A run node an open would resume (`AgentState._recover_run`)."""
-    return (node["kind"] == "run" and node["props"].get("status") == "running"
-            and not node["tombstoned"])
 
 
 def _dumps_graph(graph: Graph) -> bytes:
