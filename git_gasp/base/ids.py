@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import uuid
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
 
@@ -19,8 +20,7 @@ def new_uuid() -> str:
     value = (now_ms() & ((1 << 48) - 1)) << 80 | int.from_bytes(os.urandom(10), "big")
     value = (value & ~(0xF << 76)) | (0x7 << 76)  # version 7
     value = (value & ~(0x3 << 62)) | (0x2 << 62)  # RFC 4122 variant
-    h = f"{value:032x}"  # str(uuid.UUID(int=value)), without importing uuid (and platform)
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    return str(uuid.UUID(int=value))
 
 
 def new_id(prefix: str) -> str:
