@@ -12,9 +12,12 @@ all alike and with bytecode cached under a private prefix (as after a pip instal
 PreToolUse and (c) the PostToolUse of the same call, a new call each round; and, to
 split (c), (d) importing what the hook imports (``python -c 'import …'``). Prints the
 medians of wall-clock time and of CPU time (user + system of the child, which other
-processes' load disturbs far less on a busy machine) and the ratios to (a). Never asserts.
+processes' load disturbs far less on a busy machine) and the ratios to (a). With
+``--callgrind``, (a) and (c) also run once under ``valgrind --tool=callgrind``: their
+instruction counts repeat to within a fraction of a percent whatever the load. Never
+asserts.
 
-    .venv/bin/python bench/bench_agent_hook.py [--quick] [--repeat N] [--calls N]
+    .venv/bin/python bench/bench_agent_hook.py [--quick] [--repeat N] [--calls N] [--callgrind]
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import statistics
@@ -118,11 +122,25 @@ def _time(argv: list[str], env: dict[str, str], cwd: Path, data: bytes | None = 
     return wall
 
 
+def instructions(argv: list[str], env: dict[str, str], cwd: Path,
+                 data: bytes | None = None) -> int:
+    """Instructions one run executes (callgrind's total; the bytecode is cached)."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           *argv], input=data, cwd=cwd, env=env, capture_output=True,
+                          check=True)
+    found = re.search(rb"Collected : (\d+)", proc.stderr)
+    if found is None:
+        sys.exit("valgrind printed no instruction count")
+    return int(found.group(1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10 rounds instead of 30")
     ap.add_argument("--repeat", type=int, default=None, help="rounds (one call each)")
     ap.add_argument("--calls", type=int, default=200, help="tool calls recorded before timing")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="also count the instructions of (a) and (c) under valgrind")
     args = ap.parse_args()
     repeat = args.repeat or (10 if args.quick else 30)
     script = find_script()
@@ -156,6 +174,12 @@ def main() -> None:
             times["imports"].append(_time(runs["imports"], env, repo, key="imports"))
         log = (repo / ".git" / "gasp" / "adapter.log").read_text().splitlines()
         recorded = sum("PostToolUse: recorded" in line for line in log[-2 * repeat:])
+        counted = None
+        if args.callgrind:  # interpreters' files and the hook's bytecode are warm by now
+            pre, post = pay.call(args.calls + 1 + repeat)
+            _time(hook, env, repo, pre)
+            counted = (instructions(runs["pass"], env, repo),
+                       instructions([sys.executable, *hook], env, repo, post))
     med = {k: statistics.median(v) for k, v in times.items()}
     best = {k: min(v) for k, v in times.items()}
     cpu = {k: statistics.median(v) for k, v in CPU.items()}
@@ -177,6 +201,10 @@ def main() -> None:
     print(f"in CPU time: {cpu['post'] / cpu['pass']:.2f}x; its imports "
           f"{(cpu['imports'] - cpu['pass']) * 1000:+.1f} ms, recording "
           f"{(cpu['post'] - cpu['imports']) * 1000:+.1f} ms")
+    if counted is not None:
+        base, post_ir = counted
+        print(f"callgrind: python -c pass {base / 1e6:.1f} M instructions, PostToolUse hook "
+              f"{post_ir / 1e6:.1f} M = {post_ir / base:.2f}x")
 
 
 if __name__ == "__main__":

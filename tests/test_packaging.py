@@ -243,12 +243,14 @@ def test_pyproject_lists_exactly_the_packages_in_the_tree():
 
 def test_missing_zstd_names_the_extra(tmp_path, monkeypatch):
     """A .jsonl.zst with no zstd at hand: the one-line error names `git-gasp[zstd]`."""
+    import shutil
+
     from git_gasp.adapters import records
     from git_gasp.base.errors import GaspError
 
     for name in ("zstandard", "compression", "compression.zstd"):
         monkeypatch.setitem(sys.modules, name, None)  # importing it raises ImportError
-    monkeypatch.setattr(records.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(shutil, "which", lambda _name: None)  # records imports it when needed
     zst = tmp_path / "rollout.jsonl.zst"
     zst.write_bytes(b"\x28\xb5\x2f\xfd")
     with pytest.raises(GaspError, match=re.escape("pip install 'git-gasp[zstd]'")):

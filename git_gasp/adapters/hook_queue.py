@@ -26,7 +26,6 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from git_gasp.adapters.hook_session import EVENTS, HookSession
 from git_gasp.adapters.payloads import (
@@ -40,6 +39,10 @@ from git_gasp.adapters.session_sweep import commit_closed, sweep
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write, move_into_place, open_output, read_file
 from git_gasp.redact.redactor import Redactor
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 LEASE_WAIT_S = 8.0
 LEASE_TTL_MS = 60_000  # a hook killed while holding the lease blocks others this long
@@ -122,7 +125,8 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
     entries = queued(gdir)
     if not entries:
         return 0
-    state = AgentState.open(root, f"git-gasp-hook-{os.getpid()}", lease_ttl_ms=LEASE_TTL_MS)
+    state = AgentState.open(root, f"git-gasp-hook-{os.getpid()}", lease_ttl_ms=LEASE_TTL_MS,
+                            end_state=True)
     done = 0
     try:
         if not _hold_lease(state, min(deadline, time.monotonic() + LEASE_WAIT_S)):
@@ -162,6 +166,8 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                     if understood:
                         state = _reopen(state, root)
             entries = queued(gdir)
+        if done:
+            state.save_end_state()  # the next hook folds only what comes after
     finally:
         state.close()
     return done
@@ -190,7 +196,7 @@ def _reopen(state: Any, root: Path) -> Any:
     from git_gasp.runtime import AgentState
 
     worker = state.store.lease.worker_id
-    fresh = AgentState.open(root, worker, lease_ttl_ms=LEASE_TTL_MS)
+    fresh = AgentState.open(root, worker, lease_ttl_ms=LEASE_TTL_MS, end_state=True)
     return fresh
 
 

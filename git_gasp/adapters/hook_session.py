@@ -20,9 +20,7 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from git_gasp.adapters.lifting import Lifted, Lifter
 from git_gasp.adapters.payloads import HookEvent
@@ -34,6 +32,10 @@ from git_gasp.adapters.session_close import (
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
 from git_gasp.base.files import atomic_write, open_file, read_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 KEEP_HEAD, KEEP_TAIL = 1000, 3000  # of a tool output kept for the lifting rules
 RECENT = 256  # record keys remembered to recognise a replayed payload
@@ -228,7 +230,7 @@ class HookSession(SessionWriter):
         for item in items:
             self.kinds[item.kind] = self.kinds.get(item.kind, 0) + 1
         self.recent = (self.recent + [rec.key])[-RECENT:]
-        self.pending = {"rec": asdict(rec), "items": [
+        self.pending = {"rec": rec.as_dict(), "items": [
             {"rule": i.rule, "kind": i.kind, "key": i.key, "after": i.after, "data": i.data}
             for i in items]}
         self.save()  # write-ahead: a crash from here on writes this record again

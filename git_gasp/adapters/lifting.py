@@ -42,11 +42,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
-from typing import Any
 
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
 from git_gasp.base.lazyre import LazyPattern
+from git_gasp.base.record import Record as Value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 RULES = (
     "first-prompt-goal",
@@ -108,15 +111,18 @@ def shell_writes(cmd: str) -> list[str]:
     return files
 
 
-@dataclass
-class Lifted:
+class Lifted(Value):
     """One inferred semantic item, to be recorded right after record `after`."""
 
-    rule: str
-    kind: str  # goal | task | eval | failure | patch | decision
-    key: str  # unique among the items of one session
-    after: str  # record key
-    data: dict[str, Any] = field(default_factory=dict)
+    FIELDS = ("rule", "kind", "key", "after", "data")
+
+    def __init__(self, rule: str, kind: str, key: str, after: str,
+                 data: dict[str, Any] | None = None) -> None:
+        self.rule = rule
+        self.kind = kind  # goal | task | eval | failure | patch | decision
+        self.key = key  # unique among the items of one session
+        self.after = after  # record key
+        self.data = {} if data is None else data
 
     @property
     def metadata(self) -> dict[str, Any]:

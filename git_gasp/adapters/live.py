@@ -103,10 +103,12 @@ def peek_cwd(data: bytes) -> str | None:
 
 def gasp_dir(root: Path) -> Path:
     """``<gitdir>/gasp`` of the repo at `root` (``<root>/.git/gasp`` if git cannot say)."""
-    try:
-        gitdir = git.git_dir(root)
-    except (GaspError, OSError):
-        gitdir = root / ".git"
+    gitdir = git.find_git_dir(root)  # read from .git, without starting git
+    if gitdir is None:
+        try:
+            gitdir = git.git_dir(root)
+        except (GaspError, OSError):
+            gitdir = root / ".git"
     out = gitdir / "gasp"
     out.mkdir(parents=True, exist_ok=True)
     return out

@@ -17,12 +17,11 @@ differences (Claude Code 2.1.328, Codex 0.171.0):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any
 
 from git_gasp.adapters.records import output_text
 from git_gasp.base.errors import GaspError
 from git_gasp.base.outside import load_json
+from git_gasp.base.record import Record as Value
 
 HOOK_EVENTS = (
     "SessionStart",
@@ -33,6 +32,10 @@ HOOK_EVENTS = (
     "Stop",
     "SessionEnd",
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 AGENTS = ("claude-code", "codex")
 # What of one payload string is ever stored: the hook keeps at most the first 2,000
 # characters of a tool input string and the first 1,000 / last 3,000 of an output
@@ -45,26 +48,36 @@ _CUT_WINDOW = 1024  # a cut moves to whitespace within this many characters
 _EXIT = re.compile(r"^(?:Error: )?Exit code (\d{1,9})(?!\d)")  # longer is no exit status
 
 
-@dataclass
-class HookEvent:
+class HookEvent(Value):
     """One hook invocation, agent-neutral."""
 
-    agent: str
-    event: str
-    session_id: str
-    cwd: str | None = None
-    transcript_path: str | None = None
-    prompt: str | None = None
-    tool_name: str | None = None
-    tool_input: Any = None
-    tool_use_id: str | None = None
-    output: str | None = None  # tool output (PostToolUse) or error text (failure)
-    is_error: bool | None = None
-    exit_code: int | None = None
-    last_message: str | None = None
-    reason: str | None = None  # SessionStart source / SessionEnd reason
-    model: str | None = None
-    raw: dict = field(default_factory=dict)
+    FIELDS = ("agent", "event", "session_id", "cwd", "transcript_path", "prompt", "tool_name",
+              "tool_input", "tool_use_id", "output", "is_error", "exit_code", "last_message",
+              "reason", "model", "raw")
+
+    def __init__(self, agent: str, event: str, session_id: str, cwd: str | None = None,
+                 transcript_path: str | None = None, prompt: str | None = None,
+                 tool_name: str | None = None, tool_input: Any = None,
+                 tool_use_id: str | None = None, output: str | None = None,
+                 is_error: bool | None = None, exit_code: int | None = None,
+                 last_message: str | None = None, reason: str | None = None,
+                 model: str | None = None, raw: dict | None = None) -> None:
+        self.agent = agent
+        self.event = event
+        self.session_id = session_id
+        self.cwd = cwd
+        self.transcript_path = transcript_path
+        self.prompt = prompt
+        self.tool_name = tool_name
+        self.tool_input = tool_input
+        self.tool_use_id = tool_use_id
+        self.output = output  # tool output (PostToolUse) or error text (failure)
+        self.is_error = is_error
+        self.exit_code = exit_code
+        self.last_message = last_message
+        self.reason = reason  # SessionStart source / SessionEnd reason
+        self.model = model
+        self.raw = {} if raw is None else raw
 
 
 def detect_agent(payload: dict) -> str:

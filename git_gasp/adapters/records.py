@@ -25,18 +25,18 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
-import subprocess
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.outside import load_json
+from git_gasp.base.record import Record as Value
 from git_gasp.redact.redactor import Redactor
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 USER_PROMPT = "user_prompt"
 ASSISTANT_TEXT = "assistant_text"
@@ -45,45 +45,64 @@ TOOL_USE = "tool_use"
 TOOL_RESULT = "tool_result"
 
 
-@dataclass
-class Record:
+class Record(Value):
     """One step of a session in agent-neutral form."""
 
-    kind: str
-    key: str
-    parent: str | None
-    ts_ms: int | None
-    data: dict[str, Any]
-    line: int = 0  # 1-based physical line of the source it came from (first line)
+    FIELDS = ("kind", "key", "parent", "ts_ms", "data", "line")
+
+    def __init__(self, kind: str, key: str, parent: str | None, ts_ms: int | None,
+                 data: dict[str, Any], line: int = 0) -> None:
+        self.kind = kind
+        self.key = key
+        self.parent = parent
+        self.ts_ms = ts_ms
+        self.data = data
+        self.line = line  # 1-based physical line of the source it came from (first line)
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.data.get(name, default)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The fields by name, `Record(**r)` makes it again (``data`` copied)."""
+        return {"kind": self.kind, "key": self.key, "parent": self.parent, "ts_ms": self.ts_ms,
+                "data": dict(self.data), "line": self.line}
 
-@dataclass
-class SessionInfo:
+
+class SessionInfo(Value):
     """What a session file says about the session as a whole."""
 
-    agent: str  # "claude-code" | "codex"
-    session_id: str | None = None
-    agent_version: str | None = None
-    cwd: str | None = None
-    git_branch: str | None = None
-    git_commit: str | None = None
-    model: str | None = None
-    started_ms: int | None = None
-    ended_ms: int | None = None
+    FIELDS = ("agent", "session_id", "agent_version", "cwd", "git_branch", "git_commit",
+              "model", "started_ms", "ended_ms")
+
+    def __init__(self, agent: str, session_id: str | None = None,
+                 agent_version: str | None = None, cwd: str | None = None,
+                 git_branch: str | None = None, git_commit: str | None = None,
+                 model: str | None = None, started_ms: int | None = None,
+                 ended_ms: int | None = None) -> None:
+        self.agent = agent  # "claude-code" | "codex"
+        self.session_id = session_id
+        self.agent_version = agent_version
+        self.cwd = cwd
+        self.git_branch = git_branch
+        self.git_commit = git_commit
+        self.model = model
+        self.started_ms = started_ms
+        self.ended_ms = ended_ms
 
 
-@dataclass
-class Transcript:
+class Transcript(Value):
     """A parsed session: facts, records in causal-compatible order, what was skipped."""
 
-    session: SessionInfo
-    records: list[Record] = field(default_factory=list)
-    skipped: Counter[str] = field(default_factory=Counter)
-    warnings: list[str] = field(default_factory=list)
-    line_count: int = 0
+    FIELDS = ("session", "records", "skipped", "warnings", "line_count")
+
+    def __init__(self, session: SessionInfo, records: list[Record] | None = None,
+                 skipped: Counter[str] | None = None, warnings: list[str] | None = None,
+                 line_count: int = 0) -> None:
+        self.session = session
+        self.records = [] if records is None else records
+        self.skipped = Counter() if skipped is None else skipped
+        self.warnings = [] if warnings is None else warnings
+        self.line_count = line_count
 
     def by_kind(self, kind: str) -> list[Record]:
         return [r for r in self.records if r.kind == kind]
@@ -142,6 +161,8 @@ def parse_ts(value: Any) -> int | None:
         if text.endswith("Z"):
             text = text[:-1] + "+00:00"
         try:
+            from datetime import datetime  # only transcripts hold ISO times
+
             return int(datetime.fromisoformat(text).timestamp() * 1000)
         except (ValueError, OverflowError, OSError):
             return None
@@ -166,6 +187,9 @@ def _zstd_stream(path: Path) -> io.BufferedIOBase:
         return io.BytesIO(zstd.decompress(raw))
     except ImportError:
         pass
+    import shutil
+    import subprocess
+
     exe = shutil.which("zstd")
     if exe is None:
         raise GaspError(

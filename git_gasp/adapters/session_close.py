@@ -21,11 +21,14 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
 
 from git_gasp.adapters.session_writer import redacted_archive
 from git_gasp.base.files import atomic_write
 from git_gasp.redact.redactor import Redactor
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _WRAPPERS = frozenset({"git", "git-gasp", "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish",
                        "busybox", "env", "timeout", "nice", "nohup", "setsid", "stdbuf"})

@@ -16,12 +16,15 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from git_gasp.adapters.hook_session import HookSession
 from git_gasp.adapters.session_close import alive, transcript_finished
 from git_gasp.adapters.session_writer import run_id_for
 from git_gasp.base.files import read_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 STALE_MS = 6 * 3600 * 1000  # a session whose agent cannot be checked: ended when this quiet
 

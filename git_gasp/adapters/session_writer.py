@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 from git_gasp.adapters.lifting import Lifted
 from git_gasp.adapters.records import Record
@@ -20,6 +19,10 @@ from git_gasp.base import git
 from git_gasp.base.outside import valid_text
 from git_gasp.redact import capture
 from git_gasp.redact.redactor import Redactor
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def run_id_for(agent: str, session_id: str) -> str:

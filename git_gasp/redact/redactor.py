@@ -60,7 +60,6 @@ import hashlib
 import json
 import re
 from collections import Counter
-from typing import Any
 
 from git_gasp.base.lazyre import LazyPattern
 from git_gasp.redact import patterns as P
@@ -69,6 +68,10 @@ from git_gasp.redact.patterns import (
     looks_high_entropy,
     shannon_entropy,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["TOKEN_PREFIX", "Redactor", "is_redacted", "looks_high_entropy", "redact",
            "redact_field", "redact_text", "shannon_entropy", "summarize", "token_for"]

@@ -8,7 +8,10 @@ Names are loaded lazily so `import git_gasp.runtime` stays cheap.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _EXPORTS = {
     "AgentState": "state",

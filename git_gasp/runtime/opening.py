@@ -5,10 +5,10 @@ state from (the state module imports this one, never the other way round)."""
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.fold import FoldResult, fold
 from git_gasp.protocol.graph import Graph
@@ -16,22 +16,34 @@ from git_gasp.protocol.manifest import Manifest
 from git_gasp.store.append import EventStore, parse_tail, torn_error
 from git_gasp.store.lease import Lease
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_gasp.runtime.endstate import EndState
 
-@dataclass
-class Opened:
+
+class Opened(Value):
     """An agent repo read and folded: the parts an AgentState is made of."""
 
-    root: Path
-    store: EventStore
-    manifest: Manifest
-    result: FoldResult  # the fold of the events read (its graph is the state's)
-    events: list[Event]  # the events folded (after the seed, if any)
-    notes: list[str]
-    data: bytes | None  # the log read, when a snapshot seeded the fold (for the index)
-    seeded_from: str | None
-    seed_cached: bool  # the seed came from the verified local snapshot cache
-    running_hint: list[str] | None  # unfinished runs of a lazy seed
-    last_event_id: str | None
+    FIELDS = ("root", "store", "manifest", "result", "events", "notes", "data", "seeded_from",
+              "seed_cached", "running_hint", "last_event_id", "index")
+
+    def __init__(self, root: Path, store: EventStore, manifest: Manifest, result: FoldResult,
+                 events: list[Event], notes: list[str], data: bytes | None,
+                 seeded_from: str | None, seed_cached: bool, running_hint: list[str] | None,
+                 last_event_id: str | None,
+                 index: tuple[dict[str, str], set[str]] | None = None) -> None:
+        self.root = root
+        self.store = store
+        self.manifest = manifest
+        self.result = result  # the fold of the events read (its graph is the state's)
+        self.events = events  # the events folded (after the seed, if any)
+        self.notes = notes
+        self.data = data  # the log read, when a snapshot seeded the fold (for the index)
+        self.seeded_from = seeded_from
+        self.seed_cached = seed_cached  # the seed came from the verified local snapshot cache
+        self.running_hint = running_hint  # unfinished runs of a lazy seed
+        self.last_event_id = last_event_id
+        self.index = index  # creators, event ids: end state
 
 
 def _refuse_missing_tracked_log(root: Path, rel: str) -> None:
@@ -50,16 +62,34 @@ def _refuse_missing_tracked_log(root: Path, rel: str) -> None:
                             f"with `git checkout -- {rel}`")
 
 
+def _from_end_state(root: Path, store: EventStore, manifest: Manifest,
+                    end: EndState) -> Opened:
+    """The state of a saved end state (`runtime/endstate.py`) and the lines after it."""
+    data, rel = end.data, store.rel
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        events = parse_tail(data, end.size, end.line_count + 1, rel, root)
+        result = fold(events, graph=end.graph)
+    finally:
+        if gc_was_on:
+            gc.enable()
+    store.mark_read_size(len(data), end.line_count + len(events))
+    return Opened(root, store, manifest, result, events, [], data=None, seeded_from=None,
+                  seed_cached=False, running_hint=None,
+                  last_event_id=events[-1].id if events else end.last_event_id,
+                  index=(end.creator, end.event_ids))
+
+
 def open_state(path: str | Path, worker_id: str | None, *, fsync: bool, lease_ttl_ms: int,
-               use_snapshots: bool) -> Opened:
-    """Read AGENT.md at `path` and fold its log (seeded from a valid snapshot).
+               use_snapshots: bool, end_state: bool = False) -> Opened:
+    """Read AGENT.md at `path` and fold its log (seeded from a valid snapshot, or with
+    `end_state`, from the end state saved after the last open: `runtime/endstate.py`).
 
     Raises GaspError when AGENT.md is missing or the log has a bad or torn line.
     """
     from git_gasp.protocol.manifest import ManifestError, parse_manifest
-    from git_gasp.runtime import seed as seeds
     from git_gasp.store.agentfs import AgentFileError, read_regular
-    from git_gasp.store.snapshots import find_seed
 
     root = Path(path)
     if not root.is_dir():
@@ -76,6 +106,15 @@ def open_state(path: str | Path, worker_id: str | None, *, fsync: bool, lease_tt
     store = EventStore(root, rel, lease, fsync=fsync)
     if not store.check_path():
         _refuse_missing_tracked_log(root, rel)
+    if end_state:
+        from git_gasp.runtime.endstate import load
+
+        end = load(root, rel, store.path)
+        if end is not None:
+            return _from_end_state(root, store, manifest, end)
+    from git_gasp.runtime import seed as seeds  # the snapshot caches: not for an end state
+    from git_gasp.store.snapshots import find_seed
+
     notes: list[str] = []
     # Loading builds hundreds of thousands of containers and no cycles: the cyclic GC
     # would only rescan them over and over (it doubles the open time of a big log).

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-Op = dict[str, Any]
+    Op = dict[str, Any]
+else:
+    Op = dict  # dict[str, Any], without importing typing at run time
 
 
 def create_node(node_id: str, kind: str, props: dict) -> Op:

@@ -16,14 +16,22 @@ never part of the log format (spec Part I: the promotion policy is the executor'
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+import marshal
+import os
+import sys
+import zlib
 from pathlib import Path
-from typing import Any
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import NotARegularFile, read_regular_file
+from git_gasp.base.files import NotARegularFile, atomic_write, read_regular_file
+from git_gasp.base.git import find_git_dir
 from git_gasp.base.outside import load_toml
+from git_gasp.base.record import Record as Value
 from git_gasp.protocol.graph import Graph
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Verdict(enum.Enum):
@@ -32,10 +40,13 @@ class Verdict(enum.Enum):
     DENY = "deny"
 
 
-@dataclass(frozen=True)
-class Gate:
-    verdict: Verdict
-    reason: str = ""
+class Gate(Value):
+
+    FIELDS = ("verdict", "reason")
+
+    def __init__(self, verdict: Verdict, reason: str = "") -> None:
+        self.verdict = verdict
+        self.reason = reason
 
 
 ALLOW = Gate(Verdict.ALLOW)
@@ -56,19 +67,28 @@ def _verdict(value: Any, where: str) -> Verdict:
         raise GaspError(f"{where} must be allow, require_approval or deny, not {value!r}") from None
 
 
-@dataclass
-class Promotion:
-    min_evals: int = 0
-    min_pass_rate: float = 0.0
-    min_score: float | None = None
-    require_approval: bool = False
+class Promotion(Value):
+
+    FIELDS = ("min_evals", "min_pass_rate", "min_score", "require_approval")
+
+    def __init__(self, min_evals: int = 0, min_pass_rate: float = 0.0,
+                 min_score: float | None = None, require_approval: bool = False) -> None:
+        self.min_evals = min_evals
+        self.min_pass_rate = min_pass_rate
+        self.min_score = min_score
+        self.require_approval = require_approval
 
 
-@dataclass
-class PolicySet:
-    nodes: dict[str, Verdict] = field(default_factory=dict)
-    relations: dict[str, Verdict] = field(default_factory=dict)
-    promotion: Promotion = field(default_factory=Promotion)
+class PolicySet(Value):
+
+    FIELDS = ("nodes", "relations", "promotion")
+
+    def __init__(self, nodes: dict[str, Verdict] | None = None,
+                 relations: dict[str, Verdict] | None = None,
+                 promotion: Promotion | None = None) -> None:
+        self.nodes = {} if nodes is None else nodes
+        self.relations = {} if relations is None else relations
+        self.promotion = Promotion() if promotion is None else promotion
 
     @classmethod
     def from_config(cls, config: dict) -> PolicySet:
@@ -127,6 +147,40 @@ class PolicySet:
 
 
 MAX_CONFIG = 1 << 20  # a config is a few lines; a bigger one is not one
+_MEMO = f"gasp-config-memo/1 py{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def _memo_path(root: Path) -> Path | None:
+    gitdir = find_git_dir(root)
+    if gitdir is None:
+        return None
+    return gitdir / "gasp" / f"config-{zlib.crc32(os.fsencode(os.path.realpath(root))):08x}.bin"
+
+
+def _parse_remembered(root: Path, data: bytes, where: str) -> dict:
+    """`load_toml(data)`, remembered under the git dir with the exact bytes it parsed as
+    the key (an edited file is parsed again; a config marshal cannot hold, with a TOML
+    date say, is parsed every time). Every agent hook opens the state, and importing
+    tomllib (with the typing, datetime and string it imports) cost a hook 43 M
+    instructions (`bench/README.md`, seventh session)."""
+    memo = _memo_path(root)
+    if memo is not None:
+        try:
+            with open(memo, "rb") as fh:
+                saved = marshal.loads(fh.read())
+            if (type(saved) is tuple and len(saved) == 3 and saved[0] == _MEMO
+                    and saved[1] == data and type(saved[2]) is dict):
+                return saved[2]
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+    config = load_toml(data, where)
+    if memo is not None:
+        try:
+            atomic_write(memo, marshal.dumps((_MEMO, data, config)), root=memo.parent.parent,
+                         durable=False, make_parents=True)
+        except (OSError, ValueError, GaspError):
+            pass  # only the memo is lost
+    return config
 
 
 def load_config(root: Path) -> dict:
@@ -145,7 +199,7 @@ def load_config(root: Path) -> dict:
     if data is None:
         return {}
     try:
-        config = load_toml(data, where)
+        config = _parse_remembered(root, data, where)
     except OSError as exc:
         raise GaspError(f"{where} does not parse: {exc}") from None
     section = config.get("policy", {})

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from git_gasp.base.ids import new_id
 from git_gasp.protocol.vocab import BASE_NODE_KINDS, ENTITY_CREATING
@@ -17,6 +16,10 @@ from git_gasp.runtime.transitions import (
     check_transition,
 )
 from git_gasp.runtime.writepath import AUTO, StateError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class EntityRecords:

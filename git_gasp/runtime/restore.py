@@ -147,7 +147,7 @@ def where_it_stands(root: Path, *, at: str | None = None) -> RestoreReport:
         run_info = None if run is None else {"run_id": run.run_id, "goal_id": run.goal_id,
                                              "task": graph.nodes[run.run_id]["props"].get("task")}
     else:
-        from git_gasp.runtime.seed import is_unfinished_run
+        from git_gasp.runtime.runs import is_unfinished_run
         from git_gasp.store.logview import fold_agent
 
         view = fold_agent(root, at=at)

@@ -3,21 +3,29 @@ recovering the unfinished run of an opened log."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from git_gasp.base.ids import new_id, now_ms, valid_id
+from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.runtime.ops import clean, create_node, relate, update_node
-from git_gasp.runtime.seed import is_unfinished_run
 from git_gasp.runtime.writepath import AUTO, StateError
 
 
-@dataclass
-class OpenRun:
-    run_id: str
-    event_id: str  # the run.started event
-    goal_id: str | None = None
-    task_id: str | None = None
+def is_unfinished_run(node: dict) -> bool:
+    """A run node an open would resume (`AgentState._recover_run`)."""
+    return (node["kind"] == "run" and node["props"].get("status") == "running"
+            and not node["tombstoned"])
+
+
+class OpenRun(Value):
+
+    FIELDS = ("run_id", "event_id", "goal_id", "task_id")
+
+    def __init__(self, run_id: str, event_id: str, goal_id: str | None = None,
+                 task_id: str | None = None) -> None:
+        self.run_id = run_id
+        self.event_id = event_id  # the run.started event
+        self.goal_id = goal_id
+        self.task_id = task_id
 
 
 class RunLifecycle:

@@ -34,13 +34,14 @@ import sys
 import threading
 import zlib
 from array import array
-from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.files import AtomicFile, UnsafePath, open_file, read_file
 from git_gasp.base.git import find_git_dir
+from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.graph import Graph
+from git_gasp.runtime.runs import is_unfinished_run
 from git_gasp.store.append import LogError, parse_tail
 from git_gasp.store.snapshots import Seed, candidates
 
@@ -52,19 +53,23 @@ _HEADER = re.compile(
     rb"([0-9a-f]{8}) (\d{1,18}) ([^\s]+)\n")
 
 
-@dataclass
-class FastOpen:
+class FastOpen(Value):
     """A cached snapshot graph, verified against the files, and the log's tail after it."""
 
-    rel: str
-    graph: Graph  # lazy: nodes and relations load on demand
-    running: list[str]  # unfinished runs of the snapshot's graph, in node order
-    line_count: int  # lines the snapshot covers
-    offset: int  # bytes the snapshot covers
-    event_id: str
-    events: list[Event]  # the tail, parsed, line numbers those of the whole log
-    size: int  # bytes of the log read (offset + tail)
-    tail_lines: int
+    FIELDS = ("rel", "graph", "running", "line_count", "offset", "event_id", "events", "size",
+              "tail_lines")
+
+    def __init__(self, rel: str, graph: Graph, running: list[str], line_count: int, offset: int,
+                 event_id: str, events: list[Event], size: int, tail_lines: int) -> None:
+        self.rel = rel
+        self.graph = graph  # lazy: nodes and relations load on demand
+        self.running = running  # unfinished runs of the snapshot's graph, in node order
+        self.line_count = line_count  # lines the snapshot covers
+        self.offset = offset  # bytes the snapshot covers
+        self.event_id = event_id
+        self.events = events  # the tail, parsed, line numbers those of the whole log
+        self.size = size  # bytes of the log read (offset + tail)
+        self.tail_lines = tail_lines
 
 
 def cache_path(gitdir: Path, root: Path, rel: str) -> Path:
@@ -195,12 +200,6 @@ def open_fast(root: Path, log_path: Path, log_rel: str, notes: list[str]) -> Fas
     notes.extend(scratch)
     return FastOpen(rel, graph, running, line_count, offset, event_id, events or [],
                     offset + len(tail), tail.count(b"\n"))
-
-
-def is_unfinished_run(node: dict) -> bool:
-    """A run node an open would resume (`AgentState._recover_run`)."""
-    return (node["kind"] == "run" and node["props"].get("status") == "running"
-            and not node["tombstoned"])
 
 
 def _dumps_graph(graph: Graph) -> bytes:

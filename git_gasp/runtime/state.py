@@ -67,15 +67,19 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
     # --- opening -------------------------------------------------------------
     @classmethod
     def open(cls, path: str | Path, worker_id: str | None = None, *, fsync: bool = True,
-             lease_ttl_ms: int = DEFAULT_TTL_MS, use_snapshots: bool = True) -> AgentState:
+             lease_ttl_ms: int = DEFAULT_TTL_MS, use_snapshots: bool = True,
+             end_state: bool = False) -> AgentState:
         """Fold the log at `path` (seeded from a valid snapshot) and recover an open run.
+
+        `end_state`: start from the fold an earlier open saved (`save_end_state`) when
+        the log still starts with the bytes it was saved from (`runtime/endstate.py`).
 
         Raises GaspError when AGENT.md is missing or the log has a bad or torn line.
         """
         from git_gasp.conformance.checks import load_vocabulary
 
         opened = open_state(path, worker_id, fsync=fsync, lease_ttl_ms=lease_ttl_ms,
-                            use_snapshots=use_snapshots)
+                            use_snapshots=use_snapshots, end_state=end_state)
         root = opened.root
         state = cls(root, opened.store, opened.result.graph,
                     agent_id=opened.manifest.agent_id, vocab=load_vocabulary(root),
@@ -87,6 +91,8 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
         state._running_hint = opened.running_hint
         state.last_event_id = opened.last_event_id
         state._skip(opened.result)
+        if opened.index is not None:
+            state._creator, state._event_ids = opened.index
         state._index(opened.events)
         state._full_index = opened.seeded_from is None
         state._recover_run()
@@ -178,6 +184,13 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
         rel, _created = write_snapshot(self.root, data[:size], self.graph, lines,
                                        self.last_event_id)
         return rel
+
+    def save_end_state(self) -> str | None:
+        """Keep this fold for the next ``open(..., end_state=True)`` of the log (call it
+        holding the lease); returns why it was not kept, or None."""
+        from git_gasp.runtime.endstate import save
+
+        return save(self)
 
     # --- lease -------------------------------------------------------------------------
     def release(self) -> None:

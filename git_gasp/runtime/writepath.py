@@ -7,11 +7,10 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.ids import new_id, now_ms, valid_id
+from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.fold import apply_op
 from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_ops
@@ -27,14 +26,21 @@ class StateError(GaspError):
     """A helper was asked for something the state does not allow."""
 
 
-@dataclass
-class Behaviour:
-    pattern: str
-    handler: Callable[[Any, Event], None]  # called with the state that dispatches the event
-    name: str = ""
+class Behaviour(Value):
+
+    FIELDS = ("pattern", "handler", "name")
+
+    def __init__(self, pattern: str, handler: Callable[[Any, Event], None], name: str = "") -> None:
+        self.pattern = pattern
+        self.handler = handler  # called with the state that dispatches the event
+        self.name = name
 
 
-_State = TypeVar("_State", bound="WritePath")  # the class WritePath is mixed into
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    _State = TypeVar("_State", bound="WritePath")  # the class WritePath is mixed into
 
 
 class WritePath:

@@ -11,20 +11,23 @@ namespace, or an older lease without these fields is never judged dead.
 from __future__ import annotations
 
 import os
-import socket
-from dataclasses import dataclass
+
+from git_gasp.base.record import Record as Value
 
 ALIVE, DEAD, UNKNOWN = "alive", "dead", "unknown"
 
 
-@dataclass(frozen=True)
-class Verdict:
-    state: str  # alive | dead | unknown
-    why: str  # a few words for a message: "no longer running", "on another host", ...
+class Verdict(Value):
+
+    FIELDS = ("state", "why")
+
+    def __init__(self, state: str, why: str) -> None:
+        self.state = state  # alive | dead | unknown
+        self.why = why  # a few words for a message: "no longer running", "on another host", ...
 
 
 def this_host() -> str:
-    return socket.gethostname()
+    return os.uname().nodename
 
 
 def pid_namespace() -> str | None:

@@ -13,10 +13,8 @@ from __future__ import annotations
 import errno
 import json
 import os
-import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
@@ -28,6 +26,7 @@ from git_gasp.base.files import (
     refuse_links,
 )
 from git_gasp.base.ids import new_uuid, now_ms
+from git_gasp.base.record import Record as Value
 from git_gasp.store import holder
 
 LEASE_REL = ".agent/lease"
@@ -65,14 +64,18 @@ def span(ms: int) -> str:
     return f"{s}s"
 
 
-@dataclass(frozen=True)
-class LeaseRecord:
-    worker_id: str
-    pid: int
-    expires_at_ms: int
-    host: str | None = None  # None: a lease written before hosts were recorded
-    started: int | None = None  # the holder's start time (holder.start_time)
-    pidns: str | None = None
+class LeaseRecord(Value):
+
+    FIELDS = ("worker_id", "pid", "expires_at_ms", "host", "started", "pidns")
+
+    def __init__(self, worker_id: str, pid: int, expires_at_ms: int, host: str | None = None,
+                 started: int | None = None, pidns: str | None = None) -> None:
+        self.worker_id = worker_id
+        self.pid = pid
+        self.expires_at_ms = expires_at_ms
+        self.host = host  # None: a lease written before hosts were recorded
+        self.started = started  # the holder's start time (holder.start_time)
+        self.pidns = pidns
 
     def to_bytes(self) -> bytes:
         obj: dict = {"worker_id": self.worker_id, "pid": self.pid,
@@ -111,7 +114,7 @@ def default_worker_id() -> str:
     if env:
         return env
     user = os.environ.get("USER") or os.environ.get("LOGNAME") or str(os.getuid())
-    return f"{user}@{socket.gethostname()}"
+    return f"{user}@{os.uname().nodename}"
 
 
 def parse_lease(data: bytes, rel: str = LEASE_REL) -> LeaseRecord:

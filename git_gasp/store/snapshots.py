@@ -6,12 +6,12 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import SMALL_FILE, atomic_write, open_file, read_file
 from git_gasp.base.git import find_git_dir
+from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import EnvelopeError, parse_line
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
@@ -34,15 +34,18 @@ _TAIL = re.compile(
 _TAIL_BYTES = 512
 
 
-@dataclass
-class Seed:
+class Seed(Value):
     """A verified snapshot to fold forward from."""
 
-    path: str
-    graph: Graph
-    integrity: Integrity
-    offset: int  # byte offset just past the lines the snapshot covers
-    source_sha256: str | None = None  # of the graph.json bytes the graph was loaded from
+    FIELDS = ("path", "graph", "integrity", "offset", "source_sha256")
+
+    def __init__(self, path: str, graph: Graph, integrity: Integrity, offset: int,
+                 source_sha256: str | None = None) -> None:
+        self.path = path
+        self.graph = graph
+        self.integrity = integrity
+        self.offset = offset  # byte offset just past the lines the snapshot covers
+        self.source_sha256 = source_sha256  # of the graph.json bytes the graph was loaded from
 
 
 # --- a snapshot is never an authority ----------------------------------------

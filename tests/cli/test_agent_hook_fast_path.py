@@ -17,8 +17,20 @@ import pytest
 from git_gasp.cli.commands.adapt import hook
 from git_gasp.cli.commands.agent_hook import OPTIONS, fast_args
 from tests.adapters.samples import CLAUDE_HOOKS, read_jsonl
+from tests.testing.imports import IMPORTED_BY, ImportTrace
 
 FAST = [sys.executable, "-P", "-m", "git_gasp.cli.main"]
+# What recording a tool call may not load, beside what tests/test_packaging.py forbids
+# (click, dulwich, yaml, traceback, gzip, the layers it does not drive): the seventh
+# session of bench/README.md took each off the hook's path (callgrind: 488 -> 215 M
+# instructions per PostToolUse) and this keeps them off. typing, dataclasses (inspect,
+# ast, dis), tomllib (.agent/config.toml's parse is remembered), orjson (the end state
+# spares the log's parse, and orjson imports dataclasses, uuid, platform), socket (the
+# lease's host), subprocess, threading, shutil, datetime (transcripts and git only), and
+# the snapshot caches (an end state needs none). uuid stays (base.ids: 4 % of a hook).
+HOOK_FORBIDDEN = ("typing", "dataclasses", "inspect", "ast", "tomllib", "tomli", "orjson",
+                  "socket", "subprocess", "threading", "shutil", "datetime",
+                  "git_gasp.runtime.seed", "git_gasp.store.snapshots")
 CLICK = [sys.executable, "-P", "-c",
          "import sys; from git_gasp.cli.main import click_main; click_main(sys.argv[1:])"]
 
@@ -118,3 +130,27 @@ def test_without_a_payload_on_stdin_both_say_how_it_is_run(tmp_path):
         outs.append((os.waitstatus_to_exitcode(status), out))
     assert outs[0] == outs[1]
     assert outs[0][0] == 0 and b"reads one hook payload (JSON) on stdin" in outs[0][1]
+
+
+def test_recording_a_tool_call_loads_none_of_the_modules_taken_off_its_path(agent):
+    """End to end, as Claude Code runs it: every hook after the session's first opens
+    from the end state the one before saved, with the config's parse remembered, and
+    imports nothing `HOOK_FORBIDDEN` names (the chain that loaded each one is printed).
+    The first hook in a repo reads the log and parses the config itself."""
+    args = ["adapt", "hook", "--agent", "claude-code"]
+    runs = [("SessionStart", "toolu_a"), ("PreToolUse", "toolu_a"), ("PostToolUse", "toolu_a"),
+            ("PreToolUse", "toolu_b"), ("PostToolUse", "toolu_b")]
+    traced = [sys.executable, "-X", "importtime", "-P", "-c",
+              IMPORTED_BY + "import sys; sys.argv[1:] = " + repr(args) + "\n"
+              "from git_gasp.cli.main import main; main()"]
+    for i, (event, tool) in enumerate(runs):
+        proc = subprocess.run(traced, cwd=agent, input=_payload(agent, event, tool),
+                              capture_output=True)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        trace = ImportTrace(proc.stderr)
+        assert "git_gasp.adapters.live" in trace.modules
+        if i:
+            assert not trace.culprits(HOOK_FORBIDDEN), trace.explain(HOOK_FORBIDDEN, event)
+    log = (agent / ".git" / "gasp" / "adapter.log").read_text().splitlines()
+    assert log[-1].endswith("PostToolUse: recorded in run_claude-code.fast-path"), log[-3:]
+    assert list((agent / ".git" / "gasp" / "end-state").glob("*.bin"))

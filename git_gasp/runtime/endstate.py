@@ -1,0 +1,164 @@
+"""The fold at the log's end, kept under the git dir for the next open of the same log.
+
+A live hook (``adapters/hook_queue.py``) opens the state, appends a few events and
+exits; the next hook, a second later, would parse and fold every line since the last
+snapshot again (a session's whole log, when nothing snapshots it: linear per hook,
+quadratic per session). So the hook saves what it folded, in
+``<gitdir>/gasp/end-state/<agent>-<log>.bin`` (never committed):
+
+    header: format, Python and marshal version, the CRC-32 of the log's first `size`
+            bytes, `size`, their line count, a CRC-32 and the length of the payload
+    payload: marshal of (log path, last event id, the graph's nodes, relations and
+             version, node id -> creating event id, every event id)
+
+An open that asks for it (``AgentState.open(..., end_state=True)``) checksums the log's
+first `size` bytes again and uses the entry only when they are the bytes it was saved
+from, then parses and folds only the lines after them. Anything else (no entry, another
+Python, a corrupt or truncated entry, a log that shrank or was rewritten, a torn tail)
+returns None and the open reads the log as before, so the entry makes an open faster,
+not different: the same graph, creator index, event ids and open run. An entry is only
+written from a state whose fold skipped nothing (skipped ops are not kept), and an open
+from it repeats no note of the snapshot seed it was first folded from.
+
+Why CRC-32 and not sha256: the entry is a local cache that only the hook's own opens
+read, never a check (`git gasp check` and the server hook read the log itself); a
+rewrite of the log that kept its length and CRC-32 by accident is a 1 in 2**32 event,
+and whoever can craft one can write the entry too. sha256 of a 1 MB log costs the hook
+about 30 M instructions (callgrind) and its ``hashlib`` import 12 M more; zlib's CRC-32
+about 5 M (`bench/README.md`, seventh session).
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+import zlib
+from pathlib import Path
+
+from git_gasp.base.files import AtomicFile, UnsafePath
+from git_gasp.base.git import find_git_dir
+from git_gasp.protocol.graph import Graph
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+DIR = ("gasp", "end-state")
+_MAGIC = b"gasp-end-state/1"
+_PY = f"py{sys.version_info[0]}.{sys.version_info[1]}-m{marshal.version}".encode()
+
+
+class EndState:
+    """An entry verified against the log: the fold of its first `size` bytes."""
+
+    __slots__ = ("graph", "creator", "event_ids", "size", "line_count", "last_event_id",
+                 "data")
+
+    def __init__(self, graph: Graph, creator: dict[str, str], event_ids: set[str],
+                 size: int, line_count: int, last_event_id: str | None, data: bytes) -> None:
+        self.graph = graph
+        self.creator = creator
+        self.event_ids = event_ids
+        self.size = size
+        self.line_count = line_count
+        self.last_event_id = last_event_id
+        self.data = data  # the whole log as read (the tail after `size` is still to parse)
+
+
+def entry_path(gitdir: Path, root: Path, rel: str) -> Path:
+    """Where the end state of log `rel` of the agent at `root` is kept."""
+    agent = zlib.crc32(os.fsencode(os.path.realpath(root)))
+    return gitdir.joinpath(*DIR, f"{agent:08x}-{zlib.crc32(rel.encode()):08x}.bin")
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _header(blob: bytes) -> tuple[int, int, int, int, int, int] | None:
+    """(prefix CRC, size, lines, payload CRC, payload length, payload offset) of an
+    entry written by this Python, else None."""
+    end = blob.find(b"\n", 0, 200) + 1
+    fields = blob[:end].split()
+    if len(fields) != 7 or fields[0] != _MAGIC or fields[1] != _PY:
+        return None
+    try:
+        numbers = [int(f, 16 if i in (2, 5) else 10) for i, f in enumerate(fields) if i > 1]
+    except ValueError:
+        return None
+    if min(numbers) < 0:
+        return None
+    digest, size, lines, crc, length = numbers
+    return digest, size, lines, crc, length, end
+
+
+def load(root: Path, rel: str, log_path: Path) -> EndState | None:
+    """The saved end state of log `rel`, when the log still starts with the bytes it was
+    saved from (else None: read the log as before)."""
+    gitdir = find_git_dir(root)
+    blob = _read(entry_path(gitdir, root, rel)) if gitdir is not None else None
+    head = _header(blob) if blob else None
+    if head is None:
+        return None
+    digest, size, lines, crc, length, end = head
+    payload = memoryview(blob)[end:]
+    if len(payload) != length or zlib.crc32(payload) != crc:
+        return None
+    data = _read(log_path)
+    if data is None or len(data) < size:
+        return None
+    with memoryview(data) as view:
+        if zlib.crc32(view[:size]) != digest:
+            return None
+    try:
+        saved = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if type(saved) is not tuple or len(saved) != 7 or saved[0] != rel:
+        return None
+    _rel, last, nodes, relations, version, creator, event_ids = saved
+    if (type(nodes) is not dict or type(relations) is not list or type(version) is not int
+            or type(creator) is not dict or type(event_ids) is not list
+            or not (last is None or type(last) is str)):
+        return None
+    graph = Graph()
+    graph.nodes, graph.relations, graph.version = nodes, relations, version
+    return EndState(graph, creator, set(event_ids), size, lines, last, data)
+
+
+def save(state: Any) -> str | None:
+    """Keep `state`'s fold (an AgentState that holds the lease) for the next open of its
+    log; returns why it was not kept, or None. Failures only cost the entry."""
+    if state.skipped:
+        return "the fold skipped ops"
+    store = state.store
+    gitdir = find_git_dir(state.root)
+    data = _read(store.path)
+    if gitdir is None or data is None or len(data) < store.size:
+        return "the log or the git dir cannot be read"
+    state._ensure_full_index()
+    graph = state.graph
+    try:
+        payload = marshal.dumps((store.rel, state.last_event_id, graph.nodes,
+                                 graph.relations, graph.version, state._creator,
+                                 list(state._event_ids)))
+    except ValueError as exc:  # a value marshal cannot hold: no entry, no harm
+        return f"not written ({exc})"
+    with memoryview(data) as view:
+        digest = b"%08x" % zlib.crc32(view[:store.size])
+    header = b" ".join([_MAGIC, _PY, digest, b"%d" % store.size, b"%d" % store.line_count,
+                        b"%08x" % zlib.crc32(payload), b"%d" % len(payload)]) + b"\n"
+    entry = entry_path(gitdir, state.root, store.rel)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with AtomicFile(entry, root=gitdir, durable=False) as fh:  # a cache: rebuilt if lost
+            fh.write(header)
+            fh.write(payload)
+    except (OSError, ValueError, UnsafePath) as exc:
+        return f"not written ({exc})"
+    return None
