@@ -73,9 +73,10 @@ def entry_path(gitdir: Path, root: Path, rel: str) -> Path:
 
 
 def _read(path: Path) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
+    from git_gasp.base.files import MAX_FILE, read_regular_file
+
+    try:  # a link or a FIFO put in its place is no entry (NotARegularFile is an OSError)
+        return read_regular_file(path, limit=MAX_FILE)
     except OSError:
         return None
 

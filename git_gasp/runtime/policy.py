@@ -166,8 +166,7 @@ def _parse_remembered(root: Path, data: bytes, where: str) -> dict:
     memo = _memo_path(root)
     if memo is not None:
         try:
-            with open(memo, "rb") as fh:
-                saved = marshal.loads(fh.read())
+            saved = marshal.loads(read_regular_file(memo, limit=MAX_CONFIG * 4) or b"")
             if (type(saved) is tuple and len(saved) == 3 and saved[0] == _MEMO
                     and saved[1] == data and type(saved[2]) is dict):
                 return saved[2]
