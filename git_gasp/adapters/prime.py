@@ -196,11 +196,14 @@ def splice(existing: str, new_section: str) -> str:
     return _drop_strays(existing[:start]) + new_section + _drop_strays(existing[end:])
 
 
-def prime(root: Path, agent: str) -> tuple[Path, bool]:
-    """Write the section onto the agent's surface at `root`; (path, whether it changed)."""
-    path = root / SURFACES[agent]
+def prime(root: Path, agent: str, *, at: Path | None = None) -> tuple[Path, bool]:
+    """Write the section of the agent at `root` onto its surface (CLAUDE.md, AGENTS.md)
+    in the project at `at` (default: `root`; the project's top when the state lives
+    beside it, on its own branch); (path, whether it changed)."""
+    at = root if at is None else at
+    path = at / SURFACES[agent]
     try:
-        real = link_target(path, [project_tree(root)]) if is_link(path) else path  # as written
+        real = link_target(path, [project_tree(at)]) if is_link(path) else path  # as written
         existing = read_file(real).decode("utf-8")  # as it is: no newline translation
     except FileNotFoundError:
         existing = ""
@@ -209,5 +212,5 @@ def prime(root: Path, agent: str) -> tuple[Path, bool]:
     new = splice(existing, section(root, agent))
     if new == existing:
         return path, False
-    write_project_file(root, SURFACES[agent], new.encode("utf-8"))
+    write_project_file(at, SURFACES[agent], new.encode("utf-8"))
     return path, True

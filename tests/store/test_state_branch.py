@@ -199,3 +199,13 @@ def test_the_cli_names_the_same_default_branch():
     from git_gasp.store import statebranch
 
     assert init.DEFAULT_BRANCH == statebranch.DEFAULT_BRANCH
+
+
+def test_prime_writes_the_projects_claude_md_not_the_state_branchs(project):
+    _init(project)
+    proc = gasp(project, "adapt", "claude-code", "prime")
+    assert proc.returncode == 0, out(proc)
+    assert "gasp" in (project / "CLAUDE.md").read_text()
+    state = Path(git(project, "rev-parse", "--path-format=absolute", "--git-common-dir")
+                 .strip()) / "gasp-state"
+    assert not (state / "CLAUDE.md").exists()

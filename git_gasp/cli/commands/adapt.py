@@ -89,7 +89,13 @@ def _prime(agent: str, repo: Path) -> None:
     if root is None:
         raise GaspError(f"{repo} is not inside an agent repo (no AGENT.md); create one with "
                         "`git gasp init`")
-    path, changed = prime(root, agent)
+    import os
+
+    from git_gasp.adapters.install import project_tree
+    from git_gasp.store.location import root_above
+
+    beside = root_above(os.path.realpath(repo)) is None  # found through gasp.state
+    path, changed = prime(root, agent, at=project_tree(repo) if beside else None)
     click.echo(f"{'wrote' if changed else 'up to date:'} the gasp section of {path}")
 
 
