@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from git_gasp.base.errors import GaspError
 from git_gasp.base.files import NotARegularFile, atomic_write, read_regular_file
 
 MAGIC = b"gasp-last-check 1"
@@ -39,7 +40,7 @@ def save(root: str, *, conformant: bool, failed: list[int], now_ms: int) -> None
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         atomic_write(path, line)
-    except OSError:
+    except (OSError, GaspError):  # a link or FIFO in its place: no verdict is recorded
         pass
 
 

@@ -90,7 +90,7 @@ def test_a_symlinked_queue_entry_is_set_aside_not_followed(agent, tmp_path):
     assert b"planted-session" not in log  # the link's target was never recorded
     assert (queue / "failed" / link.name).is_symlink() and not link.exists()
     adapter_log = (gitdir(agent) / "gasp" / "adapter.log").read_text()
-    assert f"{link.name}: NotARegularFile" in adapter_log and "symbolic link" in adapter_log
+    assert f"{link.name}: not understood" in adapter_log and "symbolic link" in adapter_log
     proc = run(agent, "doctor")
     assert "queue" in out(proc), out(proc)
     assert elsewhere.read_text().startswith('{"agent"')  # untouched

@@ -65,6 +65,18 @@ def test_doctor_and_lease_shapes(agent):
     assert held["held"] is True and held["pid"] == 0  # kept between commands
 
 
+def test_status_shape(agent):
+    assert gasp(agent, "check").returncode == 0
+    status = run_json(agent, "status", "--json")
+    keys_ok("git gasp status --json", status)
+    assert set(status["location"]) == {"kind", "branch", "path"}
+    assert set(status["branch"]) == {"name", "upstream", "ahead", "behind"}
+    assert set(status["uncommitted"]) == {"log", "events"}
+    assert set(status["last_check"]) == {"head", "conformant", "failed", "ts_ms", "at_head"}
+    for finding in status["wiring"]:
+        keys_ok("git gasp doctor --json", finding)
+
+
 def test_import_json_shape(agent):
     from tests.adapters.samples import CLAUDE_TRANSCRIPT
 
