@@ -109,7 +109,7 @@ class HookSession(SessionWriter):
         """The session's transcript file: the payload's path, else found by session id
         (a path the redaction mangled, say); None when neither exists."""
         path = self.transcript_path
-        if path and Path(path).is_file():
+        if path and os.path.isfile(path):  # False for any OSError (a name too long, say)
             return path
         found = locate_transcript(self.agent, self.session_id)
         if found:

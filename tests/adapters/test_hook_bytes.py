@@ -184,3 +184,16 @@ def test_an_entry_an_older_git_gasp_queued_is_drained(tmp_path):
     _hook(repo, "codex", _node_js(rows["UserPromptSubmit"]))
     assert not list(qdir.glob("*.json")) and not _set_aside(repo)
     assert _run(repo, "codex", "s-old")["props"]["goal_id"]
+
+
+def test_a_transcript_path_too_long_for_the_file_system_still_closes_the_run(agent):
+    """Found by the fuzz harness: `Path.is_file` raises ENAMETOOLONG (Python 3.11), so
+    the SessionEnd failed and the run stayed open."""
+    sid = "6f48f32c-63b8-44c3-9f60-37aed18fbcf2"
+    rows = _rows(agent, "claude-code", sid)
+    _hook(agent, "claude-code", _node_js(rows["SessionStart"]))
+    end = dict(rows["SessionEnd"], transcript_path=" ".join(["a"] * 20000))
+    _hook(agent, "claude-code", _node_js(end))
+    assert _run(agent, "claude-code", sid)["props"]["status"] == "finished"
+    assert "recording it failed" not in (_gasp_dir(agent) / "adapter.log").read_text()
+    _conformant_utf8(agent)
