@@ -106,19 +106,27 @@ def _lease(root: str) -> dict:
 
 
 def _uncommitted(root: str) -> dict:
-    """Events in the work tree's log that HEAD's does not hold (the log only grows)."""
+    """Events in the work tree's log that HEAD's does not hold (the log only grows): the
+    newlines past HEAD's size, read from there on (a 100 MB log costs its tail)."""
     from git_gasp.base import git
-    from git_gasp.base.files import NotARegularFile, read_regular_file
+    from git_gasp.base.files import NotARegularFile, open_file
     from git_gasp.store.attributes import log_location
 
     rel = log_location(root)
     size = git.run(root, "cat-file", "-s", f"HEAD:./{rel}", check=False)
-    committed = int(size.stdout) if size.returncode == 0 else 0
-    try:
-        data = read_regular_file(os.path.join(root, rel), limit=1 << 34) or b""
-    except NotARegularFile as exc:
+    committed = int(size.stdout) if size.returncode == 0 and size.stdout.strip().isdigit() \
+        else 0
+    lines = 0
+    try:  # no link followed on the way from the agent root, no FIFO waited on
+        with open_file(os.path.join(root, rel), root=root) as fh:
+            fh.seek(committed)
+            while chunk := fh.read(1 << 20):
+                lines += chunk.count(b"\n")
+    except FileNotFoundError:
+        pass
+    except (NotARegularFile, OSError) as exc:
         return {"log": rel, "events": None, "error": str(exc)}
-    return {"log": rel, "events": data.count(b"\n", min(committed, len(data)))}
+    return {"log": rel, "events": lines}
 
 
 def _wiring(root: str) -> list[dict]:
