@@ -19,11 +19,13 @@ SECTION, KEY = "gasp", "state"  # gasp.state: the state's directory
 BRANCH_KEY = "stateBranch"  # gasp.stateBranch: its branch, when init --branch made it
 
 
-def root_above(start: str) -> str | None:
-    """The nearest directory at or above `start` holding AGENT.md, up to the git work
-    tree's top (or the filesystem's root outside one); None if there is none."""
+def root_above(start: str, *, with_log: bool = False) -> str | None:
+    """The nearest directory at or above `start` holding AGENT.md (`with_log`: and the
+    default log beside it), up to the git work tree's top (or the filesystem's root
+    outside one); None if there is none."""
     for candidate in (start, *parents(start)):
-        if is_file(join(candidate, MANIFEST)):
+        if is_file(join(candidate, MANIFEST)) and (
+                not with_log or exists(join(candidate, "state", "events.jsonl"))):
             return candidate
         if exists(join(candidate, ".git")):
             return None
@@ -48,7 +50,10 @@ def configured_root(start: str) -> str | None:
 
 
 def find_root(start: str | os.PathLike) -> str | None:
-    """The agent root for a command started in `start`: AGENT.md at or above it, else
-    the state directory its repository's config names; None when neither exists."""
+    """The agent root for a command started in `start`: an agent repository at or above
+    it (AGENT.md with its log), else the state directory its repository's config names,
+    else any AGENT.md at or above; None when there is none. An AGENT.md without a log may
+    be a project's own agent instructions, so a configured state wins over it (and the
+    common case, the agent repository itself, is decided without reading the config)."""
     here = path_str(start)
-    return root_above(here) or configured_root(here)
+    return root_above(here, with_log=True) or configured_root(here) or root_above(here)

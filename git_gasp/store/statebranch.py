@@ -43,9 +43,9 @@ def init_branch(project: Path, branch: str = DEFAULT_BRANCH, worktree: Path | No
     common = git.common_dir(top)
     if not git.ok(top, "check-ref-format", "--branch", branch) or branch.startswith("-"):
         raise UsageError(f"{branch!r} is not a valid branch name")
-    if find_root(os.path.realpath(project)) is not None:
-        raise _refuse(f"{project} already has agent state (AGENT.md, or gasp.state in its "
-                      "git config)")
+    if _has_state(os.path.realpath(project)):
+        raise _refuse(f"{project} already has agent state (a GASP log beside an AGENT.md, "
+                      "or gasp.state in its git config)")
     if git.ok(top, "rev-parse", "--verify", "-q", f"refs/heads/{branch}"):
         raise _refuse(f"branch {branch} exists (restore it with git gasp restore, or pick "
                       "another name: --branch NAME)")
@@ -66,6 +66,15 @@ def init_branch(project: Path, branch: str = DEFAULT_BRANCH, worktree: Path | No
             step()
         raise
     return agent, commit, path
+
+
+def _has_state(here: str) -> bool:
+    """True when the project at `here` has GASP state: a configured one, or an AGENT.md
+    at or above with its log beside it (an AGENT.md alone may be the project's own
+    agent instructions)."""
+    from git_gasp.store.location import configured_root, root_above
+
+    return root_above(here, with_log=True) is not None or configured_root(here) is not None
 
 
 def _default_id(top: Path) -> str:

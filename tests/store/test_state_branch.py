@@ -124,6 +124,8 @@ def test_init_branch_refuses_in_one_line_and_changes_nothing(project, tmp_path, 
         git(project, "branch", "gasp/state")
     elif case == "root-layout":
         (project / "AGENT.md").write_text("---\nspec_version: 0.1.0\n---\n")
+        (project / "state").mkdir()
+        (project / "state" / "events.jsonl").write_bytes(b"")
     else:
         (tmp_path / "taken").mkdir()
         args = ["--worktree", str(tmp_path / "taken")]
@@ -209,3 +211,16 @@ def test_prime_writes_the_projects_claude_md_not_the_state_branchs(project):
     state = Path(git(project, "rev-parse", "--path-format=absolute", "--git-common-dir")
                  .strip()) / "gasp-state"
     assert not (state / "CLAUDE.md").exists()
+
+
+def test_a_projects_own_agent_md_does_not_hide_the_state_branch(project):
+    """AGENT.md is also a name projects give their agent instructions."""
+    (project / "AGENT.md").write_text("# How to work on this app\n")
+    git(project, "add", "AGENT.md")
+    git(project, "commit", "-qm", "agent instructions")
+    _init(project)
+    goal = gasp(project, "record", "goal", "--title", "on the branch")
+    assert goal.returncode == 0, out(goal)
+    assert (project / "AGENT.md").read_text() == "# How to work on this app\n"
+    assert git(project, "status", "--porcelain") == ""
+    assert gasp(project, "check").returncode == 0
