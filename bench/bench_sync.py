@@ -4,8 +4,8 @@ Run: ``.venv/bin/python bench/bench_sync.py [--clones 8] [--rounds 20] [--quick]
 
 A bare remote with the server's pre-receive (`git gasp install-hooks --server`) and
 receive.denyNonFastForwards; N plain clones of it. Each clone, for R rounds, appends a
-goal pair, commits, and runs the installed `git gasp sync --json --attempts 8
---max-wait 20`; all clones at once (`tests/testing/syncload.py`, the harness of
+goal pair, commits, and runs the installed `git gasp sync --json` with the default
+settings; all clones at once (`tests/testing/syncload.py`, the harness of
 tests/merge/test_sync_concurrency.py). Baselines measured in the same run: one clone
 doing its R rounds alone (no contention: the cost of a sync that never retries), and
 the same clone committing and running a plain `git push` instead (the transport and
@@ -36,7 +36,7 @@ from tests.testing.syncload import (  # noqa: E402
     run_clones,
 )
 
-ARGS = ("--attempts", "8", "--max-wait", "20")
+ARGS: tuple[str, ...] = ()  # the default settings (retry on time, 120 s of waits)
 
 
 def _env(home: Path) -> None:

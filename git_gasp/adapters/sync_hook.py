@@ -70,7 +70,7 @@ def run_requested(root: Path, gdir: Path, deadline: float) -> str | None:
 
         flag.unlink(missing_ok=True)
         outcome = sync(root, Options(attempts=ATTEMPTS, max_wait=min(5.0, left / 3),
-                                     timeout=left / 3))
+                                     timeout=left / 3, keep_conflict=False))
         if outcome.status == "cannot-start":
             atomic_write(flag, b"", root=gdir.parent)  # try again at the next hook
         return f"sync: {outcome.line()} (exit {outcome.exit_code})"

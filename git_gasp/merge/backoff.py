@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 BASE_S = 0.25  # the first retry's ceiling
 STEP_CAP_S = 8.0  # no single wait is longer than this
-DEFAULT_MAX_WAIT_S = 30.0
+DEFAULT_MAX_WAIT_S = 120.0  # enough that 8 writers on one remote never give up (bench_sync)
 
 
 @dataclass

@@ -107,28 +107,54 @@ def is_ancestor(top: Path, a: str, b: str) -> bool:
 
 
 def merge(s: Session, onto: str, message: str) -> str | None:
-    """Merge commit `onto` into the branch; None, or why it did not go through (the
-    merge is then aborted)."""
+    """Merge commit `onto` into the branch; None, or why it did not go through. A
+    merge that stopped on conflicted paths is left in progress (`conflicted_paths`
+    names them; git's own commands finish or abort it); any other failure is aborted."""
     code, text = s.git("merge", "--no-edit", "--no-ff", "--no-autostash", "-m", message,
                        onto)
     if code == 0:
         return None
     why = _conflict(text) or last_line(text)
-    if (s.gdir / "MERGE_HEAD").exists():
+    if (s.gdir / "MERGE_HEAD").exists() and not conflicted_paths(s):
         s.git("merge", "--abort")
     return why
 
 
 def rebase(s: Session, onto: str) -> str | None:
-    """Replay the local commits onto `onto`; None, or why not (the rebase is aborted)."""
+    """Replay the local commits onto `onto`; None, or why not. A rebase stopped on
+    conflicted paths is left in progress, any other failure aborted (as for `merge`)."""
     code, text = s.git("rebase", "--no-autostash", "--no-fork-point",
                        onto)
     if code == 0:
         return None
     why = _conflict(text) or last_line(text)
-    if (s.gdir / "rebase-merge").is_dir() or (s.gdir / "rebase-apply").is_dir():
+    if ((s.gdir / "rebase-merge").is_dir() or (s.gdir / "rebase-apply").is_dir()) \
+            and not conflicted_paths(s):
         s.git("rebase", "--abort")
     return why
+
+
+def conflicted_paths(s: Session) -> list[str]:
+    """The work tree's unmerged paths (a merge or rebase stopped on them)."""
+    proc = git.run(s.top, "diff", "--name-only", "--diff-filter=U", "-z", check=False)
+    if proc.returncode != 0:
+        return []
+    return [os.fsdecode(p) for p in proc.stdout.split(b"\0") if p]
+
+
+def in_progress(s: Session) -> str | None:
+    """``merge`` or ``rebase`` when one is in progress in this clone, else None."""
+    if (s.gdir / "MERGE_HEAD").exists():
+        return "merge"
+    if (s.gdir / "rebase-merge").is_dir() or (s.gdir / "rebase-apply").is_dir():
+        return "rebase"
+    return None
+
+
+def abort(s: Session, op: str) -> str | None:
+    """Abort the merge or rebase in progress; None, or git's reason it could not."""
+    code, text = s.git(op, "--abort")
+    return None if code == 0 else last_line(text)
 
 
 def fast_forward(s: Session, onto: str) -> str | None:

@@ -4,19 +4,25 @@ One attempt fetches the remote branch, integrates it into the local branch (a me
 through the union merge driver, or with `rebase` a replay of the local commits, the
 driver resolving the append-only files), validates the result (`merge.validate`: the
 rules the remote's pre-receive applies to the new commits, then a cached check) and
-pushes it without force. A push the remote rejects because it moved (non-fast-
-forward, a ref lock race, the remote unreachable) puts the branch back and tries
-again after a jittered exponential wait (`merge.backoff`), up to `attempts` attempts
-within the `max_wait` budget. Giving up pushes the local work to a recovery ref
-(`merge.recovery`). On every way out but success the branch, index and work tree are
-as they were, unless a commit was made on the branch during the sync (it is kept, the
-branch left where it is); a killed sync is cleaned up by the next one
-(`merge.sync_state`). The agent's lease is held from before the clean-tree check to the
-end, so no writer appends to the log under a merge (`holding_lease`).
+pushes it without force. A fast-forward to the remote gets the same checks before the
+branch moves. A push the remote rejects because it moved (non-fast-forward, a ref
+lock race, the remote unreachable) puts the branch back and tries again after a
+jittered exponential wait (`merge.backoff`) until the `max_wait` budget of waits is
+spent (or, when given, `attempts` attempts were made): a lost race is retried on
+time, not on a count. Giving up pushes the local work to a recovery ref
+(`merge.recovery`). A conflict is not a race: the sync stops at once, pushes
+nothing, and leaves the merge or rebase in progress for git's own commands to finish
+(`Options.abort`, ``sync --abort``, aborts it). On every other way out but success
+the branch, index and work tree are as they were, unless a commit was made on the
+branch during the sync (it is kept, the branch left where it is); a killed sync is
+cleaned up by the next one (`merge.sync_state`). The agent's lease is held from
+before the clean-tree check to the end, so no writer appends to the log under a
+merge (`holding_lease`).
 
-Exit codes (`EXIT`): 0 synced or nothing to do, 1 refused (the result breaks the
-rules, or the remote's hook refused it; nothing pushed) or stopped (the branch moved
-during the sync), 4 gave up (the local work is on the recovery ref), 5 cannot start
+Exit codes (`EXIT`): 0 synced or nothing to do (or the conflicted sync aborted), 1
+refused (the result breaks the rules, or the remote's hook refused it; nothing
+pushed), stopped (the branch moved during the sync) or in conflict (the merge or
+rebase left in progress), 4 gave up (the local work is on the recovery ref), 5 cannot start
 (dirty tree, detached HEAD, an operation in progress, the lease held, another sync
 running: nothing changed), 6 gave up and the recovery ref could not be pushed either
 (the work is only local). 2 is a usage error
@@ -38,9 +44,8 @@ from git_gasp.merge import integrate, recovery, sync_state, validate
 from git_gasp.merge.backoff import DEFAULT_MAX_WAIT_S, Backoff
 from git_gasp.merge.sync_state import CannotStart, Session
 
-DEFAULT_ATTEMPTS = 5
-EXIT = {"pushed": 0, "up-to-date": 0, "fast-forwarded": 0, "refused": 1, "moved": 1,
-        "gave-up": 4, "cannot-start": 5, "stranded": 6}
+EXIT = {"pushed": 0, "up-to-date": 0, "fast-forwarded": 0, "aborted": 0, "refused": 1,
+        "moved": 1, "conflict": 1, "gave-up": 4, "cannot-start": 5, "stranded": 6}
 HEADS = "refs/heads/"
 
 
@@ -51,11 +56,13 @@ class Options:
     remote: str | None = None
     branch: str | None = None
     rebase: bool = False
-    attempts: int = DEFAULT_ATTEMPTS
+    attempts: int | None = None  # None: until the max_wait budget is spent
     max_wait: float = DEFAULT_MAX_WAIT_S
     since: str | None = None
     timeout: float | None = None  # of each fetch and push, seconds
     wait: float | None = None  # for a held lease, seconds (None: refuse at once)
+    abort: bool = False  # abort the merge or rebase a conflicted sync left instead
+    keep_conflict: bool = True  # leave a conflict in progress (False: put the branch back)
 
 
 @dataclass
@@ -76,6 +83,7 @@ class Outcome:
     recovery_ref: str | None = None
     reason: str | None = None
     cleaned: list[str] = field(default_factory=list)  # what a killed sync left, undone
+    conflicts: list[str] = field(default_factory=list)  # the paths a conflict stopped on
 
     @property
     def exit_code(self) -> int:
@@ -107,6 +115,11 @@ class Outcome:
             return f"sync refused: {self.reason}; nothing pushed, the branch is as it was"
         if self.status == "moved":
             return f"sync stopped: {self.reason}"
+        if self.status == "conflict":
+            return f"sync stopped: {self.reason}"
+        if self.status == "aborted":
+            return f"aborted the {self.mode} a conflicted sync left; {self.local_branch} is " \
+                   f"back at {_short(self.head)}"
         if self.status == "gave-up":
             return (f"sync gave up{tries}: {self.reason}; the local work is on "
                     f"{self.recovery_ref} at {self.remote}, the branch is as it was")
@@ -193,7 +206,7 @@ def holding_lease(root: Path, wait_s: float | None = None) -> Iterator[None]:
 def sync(start: Path, opts: Options, *, rng: random.Random | None = None,
          sleep: Callable[[float], None] = time.sleep) -> Outcome:
     """Sync the branch checked out at `start` with its remote; see the module doc."""
-    if opts.attempts < 1:
+    if opts.attempts is not None and opts.attempts < 1:
         raise UsageError(f"--attempts must be at least 1, not {opts.attempts}")
     if opts.max_wait < 0:
         raise UsageError(f"--max-wait must not be negative, not {opts.max_wait}")
@@ -203,6 +216,9 @@ def sync(start: Path, opts: Options, *, rng: random.Random | None = None,
             root = agent_root(Path(start), s.top)
             # the lease first: from the clean-tree check to the push no writer appends
             with holding_lease(root, opts.wait):
+                if opts.abort:
+                    _abort(s, out)
+                    return out
                 out.cleaned = sync_state.clean_up(s)
                 ref, head = sync_state.current_branch(s.top)
                 out.local_branch, out.local = ref[len(HEADS):], head
@@ -228,7 +244,7 @@ def _attempts(s: Session, root: Path, out: Outcome, opts: Options, backoff: Back
     s.config = integrate.driver_config(s, root, log_rel)
     out.waits = backoff.waits
     took = 0.0
-    while out.attempts < opts.attempts:
+    while opts.attempts is None or out.attempts < opts.attempts:
         if out.attempts:
             wait = backoff.next_wait(took)
             if wait is None:
@@ -248,8 +264,6 @@ def _attempts(s: Session, root: Path, out: Outcome, opts: Options, backoff: Back
         if done:
             return
         took = time.monotonic() - began
-        if out.status == "conflict":  # integrating again would conflict again
-            break
     _recover(s, root, out, orig, opts.timeout)
 
 
@@ -266,13 +280,7 @@ def _attempt(s: Session, root: Path, out: Outcome, opts: Options, orig: str,
         out.status = "up-to-date"
         return True
     if remote_sha is not None and integrate.is_ancestor(s.top, orig, remote_sha):
-        s.record("fast-forward", HEADS + out.local_branch, orig, remote_sha)
-        why = integrate.fast_forward(s, remote_sha)
-        s.forget()
-        if why is not None:
-            raise CannotStart(f"cannot fast-forward to {remote_sha[:12]}: {why}")
-        out.status = "fast-forwarded"
-        return True
+        return _fast_forward(s, root, out, opts, orig, remote_sha, log_rel)
     result = orig
     if remote_sha is not None and not integrate.is_ancestor(s.top, remote_sha, orig):
         s.record(out.mode, HEADS + out.local_branch, orig, remote_sha)
@@ -280,9 +288,7 @@ def _attempt(s: Session, root: Path, out: Outcome, opts: Options, orig: str,
             s, remote_sha, f"Merge {out.remote}/{out.branch} into {out.local_branch} "
             "(git gasp sync)"))
         if why is not None:
-            _put_back(s, orig)
-            out.reason, out.status = why, "conflict"
-            return False
+            return _stopped(s, out, orig, remote_sha, why, opts.keep_conflict)
         result = git.resolve_commit(s.top, "HEAD") or orig
     s.made = result  # what a put-back may undo: never a commit made meanwhile
     failures = validate.new_commit_failures(s.top, root, log_rel, result, remote_sha) or \
@@ -303,6 +309,88 @@ def _attempt(s: Session, root: Path, out: Outcome, opts: Options, orig: str,
         out.status, out.reason = "refused", f"the remote refused the push: {pushed.why}"
         return True
     return False
+
+
+def _fast_forward(s: Session, root: Path, out: Outcome, opts: Options, orig: str,
+                  remote_sha: str, log_rel: str) -> bool:
+    """Take the remote's commits when they extend the branch, after the checks a merge
+    gets: check 4's rules on the commits it brings before anything moves, then the
+    cached check of the result (the branch put back when it fails)."""
+    failures = validate.new_commit_failures(s.top, root, log_rel, remote_sha, orig)
+    if failures:
+        out.status, out.reason = "refused", _refusal(
+            f"{out.remote}/{out.branch} ({remote_sha[:12]}) breaks the rules", failures)
+        return True
+    s.record("fast-forward", HEADS + out.local_branch, orig, remote_sha)
+    why = integrate.fast_forward(s, remote_sha)
+    s.forget()
+    if why is not None:
+        raise CannotStart(f"cannot fast-forward to {remote_sha[:12]}: {why}")
+    s.made = remote_sha
+    failures = validate.check_failures(root, opts.since)
+    if failures:
+        _put_back(s, orig)
+        out.status, out.reason = "refused", _refusal(
+            f"{out.remote}/{out.branch} ({remote_sha[:12]}) is not conformant", failures)
+        return True
+    out.status = "fast-forwarded"
+    return True
+
+
+def _refusal(what: str, failures: list[str]) -> str:
+    more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+    return f"{what}: {failures[0]}{more}; the branch did not move"
+
+
+def _stopped(s: Session, out: Outcome, orig: str, remote_sha: str, why: str,
+             keep: bool) -> bool:
+    """A merge or rebase that git could not finish: a conflict is left in progress for
+    the user (nothing pushed, never retried: it would conflict again); anything else is
+    put back and refused."""
+    op = integrate.in_progress(s)
+    paths = integrate.conflicted_paths(s) if op else []
+    if not paths:
+        s.forget()
+        _put_back(s, orig)
+        out.status, out.reason = "refused", f"{out.mode} with {out.remote}/{out.branch} " \
+                                            f"failed: {why}; nothing pushed"
+        return True
+    out.status, out.conflicts = "conflict", paths
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    if not keep:  # an agent's hook: never leave a merge in the agent's work tree
+        integrate.abort(s, op)
+        _put_back(s, orig)
+        out.reason = (f"{op} conflict with {out.remote}/{out.branch} in {shown}; nothing "
+                      "was pushed, the branch is as it was: run git gasp sync to resolve it")
+        return True
+    s.forget()  # a conflict left on purpose: the next sync must not abort it
+    sync_state.remember_conflict(s, op, orig, remote_sha)
+    finish = ("git add them and git commit" if op == "merge"
+              else "git add them and git rebase --continue")
+    out.reason = (f"{op} conflict with {out.remote}/{out.branch} in {shown}; nothing was "
+                  f"pushed. Resolve the files, {finish}, then git gasp sync again "
+                  f"(or git gasp sync --abort)")
+    return True
+
+
+def _abort(s: Session, out: Outcome) -> None:
+    """``sync --abort``: abort the merge or rebase a conflicted sync left."""
+    op = integrate.in_progress(s)
+    left = sync_state.left_conflict(s)
+    if op is None:
+        sync_state.forget_conflict(s)
+        raise CannotStart("no merge or rebase is in progress: nothing to abort")
+    if left is None or left.get("op") != op:
+        raise CannotStart(f"the {op} in progress was not left by git gasp sync: "
+                          f"git {op} --abort ends it")
+    why = integrate.abort(s, op)
+    if why is not None:
+        raise CannotStart(f"cannot abort the {op}: {why}; git {op} --abort")
+    sync_state.forget_conflict(s)
+    out.status, out.mode = "aborted", op
+    out.head = git.resolve_commit(s.top, "HEAD")
+    ref = git.run(s.top, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+    out.local_branch = ref.stdout.decode("utf-8", "replace").strip() or None
 
 
 def _put_back(s: Session, orig: str) -> None:

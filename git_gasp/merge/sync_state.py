@@ -116,6 +116,31 @@ def session(start: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[Session]:
         yield Session(top, gdir, fd)
 
 
+CONFLICT_RECORD = "sync-conflict.json"
+
+
+def remember_conflict(s: Session, op: str, orig: str, onto: str) -> None:
+    """Note that this sync left a conflicted `op` (merge or rebase) in progress on
+    purpose, so ``sync --abort`` may abort it and the next sync names it."""
+    data = {"op": op, "orig": orig, "onto": onto, "pid": os.getpid(),
+            "started_ms": int(time.time() * 1000)}
+    atomic_write(s.state_dir / CONFLICT_RECORD, json.dumps(data).encode() + b"\n",
+                 root=s.gdir)
+
+
+def left_conflict(s: Session) -> dict | None:
+    """What `remember_conflict` noted, or None."""
+    try:
+        data = json.loads(read_file(s.state_dir / CONFLICT_RECORD, limit=SMALL_FILE))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def forget_conflict(s: Session) -> None:
+    (s.state_dir / CONFLICT_RECORD).unlink(missing_ok=True)
+
+
 def _rev(top: Path, rev: str) -> str | None:
     return git.resolve_commit(top, rev)
 
@@ -262,9 +287,18 @@ def current_branch(top: Path) -> tuple[str, str]:
 def refuse_unready(s: Session) -> None:
     """CannotStart when an operation is in progress, git's index is locked, or tracked
     files have uncommitted changes."""
+    left = left_conflict(s)
     for name, what, escape in IN_PROGRESS:
         if (s.gdir / name).exists():
+            if left is not None and left.get("op") in ("merge", "rebase") \
+                    and name.lower().startswith(left["op"]):
+                cont = "git commit" if left["op"] == "merge" else "git rebase --continue"
+                raise CannotStart(f"the {left['op']} a conflicted git gasp sync left is in "
+                                  f"progress: resolve the files, git add them and {cont}, "
+                                  "then sync again (or git gasp sync --abort)")
             raise CannotStart(f"{what} ({s.gdir / name}): {escape}, then sync again")
+    if left is not None:
+        forget_conflict(s)  # the user finished it: nothing is left
     lock = s.gdir / "index.lock"
     if lock.exists():
         raise CannotStart(f"{lock} exists: another git process is running in this clone "

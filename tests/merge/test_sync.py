@@ -207,22 +207,6 @@ def test_recovery_ref_is_named_after_the_run(agent, remote, other, tmp_path):
     assert code == 4 and report["recovery_ref"] == "refs/gasp/recovery/tester/run_x1"
 
 
-def test_an_unresolvable_conflict_gives_up_and_leaves_no_merge(agent, remote, other):
-    with open(other / LOG, "ab") as fh:
-        fh.write(goal_titled(7, "theirs"))
-    git(other, "commit", "-q", "--no-verify", "-am", "theirs")
-    git(other, "push", "-q")
-    with open(agent / LOG, "ab") as fh:
-        fh.write(goal_titled(7, "ours"))
-    git(agent, "commit", "-q", "--no-verify", "-am", "ours")
-    mine = head(agent)
-    code, report, err = sync(agent)
-    assert code == 4, err
-    assert "conflict" in report["reason"] and report["attempts"] == 1
-    assert head(agent) == mine and clean(agent)
-    assert head(remote, report["recovery_ref"]) == mine
-
-
 def test_a_non_conformant_result_is_refused_and_nothing_is_pushed(agent, remote):
     before = head(remote, "main")
     append(agent, 1)
@@ -338,3 +322,127 @@ def test_never_forces(agent, remote, other, tmp_path):
     append(agent, 4)
     assert sync(agent, "--rebase")[0] == 0
     assert only_extended(remote) == [] and len(open(remote / "accepted.log").readlines()) >= 4
+
+
+# --- a conflict is not a race; a fast-forward is validated (issue #26 items 2, 3)
+
+def _commit_file(repo, name: str, text: str) -> str:
+    (repo / name).write_text(text)
+    git(repo, "add", name)
+    git(repo, "commit", "-q", "--no-verify", "-m", f"edit {name}")
+    return head(repo)
+
+
+def _conflicting_notes(agent, other) -> str:
+    """An ordinary file both sides changed differently; the agent's own commit."""
+    _commit_file(agent, "NOTES.md", "base\n")
+    git(agent, "push", "-q")
+    git(other, "pull", "-q", "--no-rebase")
+    _commit_file(other, "NOTES.md", "theirs\n")
+    append(other, 1)
+    git(other, "push", "-q")
+    append(agent, 2)
+    return _commit_file(agent, "NOTES.md", "ours\n")
+
+
+def test_a_conflict_stops_at_once_names_the_file_and_pushes_nothing(agent, remote, other):
+    mine = _conflicting_notes(agent, other)
+    before = head(remote, "main")
+    refs_before = git(remote, "for-each-ref")
+    code, report, err = sync(agent)
+    assert code == 1, err
+    assert report["status"] == "conflict" and report["attempts"] == 1
+    assert report["conflicts"] == ["NOTES.md"] and report["recovery_ref"] is None
+    assert "NOTES.md" in err and "git commit" in err and "git gasp sync --abort" in err
+    assert len(err.strip().splitlines()) == 1
+    assert head(remote, "main") == before and git(remote, "for-each-ref") == refs_before
+    assert (agent / ".git" / "MERGE_HEAD").exists() and head(agent) == mine
+    # the next sync says what is in progress instead of aborting it
+    code, report, err = sync(agent)
+    assert code == 5 and "conflicted git gasp sync" in err
+    assert (agent / ".git" / "MERGE_HEAD").exists()
+    # git's own commands finish it; the sync after pushes every event once
+    (agent / "NOTES.md").write_text("ours and theirs\n")
+    git(agent, "add", "NOTES.md")
+    git(agent, "commit", "-q", "--no-edit", "--no-verify")
+    code, report, err = sync(agent)
+    assert code == 0 and report["status"] == "pushed", err
+    ids = remote_ids(remote)
+    assert len(ids) == len(set(ids)) and set(ids_of(1, 2)) <= set(ids)
+    assert git(remote, "show", "main:NOTES.md") == "ours and theirs\n"
+
+
+def test_sync_abort_puts_the_branch_back(agent, remote, other):
+    mine = _conflicting_notes(agent, other)
+    code, _, err = sync(agent)
+    assert code == 1, err
+    proc = gasp(agent, "sync", "--abort")
+    assert proc.returncode == 0, out(proc)
+    assert "aborted the merge" in proc.stdout.decode()
+    assert not (agent / ".git" / "MERGE_HEAD").exists() and head(agent) == mine
+    assert git(agent, "status", "--porcelain", "--untracked-files=no") == ""
+    again = gasp(agent, "sync", "--abort")
+    assert again.returncode == 5 and "nothing to abort" in again.stderr.decode()
+
+
+def test_abort_leaves_a_merge_it_did_not_start(agent, remote, other):
+    _conflicting_notes(agent, other)
+    git(agent, "fetch", "-q")
+    proc = git(agent, "merge", "--no-edit", "origin/main", check=False)
+    assert (agent / ".git" / "MERGE_HEAD").exists(), proc
+    refused = gasp(agent, "sync", "--abort")
+    assert refused.returncode == 5 and "not left by git gasp sync" in refused.stderr.decode()
+    assert (agent / ".git" / "MERGE_HEAD").exists()
+
+
+def test_a_rebase_conflict_is_left_for_git_rebase_continue(agent, remote, other):
+    mine = _conflicting_notes(agent, other)
+    code, report, err = sync(agent, "--rebase")
+    assert code == 1 and report["status"] == "conflict", err
+    assert "git rebase --continue" in err and report["conflicts"] == ["NOTES.md"]
+    assert (agent / ".git" / "rebase-merge").is_dir()
+    proc = gasp(agent, "sync", "--abort")
+    assert proc.returncode == 0, out(proc)
+    assert not (agent / ".git" / "rebase-merge").exists() and head(agent) == mine
+
+
+def test_a_log_conflict_the_driver_cannot_resolve_stops_too(agent, remote, other):
+    with open(other / LOG, "ab") as fh:
+        fh.write(goal_titled(7, "theirs"))
+    git(other, "commit", "-q", "--no-verify", "-am", "theirs")
+    git(other, "push", "-q")
+    with open(agent / LOG, "ab") as fh:
+        fh.write(goal_titled(7, "ours"))
+    git(agent, "commit", "-q", "--no-verify", "-am", "ours")
+    code, report, err = sync(agent)
+    assert code == 1 and report["status"] == "conflict", err
+    assert report["conflicts"] == [LOG] and LOG in err
+
+
+def test_the_agent_hook_sync_never_leaves_a_merge(agent, remote, other):
+    from git_gasp.merge.sync import Options
+    from git_gasp.merge.sync import sync as run_sync
+
+    mine = _conflicting_notes(agent, other)
+    outcome = run_sync(agent, Options(max_wait=0.2, keep_conflict=False))
+    assert outcome.status == "conflict" and outcome.exit_code == 1
+    assert "NOTES.md" in outcome.reason and "as it was" in outcome.reason
+    assert not (agent / ".git" / "MERGE_HEAD").exists() and head(agent) == mine
+
+
+def test_a_fast_forward_onto_a_rewritten_remote_is_refused(agent, remote, other):
+    append(agent, 1)
+    git(agent, "push", "-q")
+    git(other, "pull", "-q", "--no-rebase")
+    log = other / LOG
+    log.write_bytes(log.read_bytes().replace(b"goal 1", b"goal X"))
+    git(other, "commit", "-q", "--no-verify", "-am", "rewrite a committed line")
+    bad = head(other)
+    git(other, "push", "-q")  # the remote has no hook: it takes it
+    mine = head(agent)
+    code, report, err = sync(agent)
+    assert code == 1 and report["status"] == "refused", err
+    assert bad[:12] in report["reason"] and "did not move" in report["reason"]
+    assert len(err.strip().splitlines()) == 1
+    assert head(agent) == mine
+    assert git(agent, "status", "--porcelain", "--untracked-files=no") == ""

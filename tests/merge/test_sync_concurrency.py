@@ -40,13 +40,13 @@ pytestmark = pytest.mark.slow
 
 CLONES = 8
 ROUNDS = int(os.environ.get("GASP_SYNC_ROUNDS") or 2)
-ARGS = ("--attempts", "8", "--max-wait", "20")
+ARGS: tuple[str, ...] = ()  # the default settings: a lost race is retried on time
 
 
 def _verify(run, remote: Path, tmp_path: Path) -> None:
     print(run.figures())
     assert run.errors == []
-    assert 3 not in run.codes  # no internal error
+    assert set(run.codes) == {0}  # no sync gave up under the default settings
     ids = remote_ids(remote)
     counts = Counter(ids)
     assert [i for i, n in counts.items() if n > 1] == []  # no event twice

@@ -14,12 +14,15 @@ from git_gasp.cli.options import WaitCommand, wait_option
 @click.option("--rebase", is_flag=True,
               help="Replay the local commits onto the remote branch instead of merging it "
                    "(the driver still resolves the append-only files).")
-@click.option("--attempts", type=click.IntRange(min=1), default=5, show_default=True,
-              metavar="N", help="Fetch-integrate-validate-push attempts before giving up.")
-@click.option("--max-wait", "max_wait", type=click.FloatRange(min=0), default=30.0,
+@click.option("--attempts", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Give up after N fetch-integrate-validate-push attempts (default: retry "
+                   "until --max-wait is spent).")
+@click.option("--max-wait", "max_wait", type=click.FloatRange(min=0), default=120.0,
               show_default=True, metavar="SECONDS",
               help="The budget of all waits between attempts together (each is jittered "
                    "and at most 8 s); 0 retries at once.")
+@click.option("--abort", is_flag=True,
+              help="Abort the merge or rebase a conflicted sync left in progress.")
 @click.option("--since", metavar="REV", default=None,
               help="Validate as `git gasp check --since REV` (history reachable from REV "
                    "predates the rules).")
@@ -28,19 +31,23 @@ from git_gasp.cli.options import WaitCommand, wait_option
                                       "failed attempt).")
 @wait_option
 @click.option("--json", "as_json", is_flag=True, help="Print what happened as one JSON object.")
-def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int, max_wait: float,
-         since: str | None, timeout: float | None, wait: float | None, as_json: bool) -> int:
+def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int | None,
+         max_wait: float, abort: bool, since: str | None, timeout: float | None,
+         wait: float | None, as_json: bool) -> int:
     """Sync this branch with REMOTE's BRANCH (default: its upstream, else origin and the
     same name): fetch, merge (or --rebase) through the union merge driver, validate with
     the guard's rules and a cached check, push without force; retry a rejected push with
-    jittered backoff; when it gives up, push the local work to
-    refs/gasp/recovery/<agent>/<run-or-time>.
+    jittered backoff until the wait budget is spent; when it gives up, push the local
+    work to refs/gasp/recovery/<agent>/<run-or-time>. A fast-forward to the remote is
+    validated first. A conflict stops at once: nothing is pushed, the merge (or
+    rebase) is left for git to finish, or --abort.
 
     \b
     Exit status: 0 synced or nothing to do; 1 refused (not conformant, or the
-    remote's hook refused it; nothing pushed); 4 gave up, the local work is on the
-    recovery ref; 5 cannot start (dirty tree, detached HEAD, merge or rebase in
-    progress, lease held); 6 gave up and the recovery ref could not be pushed.
+    remote's hook refused it; nothing pushed) or stopped on a conflict; 4 gave
+    up, the local work is on the recovery ref; 5 cannot start (dirty tree,
+    detached HEAD, merge or rebase in progress, lease held); 6 gave up and the
+    recovery ref could not be pushed.
     """
     import json
     from pathlib import Path
@@ -52,7 +59,7 @@ def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int, ma
 
     start = Path(find_root(Path.cwd()) or Path.cwd())  # the state's branch, wherever it is
     outcome = run_sync(start, Options(remote, branch, rebase, attempts, max_wait, since,
-                                      timeout, wait))
+                                      timeout, wait, abort=abort))
     for note in outcome.cleaned:
         click.echo(f"git gasp sync: {note}", err=True)
     if as_json:
