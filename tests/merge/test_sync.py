@@ -446,3 +446,14 @@ def test_a_fast_forward_onto_a_rewritten_remote_is_refused(agent, remote, other)
     assert len(err.strip().splitlines()) == 1
     assert head(agent) == mine
     assert git(agent, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_quiet_prints_nothing_on_success_and_one_line_on_failure(agent, remote, other):
+    append(agent, 1)
+    proc = gasp(agent, "sync", "-q")
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b"", out(proc)
+    assert head(remote, "main") == head(agent)
+    _conflicting_notes(agent, other)
+    proc = gasp(agent, "sync", "--quiet")
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert len(proc.stderr.decode().strip().splitlines()) == 1 and b"NOTES.md" in proc.stderr

@@ -31,9 +31,11 @@ from git_gasp.cli.options import WaitCommand, wait_option
                                       "failed attempt).")
 @wait_option
 @click.option("--json", "as_json", is_flag=True, help="Print what happened as one JSON object.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print nothing when it synced (a failure still prints its one line).")
 def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int | None,
          max_wait: float, abort: bool, since: str | None, timeout: float | None,
-         wait: float | None, as_json: bool) -> int:
+         wait: float | None, as_json: bool, quiet: bool) -> int:
     """Sync this branch with REMOTE's BRANCH (default: its upstream, else origin and the
     same name): fetch, merge (or --rebase) through the union merge driver, validate with
     the guard's rules and a cached check, push without force; retry a rejected push with
@@ -60,15 +62,15 @@ def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int | N
     start = Path(find_root(Path.cwd()) or Path.cwd())  # the state's branch, wherever it is
     outcome = run_sync(start, Options(remote, branch, rebase, attempts, max_wait, since,
                                       timeout, wait, abort=abort))
-    for note in outcome.cleaned:
+    for note in outcome.cleaned if not quiet else ():
         click.echo(f"git gasp sync: {note}", err=True)
     if as_json:
         click.echo(json.dumps(outcome.to_json(), indent=2))
     if outcome.exit_code == 0:
-        if not as_json:
+        if not as_json and not quiet:
             click.echo(outcome.line())
     else:
         click.echo(f"git gasp: error: {outcome.line()}", err=True)
-    if outcome.exit_code in (0, 1, 4):  # it ran: the clone's plain pulls need the driver too
+    if outcome.exit_code in (0, 1, 4) and not quiet:  # it ran: plain pulls need the driver
         driver_note(start)
     return outcome.exit_code
