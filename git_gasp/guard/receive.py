@@ -161,6 +161,27 @@ def _rewound(walker, ref: str, old: bytes | None, new: bytes) -> list[Refusal]:
     return out
 
 
+def fix_hint(data: bytes, refusals: list[Refusal]) -> str | None:
+    """The line that says how to fix a refused push: the refused commits are in the
+    pusher's history, so a revert pushed on top is refused again; dropping or rewriting
+    the commits the server does not have (those after the ref's old value) is what
+    works. None when no refusal names a commit."""
+    olds = {ref: old for old, _new, ref in parse_updates(data)}
+    for r in refusals:
+        old = olds.get(r.ref)
+        if r.commit is None or old is None:
+            continue
+        if _zero(old):
+            return ("git gasp: fix: rewrite the refused commit in your history "
+                    "(git rebase -i), keeping every line a committed log had, then push "
+                    "again; a git revert leaves the commit in the history")
+        return (f"git gasp: fix: drop the commits this remote does not have, then "
+                f"re-append their events as new lines and push again: git reset --keep "
+                f"{old} (or rewrite them: git rebase -i {old}); a git revert leaves the "
+                "refused commit in the history")
+    return None
+
+
 def run_pre_receive(git_dir: Path, data: bytes, *, check: bool = False) -> list[Refusal]:
     """pre-receive's verdict on its stdin `data` (empty: the push may go in)."""
     return check_push(git_dir, parse_updates(data), check=check)

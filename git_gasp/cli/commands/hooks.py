@@ -72,11 +72,15 @@ def hook(name: str, check: bool) -> int:
         import sys
         from pathlib import Path
 
-        from git_gasp.guard.receive import run_pre_receive
+        from git_gasp.guard.receive import fix_hint, run_pre_receive
 
-        refusals = run_pre_receive(Path.cwd(), sys.stdin.buffer.read(), check=check)
+        data = sys.stdin.buffer.read()
+        refusals = run_pre_receive(Path.cwd(), data, check=check)
         for refusal in refusals:
             click.echo(refusal.line(), err=True)
+        hint = fix_hint(data, refusals) if refusals else None
+        if hint:
+            click.echo(hint, err=True)
         return 1 if refusals else 0
     from git_gasp.cli.commands.hook_run import run_hook
 

@@ -10,7 +10,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from git_gasp.conformance.history.tipfacts import TipFacts
 
-APPEND_HINT = "append-only files may only grow at the end; revert it and append a correction"
+APPEND_HINT = ("append-only files may only grow at the end: rewrite or drop this commit "
+               "and re-append its events as new lines (a revert does not help: the commit "
+               "stays in the history)")
+WORKTREE_HINT = ("append-only files may only grow at the end: put the committed lines "
+                 "back (git restore -- PATH) and append a correcting event instead")
 
 
 class WalkStats(Record):

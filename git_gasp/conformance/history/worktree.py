@@ -15,7 +15,7 @@ import os
 import stat
 
 from git_gasp.base.files import join, open_file, open_regular
-from git_gasp.conformance.history.result import APPEND_HINT
+from git_gasp.conformance.history.result import WORKTREE_HINT
 from git_gasp.conformance.history.tipfacts import EXTENDS, SAME, TipFacts
 from git_gasp.conformance.history.walk import Walker
 from git_gasp.odb.indexstat import index_entry_stat, stat_proves
@@ -203,7 +203,7 @@ class WorkTree:
             return None
         if problem is not None:
             line, reason = problem
-            walker.fail(f"working tree does not extend HEAD: {reason} ({APPEND_HINT})",
+            walker.fail(f"working tree does not extend HEAD: {reason} ({WORKTREE_HINT})",
                       path=path, line=line)
             return None
         walker.objects.lengths.setdefault(entry.sha, len(committed))
