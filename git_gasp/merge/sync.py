@@ -244,7 +244,9 @@ def _attempts(s: Session, root: Path, out: Outcome, opts: Options, backoff: Back
     s.config = integrate.driver_config(s, root, log_rel)
     out.waits = backoff.waits
     took = 0.0
-    while opts.attempts is None or out.attempts < opts.attempts:
+    # no wait budget and no count: one attempt (retrying at once forever is no budget)
+    limit = opts.attempts if opts.attempts is not None or opts.max_wait > 0 else 1
+    while limit is None or out.attempts < limit:
         if out.attempts:
             wait = backoff.next_wait(took)
             if wait is None:

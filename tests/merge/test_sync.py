@@ -457,3 +457,11 @@ def test_quiet_prints_nothing_on_success_and_one_line_on_failure(agent, remote, 
     proc = gasp(agent, "sync", "--quiet")
     assert proc.returncode == 1 and proc.stdout == b""
     assert len(proc.stderr.decode().strip().splitlines()) == 1 and b"NOTES.md" in proc.stderr
+
+
+def test_no_wait_budget_and_no_count_makes_one_attempt(agent, remote, other, tmp_path):
+    _mover(agent, other, tmp_path, 50)  # the race is lost every time
+    append(agent, 1)
+    proc = gasp(agent, "sync", "--json", "--max-wait", "0")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 4 and report["attempts"] == 1, proc.stderr.decode()

@@ -20,7 +20,8 @@ from git_gasp.cli.options import WaitCommand, wait_option
 @click.option("--max-wait", "max_wait", type=click.FloatRange(min=0), default=120.0,
               show_default=True, metavar="SECONDS",
               help="The budget of all waits between attempts together (each is jittered "
-                   "and at most 8 s); 0 retries at once.")
+                   "and at most 8 s); 0 never waits: it retries at once up to --attempts, "
+                   "or makes one attempt without it.")
 @click.option("--abort", is_flag=True,
               help="Abort the merge or rebase a conflicted sync left in progress.")
 @click.option("--since", metavar="REV", default=None,
