@@ -35,7 +35,7 @@ from git_gasp.base.paths import (  # the str-path helpers, re-exported
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Sequence
     from pathlib import Path
     from types import TracebackType
 
@@ -370,71 +370,94 @@ def move_into_place(src: str | os.PathLike, dest: str | os.PathLike, *,
 # --- locking ----------------------------------------------------------------------------
 
 
-def _contextmanager(gen):
-    """``contextlib.contextmanager``, with contextlib imported when a lock is taken (not
-    when this module loads: the check and the hook take none)."""
-    def make(*args, **kwargs):
-        import contextlib
+class _Flock:
+    """An exclusive flock on a file, held between ``__enter__`` and ``__exit__`` (a class,
+    not ``contextlib.contextmanager``: the agent hook takes a lock on every call, and
+    importing contextlib costs it 2 % more)."""
 
-        return contextlib.contextmanager(gen)(*args, **kwargs)
+    def __init__(self, path: str | os.PathLike, wait_s: float, poll_s: float,
+                 what: str | None = None) -> None:
+        self.path, self.wait_s, self.poll_s, self.what = path, wait_s, poll_s, what
+        self.fd: int | None = None
+        self.held = False
 
-    make.__name__, make.__qualname__, make.__doc__ = gen.__name__, gen.__qualname__, gen.__doc__
-    return make
+    def acquire(self) -> None:
+        import fcntl
 
-
-@_contextmanager
-def held_lock(path: str | os.PathLike, wait_s: float, *,
-              poll_s: float = 0.02) -> Iterator[int | None]:
-    """Hold an exclusive flock on `path` (created 0o600 if missing); yields its open
-    descriptor (a child that inherits it holds the lock too), or None, holding
-    nothing, when it could not be had within `wait_s` seconds."""
-    import fcntl
-
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_NONBLOCK", 0), 0o600)
-    except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
-        raise NotARegularFile(f"{os.fspath(path)}: a symbolic link; refusing to lock "
-                              "through it") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotARegularFile(f"{os.fspath(path)}: not a regular file; refusing to "
-                                  "lock it")
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise
-                if time.monotonic() >= deadline:
-                    yield None
-                    return
-                time.sleep(poll_s)
+        path = self.path
         try:
-            yield fd
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_NONBLOCK", 0), 0o600)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise NotARegularFile(f"{os.fspath(path)}: a symbolic link; refusing to lock "
+                                  "through it") from None
+        got = False
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise NotARegularFile(f"{os.fspath(path)}: not a regular file; refusing to "
+                                      "lock it")
+            deadline = time.monotonic() + self.wait_s
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    got = True
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                        raise
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(self.poll_s)
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+            if not got:
+                os.close(fd)
+        self.fd, self.held = (fd, True) if got else (None, False)
+        if not got and self.what is not None:
+            raise FileLocked(f"timed out waiting for the {self.what} lock ({path})")
+
+    def release(self) -> None:
+        fd, self.fd, self.held = self.fd, None, False
+        if fd is not None:
+            import fcntl
+
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()
 
 
-@_contextmanager
-def try_lock(path: str | os.PathLike, wait_s: float, *,
-             poll_s: float = 0.02) -> Iterator[bool]:
-    """Hold an exclusive flock on `path` (created 0o600 if missing); yields False,
-    holding nothing, when it could not be had within `wait_s` seconds."""
-    with held_lock(path, wait_s, poll_s=poll_s) as fd:
-        yield fd is not None
+class _HeldLock(_Flock):
+    def __enter__(self) -> int | None:
+        self.acquire()
+        return self.fd
 
 
-@_contextmanager
-def file_lock(path: str | os.PathLike, what: str, timeout: float = 120.0) -> Iterator[None]:
-    """Hold an exclusive flock on `path`; raise FileLocked after `timeout` seconds."""
-    with try_lock(path, timeout, poll_s=0.05) as held:
-        if not held:
-            raise FileLocked(f"timed out waiting for the {what} lock ({path})")
-        yield
+class _TriedLock(_Flock):
+    def __enter__(self) -> bool:
+        self.acquire()
+        return self.held
+
+
+def held_lock(path: str | os.PathLike, wait_s: float, *, poll_s: float = 0.02) -> _HeldLock:
+    """Hold an exclusive flock on `path` (created 0o600 if missing) in a ``with``; gives
+    its open descriptor (a child that inherits it holds the lock too), or None, holding
+    nothing, when it could not be had within `wait_s` seconds."""
+    return _HeldLock(path, wait_s, poll_s)
+
+
+def try_lock(path: str | os.PathLike, wait_s: float, *, poll_s: float = 0.02) -> _TriedLock:
+    """Hold an exclusive flock on `path` (created 0o600 if missing) in a ``with``; gives
+    False, holding nothing, when it could not be had within `wait_s` seconds."""
+    return _TriedLock(path, wait_s, poll_s)
+
+
+def file_lock(path: str | os.PathLike, what: str, timeout: float = 120.0) -> _TriedLock:
+    """Hold an exclusive flock on `path` in a ``with``; raise FileLocked after `timeout`
+    seconds."""
+    return _TriedLock(path, timeout, 0.05, what)

@@ -12,11 +12,10 @@ from __future__ import annotations
 import os
 
 from git_gasp.base.errors import FormatError
-from git_gasp.base.files import exists, is_dir, is_link, join, open_file
+from git_gasp.base.files import exists, is_dir, join, open_file
+from git_gasp.conformance.packs import load_vocabulary
 from git_gasp.conformance.report import CheckResult
 from git_gasp.protocol.graph import Graph
-from git_gasp.protocol.jsonstrict import JsonError, loads_slow
-from git_gasp.protocol.vocab import PackError, Vocabulary, parse_pack
 from git_gasp.store.agent import MANIFEST, AgentRepo
 from git_gasp.store.agentfs import AgentFileError, file_paths, read_regular
 
@@ -114,25 +113,6 @@ def check_replay(repo: AgentRepo, log: LogAnalysis | None = None) -> CheckResult
 
 
 # --- 3 -----------------------------------------------------------------------
-def load_vocabulary(root: str | os.PathLike, res: CheckResult | None = None) -> Vocabulary:
-    """The baseline plus .agent/packs/*.json; a pack that does not parse is a failure."""
-    packs = []
-    base = join(root, ".agent", "packs")
-    if is_dir(base) and not is_link(base):
-        for name in sorted(os.listdir(base)):
-            if not name.endswith(".json"):
-                continue
-            rel = f".agent/packs/{name}"
-            try:
-                packs.append(parse_pack(loads_slow(read_regular(root, rel)), name[:-5]))
-            except (AgentFileError, JsonError, PackError) as exc:
-                if res is not None:
-                    res.fail(f"pack does not parse: {exc}", path=rel)
-    elif exists(base) and res is not None:
-        res.fail("must be a directory of *.json packs", path=".agent/packs")
-    return Vocabulary.with_packs(packs)
-
-
 def check_vocabulary(repo: AgentRepo, log: LogAnalysis | None = None,
                      packs: CheckResult | None = None) -> CheckResult:
     """Every CreateNode.kind and CreateRelation.rel is baseline or declared by a pack.

@@ -26,7 +26,7 @@ def declare(root: Path, kind: str, required_props: list[str], description: str,
             relations: dict[str, str]) -> Vocabulary:
     """Add `kind` (and `relations`: rel -> description) to the runtime pack; return the
     repo's vocabulary afterwards. Baseline kinds and relations are not restated."""
-    from git_gasp.conformance.checks import load_vocabulary
+    from git_gasp.conformance.packs import load_vocabulary
 
     path = Path(root) / PACK_REL
     try:

@@ -76,7 +76,7 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
 
         Raises GaspError when AGENT.md is missing or the log has a bad or torn line.
         """
-        from git_gasp.conformance.checks import load_vocabulary
+        from git_gasp.conformance.packs import load_vocabulary
 
         opened = open_state(path, worker_id, fsync=fsync, lease_ttl_ms=lease_ttl_ms,
                             use_snapshots=use_snapshots, end_state=end_state)

@@ -37,7 +37,8 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("base/files.py", "open_regular"): _HELPER + ": O_NOFOLLOW | O_NONBLOCK, fstat",
     ("base/files.py", "open_output"): _HELPER + ": O_NOFOLLOW | O_NONBLOCK, fstat",
     ("base/files.py", "AtomicFile.__init__"): _HELPER + "; " + _CREATED,
-    ("base/files.py", "held_lock"): _HELPER + ": a lock file (O_NOFOLLOW), flocked, never read",
+    ("base/files.py", "_Flock.acquire"): _HELPER + ": a lock file (O_NOFOLLOW), flocked, never "
+    "read",
     ("base/files.py", "fsync_dir"): _DIRECTORY,
     ("store/append.py", "_fsync_dir"): _DIRECTORY,
     ("store/append.py", "_open_append"): "the log's append: O_APPEND | O_NOFOLLOW | "

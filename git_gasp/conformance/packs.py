@@ -1,0 +1,38 @@
+"""The vocabulary a repository declares: the baseline plus `.agent/packs/*.json`.
+
+Apart from the checks (`conformance/checks.py`, which re-exports it) because what
+records an event (the agent hook, `runtime/state.py`) needs the vocabulary and none of
+the checks.
+"""
+
+from __future__ import annotations
+
+import os
+
+from git_gasp.base.files import exists, is_dir, is_link, join
+from git_gasp.protocol.jsonstrict import JsonError, loads_slow
+from git_gasp.protocol.vocab import PackError, Vocabulary, parse_pack
+from git_gasp.store.agentfs import AgentFileError, read_regular
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from git_gasp.conformance.report import CheckResult
+
+
+def load_vocabulary(root: str | os.PathLike, res: CheckResult | None = None) -> Vocabulary:
+    """The baseline plus .agent/packs/*.json; a pack that does not parse is a failure."""
+    packs = []
+    base = join(root, ".agent", "packs")
+    if is_dir(base) and not is_link(base):
+        for name in sorted(os.listdir(base)):
+            if not name.endswith(".json"):
+                continue
+            rel = f".agent/packs/{name}"
+            try:
+                packs.append(parse_pack(loads_slow(read_regular(root, rel)), name[:-5]))
+            except (AgentFileError, JsonError, PackError) as exc:
+                if res is not None:
+                    res.fail(f"pack does not parse: {exc}", path=rel)
+    elif exists(base) and res is not None:
+        res.fail("must be a directory of *.json packs", path=".agent/packs")
+    return Vocabulary.with_packs(packs)
