@@ -40,9 +40,6 @@ record named by ``after``; ``ref`` fields name other lifted items by ``key``.
 
 from __future__ import annotations
 
-import re
-import shlex
-
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
 from git_gasp.base.lazyre import LazyPattern
 from git_gasp.base.record import Record as Value
@@ -85,6 +82,10 @@ _FAIL_SUMMARY = LazyPattern(
 _GIT_COMMIT = LazyPattern(r"(?:^|[\s;&|(])git(?:\s+-[cC]\s+\S+|\s+--\S+)*\s+commit\b")
 _SHA_BRACKET = LazyPattern(r"\[[^\]\n]*?\s([0-9a-f]{7,40})\]\s*(.*)")
 _SHA_LINE = LazyPattern(r"(?m)^([0-9a-f]{7,40})\s+(.*)$")
+_ASSIGNMENT = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PATCH_FILE = LazyPattern(r"(?m)^\*\*\* (?:Add|Update|Delete) File: (.+)$")
+_MESSAGE = LazyPattern(r"""(?:^|\s)(?:-[a-zA-Z]*m|--message(?:=|\s))\s*"""
+                       r"""(?:'([^']*)'|"([^"]*)"|(\S+))""")
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "\n"})
 
 
@@ -140,6 +141,8 @@ def command_of(tool_input: Any) -> str | None:
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             if len(value) >= 3 and value[-2] in ("-c", "-lc", "-ic"):
                 return value[-1]
+            import shlex  # only for a command given as a list
+
             return shlex.join(value)
     return None
 
@@ -153,6 +156,8 @@ _WRAPPERS = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", "rye", "npx", "
 
 
 def _segments(cmd: str) -> list[list[str]]:
+    import shlex  # only for a shell command
+
     try:
         lex = shlex.shlex(cmd, posix=True, punctuation_chars=True)
         lex.whitespace_split = True
@@ -174,7 +179,7 @@ def is_test_command(cmd: str) -> bool:
         return False
     for seg in _segments(cmd):
         words = list(seg)
-        while words and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0])
+        while words and (_ASSIGNMENT.match(words[0])
                          or words[0].rsplit("/", 1)[-1] in _WRAPPERS
                          or words[0] in ("run", "exec") or words[0].isdigit()
                          or (words[0].startswith("-") and len(words) > 1)):
@@ -200,7 +205,7 @@ def edited_files(name: str, tool_input: Any) -> list[str] | None:
                     return [tool_input[key]]
             patch = tool_input.get("input") or tool_input.get("patch")
             if isinstance(patch, str):
-                found = re.findall(r"(?m)^\*\*\* (?:Add|Update|Delete) File: (.+)$", patch)
+                found = _PATCH_FILE.findall(patch)
                 if found:
                     return found
         return []
@@ -223,8 +228,7 @@ def commit_of(output: str) -> tuple[str | None, str | None]:
 
 
 def commit_message(cmd: str) -> str | None:
-    m = re.search(r"""(?:^|\s)(?:-[a-zA-Z]*m|--message(?:=|\s))\s*(?:'([^']*)'|"([^"]*)"|(\S+))""",
-                  cmd)
+    m = _MESSAGE.search(cmd)
     if not m:
         return None
     msg = next(g for g in m.groups() if g is not None)

@@ -1,6 +1,7 @@
 """The one error handler of the CLI: a known error (`GaspError`) reaches the user as
 one line ``git gasp: error: …`` and its exit code, never a traceback. Used by the fast
-paths (`cli.main`), the click group (`cli.group`) and the manual (`cli.help`)."""
+paths (`cli.main`), the click group (`cli.group`) and the manual (`cli.help`); and
+`leave`, how the fast paths exit."""
 
 from __future__ import annotations
 
@@ -55,3 +56,12 @@ def exit_for_error(exc: BaseException) -> NoReturn:
     # last line of defence: one line, never a traceback
     _error(f"git gasp: internal error: {type(exc).__name__}: {exc} (set GASP_DEBUG=1 for details)")
     sys.exit(3)
+
+
+def leave(code: int) -> NoReturn:
+    """Exit with `code` at once, nothing torn down (the log's objects are not freed one
+    by one), once the patterns this run compiled are in the cache (`base.lazyre`)."""
+    from git_gasp.base.lazyre import save
+
+    save()
+    os._exit(code)

@@ -12,10 +12,9 @@ imported when that command runs.
 
 from __future__ import annotations
 
-import os
 import sys
 
-from git_gasp.cli.handler import exit_for_error
+from git_gasp.cli.handler import exit_for_error, leave
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,7 +56,7 @@ def agent_hook_main(kw: dict) -> NoReturn:
         sys.stderr.flush()
     except BaseException as exc:  # noqa: BLE001 - the one handler decides
         exit_for_error(exc)
-    os._exit(code)  # nothing left to tear down
+    leave(code)
 
 
 def check_main(kw: dict) -> NoReturn:
@@ -70,7 +69,7 @@ def check_main(kw: dict) -> NoReturn:
         sys.stderr.flush()
     except BaseException as exc:  # noqa: BLE001 - the one handler decides
         exit_for_error(exc)
-    os._exit(code)  # nothing left to tear down: skip freeing the log's objects one by one
+    leave(code)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

@@ -24,6 +24,7 @@ import re
 from collections import Counter
 
 from git_gasp.base.lazyre import LazyPattern
+from git_gasp.base.lazyre import compile as compile_cached
 
 TOKEN_PREFIX = "[REDACTED:"
 TOKEN_RE = LazyPattern(r"\[REDACTED:[a-z_]+:[0-9a-f]{8}\]")
@@ -126,7 +127,7 @@ _FLAG_VALUE = r"(?:\"(?P<dq>[^\"\n]*+)\"|'(?P<sq>[^'\n]*+)'|(?P<bare>(?!-)[^\s\"
 LONG_FLAG = LazyPattern(
     r"-(?<![^\s'\"(=]-)-?(?P<flag>[A-Za-z][A-Za-z0-9_-]{0,40}+)(?:=|[ \t]++)" + _FLAG_VALUE
 )
-SHORT_FLAG_ATTACHED = re.compile(
+SHORT_FLAG_ATTACHED = compile_cached(
     r"-(?<![^\s'\"]-)(?P<flag>[pu])(?P<bare>[^\s\"'`;|&<>()-][^\s\"'`;|&<>()]*+)"
 )
 SECRET_FLAG = LazyPattern(
@@ -185,7 +186,7 @@ ASSIGN = LazyPattern(first_char_alternation(
 def _both_cases(regex: str) -> str:
     """`regex` (lowercase letters, no classes of letters) matching either case of each
     letter with a class, not IGNORECASE: re's fast paths need plain classes."""
-    return re.sub(r"[a-z]", lambda m: f"[{m.group(0)}{m.group(0).upper()}]", regex)
+    return "".join(f"[{c}{c.upper()}]" if "a" <= c <= "z" else c for c in regex)
 
 
 ASSIGN_REVERSED = LazyPattern(

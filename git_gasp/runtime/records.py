@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from git_gasp.base.ids import new_id
+from git_gasp.base.lazyre import LazyPattern
 from git_gasp.protocol.vocab import BASE_NODE_KINDS, ENTITY_CREATING
 from git_gasp.runtime.ops import Op, clean, create_node, relate, update_node
 from git_gasp.runtime.transitions import (
@@ -16,6 +16,8 @@ from git_gasp.runtime.transitions import (
     check_transition,
 )
 from git_gasp.runtime.writepath import AUTO, StateError
+
+_NOT_ID = LazyPattern(r"[^A-Za-z0-9]+")  # a kind's characters a node id may not hold
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -205,7 +207,7 @@ class EntityRecords:
         """
         if kind in BASE_NODE_KINDS and f"{kind}.created" in ENTITY_CREATING:
             raise StateError(f"use the {kind} helper (record_{kind}) for {kind} nodes")
-        nid = node_id or new_id(re.sub(r"[^A-Za-z0-9]+", "_", kind))
+        nid = node_id or new_id(_NOT_ID.sub("_", kind))
         for _rel, target in relations:
             if not self.graph.has_node(target):
                 raise StateError(f"node {target} does not exist")

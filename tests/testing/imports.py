@@ -79,8 +79,10 @@ class ImportTrace:
 
     def culprits(self, forbidden: Callable[[str], bool] | Iterable[str]) -> list[list[str]]:
         """The chain of each forbidden module loaded that no other forbidden module
-        pulled in (``dulwich.repo``, not the dulwich modules it imports in turn);
-        `forbidden`: a predicate on module names, or the names themselves."""
+        pulled in (``dulwich.repo``, not the dulwich modules it imports in turn), leaving
+        out what the interpreter's start-up (``site``: an editable install's finder
+        imports contextlib) loaded before any code of ours ran; `forbidden`: a predicate
+        on module names, or the names themselves."""
         if not callable(forbidden):
             names = set(forbidden)
             forbidden = names.__contains__
@@ -88,7 +90,7 @@ class ImportTrace:
         for name in self.modules:
             if forbidden(name):
                 chain = self.chain(name)
-                if not any(forbidden(m) for m in chain[:-1]):
+                if not any(forbidden(m) for m in chain[:-1]) and chain[0] != "site":
                     out.append(chain)
         return out
 

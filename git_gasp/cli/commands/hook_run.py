@@ -27,4 +27,6 @@ def run_hook(name: str) -> NoReturn:
     # Leave without tearing down what the guard built (nothing needs it any more).
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(1 if rejections else 0)
+    from git_gasp.cli.handler import leave
+
+    leave(1 if rejections else 0)
