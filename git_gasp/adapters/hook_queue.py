@@ -21,7 +21,6 @@ dropped, never blocking the rest. (``<time>-<pid>-<hex>.json`` entries, ``{"agen
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
@@ -177,7 +176,7 @@ def _set_aside(gdir: Path, entry: Path, agent: str | None, clean: Any, why: str)
     """Move `entry` to ``queue/failed/`` with its ``.why`` line: redacted when it got that
     far (its bytes as they came only when they are not JSON a redactor can read)."""
     failed = queue_dir(gdir) / "failed"
-    with contextlib.suppress(OSError):
+    try:
         failed.mkdir(exist_ok=True)
         line = " ".join(why.split())[:500] + "\n"
         atomic_write(failed / (entry.name + WHY_SUFFIX), line.encode("utf-8", "replace"),
@@ -189,6 +188,8 @@ def _set_aside(gdir: Path, entry: Path, agent: str | None, clean: Any, why: str)
             entry.unlink()
         else:
             move_into_place(entry, failed / entry.name, root=gdir.parent)
+    except OSError:
+        pass
 
 
 def _reopen(state: Any, root: Path) -> Any:

@@ -16,7 +16,6 @@ is closed by the next SessionStart or Stop of the same agent in this repo
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -31,6 +30,7 @@ from git_gasp.adapters.session_close import (
     locate_transcript,
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
+from git_gasp.base.digest import sha256
 from git_gasp.base.files import atomic_write, open_file, read_text
 
 TYPE_CHECKING = False
@@ -61,7 +61,7 @@ def _keep_output(text: str) -> str:
 
 def _digest(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
+    return sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
 
 
 def _lifted(d: dict) -> Lifted:
@@ -398,7 +398,7 @@ class HookSession(SessionWriter):
             from git_gasp.runtime.state import _AUTO
 
             text = self.r.text(h.last_message)[:2000]
-            digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+            digest = sha256(text.encode()).hexdigest()[:16]
             self.observation(f"stop:{self.prompts}:{digest}", text, self.run_id,
                              self._src("stop", hook="Stop"), _AUTO)
 

@@ -18,11 +18,11 @@ and the redacted transcript archived in the cold tier at its boundary commit.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 from git_gasp.adapters.session_writer import redacted_archive
+from git_gasp.base.digest import sha256
 from git_gasp.base.files import atomic_write
 from git_gasp.redact.redactor import Redactor
 
@@ -137,7 +137,7 @@ def archive_transcript(state: Any, run_id: str, agent: str, path: str | os.PathL
         return None
     archive = redacted_archive(raw, Redactor())
     rel = f"transcripts/{run_id}.jsonl.gz"
-    digest = "sha256:" + hashlib.sha256(archive).hexdigest()
+    digest = "sha256:" + sha256(archive).hexdigest()
     atomic_write(root / rel, archive, root=root, make_parents=True)
     if not _has_archive(state, run_id, rel, digest):
         state.attach_artifact(run_id, kind="transcript", uri=rel, hash=digest,

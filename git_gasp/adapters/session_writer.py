@@ -9,13 +9,13 @@ Also here: the run id of a session (`run_id_for`), the redacted transcript archi
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from git_gasp.adapters.lifting import Lifted
 from git_gasp.adapters.records import Record
 from git_gasp.base import git
+from git_gasp.base.digest import sha256
 from git_gasp.base.outside import valid_text
 from git_gasp.redact import capture
 from git_gasp.redact.redactor import Redactor
@@ -91,7 +91,7 @@ class SessionWriter:
 
     def stable_id(self, prefix: str, key: str) -> str:
         """The node id of `key` in this run: the same every time the step is recorded."""
-        return f"{prefix}_" + hashlib.sha256(f"{self.run_id}:{key}".encode()).hexdigest()[:24]
+        return f"{prefix}_" + sha256(f"{self.run_id}:{key}".encode()).hexdigest()[:24]
 
     def tool_call_id(self, key: str) -> str:
         return self.stable_id("tool_call", key)

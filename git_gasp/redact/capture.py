@@ -21,19 +21,19 @@ runs on every tool call and a TOML parser costs more than the rest of a call.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 
+from git_gasp.base.digest import sha256
 from git_gasp.base.errors import GaspError
+from git_gasp.base.lazyre import LazyPattern
 
 SUMMARY_CHARS = 500
 OUTPUTS = ("full", "summary", "none")
 FILE_INPUTS = ("digest", "full")
 FILE_TOOLS = {"Write": ("content",), "Edit": ("old_string", "new_string"),
               "MultiEdit": ("edits",), "NotebookEdit": ("new_source",)}
-_DIGEST = re.compile(r"<\d+ bytes, sha256 [0-9a-f]{12}>: ")
+_DIGEST = LazyPattern(r"<\d+ bytes, sha256 [0-9a-f]{12}>: ")
 _CONFIG_LIMIT = 1 << 20
 _MAX_FIELD_LIMIT = 1 << 20
 
@@ -87,7 +87,7 @@ class Capture:
 
 def _note(text: str, kept: str, cut: dict, field: str) -> str:
     data = text.encode("utf-8", "surrogatepass")
-    cut[field] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    cut[field] = {"bytes": len(data), "sha256": sha256(data).hexdigest()}
     return kept
 
 
@@ -100,7 +100,7 @@ def digest(value: object) -> str:
         return text
     data = text.encode("utf-8", "surrogatepass")
     first = text.split("\n", 1)[0][:80]
-    return f"<{len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()[:12]}>: {first}"
+    return f"<{len(data)} bytes, sha256 {sha256(data).hexdigest()[:12]}>: {first}"
 
 
 def load(root: str | os.PathLike) -> Capture:

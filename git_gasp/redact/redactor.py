@@ -56,11 +56,11 @@ outside text (or JSON) cut to a stored summary's length, before it is redacted.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import re
 from collections import Counter
 
+from git_gasp.base.digest import sha256
 from git_gasp.base.lazyre import LazyPattern
 from git_gasp.redact import patterns as P
 from git_gasp.redact.patterns import (
@@ -81,7 +81,7 @@ SUMMARY_LIMIT = 500  # a stored summary of outside text (a tool's input or outpu
 
 def token_for(kind: str, secret: str) -> str:
     """The stable replacement for `secret`."""
-    digest = hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    digest = sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"[REDACTED:{kind}:{digest}]"
 
 
