@@ -98,6 +98,43 @@ def _header(blob: bytes) -> tuple[int, int, int, int, int, int] | None:
     return digest, size, lines, crc, length, end
 
 
+# log path -> (size, CRC-32 of its first `size` bytes) as this process last read them
+_verified: dict[str, tuple[int, int]] = {}
+
+
+def _prefix_crc(path: Path, size: int) -> int | None:
+    """The CRC-32 of the first `size` bytes of the log at `path` (None: it is shorter or
+    unreadable). Extends the CRC this process verified or wrote for a shorter prefix
+    (the hook's open checked the log up to the end state it loaded; saving it again
+    after appending reads only the lines appended since, not the whole log twice); the
+    next open checks the entry against the log itself either way."""
+    from git_gasp.base.files import open_regular
+
+    name = os.fspath(path)
+    start, crc = _verified.get(name, (0, 0))
+    if start > size:
+        start, crc = 0, 0
+    try:
+        fd = open_regular(name)
+    except OSError:
+        return None
+    try:
+        os.lseek(fd, start, os.SEEK_SET)
+        left = size - start
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                return None
+            crc = zlib.crc32(chunk, crc)
+            left -= len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    _verified[name] = (size, crc)
+    return crc
+
+
 def load(root: Path, rel: str, log_path: Path) -> EndState | None:
     """The saved end state of log `rel`, when the log still starts with the bytes it was
     saved from (else None: read the log as before)."""
@@ -116,6 +153,7 @@ def load(root: Path, rel: str, log_path: Path) -> EndState | None:
     with memoryview(data) as view:
         if zlib.crc32(view[:size]) != digest:
             return None
+    _verified[os.fspath(log_path)] = (size, digest)
     try:
         saved = marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
@@ -139,8 +177,8 @@ def save(state: Any) -> str | None:
         return "the fold skipped ops"
     store = state.store
     gitdir = find_git_dir(state.root)
-    data = _read(store.path)
-    if gitdir is None or data is None or len(data) < store.size:
+    digest = _prefix_crc(store.path, store.size) if gitdir is not None else None
+    if digest is None:
         return "the log or the git dir cannot be read"
     state._ensure_full_index()
     graph = state.graph
@@ -150,9 +188,7 @@ def save(state: Any) -> str | None:
                                  list(state._event_ids)))
     except ValueError as exc:  # a value marshal cannot hold: no entry, no harm
         return f"not written ({exc})"
-    with memoryview(data) as view:
-        digest = b"%08x" % zlib.crc32(view[:store.size])
-    header = b" ".join([_MAGIC, _PY, digest, b"%d" % store.size, b"%d" % store.line_count,
+    header = b" ".join([_MAGIC, _PY, b"%08x" % digest, b"%d" % store.size, b"%d" % store.line_count,
                         b"%08x" % zlib.crc32(payload), b"%d" % len(payload)]) + b"\n"
     entry = entry_path(gitdir, state.root, store.rel)
     try:

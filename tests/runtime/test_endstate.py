@@ -109,3 +109,28 @@ def test_an_open_without_end_state_does_not_read_it(saved):
     state = AgentState.open(saved, "w")
     entry.write_bytes(b"garbage")
     assert AgentState.open(saved, "w").graph.same_as(state.graph)
+
+
+def test_saving_again_extends_the_checked_prefix_and_still_catches_a_rewrite(saved):
+    """Saving after appending reads only the lines appended since the open checked the
+    log (the CRC of the prefix it verified, extended), and the entry it writes still
+    fails when the log's earlier bytes changed in between: the next open reads whole."""
+    state = AgentState.open(saved, "w", end_state=True)
+    goal = next(n for n, v in state.graph.nodes.items() if v["kind"] == "goal")
+    state.record_task("t2", goal=goal)
+    assert state.save_end_state() is None
+    state.close()
+    again = AgentState.open(saved, "w", end_state=True)
+    assert endstate.load(saved, again.store.rel, again.store.path) is not None
+    _same(again, AgentState.open(saved, "w"))
+    again.record_task("t3", goal=goal)
+    log = again.store.path
+    data = log.read_bytes()
+    assert data.count(b'"g1"') >= 1  # same length, other bytes, before what this open checked
+    log.write_bytes(data.replace(b'"g1"', b'"h1"'))
+    assert again.save_end_state() is None
+    again.close()
+    assert endstate.load(saved, again.store.rel, again.store.path) is None
+    full = AgentState.open(saved, "w")
+    assert any(n.get("props", {}).get("title") == "h1" for n in full.graph.nodes.values())
+    _same(AgentState.open(saved, "w", end_state=True), full)
