@@ -27,10 +27,34 @@ FAST = [sys.executable, "-P", "-m", "git_gasp.cli.main"]
 # ast, dis), tomllib (.agent/config.toml's parse is remembered), orjson (the end state
 # spares the log's parse, and orjson imports dataclasses, uuid, platform), socket (the
 # lease's host), subprocess, threading, shutil, datetime (transcripts and git only), and
-# the snapshot caches (an end state needs none). uuid stays (base.ids: 4 % of a hook).
+# the snapshot caches (an end state needs none). The ninth session took off uuid and
+# platform (base.ids formats its UUIDv7 itself: 10 M instructions), hashlib (a short
+# SHA-256 from the built-in module, base.digest: 11 M), contextlib (locks and approval
+# are classes: 3 M) and the checks (the vocabulary loads from conformance.packs: 6 M).
 HOOK_FORBIDDEN = ("typing", "dataclasses", "inspect", "ast", "tomllib", "tomli", "orjson",
                   "socket", "subprocess", "threading", "shutil", "datetime",
-                  "git_gasp.runtime.seed", "git_gasp.store.snapshots")
+                  "uuid", "platform", "hashlib", "contextlib",
+                  "git_gasp.conformance.checks", "git_gasp.runtime.seed",
+                  "git_gasp.store.snapshots")
+# Python code to run first: writes "re compile: MODULE" to stderr for every pattern re's
+# compiler compiles, MODULE being the code that asked (re and base.lazyre skipped).
+RE_WATCH = """\
+import sys as _sys
+try:
+    from re import _compiler as _c
+except ImportError:
+    import sre_compile as _c
+_compile = _c.compile
+def _watched(p, flags=0):
+    f = _sys._getframe(1)
+    while f is not None and f.f_globals.get("__name__", "").startswith(
+            ("re", "sre_", "git_gasp.base.lazyre")):
+        f = f.f_back
+    who = f.f_globals.get("__name__") if f is not None else None
+    _sys.stderr.write(f"re compile: {who} {p!r}\\n")
+    return _compile(p, flags)
+_c.compile = _watched
+"""
 CLICK = [sys.executable, "-P", "-c",
          "import sys; from git_gasp.cli.main import click_main; click_main(sys.argv[1:])"]
 
@@ -141,7 +165,7 @@ def test_recording_a_tool_call_loads_none_of_the_modules_taken_off_its_path(agen
     runs = [("SessionStart", "toolu_a"), ("PreToolUse", "toolu_a"), ("PostToolUse", "toolu_a"),
             ("PreToolUse", "toolu_b"), ("PostToolUse", "toolu_b")]
     traced = [sys.executable, "-X", "importtime", "-P", "-c",
-              IMPORTED_BY + "import sys; sys.argv[1:] = " + repr(args) + "\n"
+              IMPORTED_BY + RE_WATCH + "import sys; sys.argv[1:] = " + repr(args) + "\n"
               "from git_gasp.cli.main import main; main()"]
     for i, (event, tool) in enumerate(runs):
         proc = subprocess.run(traced, cwd=agent, input=_payload(agent, event, tool),
@@ -151,6 +175,12 @@ def test_recording_a_tool_call_loads_none_of_the_modules_taken_off_its_path(agen
         assert "git_gasp.adapters.live" in trace.modules
         if i:
             assert not trace.culprits(HOOK_FORBIDDEN), trace.explain(HOOK_FORBIDDEN, event)
+        compiled = [line for line in proc.stderr.decode().splitlines()
+                    if line.startswith("re compile: git_gasp")]
+        if i >= 3:  # the calls before compiled these patterns and kept them (base.lazyre)
+            assert not compiled, (event, compiled)
+        elif i == 0:
+            assert compiled, "the watch saw no compile: it watches nothing"
     log = (agent / ".git" / "gasp" / "adapter.log").read_text().splitlines()
     assert log[-1].endswith("PostToolUse: recorded in run_claude-code.fast-path"), log[-3:]
     assert list((agent / ".git" / "gasp" / "end-state").glob("*.bin"))
