@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from installed import installed_bin  # noqa: E402
+
 from git_gasp.adapters.live import run_hook  # noqa: E402
 
 SAMPLES = ROOT / "tests" / "adapters" / "data" / "claude-code-2.1.328" / "hook-payloads.jsonl"

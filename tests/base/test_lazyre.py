@@ -92,7 +92,7 @@ def test_every_pattern_of_the_package_is_rebuilt_from_the_cache_exactly(tmp_path
     monkeypatch.setattr(re, "compile", no_compiler)
     again = [lazyre.compile(p, f) for p, f in patterns]
     monkeypatch.undo()
-    for (p, f), a, b in zip(patterns, first, again):
+    for (p, f), a, b in zip(patterns, first, again, strict=True):
         assert _same(a, re.compile(p, f)) and _same(b, re.compile(p, f)), p
     probe = lazyre.compile(r"(?P<key>[a-z]+)=(?P<value>\d+)")
     assert probe.fullmatch("abc=12").groupdict() == {"key": "abc", "value": "12"}
