@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "identity": "git_gasp.cli.commands.identity:identity",
     "lease": "git_gasp.cli.commands.lease:lease",
     "sync": "git_gasp.cli.commands.sync:sync",
+    "recovery": "git_gasp.cli.commands.recovery:recovery",
     "status": "git_gasp.cli.commands.status:status",
     "completion": "git_gasp.cli.commands.completion:completion",
 }
