@@ -2,7 +2,8 @@
 subcommands (`cli.table`) load lazily; every error goes through `cli.handler`.
 
 Nothing heavy is imported at start-up, not even click: what git runs on every commit,
-``git gasp hook NAME``, a plain ``git gasp check [PATH] [FLAGS]``, what an agent runs on
+``git gasp hook NAME``, what a server runs on every push, ``git gasp hook pre-receive
+[--check]``, a plain ``git gasp check [PATH] [FLAGS]``, what an agent runs on
 every tool call, ``git gasp adapt hook [--agent A] [--repo P]``, and ``--version`` run
 without it (`hook_main`, `check_main`, `agent_hook_main`), with the same output, exit
 codes and one-line errors as through click, which parses everything else
@@ -41,6 +42,17 @@ def hook_main(name: str) -> NoReturn:
         run_hook(name)
     except BaseException as exc:  # noqa: BLE001 - the one handler decides
         exit_for_error(exc)
+
+
+def receive_main(check: bool) -> NoReturn:
+    """Run the server's ``git gasp hook pre-receive [--check]`` without click."""
+    try:
+        from git_gasp.cli.commands.hook_run import pre_receive
+
+        code = pre_receive(check)
+    except BaseException as exc:  # noqa: BLE001 - the one handler decides
+        exit_for_error(exc)
+    leave(code)
 
 
 def agent_hook_main(kw: dict) -> NoReturn:
@@ -85,6 +97,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
     name = hook_name(args)
     if name is not None:
         hook_main(name)
+    if args in (["hook", "pre-receive"], ["hook", "pre-receive", "--check"]):
+        receive_main(check=len(args) == 3)
     if args[:2] == ["adapt", "hook"]:
         from git_gasp.cli.commands.agent_hook import fast_args as agent_hook_args
 

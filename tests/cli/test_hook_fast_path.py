@@ -118,3 +118,38 @@ def test_the_fast_path_loads_neither_click_nor_dulwich_nor_yaml(agent):
     assert "git_gasp.guard.commit_guard" in trace.modules
     heavy = [m for m in trace.modules if m.split(".")[0] in ("click", "dulwich", "yaml")]
     assert not heavy, trace.explain(heavy, "python -m git_gasp.cli.main hook pre-commit")
+
+
+def test_pre_receive_runs_without_click_and_says_what_click_says(agent, tmp_path):
+    """The server's hook, run on every push (a sync's lost race too), skips click too:
+    the same lines and exit codes for an accepted and a refused update, with --check
+    and without."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(agent, "push", "-q", str(bare), "main")
+    old = git(agent, "rev-parse", "HEAD").strip()
+    append(agent, goal_pair(1))
+    git(agent, "commit", "-q", "--no-verify", "-am", "one")
+    good = git(agent, "rev-parse", "HEAD").strip()
+    log = agent / LOG
+    log.write_bytes(log.read_bytes().replace(b"goal 1", b"goal X"))
+    git(agent, "commit", "-q", "--no-verify", "-am", "rewrite")
+    bad = git(agent, "rev-parse", "HEAD").strip()
+    git(agent, "push", "-q", str(bare), f"{bad}:refs/tags/bad")  # the objects, on the server
+    for update, code in ((f"{old} {good} refs/heads/main\n", 0),
+                         (f"{old} {bad} refs/heads/main\n", 1)):
+        for extra in ((), ("--check",)):
+            args = ("hook", "pre-receive", *extra)
+            fast = subprocess.run([*FAST, *args], cwd=bare, input=update.encode(),
+                                  capture_output=True,
+                                  env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+            slow = subprocess.run([*CLICK, *args], cwd=bare, input=update.encode(),
+                                  capture_output=True)
+            lines = [x for x in fast.stderr.splitlines() if not x.startswith(b"import time:")]
+            assert (fast.returncode, fast.stdout, lines) == \
+                (slow.returncode, slow.stdout, slow.stderr.splitlines())
+            assert fast.returncode == code, slow.stderr
+            assert (b"git gasp: refused refs/heads/main" in slow.stderr) == bool(code)
+            trace = ImportTrace(fast.stderr)
+            assert "git_gasp.guard.receive" in trace.modules
+            assert not [m for m in trace.modules if m.split(".")[0] == "click"]

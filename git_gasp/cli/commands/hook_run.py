@@ -1,5 +1,7 @@
 """What `git gasp hook NAME` does, without click: the CLI's fast path (`cli.main`
-dispatches a hook before click is even imported) and the click command share it."""
+dispatches a hook before click is even imported) and the click command share it. The
+server's pre-receive runs on every push (a sync's lost race too), the local hooks on
+every commit."""
 
 from __future__ import annotations
 
@@ -30,3 +32,21 @@ def run_hook(name: str) -> NoReturn:
     from git_gasp.cli.handler import leave
 
     leave(1 if rejections else 0)
+
+
+def pre_receive(check: bool) -> int:
+    """The server's pre-receive in the current directory (a bare repository): OLD NEW
+    REF lines on stdin; each refusal and the fix hint on stderr; 1 when it refused."""
+    from pathlib import Path
+
+    from git_gasp.guard.receive import fix_hint, run_pre_receive
+
+    data = sys.stdin.buffer.read()
+    refusals = run_pre_receive(Path.cwd(), data, check=check)
+    for refusal in refusals:
+        sys.stderr.write(refusal.line() + "\n")
+    hint = fix_hint(data, refusals) if refusals else None
+    if hint:
+        sys.stderr.write(hint + "\n")
+    sys.stderr.flush()
+    return 1 if refusals else 0

@@ -69,19 +69,9 @@ def hook(name: str, check: bool) -> int:
 
         raise UsageError("--check goes with pre-receive (the server's checks)")
     if name == "pre-receive":
-        import sys
-        from pathlib import Path
+        from git_gasp.cli.commands.hook_run import pre_receive
 
-        from git_gasp.guard.receive import fix_hint, run_pre_receive
-
-        data = sys.stdin.buffer.read()
-        refusals = run_pre_receive(Path.cwd(), data, check=check)
-        for refusal in refusals:
-            click.echo(refusal.line(), err=True)
-        hint = fix_hint(data, refusals) if refusals else None
-        if hint:
-            click.echo(hint, err=True)
-        return 1 if refusals else 0
+        return pre_receive(check)
     from git_gasp.cli.commands.hook_run import run_hook
 
     run_hook(name)
