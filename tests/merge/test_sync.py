@@ -465,3 +465,49 @@ def test_no_wait_budget_and_no_count_makes_one_attempt(agent, remote, other, tmp
     proc = gasp(agent, "sync", "--json", "--max-wait", "0")
     report = json.loads(proc.stdout)
     assert proc.returncode == 4 and report["attempts"] == 1, proc.stderr.decode()
+
+
+def _counted_driver(repo: Path, tmp_path: Path) -> Path:
+    """Make `repo`'s merge driver the real one behind a line in a file per start."""
+    from git_gasp.store.attributes import driver_command
+
+    runs = tmp_path / "driver-runs"
+    git(repo, "config", "merge.gasp.driver", f"echo ran >> {runs}; {driver_command()}")
+    return runs
+
+
+def test_a_clean_merge_of_the_log_starts_no_driver_process(agent, remote, other, tmp_path):
+    """The sync merges the append-only files itself: the same merge commit and log as
+    through the driver, without the interpreter start it costs."""
+    runs = _counted_driver(agent, tmp_path)
+    append(other, 1)
+    git(other, "push", "-q")
+    mine = append(agent, 2)
+    code, report, err = sync(agent)
+    assert code == 0 and report["status"] == "pushed", err
+    assert not runs.exists()
+    merged = head(agent)
+    assert git(agent, "rev-list", "--parents", "-n", "1", merged).split()[1:] == [
+        mine, head(other)]
+    assert git(agent, "log", "-1", "--format=%s", merged).strip() == \
+        "Merge origin/main into main (git gasp sync)"
+    log = (agent / LOG).read_bytes()
+    assert log.count(b'"id":"event_g1"') == 1 and log.count(b'"id":"event_g2"') == 1
+    assert log.index(b'"id":"event_g2"') < log.index(b'"id":"event_g1"')  # ours first
+    assert clean(agent) and gasp(agent, "check").returncode == 0
+    assert head(remote, "main") == merged
+
+
+def test_a_merge_it_cannot_finish_itself_goes_through_the_driver(agent, remote, other,
+                                                                 tmp_path):
+    """Another file conflicting beside the log: merged again with the driver, so the log
+    is the driver's and only the ordinary file is left in conflict."""
+    mine = _conflicting_notes(agent, other)
+    runs = _counted_driver(agent, tmp_path)
+    code, report, _ = sync(agent)
+    assert code == 1 and report["conflicts"] == ["NOTES.md"]
+    assert runs.read_text().count("ran") == 1
+    assert git(agent, "diff", "--name-only", "--diff-filter=U").split() == ["NOTES.md"]
+    log = (agent / LOG).read_bytes()
+    assert b"<<<<<<<" not in log and b"event_g1" in log and b"event_g2" in log
+    assert head(agent) == mine
