@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from git_gasp.base.errors import GaspError
 from git_gasp.base.files import exists, is_file, join, parents, path_str
 
 MANIFEST = "AGENT.md"
@@ -57,3 +58,26 @@ def find_root(start: str | os.PathLike) -> str | None:
     common case, the agent repository itself, is decided without reading the config)."""
     here = path_str(start)
     return root_above(here, with_log=True) or configured_root(here) or root_above(here)
+
+
+class NotAnAgentRepository(GaspError):
+    """A command that needs an agent's state ran where there is none (exit 2, as git
+    exits outside a repository)."""
+
+    exit_code = 2
+
+
+def not_an_agent_repository(where: str, *, above: bool = True) -> NotAnAgentRepository:
+    """The one error every command gives where there is no agent's state."""
+    place = f"no {MANIFEST} in {where}" + (" or above, and this repository's config "
+                                           "names no state" if above else "")
+    return NotAnAgentRepository(f"not an agent repository: {place}; run `git gasp init` "
+                                "(or `git gasp init --branch` in a project's repository)")
+
+
+def require_root(start: str | os.PathLike) -> str:
+    """`find_root`, or `not_an_agent_repository` when there is no state to act on."""
+    root = find_root(start)
+    if root is None:
+        raise not_an_agent_repository(path_str(start))
+    return root

@@ -20,8 +20,8 @@ def test_outside_an_agent_repository_one_line(tmp_path):
     git(tmp_path, "init", "-q", "plain")
     proc = gasp(tmp_path / "plain", "status")
     err = proc.stderr.decode()
-    assert proc.returncode == 1 and len(err.strip().splitlines()) == 1, out(proc)
-    assert err.startswith("git gasp: error: not in an agent repository")
+    assert proc.returncode == 2 and len(err.strip().splitlines()) == 1, out(proc)
+    assert err.startswith("git gasp: error: not an agent repository")
 
 
 def test_beside_a_project_it_names_the_branch_and_tracks_events_and_checks(tmp_path):

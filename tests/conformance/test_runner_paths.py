@@ -8,6 +8,7 @@ import pytest
 
 from git_gasp.base.errors import UsageError
 from git_gasp.conformance.runner import find_agent_root, resolve_agent_root
+from git_gasp.store.location import NotAnAgentRepository
 
 
 def test_the_agent_root_found_is_the_path_as_pathlib_shows_it(tmp_path, monkeypatch):
@@ -21,8 +22,12 @@ def test_the_agent_root_found_is_the_path_as_pathlib_shows_it(tmp_path, monkeypa
         found = find_agent_root(path)
         assert isinstance(found, str) and found == str(resolve_agent_root(path)), path
     assert find_agent_root(None) == str(agent)
-    monkeypatch.chdir(tmp_path / "repo")
-    assert find_agent_root(None) == os.getcwd()  # stopped at the work tree's top
+    monkeypatch.chdir(tmp_path / "repo")  # the search stops at the work tree's top
+    with pytest.raises(NotAnAgentRepository, match="not an agent repository: no AGENT.md"):
+        find_agent_root(None)
+    (tmp_path / "repo" / "state").mkdir()
+    (tmp_path / "repo" / "state" / "events.jsonl").write_bytes(b"")
+    assert find_agent_root(None) == os.getcwd()  # a log without AGENT.md: check 6 says so
     for bad, why in ((str(tmp_path / "nope"), "no such directory"),
                      (str(tmp_path / "file"), "not a directory")):
         with pytest.raises(UsageError, match=why):

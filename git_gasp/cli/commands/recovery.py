@@ -15,9 +15,9 @@ _JSON = click.option("--json", "as_json", is_flag=True, help="Print one JSON obj
 def _start():
     from pathlib import Path
 
-    from git_gasp.store.location import find_root
+    from git_gasp.store.location import require_root
 
-    return Path(find_root(Path.cwd()) or Path.cwd())  # the state's branch, wherever it is
+    return Path(require_root(Path.cwd()))  # the state's branch, wherever it is
 
 
 @click.group(context_settings=CONTEXT)

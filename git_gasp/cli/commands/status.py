@@ -22,14 +22,9 @@ def status(as_json: bool) -> int:
     uncommitted events, hooks and merge driver, the last check."""
     import json
 
-    from git_gasp.base.errors import GaspError
-    from git_gasp.store.location import find_root
+    from git_gasp.store.location import require_root
 
-    root = find_root(os.getcwd())
-    if root is None:
-        raise GaspError("not in an agent repository: no AGENT.md here or above, and this "
-                        "repository's config names no state (git gasp init, or init --branch)")
-    info = gather(root)
+    info = gather(require_root(os.getcwd()))
     click.echo(json.dumps(info, indent=2, sort_keys=True) if as_json else render(info))
     return 0
 

@@ -58,9 +58,9 @@ def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int | N
     from git_gasp.cli.notes import driver_note
     from git_gasp.merge.sync import Options
     from git_gasp.merge.sync import sync as run_sync
-    from git_gasp.store.location import find_root
+    from git_gasp.store.location import require_root
 
-    start = Path(find_root(Path.cwd()) or Path.cwd())  # the state's branch, wherever it is
+    start = Path(require_root(Path.cwd()))  # the state's branch, wherever it is
     outcome = run_sync(start, Options(remote, branch, rebase, attempts, max_wait, since,
                                       timeout, wait, abort=abort))
     for note in outcome.cleaned if not quiet else ():
