@@ -267,6 +267,19 @@ def restore(s: Session, orig: str) -> str | None:
     return None if code == 0 else last_line(text)
 
 
+def remote_moved(s: Session, remote: str, branch: str, fetched: str | None,
+                 timeout: float | None) -> bool:
+    """True when `remote`'s `branch` is no longer the commit fetched (``ls-remote``, one
+    round trip): a push now would lose the race, after the remote's pre-receive hook
+    ran for nothing. False when it cannot tell (the push then says)."""
+    proc = git.run(s.top, "ls-remote", "--heads", remote, f"refs/heads/{branch}",
+                   check=False, timeout=timeout)
+    if proc.returncode != 0:
+        return False
+    now = proc.stdout.split(b"\t", 1)[0].strip().decode() or None
+    return now != fetched
+
+
 def push(s: Session, remote: str, sha: str, ref: str, timeout: float | None) -> Pushed:
     """``git push REMOTE SHA:REF``, never forced; how it ended."""
     code, text = s.git("push", "--porcelain", "--no-follow-tags", "--recurse-submodules=no",

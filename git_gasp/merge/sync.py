@@ -300,6 +300,10 @@ def _attempt(s: Session, root: Path, out: Outcome, opts: Options, orig: str,
         more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
         out.status, out.reason = "refused", failures[0] + more
         return True
+    if integrate.remote_moved(s, out.remote, out.branch, remote_sha, opts.timeout):
+        _put_back(s, orig)  # lost already: the push would run the remote's hook to fail
+        out.reason = f"{out.remote}/{out.branch} moved during the attempt"
+        return False
     pushed = integrate.push(s, out.remote, result, HEADS + out.branch, opts.timeout)
     if pushed.ok:
         s.forget()

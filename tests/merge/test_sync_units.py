@@ -135,3 +135,23 @@ def test_a_recovery_ref_made_from_any_agent_or_run_id_is_a_valid_ref_name(raw):
     part = recovery.ref_part(raw)
     ref = f"refs/gasp/recovery/{part}/{part}"
     assert subprocess.run(["git", "check-ref-format", ref]).returncode == 0, ref
+
+
+def test_remote_moved_tells_a_lost_race_before_the_push(agent, tmp_path):
+    """The check before a push: the remote branch still at the fetched commit (push), moved
+    (a lost race: retry without running the remote's hook), or unreachable (push: it
+    says why)."""
+    from git_gasp.merge import integrate, sync_state
+
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(agent, "push", "-q", str(bare), "main")
+    fetched = git(agent, "rev-parse", "HEAD").strip()
+    with sync_state.session(agent) as s:
+        assert not integrate.remote_moved(s, str(bare), "main", fetched, None)
+        git(agent, "commit", "-q", "--allow-empty", "--no-verify", "-m", "moved")
+        git(agent, "push", "-q", str(bare), "main")
+        assert integrate.remote_moved(s, str(bare), "main", fetched, None)
+        assert integrate.remote_moved(s, str(bare), "gone", fetched, None)  # deleted
+        assert not integrate.remote_moved(s, str(bare), "gone", None, None)  # never was
+        assert not integrate.remote_moved(s, str(tmp_path / "nowhere"), "main", fetched, None)
