@@ -1,47 +1,83 @@
 """How `git gasp log` prints an event: one line (`oneline`), a block (`medium`) or a
-`format:` template of %-codes, as `git log --format` does. Text from the log is shown
-escaped (no control character reaches the terminal raw) and, on one line, with its
-line breaks folded."""
+`format:` template of %-codes, as `git log --format` does (git's codes where git has
+one: %H %h %s %an %ad %ar %at; an unknown code is printed as it stands, as git prints
+it). Text from the log is shown escaped (no control character reaches the terminal
+raw) and, on one line, with its line breaks folded. Short ids are `abbreviations` among
+every id of the log, so each one printed names its event (or node) alone."""
 
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime, timezone
 
 from git_gasp.base.errors import UsageError
 from git_gasp.cli.colour import STYLES
 
-ONELINE = "%C(dim)%L%C(reset)  %d  %C(kind)%K%C(reset) %C(id)%s%C(reset)  %m"
-MEDIUM = ("%C(id)event %i%C(reset)  (line %l)%nKind:    %k%nDate:    %d%nActor:   %a"
-          "%nSubject: %s%nRun:     %r%nCause:   %c%n%n%M%n")
-CODES = set("ihkKdtlLsmMarcn%")  # K, L: kind and line padded to columns
-_CODE = re.compile(r"%(C\((\w+)\)|.)", re.S)
+ONELINE = "%C(id)%h%C(reset)  %C(dim)%d%C(reset)  %C(kind)%K%C(reset) %S  %m"
+MEDIUM = ("%C(id)event %H%C(reset)  (line %l)%nKind:    %k%nDate:    %d%nActor:   %a"
+          "%nNode:    %N%nRun:     %r%nCause:   %c%n%n%M%n")
+# %-codes: git's two-letter ones first, then one letter, then colours
+_CODE = re.compile(r"%(a[ndrt]|C\((\w+)\)|.)", re.S)
 _BREAKS = re.compile(r"\s*[\r\n]+\s*")
 
 
 def template_of(fmt: str) -> str:
-    """The template for `--format` (oneline, medium or format:…), or a UsageError."""
+    """The template for `--format` (oneline, medium, format:… or tformat:…)."""
     if fmt == "oneline":
         return ONELINE
     if fmt == "medium":
         return MEDIUM
     if fmt.startswith(("format:", "tformat:")):
-        template = fmt.split(":", 1)[1]
-        for m in _CODE.finditer(template):
-            code, style = m.group(1), m.group(2)
-            if style is None and code not in CODES:
-                raise UsageError(f"--format: unknown code %{code} (use %i %h %k %d %l %s %m "
-                                 "%M %a %r %c %n, or %% for %)")
-        return template
+        return fmt.split(":", 1)[1]
+    if "%" in fmt:  # git takes a bare template as tformat:
+        return fmt
     raise UsageError(f"--format {fmt!r}: use oneline, medium or format:TEMPLATE")
 
 
-class Formatter:
-    """Renders events of one listing (`events`, for the short ids) over `graph`."""
+def relative(ms: int, now: float | None = None) -> str:
+    """``3 minutes ago``, with git's thresholds for %ar (`date.c`, show_date_relative)."""
+    diff = max(0, round((time.time() if now is None else now) - ms / 1000))
+    if diff < 90:
+        return _ago(diff, "second")
+    diff = (diff + 30) // 60
+    if diff < 90:
+        return _ago(diff, "minute")
+    diff = (diff + 30) // 60
+    if diff < 36:
+        return _ago(diff, "hour")
+    diff = (diff + 12) // 24
+    if diff < 14:
+        return _ago(diff, "day")
+    if diff < 70:
+        return _ago((diff + 3) // 7, "week")
+    if diff < 365:
+        return _ago((diff + 15) // 30, "month")
+    return _ago((diff + 183) // 365, "year")
 
-    def __init__(self, graph, events: list, paint) -> None:
+
+def _ago(n: int, unit: str) -> str:
+    return f"{n} {unit}{'' if n == 1 else 's'} ago"
+
+
+class Formatter:
+    """Renders events over `graph`; short ids abbreviate among `event_ids` (every
+    event of the log) and the graph's nodes, with tails of at least `abbrev`."""
+
+    def __init__(self, graph, event_ids: list[str], paint, abbrev: int | None = None) -> None:
+        from git_gasp.protocol.idmatch import MIN_TAIL, abbreviations
+
         self.graph, self.paint = graph, paint
-        self._short = short_ids([e.id for e in events])
+        self._abbrev = MIN_TAIL if abbrev is None else abbrev
+        self._short = abbreviations(event_ids, self._abbrev)
+        self._node_short: dict[str, str] | None = None
+
+    def short_node(self, node_id: str) -> str:
+        from git_gasp.protocol.idmatch import abbreviations
+
+        if self._node_short is None:
+            self._node_short = abbreviations(self.graph.nodes, self._abbrev)
+        return self._node_short.get(node_id, node_id)
 
     def render(self, e, template: str) -> str:
         from git_gasp.protocol.summary import printable
@@ -61,6 +97,8 @@ class Formatter:
                 return "%"
             if c == "M":  # the full text, each line escaped and indented
                 return "\n".join("    " + printable(line) for line in fields[c].splitlines())
+            if c not in fields:
+                return m.group(0)  # as git does: an unknown code stands as typed
             return printable(fields[c])
 
         return _CODE.sub(code, template).rstrip(" ")
@@ -69,39 +107,26 @@ class Formatter:
         from git_gasp.runtime.queries import label
 
         p = e.payload if isinstance(e.payload, dict) else {}
-        subject = p.get("id") or p.get("run_id") or ""
-        subject = subject if isinstance(subject, str) else str(subject)
-        node = self.graph.nodes.get(subject) if subject else None
+        node_id = p.get("id") or p.get("run_id") or ""
+        node_id = node_id if isinstance(node_id, str) else str(node_id)
+        node = self.graph.nodes.get(node_id) if node_id else None
         text = (p.get("outcome") or (label(node) if node else "") or p.get("title")
                 or p.get("summary") or p.get("to") or "")
         if e.kind == "state.ops_applied":
             text = f"{len(e.payload) if isinstance(e.payload, list) else '?'} op(s)"
         text = text if isinstance(text, str) else str(text)
         when = datetime.fromtimestamp(e.ts_ms / 1000, timezone.utc)
+        date = when.strftime("%Y-%m-%d %H:%M:%S")
+        actor = f"{e.actor_kind} {e.actor_id}"
+        one_line = _BREAKS.sub(" ⏎ ", text).strip()
         return {
-            "i": e.id, "h": self._short.get(e.id, e.id), "k": e.kind, "K": f"{e.kind:<26}",
-            "d": when.strftime("%Y-%m-%d %H:%M:%S"), "t": str(e.ts_ms),
-            "l": str(e.line), "L": f"{e.line:>6}", "s": subject,
-            "m": _BREAKS.sub(" ⏎ ", text).strip(),
-            "M": text, "a": f"{e.actor_kind} {e.actor_id}",
+            "H": e.id, "i": e.id, "h": self._short.get(e.id, e.id),
+            "k": e.kind, "K": f"{e.kind:<26}",
+            "d": date, "ad": date, "t": str(e.ts_ms), "at": str(e.ts_ms // 1000),
+            "ar": relative(e.ts_ms),
+            "l": str(e.line), "L": f"{e.line:>6}",
+            "s": (text.strip().splitlines() or [""])[0].strip(),
+            "N": node_id, "S": self.short_node(node_id) if node_id else "",
+            "m": one_line, "M": text, "a": actor, "an": actor,
             "r": e.correlation_id or "", "c": e.causation_id or "",
         }
-
-
-def short_ids(ids: list[str], minimum: int = 4) -> dict[str, str]:
-    """Each id's shortest unique prefix (at least `minimum` characters past the kind)."""
-    ordered = sorted(set(ids))
-    out = {}
-    for n, full in enumerate(ordered):
-        kind = full.find("_") + 1
-        need = kind + minimum
-        for other in (ordered[n - 1] if n else "", ordered[n + 1] if n + 1 < len(ordered)
-                      else ""):
-            common = 0
-            for a, b in zip(full, other, strict=False):
-                if a != b:
-                    break
-                common += 1
-            need = max(need, common + 1)
-        out[full] = full[:need]
-    return out

@@ -4,6 +4,11 @@ An id is `<kind>_<uuid>` (`goal_0190…`); a prefix matches from the start, and 
 without ``_`` also matches from the start of the part after the kind (`0190ab` for
 `patch_0190ab…`). An exact id always wins. Several matches are an error that lists
 them; no match is left to the caller (its own "no such node" message).
+
+Ids minted in the same second share their time-ordered start, so the commands print an
+id short by its end instead (`abbreviations`): ``goal_...4d10a1``, the kind and the
+shortest tail no other id of the log ends with (at least six characters), which is
+typed back as printed (``...`` or ``…``; the kind may be left out: ``...4d10a1``).
 """
 
 from __future__ import annotations
@@ -26,11 +31,53 @@ class AmbiguousId(UsageError):
         self.candidates = candidates
 
 
+GAP = "..."  # between an abbreviation's kind and its tail (typed as ``…`` too)
+MIN_TAIL = 6
+
+
+def _gap(text: str) -> tuple[str, str] | None:
+    """(head, tail) of an abbreviation ``head...tail``, else None."""
+    for gap in (GAP, "…"):
+        head, found, tail = text.partition(gap)
+        if found and tail:
+            return head, tail
+    return None
+
+
 def matches(text: str, candidate: str) -> bool:
-    """Whether `candidate` starts with `text` (or its part after the kind does)."""
+    """Whether `candidate` starts with `text` (or its part after the kind does), or,
+    for ``kind_...tail``, is of that kind and ends with that tail."""
     if candidate.startswith(text):
         return True
+    gap = _gap(text)
+    if gap is not None:
+        head, tail = gap
+        return candidate.endswith(tail) and candidate.startswith(head) and \
+            len(candidate) >= len(head) + len(tail)
     return "_" not in text and candidate.partition("_")[2].startswith(text)
+
+
+def abbreviations(ids: Iterable[str], minimum: int = MIN_TAIL) -> dict[str, str]:
+    """Each id of `ids` as printed short: ``kind_...tail``, the shortest tail (at least
+    `minimum` characters) that no other id ends with; the id itself when that is no
+    shorter. Every abbreviation names its id alone (`match_id`) among `ids`."""
+    ordered = sorted(set(ids), key=lambda i: i[::-1])
+    out = {}
+    for n, full in enumerate(ordered):
+        need = minimum
+        for other in (ordered[n - 1] if n else "", ordered[n + 1] if n + 1 < len(ordered)
+                      else ""):
+            common = 0
+            for a, b in zip(reversed(full), reversed(other), strict=False):
+                if a != b:
+                    break
+                common += 1
+            need = max(need, common + 1)
+        kind, sep, _rest = full.partition("_")
+        short = f"{kind}{sep}{GAP}{full[-need:]}" if sep else f"{GAP}{full[-need:]}"
+        out[full] = short if len(short) < len(full) and need < len(full) - len(kind) - 1 \
+            else full
+    return out
 
 
 def match_id(ids: Iterable[str], text: str, what: str = "id",

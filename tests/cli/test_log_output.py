@@ -13,7 +13,8 @@ import pytest
 
 from git_gasp.base.errors import UsageError
 from git_gasp.cli.dates import parse_date
-from git_gasp.cli.logformat import short_ids, template_of
+from git_gasp.cli.logformat import template_of
+from git_gasp.protocol.idmatch import abbreviations, match_id
 from tests.testing.run import gasp, git_gasp_exe, out
 from tests.testing.tty import on_a_tty as run_on_a_tty
 
@@ -43,15 +44,51 @@ def test_one_line_per_event_even_for_multi_line_text(agent):
 
 
 def test_format_templates_and_refusals(agent):
-    goal = ok(agent, "record", "goal", "--title", "t").strip()
-    shown = ok(agent, "log", "--format", "format:%k|%s|%m|%%").strip()
-    assert shown == f"goal.created|{goal}|t|%"
-    event = ok(agent, "log", "--format", "format:%i").strip()
-    short = ok(agent, "log", "--format", "format:%h").strip()
-    assert event.startswith(short) and len(short) < len(event)
-    for bad in ("format:%q", "fancy"):
+    goal = ok(agent, "record", "goal", "--title", "t\nmore").strip()
+    shown = ok(agent, "log", "--format", "format:%k|%N|%s|%m|%an|%%|%z|%q").strip()
+    assert shown == f"goal.created|{goal}|t|t ⏎ more|agent tester|%|%z|%q"  # git: literal
+    event = ok(agent, "log", "--format", "format:%H").strip()
+    short = ok(agent, "log", "--format", "%h").strip()  # a bare template, as git takes it
+    kind, _, tail = short.partition("...")
+    assert event.startswith(kind) and event.endswith(tail) and len(short) < len(event)
+    assert ok(agent, "log", "--format", "%ad|%at|%ar").strip().endswith("seconds ago")
+    for bad in ("fancy",):
         proc = gasp(agent, "log", "--format", bad)
         assert proc.returncode == 2 and proc.stderr.decode().startswith("git gasp: error:")
+
+
+def test_newest_first_and_gits_count_and_order_options(agent):
+    titles = [f"g{i}" for i in range(5)]
+    for t in titles:
+        ok(agent, "record", "goal", "--title", t)
+    assert ok(agent, "log", "--format", "%s").split() == titles[::-1]
+    assert ok(agent, "log", "-n", "2", "--format", "%s").split() == ["g4", "g3"]
+    assert ok(agent, "log", "-n", "2", "--reverse", "--format", "%s").split() == ["g3", "g4"]
+    assert ok(agent, "log", "--max-count=1", "--format=%s").split() == ["g4"]
+    assert ok(agent, "log", "--reverse", "--oneline").splitlines()[0].endswith("g0")
+    assert b"\x1b[" in gasp(agent, "log", "--color", "-n", "1").stdout  # forced on a pipe
+    assert b"\x1b[" not in gasp(agent, "log", "--color=never", "-n", "1").stdout
+    assert b"\x1b[" not in gasp(agent, "log", "--no-color", "-n", "1").stdout
+
+
+def test_every_short_id_log_prints_resolves(agent):
+    """Ids minted in the same second share their start; the short ids end in their
+    random tail and each one names its event or node again."""
+    for i in range(12):
+        ok(agent, "record", "goal", "--title", f"g{i}")
+    rows = [line.split("|") for line in ok(agent, "log", "--ops", "--format",
+                                            "%h|%H|%S|%N").splitlines()]
+    assert len({h for h, *_ in rows}) == len(rows)
+    for short, full, short_node, node in rows:
+        assert "..." in short and len(short) < len(full)
+        folded = ok(agent, "fold", "--at", short, "--json")
+        assert folded == ok(agent, "fold", "--at", full, "--json")
+        if node.startswith("goal_"):
+            assert ok(agent, "lineage", short_node).splitlines()[0] == \
+                ok(agent, "lineage", node).splitlines()[0]
+    assert ok(agent, "log", "--abbrev", "10", "--format", "%h").split()[0].count("...") == 1
+    assert len(ok(agent, "log", "--abbrev", "10", "-n1", "--format", "%h").strip()
+               .partition("...")[2]) >= 10
 
 
 def test_since_and_until_take_dates(agent):
@@ -106,15 +143,18 @@ def test_dates_as_git_reads_them():
     assert parse_date("someday") is None and parse_date("2026-13-01") is None
 
 
-def test_short_ids_are_unique_prefixes():
-    ids = ["event_0190aaaa-1", "event_0190aaab-2", "event_0191ffff-3"]
-    short = short_ids(ids)
-    assert short["event_0190aaaa-1"] == "event_0190aaaa"
-    assert short["event_0191ffff-3"] == "event_0191"
+def test_short_ids_end_in_the_shortest_tail_no_other_id_ends_with():
+    ids = ["event_0190aaaa-1a2b3c", "event_0190aaab-9a2b3c", "event_0191ffff-777777",
+           "goal_0191ffff-777778", "x"]
+    short = abbreviations(ids)
+    assert short["event_0191ffff-777777"] == "event_...777777"
+    assert short["event_0190aaaa-1a2b3c"] == "event_...1a2b3c"  # 9a2b3c shares 5
+    assert short["x"] == "x"  # nothing shorter
     for full, s in short.items():
-        assert full.startswith(s) and sum(x.startswith(s) for x in ids) == 1
+        assert match_id(ids, s) == full and match_id(ids, s.replace("...", "…")) == full
 
 
-def test_unknown_format_is_a_usage_error():
+def test_a_format_that_is_no_template_is_a_usage_error():
     with pytest.raises(UsageError):
-        template_of("format:%z")
+        template_of("fancy")
+    assert template_of("format:%z") == "%z" and template_of("%h %s") == "%h %s"

@@ -1,5 +1,6 @@
-"""`git gasp log`: a readable timeline of the event log, one line per event (as `git log
---oneline`), paged and coloured on a terminal as git does."""
+"""`git gasp log`: a readable timeline of the event log, newest first, one line per event
+(as `git log --oneline`), paged and coloured on a terminal as git does, with git's
+options (-n, --reverse, --format codes, --abbrev, --color)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,20 @@ from git_gasp.cli.options import CONTEXT, open_state
 FORMATS = ("oneline", "medium")
 
 
-@click.command("log", context_settings=CONTEXT)
+class LogCommand(click.Command):
+    """`--color[=WHEN]` as git takes it: a bare ``--color`` is ``--color=always``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out, rest = [], iter(args)
+        for arg in rest:
+            if arg == "--":
+                out += [arg, *rest]
+                break
+            out.append("--color=always" if arg in ("--color", "--colour") else arg)
+        return super().parse_args(ctx, out)
+
+
+@click.command("log", cls=LogCommand, context_settings=CONTEXT)
 @click.option("--kind", "kinds", multiple=True, metavar="PATTERN",
               help="Only kinds matching this glob (repeatable), e.g. 'patch.*'.")
 @click.option("--run", "run_id", metavar="RUN_ID", type=NodeId("run"),
@@ -21,15 +35,30 @@ FORMATS = ("oneline", "medium")
 @click.option("--until", metavar="EVENT_ID|DATE|MS", type=EventId(),
               help="Only events up to this event, or at or before this date.")
 @click.option("--ops", is_flag=True, help="Include state.ops_applied events.")
-@click.option("--limit", type=int, help="Only the last N matching events.")
-@click.option("--format", "fmt", metavar="FORMAT", default="oneline", show_default=True,
-              help="oneline, medium, or format:TEMPLATE (%i id, %h short id, %k kind, "
-                   "%d date, %l line, %s subject, %m text, %a actor, %r run, %c cause, "
-                   "%n newline).")
+@click.option("-n", "--max-count", "limit", type=click.IntRange(min=0), metavar="N",
+              help="Only the N newest matching events.")
+@click.option("--limit", "limit", type=click.IntRange(min=0), hidden=True)
+@click.option("--reverse", is_flag=True, help="Oldest first (after -n picks the newest).")
+@click.option("--format", "--pretty", "fmt", metavar="FORMAT", default="oneline",
+              show_default=True,
+              help="oneline, medium, or format:TEMPLATE (%H id, %h short id, %s subject, "
+                   "%an actor, %ad date, %ar relative date, %at epoch seconds, %k kind, "
+                   "%N node, %S short node, %l line, %m text on one line, %M text, %r run, "
+                   "%c cause, %n newline, %% a %).")
+@click.option("--oneline", "fmt", flag_value="oneline", help="Same as --format oneline.")
+@click.option("--abbrev", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Short ids end in at least N characters (default: 6).")
+@click.option("--color", "--colour", "color", metavar="[=WHEN]", default=None,
+              type=click.Choice(["always", "never", "auto"]),
+              help="Colour: always (a bare --color), never, or auto (on a terminal: the "
+                   "default).")
+@click.option("--no-color", "--no-colour", "color", flag_value="never",
+              help="Same as --color=never.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON envelope per line.")
 @click.option("--no-pager", is_flag=True, help="Never page the output.")
-def log(kinds, run_id, since, until, ops, limit, fmt, as_json, no_pager) -> None:
-    """A readable timeline of the event log."""
+def log(kinds, run_id, since, until, ops, limit, reverse, fmt, abbrev, color, as_json,
+        no_pager) -> None:
+    """A readable timeline of the event log, newest first, as git log shows commits."""
     import json
 
     from git_gasp.cli.colour import Painter, wanted
@@ -39,14 +68,16 @@ def log(kinds, run_id, since, until, ops, limit, fmt, as_json, no_pager) -> None
     template = template_of(fmt)  # a bad --format is refused before anything is read
     state = open_state()
     run_id = resolve_node(state.graph, run_id, "run")
-    events = _select(state.events(), kinds, run_id, since, until, ops, limit)
+    every = state.events()
+    events = _select(every, kinds, run_id, since, until, ops, limit)
+    events = events if reverse else events[::-1]
     with paged(no_pager or as_json) as (out, paging):
         if as_json:
             for e in events:
                 out.write(json.dumps(e.to_dict(), ensure_ascii=False) + "\n")
             return
-        paint = Painter(wanted(out, paged=paging))
-        formatter = Formatter(state.graph, events, paint)
+        on = color == "always" or (color != "never" and wanted(out, paged=paging))
+        formatter = Formatter(state.graph, [e.id for e in every], Painter(on), abbrev)  # None: 6
         for e in events:
             out.write(formatter.render(e, template) + "\n")
 
