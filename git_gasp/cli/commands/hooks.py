@@ -6,9 +6,18 @@ import click
 
 
 def _root(path: str | None):
-    from git_gasp.conformance.runner import resolve_agent_root
+    """The agent root, else the directory itself: hooks and their diagnosis belong to
+    any git work tree (a project guarded before it holds an agent), so these two
+    commands work where no AGENT.md is."""
+    from pathlib import Path
 
-    return resolve_agent_root(path)
+    from git_gasp.conformance.runner import resolve_agent_root
+    from git_gasp.store.location import NotAnAgentRepository
+
+    try:
+        return resolve_agent_root(path)
+    except NotAnAgentRepository:
+        return Path(path if path is not None else ".").resolve()
 
 
 @click.command("install-hooks")
