@@ -591,12 +591,14 @@ def test_readme_runtime_example_runs_and_releases_the_lease(agent):
     assert not (agent / ".agent" / "lease").exists()
 
 
-def test_one_pre_commit_setup_in_readme_install_hooks_and_the_hooks_file():
-    """README's .pre-commit-config.yaml is what install-hooks prints, and it names hooks
-    .pre-commit-hooks.yaml defines at both stages, from the project's own repository."""
+def test_one_pre_commit_setup_in_readme_install_hooks_and_the_hooks_file(tmp_path):
+    """README's .pre-commit-config.yaml is what install-hooks prints: local hooks running
+    the installed git-gasp (no rev to match a tag a clone may lack), with the entries and
+    stages of .pre-commit-hooks.yaml, at both stages."""
     import yaml
 
     from git_gasp.githooks import managers
+    from git_gasp.githooks.manager_config import pre_commit_stages
 
     readme = (REPO_ROOT / "README.md").read_text()
     blocks = re.findall(r"```yaml\n(.*?)```", readme, re.DOTALL)
@@ -608,18 +610,22 @@ def test_one_pre_commit_setup_in_readme_install_hooks_and_the_hooks_file():
     config = yaml.safe_load(shown)
     assert set(config["default_install_hook_types"]) == {"pre-commit", "pre-merge-commit"}
     (repo,) = config["repos"]
-    assert repo["repo"] == managers.PRE_COMMIT_REPO
-    assert repo["repo"] == _pyproject()["project"]["urls"]["Source"]
-    assert repo["rev"] == f"v{git_gasp.__version__}"
+    assert repo["repo"] == "local" and "rev" not in repo
     defined = {h["id"]: h for h in yaml.safe_load(
         (REPO_ROOT / ".pre-commit-hooks.yaml").read_text())}
-    stages = set()
     for hook in repo["hooks"]:
-        stages |= set(defined[hook["id"]]["stages"])
-    assert stages == {"pre-commit", "pre-merge-commit"}, "the guard runs at both stages"
+        spec = defined[hook["id"]]
+        assert hook["language"] == "system"
+        for key in ("entry", "stages", "pass_filenames", "always_run"):
+            assert hook[key] == spec[key], (hook["id"], key)
+    assert {s for h in repo["hooks"] for s in h["stages"]} == {"pre-commit",
+                                                              "pre-merge-commit"}
     for spec in defined.values():
         assert spec["minimum_pre_commit_version"] == "3.2.0"  # the pre-commit stage names
         assert spec["entry"].startswith("git-gasp hook ")
+    path = tmp_path / ".pre-commit-config.yaml"
+    path.write_text(shown)
+    assert pre_commit_stages(path) == {"pre-commit", "pre-merge-commit"}  # doctor: healthy
 
 
 def test_markdown_links_resolve():

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_gasp import __version__
 from git_gasp.githooks.manager_config import (
     ConfigError,
     husky_runs_guard,
@@ -181,22 +180,34 @@ def _lefthook_snippet(name: str) -> str:
             f"      run: {MERGE_GUARD_COMMAND}")
 
 
-# The one recommended pre-commit setup (README.md shows the same lines): git-gasp's
-# repository with its .pre-commit-hooks.yaml (gasp-guard for commits, gasp-merge-guard
-# for merge commits), both hook types installed by a plain `pre-commit install`.
-PRE_COMMIT_REPO = "https://github.com/git-gasp/git-gasp"
-PRE_COMMIT_CONFIG_LINES = f"""\
-default_install_hook_types: [pre-commit, pre-merge-commit]
-repos:
-  - repo: {PRE_COMMIT_REPO}
-    rev: v{__version__}
-    hooks:
-      - id: gasp-guard
-      - id: gasp-merge-guard"""
+# The one recommended pre-commit setup (README.md shows the same lines): local hooks that
+# run the installed git-gasp (`language: system`: the one `pip install git-gasp` or pipx
+# put on PATH, so no `rev:` has to name a release tag that a clone may not have), the
+# same entries and stages as git-gasp's .pre-commit-hooks.yaml (gasp-guard for commits,
+# gasp-merge-guard for merge commits), both hook types installed by a plain
+# `pre-commit install`.
+
+
+def _local_hook(hook_id: str, name: str, hook: str) -> str:
+    return (f"      - id: {hook_id}\n        name: {name}\n"
+            f"        entry: git-gasp hook {hook}\n        language: system\n"
+            f"        pass_filenames: false\n        always_run: true\n"
+            f"        stages: [{hook}]")
+
+
+PRE_COMMIT_CONFIG_LINES = "\n".join([
+    "default_install_hook_types: [pre-commit, pre-merge-commit]",
+    "repos:",
+    "  - repo: local",
+    "    hooks:",
+    _local_hook("gasp-guard", "GASP append-only guard", "pre-commit"),
+    _local_hook("gasp-merge-guard", "GASP append-only guard (merge commits)",
+                "pre-merge-commit"),
+])
 PRE_COMMIT_SNIPPET = f"""\
 {PRE_COMMIT_CONFIG_LINES}
 
-(add the repo entry under your `repos:` and both hook types to
+(add the local repo entry under your `repos:` and both hook types to
 default_install_hook_types, then run `pre-commit install`: git runs pre-merge-commit,
 not pre-commit, for a merge without conflicts; gasp-guard guards commits,
-gasp-merge-guard merge commits, both from git-gasp's .pre-commit-hooks.yaml.)"""
+gasp-merge-guard merge commits, with the git-gasp on PATH.)"""

@@ -169,7 +169,9 @@ def test_pre_commit_framework_repo_gets_a_snippet_and_nothing_overwritten(repo):
     snippet = text.split("Add the GASP guard to .pre-commit-config.yaml:", 1)[1]
     config = yaml.safe_load(snippet.split("\n\n")[1])
     assert config["default_install_hook_types"] == ["pre-commit", "pre-merge-commit"]
-    assert config["repos"][0]["hooks"] == [{"id": "gasp-guard"}, {"id": "gasp-merge-guard"}]
+    assert [(h["id"], h["entry"]) for h in config["repos"][0]["hooks"]] == [
+        ("gasp-guard", "git-gasp hook pre-commit"),
+        ("gasp-merge-guard", "git-gasp hook pre-merge-commit")]
     # --force installs anyway, chaining the framework's hook.
     ok(gasp(repo, "install-hooks", "--force"))
     assert (hook_of(repo).parent / "pre-commit.legacy").read_bytes() == generated
