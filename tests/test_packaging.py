@@ -58,7 +58,7 @@ AGENT_HOOK_LAYERS = tuple(f"git_gasp.{layer}" for layer in (
     "odb", "guard", "merge", "githooks", "kg", "otel", "bridges", "cli.group"))
 README_TEST_COMMAND = ".venv/bin/python -m pytest"
 README_MAIN_JOB = (
-    "python3 -m venv .venv && .venv/bin/pip install '.[test]' && "
+    "python3 -m venv .venv && .venv/bin/pip install . && "
     ".venv/bin/git-gasp check --fixture fixture"
 )
 
@@ -589,6 +589,22 @@ def test_readme_runtime_example_runs_and_releases_the_lease(agent):
     assert proc.returncode == 0, proc.stderr
     assert "Lineage of" in proc.stdout
     assert not (agent / ".agent" / "lease").exists()
+
+
+def test_readme_runtime_example_runs_as_written_in_an_empty_directory(tmp_path):
+    """Pasted into a script in an empty directory, the example makes its agent first."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+                if "AgentState.open(" in b]
+    script = tmp_path / "example.py"
+    script.write_text(block)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Lineage of" in proc.stdout and (tmp_path / "my-agent" / "AGENT.md").is_file()
+    log = subprocess.run(["git", "log", "--format=%s", "-1"], cwd=tmp_path / "my-agent",
+                         capture_output=True, text=True, check=True).stdout
+    assert "promoted" in log
 
 
 def test_one_pre_commit_setup_in_readme_install_hooks_and_the_hooks_file(tmp_path):
