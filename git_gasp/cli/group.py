@@ -28,7 +28,13 @@ class LazyGroup(click.Group):
         if target is None:
             return super().get_command(ctx, cmd_name)
         module_name, attr = target.split(":")
-        return getattr(importlib.import_module(module_name), attr)
+        return _say_what_help_does(getattr(importlib.import_module(module_name), attr), ctx)
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.help = HELP_TEXT
+        return option
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple:
         """click's, with git's "did you mean" for a mistyped command name."""
@@ -40,6 +46,20 @@ class LazyGroup(click.Group):
             if close:
                 ctx.fail(f"No such command {name!r}. Did you mean {close[0]!r}?")
         return super().resolve_command(ctx, args)
+
+
+HELP_TEXT = "Show the usage (-h) or the manual page (--help) and exit."
+
+
+def _say_what_help_does(cmd: click.Command, ctx: click.Context) -> click.Command:
+    """`cmd` (and its subcommands) with -h/--help saying what each does: as in git,
+    -h is this usage and --help the manual (`cli.help`), not click's "this message"."""
+    option = cmd.get_help_option(ctx)
+    if option is not None:
+        option.help = HELP_TEXT
+    for sub in getattr(cmd, "commands", {}).values():
+        _say_what_help_does(sub, ctx)
+    return cmd
 
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)

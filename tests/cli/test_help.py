@@ -173,3 +173,15 @@ def test_on_a_terminal_the_rendered_page_goes_through_the_pager(tmp_path):
     os.close(primary)
     assert proc.returncode == 0, proc.stderr
     assert seen.read_text() == render((MAN_DIR / "git-gasp-journal.1").read_text(), width=80)
+
+
+def test_minus_h_says_it_is_the_usage_and_help_the_manual(tmp_path):
+    """As in git: -h prints the usage, --help opens the manual; the usage says so instead
+    of click's "Show this message" for both."""
+    from tests.testing.run import gasp
+
+    for args in (("-h",), ("check", "-h"), ("memory", "add", "-h"), ("kg", "search", "-h")):
+        proc = gasp(tmp_path, *args)
+        text = proc.stdout.decode()
+        assert proc.returncode == 0 and "Show this message" not in text, args
+        assert "-h, --help" in text and "the manual page (--help)" in text, args
