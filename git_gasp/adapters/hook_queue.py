@@ -117,8 +117,9 @@ def _hold_lease(state: Any, deadline: float) -> bool:
             time.sleep(0.05)
 
 
-def drain(root: Path, gdir: Path, deadline: float) -> int:
-    """Record every queued entry in order (the caller holds hook.lock); return how many."""
+def drain(root: Path, gdir: Path, deadline: float, said: list[str] | None = None) -> int:
+    """Record every queued entry in order (the caller holds hook.lock); return how many.
+    `said`, when given, gets what recording each entry did (the adapter log's line)."""
     from git_gasp.runtime import AgentState
 
     entries = queued(gdir)
@@ -149,6 +150,8 @@ def drain(root: Path, gdir: Path, deadline: float) -> int:
                     understood = True
                     what = process(state, h, gdir, root, entry.name)
                     log(gdir, f"{h.agent} {h.session_id}: {what}")
+                    if said is not None:
+                        said.append(what)
                     entry.unlink()
                     done += 1
                 except FileNotFoundError:

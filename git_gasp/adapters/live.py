@@ -137,11 +137,13 @@ def run_hook(data: bytes, *, agent: str | None = None, repo: str | None = None,
             if not got:
                 log(gdir, f"{entry.name}: another hook is busy; queued")
                 return "queued"
-            n = drain(root, gdir, deadline)
+            said: list[str] = []
+            n = drain(root, gdir, deadline, said)
             synced = run_requested(root, gdir, deadline)  # the lease is free again
             if synced is not None:
                 log(gdir, synced)
-        return f"recorded {n} event(s)"
+        failed = [w for w in said if ", not committed: " in w]  # a SessionEnd's commit
+        return f"recorded {n} event(s)" + "".join(f"; {w}" for w in failed)
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
         import traceback
 

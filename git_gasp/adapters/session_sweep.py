@@ -48,12 +48,37 @@ def commit_closed(state: Any, root: Path, sess: HookSession,
     try:  # the guard's rules apply to this commit too (runtime.commit)
         sha = commit_run(root, run_id, sess.goal, outcome, paths, log_rel=state.store.rel)
     except CommitError as exc:  # recorded, not committed: say why in the hook log
+        note_failed_commit(sess.gdir, run_id, outcome, str(exc))
         return f"{run_id} finished ({outcome}), not committed: {exc}"
     sha = sha.decode() if isinstance(sha, bytes) else str(sha)
     from git_gasp.adapters.sync_hook import request
 
     then = "; sync requested" if request(root) else ""  # opt-in: `adapt … install --sync`
     return f"{run_id} finished ({outcome}), committed {sha[:12]}{then}"
+
+
+FAILED_COMMITS = "commit-failed.json"  # under <gitdir>/gasp: what doctor reports
+FAILED_KEPT = 20
+
+
+def note_failed_commit(gdir: Path, run_id: str, outcome: str, reason: str) -> None:
+    """Remember that run `run_id`'s boundary commit failed (`githooks.doctor_state`
+    reports it until a commit with its Run-Id trailer is on the branch). Never raises."""
+    from git_gasp.base.files import atomic_write
+
+    path = gdir / FAILED_COMMITS
+    try:
+        old = json.loads(read_text(path)) if path.exists() else []
+    except (OSError, ValueError):
+        old = []
+    kept = [f for f in old if isinstance(f, dict) and f.get("run_id") != run_id]
+    kept.append({"run_id": run_id, "outcome": outcome, "reason": " ".join(reason.split()),
+                 "ts_ms": int(time.time() * 1000)})
+    try:
+        atomic_write(path, json.dumps(kept[-FAILED_KEPT:]).encode() + b"\n",
+                     root=gdir.parent, mode=0o600)
+    except Exception:  # noqa: BLE001 - a hook never breaks the agent (OSError, UnsafePath)
+        pass
 
 
 def open_sessions(gdir: Path, agent: str) -> list[Path]:

@@ -39,6 +39,7 @@ def diagnose(root: Path, *, now_ms: int | None = None) -> list[Finding]:
     findings += _lease(root, now)
     findings += doctor_state.log(root)
     findings += doctor_state.queue(root, now)
+    findings += doctor_state.failed_commits(root)
     _ignored(root, findings)
     return findings
 

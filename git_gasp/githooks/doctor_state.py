@@ -164,3 +164,38 @@ def queue(root: Path, now_ms: int) -> list[Finding]:
                                  "recorded", topic="queue", path=str(qdir)))
     found += _set_aside(qdir / "failed", _entries(qdir / "failed"), log_path)
     return found
+
+
+FAILED_COMMITS = "commit-failed.json"  # adapters/session_sweep.py writes it (that layer's)
+
+
+def failed_commits(root: Path) -> list[Finding]:
+    """Session runs whose boundary commit failed (the live hook's note) and that no
+    commit on the branch has committed since (no ``Run-Id:`` trailer naming them)."""
+    from git_gasp.base.git import run
+    from git_gasp.store.lease import when
+
+    try:
+        path = git_dir(root) / "gasp" / FAILED_COMMITS
+        failures = json.loads(read_file(path, limit=SMALL_FILE)) if path.exists() else []
+    except Exception:  # noqa: BLE001 - no git dir, an unreadable note: nothing to say
+        return []
+    found = []
+    for f in failures if isinstance(failures, list) else ():
+        if not isinstance(f, dict) or not isinstance(f.get("run_id"), str):
+            continue
+        run_id, outcome = f["run_id"], str(f.get("outcome") or "?")
+        done = run(root, "log", "-1", "--format=%H", "--fixed-strings",
+                   f"--grep=Run-Id: {run_id}", "HEAD", check=False)
+        if done.returncode == 0 and done.stdout.strip():
+            continue  # committed since (commit-run, the next session's commit)
+        reason = str(f.get("reason") or "no reason recorded")
+        first = "set your git identity first (git config user.name / user.email), then " \
+            if "identity" in reason or "email" in reason else ""
+        at = f" at {when(int(f['ts_ms']))}" if isinstance(f.get("ts_ms"), int) else ""
+        found.append(Finding(
+            ERROR, f"the boundary commit of {run_id} (finished {outcome}{at}) failed: "
+            f"{reason}; its events are in the log but not committed",
+            f"{first}`git gasp commit-run --run {run_id} --outcome {outcome}`", "log",
+            path=str(path)))
+    return found

@@ -42,5 +42,9 @@ def run(agent: str | None = None, repo: str | None = None) -> int:
         return 0
     from git_gasp.adapters.live import run_hook
 
-    run_hook(data, agent=agent if agent in AGENTS else None, repo=repo)
+    what = run_hook(data, agent=agent if agent in AGENTS else None, repo=repo)
+    if isinstance(what, str) and ", not committed: " in what:  # where the agent shows it
+        failed = what.split("; ", 1)[-1]
+        sys.stderr.write(f"git gasp: {failed} (the events are recorded; `git gasp doctor` "
+                         "says how to commit them)\n")
     return 0
