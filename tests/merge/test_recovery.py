@@ -199,4 +199,4 @@ def test_names_that_match_none_or_several_and_no_repository(agent, remote, stran
     outside = tmp_path / "plain"
     outside.mkdir()
     code, _, err = run(outside, "list")
-    assert code == 1 and err.startswith("git gasp: error:") and "Traceback" not in err
+    assert code == 2 and err.startswith("git gasp: error: not an agent repository")

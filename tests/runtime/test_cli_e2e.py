@@ -174,7 +174,7 @@ def test_record_json_payload_and_log_filters(agent):
     run = ok(agent, "run", "start", "--task", "t", "--goal", goal).strip()
     ok(agent, "record", "observation", "--summary", "seen", "--about", goal)
     ok(agent, "run", "finish", "--outcome", "done")
-    kinds = [ln.split()[3] for ln in ok(agent, "log", "--run", run).splitlines()]
+    kinds = [ln.split()[3] for ln in ok(agent, "log", "--reverse", "--run", run).splitlines()]
     assert kinds == ["run.started", "observation.created", "run.finished"]
     assert len(ok(agent, "log", "--kind", "goal.*").splitlines()) == 1
     assert_conformant(agent)

@@ -38,7 +38,8 @@ class LogCommand(click.Command):
 @click.option("-n", "--max-count", "limit", type=click.IntRange(min=0), metavar="N",
               help="Only the N newest matching events.")
 @click.option("--limit", "limit", type=click.IntRange(min=0), hidden=True)
-@click.option("--reverse", is_flag=True, help="Oldest first (after -n picks the newest).")
+@click.option("--reverse", is_flag=True,
+              help="Oldest first (after -n picks the newest); --json is in log order.")
 @click.option("--format", "--pretty", "fmt", metavar="FORMAT", default="oneline",
               show_default=True,
               help="oneline, medium, or format:TEMPLATE (%H id, %h short id, %s subject, "
@@ -70,15 +71,14 @@ def log(kinds, run_id, since, until, ops, limit, reverse, fmt, abbrev, color, as
     run_id = resolve_node(state.graph, run_id, "run")
     every = state.events()
     events = _select(every, kinds, run_id, since, until, ops, limit)
-    events = events if reverse else events[::-1]
     with paged(no_pager or as_json) as (out, paging):
-        if as_json:
+        if as_json:  # a stream of the log's envelopes: in the log's order (docs/json.md)
             for e in events:
                 out.write(json.dumps(e.to_dict(), ensure_ascii=False) + "\n")
             return
         on = color == "always" or (color != "never" and wanted(out, paged=paging))
         formatter = Formatter(state.graph, [e.id for e in every], Painter(on), abbrev)  # None: 6
-        for e in events:
+        for e in events if reverse else events[::-1]:
             out.write(formatter.render(e, template) + "\n")
 
 
