@@ -605,14 +605,16 @@ def test_readme_runtime_example_runs_as_written_in_an_empty_directory(tmp_path):
     log = subprocess.run(["git", "log", "--format=%s", "-1"], cwd=tmp_path / "my-agent",
                          capture_output=True, text=True, check=True).stdout
     assert "promoted" in log
-    # then the sink's example, in the same directory: its run ends committed
+    # then the sink's example in the same directory, and the commit its comment names
     (sink_block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
                      if "StateSink.open(" in b and "bridges" not in b]
+    assert "git gasp commit-run" in sink_block
     script.write_text(sink_block)
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[0] == "0"
+    assert proc.returncode == 0 and proc.stdout.strip() == "0", proc.stderr
+    subprocess.run(["git", "gasp", "commit-run"], cwd=tmp_path / "my-agent", check=True,
+                   capture_output=True)
     last = subprocess.run(["git", "log", "-1", "--format=%B"], cwd=tmp_path / "my-agent",
                           capture_output=True, text=True, check=True).stdout
     assert "Run-Id: run_" in last and subprocess.run(
