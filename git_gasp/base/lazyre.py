@@ -52,8 +52,9 @@ def cache_path() -> str | None:
         if not os.path.isabs(home):
             return None
         base = os.path.join(home, ".cache")
-    return os.path.join(base, "git-gasp",
-                        f"re-{sys.implementation.cache_tag}-{_sre.MAGIC}-{_sre.CODESIZE}.bin")
+    version = ".".join(map(str, sys.version_info[:3]))  # a patch release may change re
+    return os.path.join(base, "git-gasp", f"re-{sys.implementation.cache_tag}-{version}-"
+                                          f"{_sre.MAGIC}-{_sre.CODESIZE}.bin")
 
 
 def _load() -> dict:
@@ -62,9 +63,10 @@ def _load() -> dict:
         _table = {}
         path = cache_path()
         if path is not None:
-            try:
-                with open(path, "rb") as f:
-                    data = f.read()
+            from git_gasp.base.files import SMALL_FILE, read_regular_file
+
+            try:  # a link, a FIFO or a huge file there is no cache (never a hang)
+                data = read_regular_file(path, limit=SMALL_FILE) or b""
                 if data.startswith(_MAGIC):
                     import marshal
                     import zlib
@@ -144,20 +146,14 @@ def save() -> None:
     import marshal
     import zlib
 
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
+    from git_gasp.base.files import UnsafePath, atomic_write
+
+    try:  # through the one write path: a tmp file renamed over it, no fsync (a cache)
         body = marshal.dumps(table)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL
-                     | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
-        os.replace(tmp, path)
-    except (OSError, ValueError):  # a full disk, a read-only home; unmarshallable
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        atomic_write(path, _MAGIC + zlib.crc32(body).to_bytes(4, "big") + body,
+                     durable=False, make_parents=True, mode=0o600)
+    except (OSError, ValueError, UnsafePath):  # a full disk, a read-only home; unmarshallable
+        pass
 
 
 class LazyPattern:

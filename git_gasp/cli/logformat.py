@@ -60,6 +60,15 @@ def _ago(n: int, unit: str) -> str:
     return f"{n} {unit}{'' if n == 1 else 's'} ago"
 
 
+def _date(ms: int) -> str:
+    """``2026-12-03 10:39:31`` (UTC); a timestamp no calendar date holds (a conformant
+    log may carry any 64-bit value) is shown as its milliseconds."""
+    try:
+        return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, ValueError, OSError):
+        return f"@{ms} ms"
+
+
 class Formatter:
     """Renders events over `graph`; short ids abbreviate among `event_ids` (every
     event of the log) and the graph's nodes, with tails of at least `abbrev`."""
@@ -115,8 +124,7 @@ class Formatter:
         if e.kind == "state.ops_applied":
             text = f"{len(e.payload) if isinstance(e.payload, list) else '?'} op(s)"
         text = text if isinstance(text, str) else str(text)
-        when = datetime.fromtimestamp(e.ts_ms / 1000, timezone.utc)
-        date = when.strftime("%Y-%m-%d %H:%M:%S")
+        date = _date(e.ts_ms)
         actor = f"{e.actor_kind} {e.actor_id}"
         one_line = _BREAKS.sub(" ⏎ ", text).strip()
         return {

@@ -192,7 +192,10 @@ def failed_commits(root: Path) -> list[Finding]:
         reason = str(f.get("reason") or "no reason recorded")
         first = "set your git identity first (git config user.name / user.email), then " \
             if "identity" in reason or "email" in reason else ""
-        at = f" at {when(int(f['ts_ms']))}" if isinstance(f.get("ts_ms"), int) else ""
+        try:
+            at = f" at {when(f['ts_ms'])}" if isinstance(f.get("ts_ms"), int) else ""
+        except (OverflowError, ValueError, OSError):
+            at = ""
         found.append(Finding(
             ERROR, f"the boundary commit of {run_id} (finished {outcome}{at}) failed: "
             f"{reason}; its events are in the log but not committed",

@@ -115,13 +115,15 @@ def merge(s: Session, onto: str, message: str) -> str | None:
     (an interpreter start per merge, a fifth of a sync's attempt): git merges with the
     driver set to fail, and when the only paths it left are append-only ones that
     the driver's rules merge cleanly, their results are staged and committed here.
-    Anything else (another conflicted path, a conflict within those files, a delete)
-    aborts that and merges again with the driver itself, so the outcome is the
-    driver's."""
+    Anything else (another conflicted path, a conflict within those files, a delete, a
+    link) aborts that and merges again with the driver itself, so the outcome is the
+    driver's; a criss-cross merge (several merge bases, which the driver merges too)
+    goes to the driver at once."""
     from git_gasp.merge.driver import disabled
 
     args = ("merge", "--no-edit", "--no-ff", "--no-autostash", "-m", message, onto)
-    fast = not disabled()
+    bases = git.run(s.top, "merge-base", "--all", "HEAD", onto, check=False).stdout.split()
+    fast = not disabled() and len(bases) == 1  # a criss-cross: the driver merges the bases
     code, text = s.git(*(("-c", f"merge.{attributes.DRIVER}.driver=false") if fast else ()),
                        *args)
     if code == 0:
@@ -161,8 +163,9 @@ def _merge_append_only(s: Session) -> list[str] | None:
     merged = {}
     for path, st in stages.items():
         rule = rule_for(path)
-        if merge_attr.get(path) != attributes.DRIVER or rule == "text" or not {2, 3} <= set(st):
-            return None
+        if merge_attr.get(path) != attributes.DRIVER or rule == "text" or not {2, 3} <= set(st) \
+                or any(mode not in ("100644", "100755") for mode, _sha in st.values()):
+            return None  # the driver's (or git's) to merge: a link, a delete, a text file
         blobs = [_blob(s, st[k][1]) if k in st else b"" for k in (1, 2, 3)]
         if None in blobs:
             return None
@@ -177,7 +180,7 @@ def _merge_append_only(s: Session) -> list[str] | None:
         if made.returncode != 0 or s.git("update-index", "--cacheinfo",
                                          f"{mode},{sha},{path}")[0] != 0:
             return None
-    if s.git("checkout", "--", *merged)[0] != 0:  # the work tree through git's filters
+    if s.git("--literal-pathspecs", "checkout", "--", *merged)[0] != 0:  # through git's filters
         return None
     return list(merged)
 

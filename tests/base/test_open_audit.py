@@ -39,9 +39,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("base/files.py", "AtomicFile.__init__"): _HELPER + "; " + _CREATED,
     ("base/files.py", "_Flock.acquire"): _HELPER + ": a lock file (O_NOFOLLOW), flocked, never "
     "read",
-    ("base/lazyre.py", "_load"): "the user's own cache of compiled patterns (~/.cache), CRC "
-    "checked; not a repository file",
-    ("base/lazyre.py", "save"): _CREATED + " (in the user's own ~/.cache)",
     ("base/files.py", "fsync_dir"): _DIRECTORY,
     ("store/append.py", "_fsync_dir"): _DIRECTORY,
     ("store/append.py", "_open_append"): "the log's append: O_APPEND | O_NOFOLLOW | "

@@ -5,6 +5,7 @@ settings, NO_COLOR, color.ui), never on a pipe."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from datetime import datetime
 from pathlib import Path
@@ -158,3 +159,15 @@ def test_a_format_that_is_no_template_is_a_usage_error():
     with pytest.raises(UsageError):
         template_of("fancy")
     assert template_of("format:%z") == "%z" and template_of("%h %s") == "%h %s"
+
+
+def test_a_timestamp_past_any_calendar_is_shown_not_a_crash(agent):
+    """ts_ms is any 64-bit integer in a conformant log: log prints it, never exit 3."""
+    ok(agent, "record", "goal", "--title", "t")
+    log = agent / "state" / "events.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[-2] = re.sub(rb'"ts_ms":\d+', b'"ts_ms":4611686018427387904', lines[-2])
+    log.write_bytes(b"".join(lines))
+    assert gasp(agent, "check").returncode == 0
+    shown = ok(agent, "log", "--format", "%ad|%ar|%at", "--ops")
+    assert "@4611686018427387904 ms|0 seconds ago|4611686018427387" in shown
