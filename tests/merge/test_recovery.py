@@ -200,3 +200,16 @@ def test_names_that_match_none_or_several_and_no_repository(agent, remote, stran
     outside.mkdir()
     code, _, err = run(outside, "list")
     assert code == 2 and err.startswith("git gasp: error: not an agent repository")
+
+
+def test_a_remotes_text_reaches_the_terminal_escaped(agent, remote, tmp_path):
+    """A recovery ref is someone else's commits: its subjects and log lines are shown
+    with their control characters escaped (no terminal escape runs)."""
+    clone = tmp_path / "hostile"
+    git(tmp_path, "clone", "-q", str(remote), str(clone))
+    append(clone, 9, message="title \x1b]0;pwned\x07 here")
+    git(clone, "push", "-q", "origin", f"HEAD:{REF}")
+    for args in (("show", "run_b1"), ("list",)):
+        code, text, err = run(agent, *args)
+        assert code == 0, err
+        assert "\x1b" not in text and "\x07" not in text and "\\x1b" in text, (args, text)

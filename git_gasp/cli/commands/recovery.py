@@ -35,6 +35,7 @@ def list_cmd(remote: str | None, as_json: bool) -> int:
     import json
 
     from git_gasp.merge.recovery_ops import date_of, list_refs
+    from git_gasp.protocol.summary import printable
 
     listing = list_refs(_start(), remote)
     if as_json:
@@ -57,7 +58,8 @@ def list_cmd(remote: str | None, as_json: bool) -> int:
         if r.ahead is None:
             what = "not fetched: git gasp recovery show fetches it"
         else:
-            what = f"{date_of(r.time)}  {r.ahead} commit(s) not on {on}  {r.subject or ''}"
+            what = f"{date_of(r.time)}  {r.ahead} commit(s) not on {on}  " \
+                   f"{printable(r.subject or '')}"
         click.echo(f"{r.short:<{width}}  {r.sha[:12]}  {where:<14}  {what}".rstrip())
     return 0
 
@@ -72,6 +74,7 @@ def show_cmd(name: str, remote: str | None, as_json: bool) -> int:
     import json
 
     from git_gasp.merge.recovery_ops import date_of, show
+    from git_gasp.protocol.summary import printable
 
     shown = show(_start(), name, remote)
     if as_json:
@@ -84,11 +87,11 @@ def show_cmd(name: str, remote: str | None, as_json: bool) -> int:
     click.echo(f"{shown.ref.name} at {shown.ref.sha[:12]}: {len(shown.commits)} commit(s) "
                f"and {len(shown.events)} line(s) of {shown.log_rel} not on this branch")
     for cid, when, subject in shown.commits:
-        click.echo(f"  {cid[:12]}  {date_of(when)}  {subject}")
+        click.echo(f"  {cid[:12]}  {date_of(when)}  {printable(subject)}")
     if shown.events:
         click.echo(f"lines it adds to {shown.log_rel}:")
         for e in shown.events[:20]:
-            click.echo(f"  {e['kind'] or '?'}  {e['id'] or '(no id)'}")
+            click.echo(f"  {printable(e['kind'] or '?')}  {printable(e['id'] or '(no id)')}")
         if len(shown.events) > 20:
             click.echo(f"  ... and {len(shown.events) - 20} more")
     if shown.commits:
