@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 
 from git_gasp.adapters.hook_session import EVENTS, HookSession
 from git_gasp.adapters.payloads import (
@@ -36,7 +35,14 @@ from git_gasp.adapters.payloads import (
 )
 from git_gasp.adapters.session_sweep import commit_closed, sweep
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write, move_into_place, open_output, read_file
+from git_gasp.base.files import (
+    atomic_write,
+    exists,
+    is_dir,
+    move_into_place,
+    open_output,
+    read_file,
+)
 from git_gasp.redact.redactor import Redactor
 
 TYPE_CHECKING = False
@@ -51,14 +57,15 @@ ENTRY_SUFFIXES = (".payload", ".json")  # this git-gasp's entries, an older one'
 WHY_SUFFIX = ".why"  # beside an entry set aside in queue/failed/: one line, why
 
 
-def log(gdir: Path | None, message: str) -> None:
+def log(gdir: str | os.PathLike | None, message: str) -> None:
     """Append one line to ``adapter.log`` (rotated at LOG_MAX_BYTES); never raises."""
     if gdir is None:
         return
     try:
-        path = gdir / "adapter.log"
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            move_into_place(path, gdir / "adapter.log.1", root=gdir.parent)
+        path = os.path.join(gdir, "adapter.log")
+        if exists(path) and os.stat(path).st_size > LOG_MAX_BYTES:
+            move_into_place(path, os.path.join(gdir, "adapter.log.1"),
+                            root=os.path.dirname(os.fspath(gdir)))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
         line = f"{stamp} pid={os.getpid()} {message}".replace("\n", "\n    ") + "\n"
         with open_output(path, append=True) as fh:
@@ -67,27 +74,27 @@ def log(gdir: Path | None, message: str) -> None:
         pass
 
 
-def queue_dir(gdir: Path) -> Path:
+def queue_dir(gdir: str) -> str:
     """Where queued hook payloads wait: ``<gitdir>/gasp/queue``."""
-    return gdir / "queue"
+    return os.path.join(gdir, "queue")
 
 
-def enqueue(gdir: Path, agent: str | None, data: bytes) -> Path:
+def enqueue(gdir: str, agent: str | None, data: bytes) -> str:
     """Write the payload bytes `data`, unchanged, as one queue entry (whole or not at
     all, readable only by its owner: it may hold secrets until it is drained)."""
     tag = agent if agent in AGENTS else "detect"
     name = f"{time.time_ns():020d}-{os.getpid():08d}-{os.urandom(4).hex()}.{tag}.payload"
-    return atomic_write(queue_dir(gdir) / name, data, root=gdir.parent, make_parents=True,
-                        mode=0o600)
+    return atomic_write(os.path.join(queue_dir(gdir), name), data, root=os.path.dirname(gdir),
+                        make_parents=True, mode=0o600)
 
 
-def queued(gdir: Path) -> list[Path]:
-    """The queue's entries, oldest first."""
+def queued(gdir: str) -> list[str]:
+    """The queue's entries (paths), oldest first."""
     qdir = queue_dir(gdir)
-    if not qdir.is_dir():
+    if not is_dir(qdir):
         return []
-    return sorted(p for p in qdir.iterdir()
-                  if p.name.endswith(ENTRY_SUFFIXES) and not p.name.startswith("."))
+    return sorted(os.path.join(qdir, name) for name in os.listdir(qdir)
+                  if name.endswith(ENTRY_SUFFIXES) and not name.startswith("."))
 
 
 def entry_payload(name: str, data: bytes) -> tuple[str | None, Any]:
@@ -117,7 +124,7 @@ def _hold_lease(state: Any, deadline: float) -> bool:
             time.sleep(0.05)
 
 
-def drain(root: Path, gdir: Path, deadline: float, said: list[str] | None = None) -> int:
+def drain(root: str, gdir: str, deadline: float, said: list[str] | None = None) -> int:
     """Record every queued entry in order (the caller holds hook.lock); return how many.
     `said`, when given, gets what recording each entry did (the adapter log's line)."""
     from git_gasp.runtime import AgentState
@@ -142,17 +149,18 @@ def drain(root: Path, gdir: Path, deadline: float, said: list[str] | None = None
                 agent: str | None = None
                 clean: Any = None
                 understood = False
+                name = os.path.basename(entry)
                 try:
-                    raw = read_file(entry, limit=ENTRY_MAX, root=gdir.parent)
-                    agent, payload = entry_payload(entry.name, raw)
+                    raw = read_file(entry, limit=ENTRY_MAX, root=os.path.dirname(gdir))
+                    agent, payload = entry_payload(name, raw)
                     clean = Redactor().value(trim_payload(payload))
                     h = parse_hook_payload(clean, agent)
                     understood = True
-                    what = process(state, h, gdir, root, entry.name)
+                    what = process(state, h, gdir, root, name)
                     log(gdir, f"{h.agent} {h.session_id}: {what}")
                     if said is not None:
                         said.append(what)
-                    entry.unlink()
+                    os.unlink(entry)
                     done += 1
                 except FileNotFoundError:
                     continue  # another drainer took it (should not happen under the lock)
@@ -163,7 +171,7 @@ def drain(root: Path, gdir: Path, deadline: float, said: list[str] | None = None
                     why = (f"recording it failed: {type(exc).__name__}: {exc}" if bug
                            else f"not understood: {exc}")
                     _set_aside(gdir, entry, agent, clean, why)
-                    log(gdir, f"{entry.name}: {why}; moved to queue/failed/"
+                    log(gdir, f"{name}: {why}; moved to queue/failed/"
                               + (f"\n{traceback.format_exc(limit=4)}" if bug else ""))
                     if understood:
                         state = _reopen(state, root)
@@ -175,27 +183,28 @@ def drain(root: Path, gdir: Path, deadline: float, said: list[str] | None = None
     return done
 
 
-def _set_aside(gdir: Path, entry: Path, agent: str | None, clean: Any, why: str) -> None:
+def _set_aside(gdir: str, entry: str, agent: str | None, clean: Any, why: str) -> None:
     """Move `entry` to ``queue/failed/`` with its ``.why`` line: redacted when it got that
     far (its bytes as they came only when they are not JSON a redactor can read)."""
-    failed = queue_dir(gdir) / "failed"
+    failed = os.path.join(queue_dir(gdir), "failed")
+    name, top = os.path.basename(entry), os.path.dirname(gdir)
     try:
-        failed.mkdir(exist_ok=True)
+        os.makedirs(failed, exist_ok=True)
         line = " ".join(why.split())[:500] + "\n"
-        atomic_write(failed / (entry.name + WHY_SUFFIX), line.encode("utf-8", "replace"),
-                     root=gdir.parent, mode=0o600)
+        atomic_write(os.path.join(failed, name + WHY_SUFFIX), line.encode("utf-8", "replace"),
+                     root=top, mode=0o600)
         if clean is not None:
-            doc = {"agent": agent, "payload": clean} if entry.name.endswith(".json") else clean
+            doc = {"agent": agent, "payload": clean} if name.endswith(".json") else clean
             data = json.dumps(doc, ensure_ascii=False).encode("utf-8")
-            atomic_write(failed / entry.name, data, root=gdir.parent, mode=0o600)
-            entry.unlink()
+            atomic_write(os.path.join(failed, name), data, root=top, mode=0o600)
+            os.unlink(entry)
         else:
-            move_into_place(entry, failed / entry.name, root=gdir.parent)
+            move_into_place(entry, os.path.join(failed, name), root=top)
     except OSError:
         pass
 
 
-def _reopen(state: Any, root: Path) -> Any:
+def _reopen(state: Any, root: str) -> Any:
     """A fresh AgentState after a failed entry (its in-memory state may be off)."""
     from git_gasp.runtime import AgentState
 
@@ -204,7 +213,7 @@ def _reopen(state: Any, root: Path) -> Any:
     return fresh
 
 
-def process(state: Any, h: HookEvent, gdir: Path, root: Path,
+def process(state: Any, h: HookEvent, gdir: str, root: str,
             entry: str | None = None) -> str:
     """Record one hook event (queue entry `entry`); return a short description of what
     was done. Recording the same payload again adds nothing: every node id is stable,

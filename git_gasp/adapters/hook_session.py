@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 
 from git_gasp.adapters.lifting import Lifted, Lifter
 from git_gasp.adapters.payloads import HookEvent
@@ -31,7 +30,7 @@ from git_gasp.adapters.session_close import (
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
 from git_gasp.base.digest import sha256
-from git_gasp.base.files import atomic_write, open_file, read_text
+from git_gasp.base.files import atomic_write, open_file, read_text, remove_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,13 +70,13 @@ def _lifted(d: dict) -> Lifted:
 class HookSession(SessionWriter):
     """One agent session as seen through its hooks, resumed from its progress file."""
 
-    def __init__(self, state: Any, agent: str, session_id: str, gdir: Path, *,
+    def __init__(self, state: Any, agent: str, session_id: str, gdir: str, *,
                  cwd: str | None = None, transcript_path: str | None = None) -> None:
         base = run_id_for(agent, session_id)
         safe = base[len("run_"):]
-        self.gdir = gdir
-        self.path = gdir / "sessions" / f"{safe}.json"
-        self.closed_path = gdir / "sessions" / "closed" / f"{safe}.json"
+        self.gdir = gdir = os.fspath(gdir)  # strs: the hook's path never imports pathlib
+        self.path = os.path.join(gdir, "sessions", f"{safe}.json")
+        self.closed_path = os.path.join(gdir, "sessions", "closed", f"{safe}.json")
         side, self.closed = self._load()
         super().__init__(state, agent, session_id, side.get("run_id") or base,
                          cwd=cwd or side.get("cwd"))
@@ -117,13 +116,13 @@ class HookSession(SessionWriter):
         return found
 
     @classmethod
-    def for_event(cls, state: Any, h: HookEvent, gdir: Path) -> HookSession:
+    def for_event(cls, state: Any, h: HookEvent, gdir: str) -> HookSession:
         return cls(state, h.agent, h.session_id, gdir, cwd=h.cwd,
                    transcript_path=h.transcript_path)
 
     def _mtime_ms(self) -> int:
         try:
-            return int((self.closed_path if self.closed else self.path).stat().st_mtime * 1000)
+            return int(os.stat(self.closed_path if self.closed else self.path).st_mtime * 1000)
         except OSError:
             return 0
 
@@ -147,9 +146,9 @@ class HookSession(SessionWriter):
                 "last_prompt": self.last_prompt, "pending": self.pending}
         body = json.dumps(data, ensure_ascii=False).encode("utf-8")
         path = self.closed_path if self.closed else self.path
-        atomic_write(path, body, root=self.gdir.parent, make_parents=True)
+        atomic_write(path, body, root=os.path.dirname(self.gdir), make_parents=True)
         if self.closed:
-            self.path.unlink(missing_ok=True)
+            remove_file(self.path)
 
     # --- the run ---------------------------------------------------------------------
     def _reset(self, run_id: str) -> None:
@@ -368,11 +367,11 @@ class HookSession(SessionWriter):
             return None
         from git_gasp.adapters.codex import exit_codes
 
-        path = Path(rollout)
+        path = rollout
         codes: dict = dict(self.rollout.get("codes") or {})
         offset = int(self.rollout.get("offset") or 0)
         try:
-            if path.name.endswith((".zst", ".gz")):
+            if path.endswith((".zst", ".gz")):
                 from git_gasp.adapters.records import read_raw
 
                 data, offset, codes = read_raw(path), 0, {}
@@ -402,7 +401,7 @@ class HookSession(SessionWriter):
             self.observation(f"stop:{self.prompts}:{digest}", text, self.run_id,
                              self._src("stop", hook="Stop"), _AUTO)
 
-    def close(self, root: Path, *, how: str, reason: str | None = None,
+    def close(self, root: str, *, how: str, reason: str | None = None,
               abandoned: bool = False) -> tuple[str, str, list[str]]:
         """run.finished (+ the archived transcript); return (run id, outcome, paths).
 
@@ -421,5 +420,5 @@ class HookSession(SessionWriter):
         self.save()
         return self.run_id, outcome, [arch["uri"]] if arch else []
 
-    def end(self, h: HookEvent, root: Path) -> tuple[str, str, list[str]]:
+    def end(self, h: HookEvent, root: str) -> tuple[str, str, list[str]]:
         return self.close(root, how="SessionEnd", reason=h.reason)

@@ -60,22 +60,22 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 
 from git_gasp.adapters.hook_queue import drain, enqueue, log
 from git_gasp.adapters.sync_hook import run_requested
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import try_lock
+from git_gasp.base.files import path_str, try_lock
 
 HOOK_BUDGET_S = 20.0  # the whole hook, lock and lease waits included
 LOCK_WAIT_S = 10.0
 
 
-def find_agent_root(start: str | os.PathLike | None) -> Path | None:
+def find_agent_root(start: str | os.PathLike | None) -> str | None:
     """The agent root for a session in `start`: AGENT.md at or above it (up to the work
     tree's top), else the state directory its repository's config names
-    (`store.location`); None when neither exists."""
+    (`store.location`); None when neither exists. A str: the hook never imports
+    pathlib."""
     from git_gasp.store.location import find_root
 
     if not start:
@@ -84,7 +84,7 @@ def find_agent_root(start: str | os.PathLike | None) -> Path | None:
         found = find_root(os.path.realpath(start))
     except (OSError, ValueError):  # a path with NUL or a lone surrogate names no repo
         return None
-    return Path(found) if found is not None else None
+    return path_str(found) if found is not None else None
 
 
 def peek_cwd(data: bytes) -> str | None:
@@ -101,16 +101,16 @@ def peek_cwd(data: bytes) -> str | None:
     return cwd if isinstance(cwd, str) else None
 
 
-def gasp_dir(root: Path) -> Path:
+def gasp_dir(root: str | os.PathLike) -> str:
     """``<gitdir>/gasp`` of the repo at `root` (``<root>/.git/gasp`` if git cannot say)."""
-    gitdir = git.find_git_dir(root)  # read from .git, without starting git
+    gitdir = git.find_git_dir_str(root)  # read from .git, without starting git
     if gitdir is None:
         try:
-            gitdir = git.git_dir(root)
+            gitdir = git.git_dir_str(root)
         except (GaspError, OSError):
-            gitdir = root / ".git"
-    out = gitdir / "gasp"
-    out.mkdir(parents=True, exist_ok=True)
+            gitdir = os.path.join(root, ".git")
+    out = os.path.join(gitdir, "gasp")
+    os.makedirs(out, exist_ok=True)
     return out
 
 
@@ -133,9 +133,9 @@ def run_hook(data: bytes, *, agent: str | None = None, repo: str | None = None,
             return "empty payload"
         entry = enqueue(gdir, agent, data)
         wait = min(LOCK_WAIT_S, max(0.0, deadline - time.monotonic()))
-        with try_lock(gdir / "hook.lock", wait) as got:
+        with try_lock(os.path.join(gdir, "hook.lock"), wait) as got:
             if not got:
-                log(gdir, f"{entry.name}: another hook is busy; queued")
+                log(gdir, f"{os.path.basename(entry)}: another hook is busy; queued")
                 return "queued"
             said: list[str] = []
             n = drain(root, gdir, deadline, said)

@@ -11,8 +11,8 @@ whose progress file is gone is closed the same way.
 
 from __future__ import annotations
 
+import os
 import time
-from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.hook_queue import drain
@@ -39,14 +39,16 @@ def _orphans(state: Any, agent: str, known: set[str]) -> list[dict]:
     return found
 
 
-def reconcile(root: Path, agent: str) -> list[str]:
+def reconcile(root: str | os.PathLike, agent: str) -> list[str]:
     """Close every open run of `agent`'s sessions that ended; return what was done."""
     from git_gasp.runtime import AgentState
 
+    root = os.fspath(root)
     gdir = gasp_dir(root)
-    with try_lock(gdir / "hook.lock", LOCK_WAIT_S) as got:
+    lock = os.path.join(gdir, "hook.lock")
+    with try_lock(lock, LOCK_WAIT_S) as got:
         if not got:
-            raise GaspError(f"{gdir / 'hook.lock'} is held (a hook is recording); try again")
+            raise GaspError(f"{lock} is held (a hook is recording); try again")
         drain(root, gdir, time.monotonic() + 120)
         notes: list[str] = []
         with AgentState.open(root, "git-gasp-reconcile") as state:
@@ -68,5 +70,5 @@ def reconcile(root: Path, agent: str) -> list[str]:
         return notes
 
 
-def _sid(path: Path, agent: str) -> str:
-    return path.name[len(agent) + 1:-len(".json")]
+def _sid(path: str, agent: str) -> str:
+    return os.path.basename(path)[len(agent) + 1:-len(".json")]

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
 from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.outside import load_json
+from git_gasp.base.paths import path_str
 from git_gasp.base.record import Record as Value
 from git_gasp.redact.redactor import Redactor
 
@@ -169,9 +170,10 @@ def parse_ts(value: Any) -> int | None:
     return None
 
 
-def _zstd_stream(path: Path) -> io.BufferedIOBase:
+def _zstd_stream(path: str) -> io.BufferedIOBase:
     """A readable decompressed stream of a .zst file, by whatever zstd is available."""
-    raw = path.read_bytes()
+    with open(path, "rb") as fh:
+        raw = fh.read()
     try:
         import zstandard  # type: ignore[import-not-found]
     except ImportError:
@@ -206,17 +208,19 @@ def _zstd_stream(path: Path) -> io.BufferedIOBase:
     return io.BytesIO(proc.stdout)
 
 
-def read_raw(path: Path) -> bytes:
+def read_raw(path: str | os.PathLike) -> bytes:
     """The decompressed bytes of a session file (.jsonl, .jsonl.zst or .jsonl.gz)."""
-    path = Path(path)
+    path = path_str(path)
     try:
-        if path.name.endswith(".zst"):
+        if path.endswith(".zst"):
             return _zstd_stream(path).read()
-        if path.name.endswith(".gz"):
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if path.endswith(".gz"):
             import gzip
 
-            return gzip.decompress(path.read_bytes())
-        return path.read_bytes()
+            return gzip.decompress(data)
+        return data
     except OSError as exc:
         raise GaspError(f"cannot read {path}: {exc.strerror or exc}") from None
     except EOFError:

@@ -19,12 +19,12 @@ and the redacted transcript archived in the cold tier at its boundary commit.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from git_gasp.adapters.session_writer import redacted_archive
 from git_gasp.base.digest import sha256
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, is_dir, is_file, join
 from git_gasp.redact.redactor import Redactor
+from git_gasp.store.holder import proc_stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,15 +32,15 @@ if TYPE_CHECKING:
 
 _WRAPPERS = frozenset({"git", "git-gasp", "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish",
                        "busybox", "env", "timeout", "nice", "nohup", "setsid", "stdbuf"})
-PROC = Path("/proc")
+PROC = "/proc"
 
 
 def _stat(pid: int) -> tuple[str, int, int] | None:
     """(command name, parent pid, start time in clock ticks) of `pid` from /proc."""
-    try:
-        raw = (PROC / str(pid) / "stat").read_bytes().decode("utf-8", "replace")
-    except OSError:
+    data = proc_stat(pid)
+    if data is None:
         return None
+    raw = data.decode("utf-8", "replace")
     head, _, rest = raw.rpartition(")")
     fields = rest.split()
     if "(" not in head or len(fields) < 20:
@@ -53,7 +53,8 @@ def _stat(pid: int) -> tuple[str, int, int] | None:
 
 def _boot_id() -> str | None:
     try:
-        return (PROC / "sys/kernel/random/boot_id").read_text().strip() or None
+        with open(f"{PROC}/sys/kernel/random/boot_id", "rb") as fh:
+            return fh.read(4096).decode("utf-8", "replace").strip() or None
     except OSError:
         return None
 
@@ -78,7 +79,7 @@ def alive(proc: Any) -> bool | None:
     """Whether the agent process `proc` (from `agent_process`) still runs; None: unknown."""
     if not isinstance(proc, dict) or not isinstance(proc.get("pid"), int):
         return None
-    if not PROC.is_dir() or _boot_id() is None:
+    if not is_dir(PROC) or _boot_id() is None:
         return None
     if proc.get("boot") != _boot_id():
         return False  # the machine rebooted since
@@ -93,6 +94,8 @@ def locate_transcript(agent: str, session_id: str | None) -> str | None:
     ``/sessions/YYYY/MM/DD/rollout-*-<id>.jsonl[.zst]``."""
     if not session_id or "/" in session_id or "*" in session_id:
         return None
+    from pathlib import Path  # only where a payload's transcript path is unusable
+
     home = Path(os.environ.get("HOME") or "~").expanduser()
     if agent == "codex":
         top = Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"
@@ -105,12 +108,12 @@ def locate_transcript(agent: str, session_id: str | None) -> str | None:
 
 def transcript_finished(agent: str, path: str | os.PathLike | None) -> bool:
     """True when the transcript at `path` ends on a finished turn (False if unreadable)."""
-    if not path or not Path(path).is_file():
+    if not path or not is_file(path):
         return False
     from git_gasp.adapters.records import read_raw
 
     try:
-        data = read_raw(Path(path))
+        data = read_raw(path)
     except Exception:  # noqa: BLE001 - a transcript we cannot read shows nothing
         return False
     if agent == "codex":
@@ -121,10 +124,10 @@ def transcript_finished(agent: str, path: str | os.PathLike | None) -> bool:
 
 
 def archive_transcript(state: Any, run_id: str, agent: str, path: str | os.PathLike | None,
-                       root: Path) -> dict | None:
+                       root: str | os.PathLike) -> dict | None:
     """Archive the redacted transcript at `path` for `run_id` and attach it to the run;
     return ``{"uri", "hash"}`` (None when there is no transcript to archive)."""
-    if not path or not Path(path).is_file():
+    if not path or not is_file(path):
         return None
     from git_gasp.adapters.records import read_raw
     from git_gasp.redact.capture import load
@@ -132,13 +135,13 @@ def archive_transcript(state: Any, run_id: str, agent: str, path: str | os.PathL
     if not load(root).transcripts:  # [capture] transcripts = false
         return None
     try:
-        raw = read_raw(Path(path))
+        raw = read_raw(path)
     except Exception:  # noqa: BLE001 - gone or unreadable: the run closes without it
         return None
     archive = redacted_archive(raw, Redactor())
     rel = f"transcripts/{run_id}.jsonl.gz"
     digest = "sha256:" + sha256(archive).hexdigest()
-    atomic_write(root / rel, archive, root=root, make_parents=True)
+    atomic_write(join(root, rel), archive, root=root, make_parents=True)
     if not _has_archive(state, run_id, rel, digest):
         state.attach_artifact(run_id, kind="transcript", uri=rel, hash=digest,
                               summary=f"{agent} session transcript (redacted)")

@@ -15,12 +15,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 
 from git_gasp.adapters.hook_session import HookSession
 from git_gasp.adapters.session_close import alive, transcript_finished
 from git_gasp.adapters.session_writer import run_id_for
-from git_gasp.base.files import read_text
+from git_gasp.base.files import exists, is_dir, read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ def stale_ms() -> int:
         return STALE_MS
 
 
-def commit_closed(state: Any, root: Path, sess: HookSession,
+def commit_closed(state: Any, root: str, sess: HookSession,
                   closed: tuple[str, str, list[str]]) -> str:
     """The boundary commit of a run `sess` closed; return what was done, in one line."""
     from git_gasp.runtime import commit_run
@@ -61,14 +60,14 @@ FAILED_COMMITS = "commit-failed.json"  # under <gitdir>/gasp: what doctor report
 FAILED_KEPT = 20
 
 
-def note_failed_commit(gdir: Path, run_id: str, outcome: str, reason: str) -> None:
+def note_failed_commit(gdir: str, run_id: str, outcome: str, reason: str) -> None:
     """Remember that run `run_id`'s boundary commit failed (`githooks.doctor_state`
     reports it until a commit with its Run-Id trailer is on the branch). Never raises."""
     from git_gasp.base.files import atomic_write
 
-    path = gdir / FAILED_COMMITS
+    path = os.path.join(gdir, FAILED_COMMITS)
     try:
-        old = json.loads(read_text(path)) if path.exists() else []
+        old = json.loads(read_text(path)) if exists(path) else []
     except (OSError, ValueError):
         old = []
     kept = [f for f in old if isinstance(f, dict) and f.get("run_id") != run_id]
@@ -76,18 +75,23 @@ def note_failed_commit(gdir: Path, run_id: str, outcome: str, reason: str) -> No
                  "ts_ms": int(time.time() * 1000)})
     try:
         atomic_write(path, json.dumps(kept[-FAILED_KEPT:]).encode() + b"\n",
-                     root=gdir.parent, mode=0o600)
+                     root=os.path.dirname(gdir), mode=0o600)
     except Exception:  # noqa: BLE001 - a hook never breaks the agent (OSError, UnsafePath)
         pass
 
 
-def open_sessions(gdir: Path, agent: str) -> list[Path]:
+def open_sessions(gdir: str, agent: str) -> list[str]:
     """Progress files of `agent`'s sessions whose run is open, oldest name first."""
-    sdir = gdir / "sessions"
-    return sorted(sdir.glob(f"{agent}.*.json")) if sdir.is_dir() else []
+    sdir = os.path.join(gdir, "sessions")
+    if not is_dir(sdir):
+        return []
+    prefix = f"{agent}."  # the names `glob(f"{agent}.*.json")` matches
+    return sorted(os.path.join(sdir, name) for name in os.listdir(sdir)
+                  if name.startswith(prefix) and name.endswith(".json")
+                  and len(name) >= len(prefix) + len(".json"))
 
 
-def close_session(state: Any, path: Path, gdir: Path, root: Path, *, how: str,
+def close_session(state: Any, path: str, gdir: str, root: str, *, how: str,
                   force: bool = False) -> str | None:
     """Close the open run of the session whose progress is `path` if its agent is gone
     (or `force`, unless it is known to run); return what was done (None: nothing)."""
@@ -95,8 +99,9 @@ def close_session(state: Any, path: Path, gdir: Path, root: Path, *, how: str,
         side = json.loads(read_text(path))
     except (OSError, ValueError):
         return None
-    agent = side.get("agent") or path.name.split(".", 1)[0]
-    sid = side.get("session_id") or path.name[len(agent) + 1:-len(".json")]
+    name = os.path.basename(path)
+    agent = side.get("agent") or name.split(".", 1)[0]
+    sid = side.get("session_id") or name[len(agent) + 1:-len(".json")]
     sess = HookSession(state, agent, sid, gdir)
     if sess.closed:
         return None
@@ -118,18 +123,18 @@ def close_session(state: Any, path: Path, gdir: Path, root: Path, *, how: str,
     return commit_closed(state, root, sess, closed)
 
 
-def sweep(state: Any, gdir: Path, root: Path, agent: str, current: str) -> list[str]:
+def sweep(state: Any, gdir: str, root: str, agent: str, current: str) -> list[str]:
     """Close the runs of `agent`'s other sessions that ended without SessionEnd."""
     notes = []
     own = f"{run_id_for(agent, current)[len('run_'):]}.json"
     for path in open_sessions(gdir, agent):
-        if path.name == own:
+        if os.path.basename(path) == own:
             continue
         try:
             note = close_session(state, path, gdir, root, how="next-session")
         except Exception as exc:  # noqa: BLE001 - never lose the event that swept
             state.run = None
-            note = f"{path.name}: not closed ({type(exc).__name__}: {exc})"
+            note = f"{os.path.basename(path)}: not closed ({type(exc).__name__}: {exc})"
         if note:
             notes.append(note)
     return notes

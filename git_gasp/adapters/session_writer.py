@@ -10,13 +10,13 @@ Also here: the run id of a session (`run_id_for`), the redacted transcript archi
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from git_gasp.adapters.lifting import Lifted
 from git_gasp.adapters.records import Record
 from git_gasp.base import git
 from git_gasp.base.digest import sha256
 from git_gasp.base.outside import valid_text
+from git_gasp.base.paths import is_dir
 from git_gasp.redact import capture
 from git_gasp.redact.redactor import Redactor
 
@@ -49,7 +49,7 @@ def redacted_archive(raw: bytes, redactor: Redactor) -> bytes:
 
 
 
-def _full_commit(cwd: Path, short: str | None) -> str | None:
+def _full_commit(cwd: str, short: str | None) -> str | None:
     if not short:
         return short
     return git.resolve_commit(cwd, short) or short
@@ -73,7 +73,7 @@ class SessionWriter:
         self.run_id = run_id
         self.cwd = cwd
         self.r = Redactor()
-        root = getattr(state, "root", None)
+        root = getattr(state, "root_str", None) or getattr(state, "root", None)
         self.capture = capture.load(root) if root is not None else capture.Capture()
         self.event_of: dict[str, str] = {}  # record key -> event id that recorded it
         self.node_of: dict[str, str] = {}  # record or lifted key -> node id
@@ -246,8 +246,8 @@ class SessionWriter:
             if st.graph.has_node(pid):  # recorded already (a replayed hook entry)
                 self.node_of[item.key] = pid
                 return
-            commit = _full_commit(Path(self.cwd), d.get("commit")) if (
-                self.cwd and Path(self.cwd).is_dir()) else d.get("commit")
+            commit = _full_commit(self.cwd, d.get("commit")) if (
+                self.cwd and is_dir(self.cwd)) else d.get("commit")
             title = self.r.text(d["title"])
             files = [self.r.text(f) for f in d["files"]]
             meta.update(files=files)

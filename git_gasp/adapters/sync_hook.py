@@ -11,12 +11,12 @@ cannot run now leaves the request for the next hook.
 
 from __future__ import annotations
 
+import os
 import time
-from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import atomic_write, exists, remove_file
 
 CONFIG_KEY = "gasp.sync"
 REQUEST = "sync.requested"
@@ -24,13 +24,13 @@ MIN_BUDGET_S = 3.0  # less time left than this: the next hook syncs
 ATTEMPTS = 3
 
 
-def enabled(root: Path) -> bool:
+def enabled(root: str | os.PathLike) -> bool:
     """Whether this clone opted in (``gasp.sync``)."""
     proc = git.run(root, "config", "--bool", "--get", CONFIG_KEY, check=False)
     return proc.returncode == 0 and proc.stdout.strip() == b"true"
 
 
-def set_enabled(root: Path, on: bool) -> str:
+def set_enabled(root: str | os.PathLike, on: bool) -> str:
     """Opt this clone in or out; what was done, in one line."""
     if on:
         git.config_set_local(root, CONFIG_KEY, "true")
@@ -42,37 +42,37 @@ def set_enabled(root: Path, on: bool) -> str:
     return f"removed {CONFIG_KEY} from this clone's git config"
 
 
-def request(root: Path) -> bool:
+def request(root: str | os.PathLike) -> bool:
     """After a boundary commit: ask for a sync when the clone opted in."""
     try:
         if not enabled(root):
             return False
-        gdir = git.git_dir(root) / "gasp"
-        atomic_write(gdir / REQUEST, b"", root=gdir.parent, make_parents=True)
+        gitdir = git.git_dir_str(root)
+        atomic_write(os.path.join(gitdir, "gasp", REQUEST), b"", root=gitdir, make_parents=True)
         return True
     except (GaspError, OSError):
         return False
 
 
-def run_requested(root: Path, gdir: Path, deadline: float) -> str | None:
+def run_requested(root: str, gdir: str, deadline: float) -> str | None:
     """Sync when a boundary commit asked for it; the line to log (None: nothing asked)."""
-    flag = gdir / REQUEST
-    if not flag.exists():
+    flag = os.path.join(gdir, REQUEST)
+    if not exists(flag):
         return None
     try:
         if not enabled(root):
-            flag.unlink(missing_ok=True)
+            remove_file(flag)
             return None
         left = deadline - time.monotonic()
         if left < MIN_BUDGET_S:
             return f"sync: {left:.1f} s of the hook's budget left; the next hook syncs"
         from git_gasp.merge.sync import Options, sync
 
-        flag.unlink(missing_ok=True)
+        remove_file(flag)
         outcome = sync(root, Options(attempts=ATTEMPTS, max_wait=min(5.0, left / 3),
                                      timeout=left / 3, keep_conflict=False))
         if outcome.status == "cannot-start":
-            atomic_write(flag, b"", root=gdir.parent)  # try again at the next hook
+            atomic_write(flag, b"", root=os.path.dirname(gdir))  # try again at the next hook
         return f"sync: {outcome.line()} (exit {outcome.exit_code})"
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
         return f"sync: error: {type(exc).__name__}: {exc}"

@@ -53,7 +53,7 @@ __all__ = ["MAX_FILE", "SMALL_FILE", "AtomicFile", "FileLocked", "NotARegularFil
            "is_dir", "is_file", "is_link", "is_within", "join", "link_target",
            "map_regular_file", "move_into_place", "open_file", "open_output", "open_regular",
            "parents", "path_str", "read_file", "read_regular_file", "read_text",
-           "refuse_links", "relative_to", "try_lock"]
+           "refuse_links", "relative_to", "remove_file", "try_lock"]
 
 
 def _as_given(given: str | os.PathLike, path: str) -> str | Path:
@@ -365,6 +365,15 @@ def move_into_place(src: str | os.PathLike, dest: str | os.PathLike, *,
     a link at `dest` or on the way to it."""
     _refuse_links(dest, root)
     os.replace(src, dest)
+
+
+def remove_file(path: str | os.PathLike) -> None:
+    """``pathlib.Path(path).unlink(missing_ok=True)``: remove `path` (never a directory)
+    when it is there."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 # --- locking ----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import os
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
 from git_gasp.base.files import read_text
+from git_gasp.base.paths import is_dir, is_file, join, path_str
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -147,38 +148,54 @@ def git_path(cwd: Path | str, name: str) -> Path:
     return _path_out(cwd, out(cwd, "rev-parse", "--git-path", name))
 
 
-def git_dir(cwd: Path | str) -> Path:
-    """This work tree's git dir (for a linked worktree, its own dir under worktrees/)."""
+def git_dir_str(cwd: Path | str) -> str:
+    """`git_dir` as a str (for the paths that never import pathlib)."""
     proc = run(cwd, "rev-parse", "--absolute-git-dir", check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise NotAGitRepo(f"{cwd} is not inside a git repository")
+    return os.fsdecode(proc.stdout.rstrip(b"\n"))
+
+
+def git_dir(cwd: Path | str) -> Path:
+    """This work tree's git dir (for a linked worktree, its own dir under worktrees/)."""
     from pathlib import Path
 
-    return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))
+    return Path(git_dir_str(cwd))
+
+
+def find_git_dir_str(root: Path | str) -> str | None:
+    """`find_git_dir` as a str (for the paths that never import pathlib)."""
+    here = os.path.realpath(root)
+    while True:
+        dotgit = os.path.join(here, ".git")
+        try:
+            if is_dir(dotgit):
+                return dotgit
+            if is_file(dotgit):
+                text = read_text(dotgit, errors="replace", limit=1 << 20).strip()
+                if text.startswith("gitdir:"):
+                    target = path_str(text[len("gitdir:"):].strip())
+                    target = target if os.path.isabs(target) else join(here, target)
+                    return target if is_dir(target) else None
+                return None
+        except OSError:
+            return None
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
 
 
 def find_git_dir(root: Path | str) -> Path | None:
     """The git dir of the work tree holding `root`, read from its `.git` dir or `.git`
     file without starting git (for hot paths such as opening the state); None when
     there is none or it cannot be read. `git_dir` asks git itself."""
+    found = find_git_dir_str(root)
+    if found is None:
+        return None
     from pathlib import Path
 
-    here = Path(os.path.realpath(root))
-    for place in (here, *here.parents):
-        dotgit = place / ".git"
-        try:
-            if dotgit.is_dir():
-                return dotgit
-            if dotgit.is_file():
-                text = read_text(dotgit, errors="replace", limit=1 << 20).strip()
-                if text.startswith("gitdir:"):
-                    target = Path(text[len("gitdir:"):].strip())
-                    target = target if target.is_absolute() else place / target
-                    return target if target.is_dir() else None
-                return None
-        except OSError:
-            return None
-    return None
+    return Path(found)
 
 
 def common_dir(cwd: Path | str) -> Path:

@@ -7,7 +7,7 @@ Names are loaded lazily so `import git_gasp.runtime` stays cheap.
 
 from __future__ import annotations
 
-import importlib
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'git_gasp.runtime' has no attribute {name!r}")
     if "." not in module:
         module = f"git_gasp.runtime.{module}"
-    value = getattr(importlib.import_module(module), name)
+    __import__(module)  # not importlib: it imports warnings, on every agent hook's path
+    value = getattr(sys.modules[module], name)
     globals()[name] = value
     return value

@@ -34,10 +34,9 @@ import marshal
 import os
 import sys
 import zlib
-from pathlib import Path
 
 from git_gasp.base.files import AtomicFile, UnsafePath
-from git_gasp.base.git import find_git_dir
+from git_gasp.base.git import find_git_dir_str
 from git_gasp.protocol.graph import Graph
 
 TYPE_CHECKING = False
@@ -66,13 +65,13 @@ class EndState:
         self.data = data  # the whole log as read (the tail after `size` is still to parse)
 
 
-def entry_path(gitdir: Path, root: Path, rel: str) -> Path:
+def entry_path(gitdir: str | os.PathLike, root: str | os.PathLike, rel: str) -> str:
     """Where the end state of log `rel` of the agent at `root` is kept."""
     agent = zlib.crc32(os.fsencode(os.path.realpath(root)))
-    return gitdir.joinpath(*DIR, f"{agent:08x}-{zlib.crc32(rel.encode()):08x}.bin")
+    return os.path.join(gitdir, *DIR, f"{agent:08x}-{zlib.crc32(rel.encode()):08x}.bin")
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: str | os.PathLike) -> bytes | None:
     from git_gasp.base.files import MAX_FILE, read_regular_file
 
     try:  # a link or a FIFO put in its place is no entry (NotARegularFile is an OSError)
@@ -102,7 +101,7 @@ def _header(blob: bytes) -> tuple[int, int, int, int, int, int] | None:
 _verified: dict[str, tuple[int, int]] = {}
 
 
-def _prefix_crc(path: Path, size: int) -> int | None:
+def _prefix_crc(path: str | os.PathLike, size: int) -> int | None:
     """The CRC-32 of the first `size` bytes of the log at `path` (None: it is shorter or
     unreadable). Extends the CRC this process verified or wrote for a shorter prefix
     (the hook's open checked the log up to the end state it loaded; saving it again
@@ -135,10 +134,10 @@ def _prefix_crc(path: Path, size: int) -> int | None:
     return crc
 
 
-def load(root: Path, rel: str, log_path: Path) -> EndState | None:
+def load(root: str | os.PathLike, rel: str, log_path: str | os.PathLike) -> EndState | None:
     """The saved end state of log `rel`, when the log still starts with the bytes it was
     saved from (else None: read the log as before)."""
-    gitdir = find_git_dir(root)
+    gitdir = find_git_dir_str(root)
     blob = _read(entry_path(gitdir, root, rel)) if gitdir is not None else None
     head = _header(blob) if blob else None
     if head is None:
@@ -176,7 +175,7 @@ def save(state: Any) -> str | None:
     if state.skipped:
         return "the fold skipped ops"
     store = state.store
-    gitdir = find_git_dir(state.root)
+    gitdir = find_git_dir_str(state.root_str)
     digest = _prefix_crc(store.path, store.size) if gitdir is not None else None
     if digest is None:
         return "the log or the git dir cannot be read"
@@ -190,9 +189,9 @@ def save(state: Any) -> str | None:
         return f"not written ({exc})"
     header = b" ".join([_MAGIC, _PY, b"%08x" % digest, b"%d" % store.size, b"%d" % store.line_count,
                         b"%08x" % zlib.crc32(payload), b"%d" % len(payload)]) + b"\n"
-    entry = entry_path(gitdir, state.root, store.rel)
+    entry = entry_path(gitdir, state.root_str, store.rel)
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(entry), exist_ok=True)
         with AtomicFile(entry, root=gitdir, durable=False) as fh:  # a cache: rebuilt if lost
             fh.write(header)
             fh.write(payload)

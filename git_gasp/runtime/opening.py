@@ -5,9 +5,10 @@ state from (the state module imports this one, never the other way round)."""
 from __future__ import annotations
 
 import gc
-from pathlib import Path
+import os
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.paths import is_dir, path_str
 from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.fold import FoldResult, fold
@@ -27,7 +28,7 @@ class Opened(Value):
     FIELDS = ("root", "store", "manifest", "result", "events", "notes", "data", "seeded_from",
               "seed_cached", "running_hint", "last_event_id", "index")
 
-    def __init__(self, root: Path, store: EventStore, manifest: Manifest, result: FoldResult,
+    def __init__(self, root: str, store: EventStore, manifest: Manifest, result: FoldResult,
                  events: list[Event], notes: list[str], data: bytes | None,
                  seeded_from: str | None, seed_cached: bool, running_hint: list[str] | None,
                  last_event_id: str | None,
@@ -46,7 +47,7 @@ class Opened(Value):
         self.index = index  # creators, event ids: end state
 
 
-def _refuse_missing_tracked_log(root: Path, rel: str) -> None:
+def _refuse_missing_tracked_log(root: str, rel: str) -> None:
     """A log that git tracks but the working tree lost is an error, not an empty log."""
     from git_gasp.base.errors import NotAGitRepo
     from git_gasp.odb.repo import open_repo
@@ -62,7 +63,7 @@ def _refuse_missing_tracked_log(root: Path, rel: str) -> None:
                             f"with `git checkout -- {rel}`")
 
 
-def _from_end_state(root: Path, store: EventStore, manifest: Manifest,
+def _from_end_state(root: str, store: EventStore, manifest: Manifest,
                     end: EndState) -> Opened:
     """The state of a saved end state (`runtime/endstate.py`) and the lines after it."""
     data, rel = end.data, store.rel
@@ -81,7 +82,7 @@ def _from_end_state(root: Path, store: EventStore, manifest: Manifest,
                   index=(end.creator, end.event_ids))
 
 
-def open_state(path: str | Path, worker_id: str | None, *, fsync: bool, lease_ttl_ms: int,
+def open_state(path: str | os.PathLike, worker_id: str | None, *, fsync: bool, lease_ttl_ms: int,
                use_snapshots: bool, end_state: bool = False) -> Opened:
     """Read AGENT.md at `path` and fold its log (seeded from a valid snapshot, or with
     `end_state`, from the end state saved after the last open: `runtime/endstate.py`).
@@ -91,8 +92,8 @@ def open_state(path: str | Path, worker_id: str | None, *, fsync: bool, lease_tt
     from git_gasp.protocol.manifest import ManifestError, parse_manifest
     from git_gasp.store.agentfs import AgentFileError, read_regular
 
-    root = Path(path)
-    if not root.is_dir():
+    root = path_str(path)  # a str: the hook's path never imports pathlib
+    if not is_dir(root):
         raise GaspError(f"{root}: no such directory")
     try:
         manifest = parse_manifest(read_regular(root, "AGENT.md"))
@@ -112,8 +113,12 @@ def open_state(path: str | Path, worker_id: str | None, *, fsync: bool, lease_tt
         end = load(root, rel, store.path)
         if end is not None:
             return _from_end_state(root, store, manifest, end)
-    from git_gasp.runtime import seed as seeds  # the snapshot caches: not for an end state
+    from pathlib import Path  # the snapshot caches: not for an end state
+
+    from git_gasp.runtime import seed as seeds
     from git_gasp.store.snapshots import find_seed
+
+    tree = Path(root)
 
     notes: list[str] = []
     # Loading builds hundreds of thousands of containers and no cycles: the cyclic GC
@@ -123,7 +128,7 @@ def open_state(path: str | Path, worker_id: str | None, *, fsync: bool, lease_tt
     try:
         fast = None
         if use_snapshots:
-            fast = seeds.open_fast(root, store.path, rel, notes)
+            fast = seeds.open_fast(tree, Path(store.path), rel, notes)
         data = None
         if fast is not None:
             seeded_from, graph, events = fast.rel, fast.graph, fast.events
@@ -136,10 +141,10 @@ def open_state(path: str | Path, worker_id: str | None, *, fsync: bool, lease_tt
             total = data.count(b"\n")
             seed = None
             if use_snapshots and data:
-                seed, seed_notes = find_seed(root, data, total=total)
+                seed, seed_notes = find_seed(tree, data, total=total)
                 notes += seed_notes
                 if seed is not None:
-                    seeds.save(root, seed, notes)
+                    seeds.save(tree, seed, notes)
             graph = seed.graph if seed else Graph()
             start, first = (seed.offset, seed.integrity.line_count + 1) if seed else (0, 1)
             events = parse_tail(data, start, first, rel)

@@ -20,11 +20,10 @@ import marshal
 import os
 import sys
 import zlib
-from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import NotARegularFile, atomic_write, read_regular_file
-from git_gasp.base.git import find_git_dir
+from git_gasp.base.files import NotARegularFile, atomic_write, join, read_regular_file
+from git_gasp.base.git import find_git_dir_str
 from git_gasp.base.outside import load_toml
 from git_gasp.base.record import Record as Value
 from git_gasp.protocol.graph import Graph
@@ -111,7 +110,7 @@ class PolicySet(Value):
         return cls(nodes, rels, promotion)
 
     @classmethod
-    def load(cls, root: Path) -> PolicySet:
+    def load(cls, root: str | os.PathLike) -> PolicySet:
         return cls.from_config(load_config(root))
 
     def check_node(self, kind: str) -> Gate:
@@ -150,14 +149,15 @@ MAX_CONFIG = 1 << 20  # a config is a few lines; a bigger one is not one
 _MEMO = f"gasp-config-memo/1 py{sys.version_info[0]}.{sys.version_info[1]}"
 
 
-def _memo_path(root: Path) -> Path | None:
-    gitdir = find_git_dir(root)
+def _memo_path(root: str | os.PathLike) -> str | None:
+    gitdir = find_git_dir_str(root)
     if gitdir is None:
         return None
-    return gitdir / "gasp" / f"config-{zlib.crc32(os.fsencode(os.path.realpath(root))):08x}.bin"
+    agent = zlib.crc32(os.fsencode(os.path.realpath(root)))
+    return os.path.join(gitdir, "gasp", f"config-{agent:08x}.bin")
 
 
-def _parse_remembered(root: Path, data: bytes, where: str) -> dict:
+def _parse_remembered(root: str | os.PathLike, data: bytes, where: str) -> dict:
     """`load_toml(data)`, remembered under the git dir with the exact bytes it parsed as
     the key (an edited file is parsed again; a config marshal cannot hold, with a TOML
     date say, is parsed every time). Every agent hook opens the state, and importing
@@ -175,20 +175,21 @@ def _parse_remembered(root: Path, data: bytes, where: str) -> dict:
     config = load_toml(data, where)
     if memo is not None:
         try:
-            atomic_write(memo, marshal.dumps((_MEMO, data, config)), root=memo.parent.parent,
-                         durable=False, make_parents=True)
+            atomic_write(memo, marshal.dumps((_MEMO, data, config)),
+                         root=os.path.dirname(os.path.dirname(memo)), durable=False,
+                         make_parents=True)
         except (OSError, ValueError, GaspError):
             pass  # only the memo is lost
     return config
 
 
-def load_config(root: Path) -> dict:
+def load_config(root: str | os.PathLike) -> dict:
     """.agent/config.toml as a dict ({} when missing); a hostile one (a symlink, a
     device, a huge file, wrong types, a non-finite threshold) is one GaspError line."""
     import math
 
     where = ".agent/config.toml"
-    path = Path(root) / ".agent" / "config.toml"
+    path = join(root, ".agent", "config.toml")
     try:  # no following a link, no waiting on a FIFO, no reading past the bound
         data = read_regular_file(path, limit=MAX_CONFIG, root=root)
     except NotARegularFile as exc:

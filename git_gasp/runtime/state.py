@@ -14,8 +14,9 @@ importable from here).
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
+from git_gasp.base.paths import path_str
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.fold import FoldResult, fold
 from git_gasp.protocol.graph import Graph
@@ -32,6 +33,10 @@ from git_gasp.runtime.writepath import MAX_BEHAVIOUR_DEPTH, Behaviour, StateErro
 from git_gasp.store.append import EventStore, parse_tail
 from git_gasp.store.lease import DEFAULT_TTL_MS
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
 __all__ = ["MAX_BEHAVIOUR_DEPTH", "AgentState", "Behaviour", "Op", "OpenRun", "StateError",
            "_AUTO", "_clean", "create_node", "relate", "update_node"]
 
@@ -39,9 +44,10 @@ __all__ = ["MAX_BEHAVIOUR_DEPTH", "AgentState", "Behaviour", "Op", "OpenRun", "S
 class AgentState(EntityRecords, RunLifecycle, WritePath):
     """The agent's state: fold of state/events.jsonl, appended to through a lease."""
 
-    def __init__(self, root: Path, store: EventStore, graph: Graph, *, agent_id: str,
-                 vocab: Vocabulary, policy: PolicySet, notes: list[str]) -> None:
-        self.root = root
+    def __init__(self, root: str | os.PathLike, store: EventStore, graph: Graph, *,
+                 agent_id: str, vocab: Vocabulary, policy: PolicySet,
+                 notes: list[str]) -> None:
+        self.root_str = path_str(root)  # the hook's path never imports pathlib: see `root`
         self.store = store
         self.graph = graph
         self.agent_id = agent_id
@@ -64,9 +70,16 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
         self._data_for_index: bytes | None = None
         self._running_hint: list[str] | None = None  # unfinished runs of a lazy seed
 
+    @property
+    def root(self) -> Path:
+        """The agent root (the directory holding AGENT.md), as a pathlib.Path."""
+        from pathlib import Path
+
+        return Path(self.root_str)
+
     # --- opening -------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path, worker_id: str | None = None, *, fsync: bool = True,
+    def open(cls, path: str | os.PathLike, worker_id: str | None = None, *, fsync: bool = True,
              lease_ttl_ms: int = DEFAULT_TTL_MS, use_snapshots: bool = True,
              end_state: bool = False) -> AgentState:
         """Fold the log at `path` (seeded from a valid snapshot) and recover an open run.
@@ -156,7 +169,7 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
     def events(self) -> list[Event]:
         """Every event of the log, parsed (reads the whole file)."""
         data = self.store.read_bytes()
-        return parse_tail(data, 0, 1, self.store.rel, self.root)
+        return parse_tail(data, 0, 1, self.store.rel, self.root_str)
 
     # --- queries (thin; see runtime.queries) ---------------------------------------------
     def lineage(self, node_id: str, depth: int = 3):

@@ -4,7 +4,6 @@ behaviours subscribed to the event; policy gates and approvals on the way."""
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Callable
 
 from git_gasp.base.errors import GaspError
@@ -210,7 +209,11 @@ class WritePath:
         self.last_event_id = batch[-1].id
 
     def _dispatch(self, event: Event) -> None:
-        matching = [b for b in self.behaviours if fnmatch.fnmatchcase(event.kind, b.pattern)]
+        if not self.behaviours:
+            return
+        from fnmatch import fnmatchcase  # only once a behaviour is registered
+
+        matching = [b for b in self.behaviours if fnmatchcase(event.kind, b.pattern)]
         if not matching:
             return
         if len(self._triggers) >= MAX_BEHAVIOUR_DEPTH:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable
-from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import open_file
+from git_gasp.base.files import exists, is_link, join, open_file, parents, path_str
 from git_gasp.protocol.envelope import (
     EnvelopeError,
     Event,
@@ -105,7 +104,7 @@ class TornLogError(LogError):
             f"`truncate -s {cut} {rel}` (keeps lines 1-{keep})")
 
 
-def torn_error(rel: str, data: bytes, root: Path | None = None) -> TornLogError:
+def torn_error(rel: str, data: bytes, root: str | os.PathLike | None = None) -> TornLogError:
     """Describe the unterminated tail of `data` (the whole log): a complete line that only
     lacks its newline, or a torn line (with a domain event whose pair was cut off).
 
@@ -138,7 +137,7 @@ def torn_error(rel: str, data: bytes, root: Path | None = None) -> TornLogError:
     return TornLogError(rel, line, start, partial, batch, committed=committed)
 
 
-def _committed_size(root: Path, rel: str) -> int:
+def _committed_size(root: str | os.PathLike, rel: str) -> int:
     """The size of `rel`'s blob in HEAD (0 when there is none or git cannot tell)."""
     from git_gasp.base.git import run
 
@@ -153,7 +152,7 @@ def _committed_size(root: Path, rel: str) -> int:
 
 
 def parse_tail(data: bytes, start: int, first_line: int, rel: str,
-               root: Path | None = None) -> list[Event]:
+               root: str | os.PathLike | None = None) -> list[Event]:
     """Parse every line of data[start:]; raise LogError / TornLogError on the first bad one.
 
     `data` is the whole log (a torn tail's advice counts offsets in it); `root`, the agent
@@ -179,10 +178,11 @@ def parse_tail(data: bytes, start: int, first_line: int, rel: str,
 class EventStore:
     """Append-only access to one log file, guarded by a lease."""
 
-    def __init__(self, root: Path, rel: str, lease: Lease, *, fsync: bool = True) -> None:
-        self.root = Path(root)
+    def __init__(self, root: str | os.PathLike, rel: str, lease: Lease, *,
+                 fsync: bool = True) -> None:
+        self.root = path_str(root)  # strs: the hook's path never imports pathlib
         self.rel = rel
-        self.path = self.root / rel
+        self.path = join(self.root, rel)
         self.lease = lease
         self.fsync = fsync
         self.size = 0  # bytes of the log we have read or written
@@ -191,8 +191,8 @@ class EventStore:
     def check_path(self) -> bool:
         """Refuse a log that is not a regular file of this repo (a symlink, a FIFO, a
         directory, or under a symlinked directory); return whether it exists."""
-        for parent in reversed(Path(self.rel).parents):
-            if str(parent) != "." and (self.root / parent).is_symlink():
+        for parent in reversed(parents(self.rel)):
+            if parent != "." and is_link(join(self.root, parent)):
                 raise LogError(f"{parent}/ (holding {self.rel}) is a symlink; git would commit "
                                "the link, not the log — replace it with the real directory")
         try:
@@ -266,7 +266,7 @@ class EventStore:
         self.lease.ensure()
         created = not self.check_path()
         if created:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
         fd = _open_append(self.path, self.rel)
         try:
             size = os.fstat(fd).st_size
@@ -279,11 +279,11 @@ class EventStore:
         self.size += len(data)
         self.line_count += data.count(b"\n")
         if created and self.fsync:
-            _fsync_dir(self.path.parent, self.rel)
+            _fsync_dir(os.path.dirname(self.path), self.rel)
         return self.line_count
 
 
-def _open_append(path: Path, rel: str) -> int:
+def _open_append(path: str, rel: str) -> int:
     """The log open for append: never through a link, never blocking on a FIFO put there
     since `check_path` looked, and only a regular file."""
     try:
@@ -320,7 +320,7 @@ def _write_durably(fd: int, data: bytes, old_size: int, rel: str, fsync: bool) -
         raise LogError(f"{rel}: append failed ({why}); nothing was written") from None
 
 
-def _fsync_dir(directory: Path, rel: str) -> None:
+def _fsync_dir(directory: str, rel: str) -> None:
     try:
         dfd = os.open(directory, os.O_RDONLY)
         try:
@@ -332,8 +332,8 @@ def _fsync_dir(directory: Path, rel: str) -> None:
                        f"{exc.strerror}") from None
 
 
-def append_line_file(path: Path, data: bytes, *, fsync: bool = True,
-                     root: Path | None = None) -> None:
+def append_line_file(path: str | os.PathLike, data: bytes, *, fsync: bool = True,
+                     root: str | os.PathLike | None = None) -> None:
     """Durably append bytes to a plain append-only file (facts, journal).
 
     A link at `path`, or on the way to it from `root`, is refused (UnsafePath). A
@@ -341,12 +341,13 @@ def append_line_file(path: Path, data: bytes, *, fsync: bool = True,
     from git_gasp.base.files import refuse_links
 
     refuse_links(path, root)
-    created = not path.exists()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = _open_append(path, str(path))
+    path = path_str(path)
+    created = not exists(path)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    fd = _open_append(path, path)
     try:
         _write_durably(fd, data, os.fstat(fd).st_size, str(path), fsync)
     finally:
         os.close(fd)
     if created and fsync:
-        _fsync_dir(path.parent, str(path))
+        _fsync_dir(os.path.dirname(path) or ".", path)

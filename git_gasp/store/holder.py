@@ -38,12 +38,19 @@ def pid_namespace() -> str | None:
         return None
 
 
-def _stat(pid: int) -> tuple[str, int] | None:
-    """(state letter, start time in clock ticks) of `pid` from /proc, None if unreadable."""
+def proc_stat(pid: int) -> bytes | None:
+    """``/proc/<pid>/stat`` (None where it cannot be read: no such process, no /proc)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
+            return fh.read()
     except OSError:
+        return None
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state letter, start time in clock ticks) of `pid` from /proc, None if unreadable."""
+    data = proc_stat(pid)
+    if data is None:
         return None
     fields = data[data.rfind(b")") + 2:].split()  # after "pid (comm) ": field 3 onwards
     try:

@@ -15,7 +15,6 @@ import json
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import (
@@ -24,8 +23,10 @@ from git_gasp.base.files import (
     read_file,
     read_regular_file,
     refuse_links,
+    remove_file,
 )
 from git_gasp.base.ids import new_uuid, now_ms
+from git_gasp.base.paths import join, path_str
 from git_gasp.base.record import Record as Value
 from git_gasp.store import holder
 
@@ -152,10 +153,10 @@ def held_error(current: LeaseRecord) -> LeaseHeld:
 class Lease:
     """The lease of one worker on one agent root."""
 
-    def __init__(self, root: Path, worker_id: str | None = None,
+    def __init__(self, root: str | os.PathLike, worker_id: str | None = None,
                  ttl_ms: int = DEFAULT_TTL_MS) -> None:
-        self.root = Path(root)
-        self.path = self.root / LEASE_REL
+        self.root = path_str(root)  # strs: the hook's path never imports pathlib
+        self.path = join(self.root, LEASE_REL)
         self.worker_id = worker_id or default_worker_id()
         self.ttl_ms = ttl_ms
         self._held_until = 0  # expiry of the lease we last wrote (0: not held)
@@ -166,6 +167,10 @@ class Lease:
         self.inherited: LeaseRecord | None = None
         # called with that lease when it happens (the CLI prints a note)
         self.on_reclaim: Callable[[LeaseRecord], None] | None = None
+
+    def _beside(self, name: str) -> str:
+        """A file named `name` in the lease's directory."""
+        return os.path.join(os.path.dirname(self.path), name)
 
     # --- reading -------------------------------------------------------------
     def read(self) -> LeaseRecord | None:
@@ -250,10 +255,10 @@ class Lease:
     def _create(self) -> bool:
         """Exclusive create with full content: write a private file, then link(2) it into
         place (fails if a lease exists), so no reader ever sees a half-written lease."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
         refuse_links(self.path, self.root)
         rec = self._record()
-        tmp = self.path.with_name(f".lease.{os.getpid()}.{new_uuid()}.new")
+        tmp = self._beside(f".lease.{os.getpid()}.{new_uuid()}.new")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL
                          | getattr(os, "O_NOFOLLOW", 0), 0o644)
@@ -273,7 +278,7 @@ class Lease:
         except OSError as exc:  # a full disk: nothing half-written is left behind
             raise LeaseError(f"cannot take {LEASE_REL}: {exc.strerror}") from None
         finally:
-            tmp.unlink(missing_ok=True)
+            remove_file(tmp)
         self._held_until = rec.expires_at_ms
         return True
 
@@ -306,7 +311,7 @@ class Lease:
 
     def _steal(self, seen: LeaseRecord) -> None:
         """Move the expired lease aside, then re-check that what moved was the expired one."""
-        aside = self.path.with_name(f".lease.stale.{os.getpid()}.{new_uuid()}")
+        aside = self._beside(f".lease.stale.{os.getpid()}.{new_uuid()}")
         try:
             os.rename(self.path, aside)
         except FileNotFoundError:
@@ -321,7 +326,7 @@ class Lease:
                 os.link(aside, self.path)
             except FileExistsError:
                 pass
-        aside.unlink(missing_ok=True)
+        remove_file(aside)
 
     # --- releasing -----------------------------------------------------------
     def release(self, *, force: bool = False) -> LeaseRecord | None:
@@ -332,7 +337,7 @@ class Lease:
         except LeaseCorrupt:
             if not force:
                 raise
-            self.path.unlink(missing_ok=True)
+            remove_file(self.path)
             return None
         if current is None:
             return None
@@ -344,11 +349,12 @@ class Lease:
                       else "--force removes it anyway, if that worker is gone")
             raise LeaseHeld(f"lease held by {current.describe()}, not by {self.worker_id}; "
                             + advice)
-        aside = self.path.with_name(f".lease.release.{os.getpid()}.{new_uuid()}")
+        aside = self._beside(f".lease.release.{os.getpid()}.{new_uuid()}")
         try:
             os.rename(self.path, aside)
         except FileNotFoundError:
             return None
-        aside.unlink(missing_ok=True)
+        remove_file(aside)
         self._held_until = 0
         return current
+

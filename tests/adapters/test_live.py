@@ -274,7 +274,7 @@ def _drain_once(repo: Path, row: dict, again: tuple[Path, bytes] | None = None):
 
     gdir = gasp_dir(repo)
     if again is None:
-        path = enqueue(gdir, parse_hook_payload(row, None).agent, json.dumps(row).encode())
+        path = Path(enqueue(gdir, parse_hook_payload(row, None).agent, json.dumps(row).encode()))
         again = (path, path.read_bytes())
     else:
         again[0].write_bytes(again[1])

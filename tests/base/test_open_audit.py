@@ -46,8 +46,7 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("store/lease.py", "Lease._create"): _CREATED,
     ("store/layout.py", "_write_new"): "init creating a file: mode 'x' (O_EXCL) never "
                                        "follows a link, refuse_links checked the way there",
-    ("store/holder.py", "_stat"): _PROC,
-    ("adapters/session_close.py", "_stat"): _PROC,
+    ("store/holder.py", "proc_stat"): _PROC,
     ("adapters/session_close.py", "_boot_id"): _PROC,
     ("adapters/records.py", "_zstd_stream"): _TRANSCRIPT,
     ("adapters/records.py", "read_raw"): _TRANSCRIPT,

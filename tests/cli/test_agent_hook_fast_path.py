@@ -19,6 +19,7 @@ from git_gasp.cli.commands.agent_hook import OPTIONS, fast_args
 from tests.adapters.samples import CLAUDE_HOOKS, read_jsonl
 from tests.testing.imports import IMPORTED_BY, ImportTrace
 
+ROOT = Path(__file__).resolve().parent.parent.parent
 FAST = [sys.executable, "-P", "-m", "git_gasp.cli.main"]
 # What recording a tool call may not load, beside what tests/test_packaging.py forbids
 # (click, dulwich, yaml, traceback, gzip, the layers it does not drive): the seventh
@@ -31,9 +32,13 @@ FAST = [sys.executable, "-P", "-m", "git_gasp.cli.main"]
 # platform (base.ids formats its UUIDv7 itself: 10 M instructions), hashlib (a short
 # SHA-256 from the built-in module, base.digest: 11 M), contextlib (locks and approval
 # are classes: 3 M) and the checks (the vocabulary loads from conformance.packs: 6 M).
+# The tenth took off pathlib (str paths through the hook's modules; in 3.11 pathlib
+# imports urllib.parse and ipaddress: 17 M), importlib (and the warnings it imports) and
+# fnmatch: 3 M.
 HOOK_FORBIDDEN = ("typing", "dataclasses", "inspect", "ast", "tomllib", "tomli", "orjson",
                   "socket", "subprocess", "threading", "shutil", "datetime",
-                  "uuid", "platform", "hashlib", "contextlib",
+                  "uuid", "platform", "hashlib", "contextlib", "pathlib", "urllib",
+                  "importlib", "fnmatch", "warnings",
                   "git_gasp.conformance.checks", "git_gasp.runtime.seed",
                   "git_gasp.store.snapshots")
 # Python code to run first: writes "re compile: MODULE" to stderr for every pattern re's
@@ -164,8 +169,12 @@ def test_recording_a_tool_call_loads_none_of_the_modules_taken_off_its_path(agen
     args = ["adapt", "hook", "--agent", "claude-code"]
     runs = [("SessionStart", "toolu_a"), ("PreToolUse", "toolu_a"), ("PostToolUse", "toolu_a"),
             ("PreToolUse", "toolu_b"), ("PostToolUse", "toolu_b")]
-    traced = [sys.executable, "-X", "importtime", "-P", "-c",
-              IMPORTED_BY + RE_WATCH + "import sys; sys.argv[1:] = " + repr(args) + "\n"
+    # -S: no site, so a development venv's editable-install finder (which imports
+    # pathlib and contextlib at start-up) cannot hide what the hook itself imports; the
+    # package comes from this checkout, as the finder would give it.
+    traced = [sys.executable, "-S", "-X", "importtime", "-P", "-c",
+              IMPORTED_BY + RE_WATCH + f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+              "sys.argv[1:] = " + repr(args) + "\n"
               "from git_gasp.cli.main import main; main()"]
     for i, (event, tool) in enumerate(runs):
         proc = subprocess.run(traced, cwd=agent, input=_payload(agent, event, tool),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -27,7 +28,7 @@ def _write(repo, text: str) -> None:
 def test_the_memo_follows_every_edit(repo):
     _write(repo, '[policy.nodes]\nframe = "deny"\n')
     assert PolicySet.load(repo).check_node("frame").verdict is Verdict.DENY
-    assert policy._memo_path(repo).is_file()
+    assert Path(policy._memo_path(repo)).is_file()
     assert PolicySet.load(repo).check_node("frame").verdict is Verdict.DENY  # remembered
     _write(repo, '[policy.nodes]\nframe = "allow"\n')
     assert PolicySet.load(repo).check_node("frame").verdict is Verdict.ALLOW
@@ -45,14 +46,14 @@ def test_a_remembered_config_loads_without_tomllib(repo):
 def test_a_damaged_memo_is_parsed_again(repo):
     _write(repo, '[executor]\nmodel = "m"\n')
     load_config(repo)
-    policy._memo_path(repo).write_bytes(b"\x00garbage")
+    Path(policy._memo_path(repo)).write_bytes(b"\x00garbage")
     assert load_config(repo)["executor"]["model"] == "m"
 
 
 def test_a_config_marshal_cannot_hold_is_parsed_every_time(repo):
     _write(repo, "[executor]\nmodel = \"m\"\nwhen = 1979-05-27\n")
     assert str(load_config(repo)["executor"]["when"]) == "1979-05-27"
-    assert not policy._memo_path(repo).exists()
+    assert not Path(policy._memo_path(repo)).exists()
     assert str(load_config(repo)["executor"]["when"]) == "1979-05-27"
 
 

@@ -4,6 +4,7 @@ after it, and reaches exactly what a full open of the log does."""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -124,7 +125,7 @@ def test_saving_again_extends_the_checked_prefix_and_still_catches_a_rewrite(sav
     assert endstate.load(saved, again.store.rel, again.store.path) is not None
     _same(again, AgentState.open(saved, "w"))
     again.record_task("t3", goal=goal)
-    log = again.store.path
+    log = Path(again.store.path)
     data = log.read_bytes()
     assert data.count(b'"g1"') >= 1  # same length, other bytes, before what this open checked
     log.write_bytes(data.replace(b'"g1"', b'"h1"'))

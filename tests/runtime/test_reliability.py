@@ -173,7 +173,7 @@ def test_eight_writers_taking_turns_never_interleave_or_lose_a_line(agent):
 
 
 def test_expired_lease_is_stolen(agent):
-    Lease(agent, "old").path.parent.mkdir(exist_ok=True)
+    (agent / ".agent").mkdir(exist_ok=True)
     (agent / ".agent/lease").write_bytes(LeaseRecord("old", 1, 1000).to_bytes())
     state = AgentState.open(agent, "new")
     state.record_goal("after the steal")

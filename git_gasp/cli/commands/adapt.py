@@ -95,7 +95,7 @@ def _prime(agent: str, repo: Path) -> None:
     from git_gasp.store.location import root_above
 
     beside = root_above(os.path.realpath(repo)) is None  # found through gasp.state
-    path, changed = prime(root, agent, at=project_tree(repo) if beside else None)
+    path, changed = prime(Path(root), agent, at=project_tree(repo) if beside else None)
     click.echo(f"{'wrote' if changed else 'up to date:'} the gasp section of {path}")
 
 

@@ -54,7 +54,8 @@ def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bo
         from git_gasp.adapters.live import find_agent_root
         from git_gasp.adapters.sessions import find_sessions, store_of
 
-        project = find_agent_root(repo) or repo.resolve()
+        found_root = find_agent_root(repo)
+        project = Path(found_root) if found_root else repo.resolve()
         found = [p for p in find_sessions(agent, project) if p not in paths]
         if not found and not paths:
             out.say(f"no sessions found for {project} in {store_of(agent)}")
