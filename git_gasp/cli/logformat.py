@@ -74,19 +74,13 @@ class Formatter:
     event of the log) and the graph's nodes, with tails of at least `abbrev`."""
 
     def __init__(self, graph, event_ids: list[str], paint, abbrev: int | None = None) -> None:
-        from git_gasp.protocol.idmatch import MIN_TAIL, abbreviations
+        from git_gasp.cli.shortids import ShortIds
 
         self.graph, self.paint = graph, paint
-        self._abbrev = MIN_TAIL if abbrev is None else abbrev
-        self._short = abbreviations(event_ids, self._abbrev)
-        self._node_short: dict[str, str] | None = None
+        self.ids = ShortIds(graph.nodes, event_ids, abbrev)
 
     def short_node(self, node_id: str) -> str:
-        from git_gasp.protocol.idmatch import abbreviations
-
-        if self._node_short is None:
-            self._node_short = abbreviations(self.graph.nodes, self._abbrev)
-        return self._node_short.get(node_id, node_id)
+        return self.ids.node(node_id)
 
     def render(self, e, template: str) -> str:
         from git_gasp.protocol.summary import printable
@@ -128,7 +122,7 @@ class Formatter:
         actor = f"{e.actor_kind} {e.actor_id}"
         one_line = _BREAKS.sub(" ⏎ ", text).strip()
         return {
-            "H": e.id, "i": e.id, "h": self._short.get(e.id, e.id),
+            "H": e.id, "i": e.id, "h": self.ids.event(e.id),
             "k": e.kind, "K": f"{e.kind:<26}",
             "d": date, "ad": date, "t": str(e.ts_ms), "at": str(e.ts_ms // 1000),
             "ar": relative(e.ts_ms),

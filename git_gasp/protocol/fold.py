@@ -16,7 +16,7 @@ from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_op
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
 
@@ -33,9 +33,10 @@ class SkippedOp(Record):
         self.event_id, self.line, self.index, self.reason = event_id, line, index, reason
         self.missing_node = missing_node
 
-    def describe(self) -> str:
+    def describe(self, show: Callable[[str], str] = str) -> str:
+        """One line: the op, its event (as `show` prints the id) and why it was skipped."""
         where = f"op #{self.index} of " if self.index else ""
-        return f"{where}event {self.event_id} (line {self.line}): {self.reason}"
+        return f"{where}event {show(self.event_id)} (line {self.line}): {self.reason}"
 
 
 class FoldError(FormatError):

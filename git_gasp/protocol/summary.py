@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from git_gasp.protocol.fold import FoldResult
 
@@ -34,8 +35,9 @@ def open_goals(result: FoldResult) -> list[dict]:
     return out
 
 
-def summarize(result: FoldResult) -> list[str]:
-    """Lines of text describing the fold."""
+def summarize(result: FoldResult, node: Callable[[str], str] = str,
+              event: Callable[[str], str] = str) -> list[str]:
+    """Lines of text describing the fold; `node` and `event` print an id (the CLI: short)."""
     g = result.graph
     kinds = Counter(n["kind"] for n in g.nodes.values())
     rels = Counter(r["rel"] for r in g.relations)
@@ -46,11 +48,11 @@ def summarize(result: FoldResult) -> list[str]:
         lines.append("relations: " + ", ".join(f"{k} {n}" for k, n in sorted(rels.items())))
     goals = open_goals(result)
     lines.append(f"open goals ({len(goals)}):" if goals else "open goals: none")
-    for node in goals:
-        title = node["props"].get("title", "")
-        status = node["props"].get("status", "?")
-        lines.append(f"  {node['id']}  [{status}]  {title}")
+    for goal in goals:
+        title = goal["props"].get("title", "")
+        status = goal["props"].get("status", "?")
+        lines.append(f"  {node(goal['id'])}  [{status}]  {title}")
     if result.skipped:
         lines.append(f"skipped ops ({len(result.skipped)}):")
-        lines += [f"  {s.describe()}" for s in result.skipped]
+        lines += [f"  {s.describe(event)}" for s in result.skipped]
     return [printable(line) for line in lines]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,23 +54,23 @@ class Lineage:
                       for e in self.edges],
         }
 
-    def _line(self, node_id: str) -> str:
+    def _line(self, node_id: str, show: Callable[[str], str]) -> str:
         node = self.nodes[node_id]
         status = node["props"].get("status")
         bits = [node["kind"]] + ([str(status)] if status is not None else [])
         text = label(node)
-        return f"`{node_id}` ({', '.join(bits)})" + (f" — {text}" if text else "")
+        return f"`{show(node_id)}` ({', '.join(bits)})" + (f" — {text}" if text else "")
 
-    def to_markdown(self) -> str:
+    def to_markdown(self, show: Callable[[str], str] = str) -> str:
         """The root, then a nested list following the breadth-first discovery tree:
         `—rel→ x` is an outgoing relation, `←rel— x` an incoming one; relations between
-        nodes already shown are listed at the end."""
+        nodes already shown are listed at the end. `show` prints an id (the CLI: short)."""
         children: dict[str, list[tuple[int, str]]] = {}
         for node_id, idx in self.via.items():
             e = self.edges[idx]
             parent = e.src if e.dst == node_id else e.dst
             children.setdefault(parent, []).append((idx, node_id))
-        lines = [f"# Lineage of {self._line(self.root)}", ""]
+        lines = [f"# Lineage of {self._line(self.root, show)}", ""]
         stack = [(self.root, 0)]
         order: list[tuple[str, int]] = []
         while stack:
@@ -80,12 +81,12 @@ class Lineage:
         for node_id, level in order[1:]:
             e = self.edges[self.via[node_id]]
             arrow = f"—{e.rel}→" if e.dst == node_id else f"←{e.rel}—"
-            lines.append("  " * (level - 1) + f"- {arrow} {self._line(node_id)}")
+            lines.append("  " * (level - 1) + f"- {arrow} {self._line(node_id, show)}")
         tree = set(self.via.values())
         others = [e for i, e in enumerate(self.edges) if i not in tree]
         if others:
             lines += ["", "Also:"]
-            lines += [f"- `{e.src}` —{e.rel}→ `{e.dst}`" for e in others]
+            lines += [f"- `{show(e.src)}` —{e.rel}→ `{show(e.dst)}`" for e in others]
         if len(lines) == 2:
             lines.append("(no relations)")
         return "\n".join(lines) + "\n"

@@ -31,6 +31,7 @@ from git_gasp.runtime.sink import AgentSink, StateSink  # noqa: E402
 from tests.bridges.fake_sink import RecordingSink  # noqa: E402
 from tests.runtime.helpers import assert_conformant  # noqa: E402
 from tests.testing.offline import no_network
+from tests.testing.readme import marked_blocks  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -353,15 +354,9 @@ def test_any_agent_sink_will_do_and_a_broken_one_never_breaks_the_agent():
     assert "on_tool_finished" not in broken.names()  # no call to finish: its start failed
 
 
-def _readme_example(heading: str) -> str:
-    readme = (REPO_ROOT / "README.md").read_text()
-    section = re.split(r"\n##+ ", readme.split(f"\n### {heading}\n", 1)[1], maxsplit=1)[0]
-    (code,) = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
-    return code
-
-
 def test_readme_example_records_a_run_with_its_three_lines(agent, tmp_path, monkeypatch):
-    code = _readme_example("LangChain")
+    (block,) = marked_blocks()  # README's LangChain example, marked with this test's name
+    code = block.text
     assert len(code.strip().splitlines()) <= 10
     added = [ln for ln in code.splitlines() if "gasp" in ln.lower() or "sink" in ln]
     assert len(added) == 3, added  # the import, the sink, the callbacks

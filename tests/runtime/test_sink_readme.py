@@ -12,6 +12,8 @@ from pathlib import Path
 from git_gasp.protocol.envelope import parse_log
 from git_gasp.protocol.fold import fold
 from tests.runtime.helpers import assert_conformant
+from tests.testing.readme import marked_blocks
+from tests.testing.run import gasp, git, out
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -30,11 +32,17 @@ def test_the_sink_example_is_short():
 
 
 def test_the_readme_sink_example_runs(agent, tmp_path):
+    """As pasted, beside `my-agent` (`git gasp init my-agent`), then the commit its
+    comment names: `git gasp commit-run`."""
+    (block,) = marked_blocks()
+    assert block.text == sink_example()
     work = tmp_path / "work"
     work.mkdir()
     repo = work / "my-agent"
     shutil.move(agent, repo)
-    proc = subprocess.run([sys.executable, "-c", sink_example()], cwd=work,
+    script = work / "example.py"
+    script.write_text(block.text)
+    proc = subprocess.run([sys.executable, str(script)], cwd=work,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "0"
@@ -46,4 +54,10 @@ def test_the_readme_sink_example_runs(agent, tmp_path):
     assert tool["status"] == "failed" and tool["error"] == "exit status 1"
     run = next(n for n in graph.nodes.values() if n["kind"] == "run")["props"]
     assert run["outcome"] == "succeeded"
+    assert "now commit the run: git gasp commit-run" in block.text
+    assert git(repo, "status", "--porcelain", "state/") != ""  # the events are not committed
+    proc = gasp(repo, "commit-run")
+    assert proc.returncode == 0, out(proc)
+    assert "Run-Id: run_" in git(repo, "log", "-1", "--format=%B")
+    assert git(repo, "status", "--porcelain", "state/") == ""
     assert_conformant(repo)

@@ -73,8 +73,8 @@ def test_a_write_takes_over_a_dead_holders_lease_and_says_so(agent):
     assert proc.returncode == 0, out(proc)
     assert f"note: took over the lease of child (pid {pid}" in err and "no longer running" in err
     assert f"its unfinished run {run_id} is resumed" in err
-    status = out(gasp(agent, "run", "status"))
-    assert run_id in status
+    status = json.loads(gasp(agent, "run", "status", "--json").stdout)
+    assert status["run"]["id"] == run_id
 
 
 def test_a_live_holder_on_another_host_is_refused_with_the_way_out(agent):

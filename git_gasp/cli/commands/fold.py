@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from git_gasp.cli.ids import EventId
+from git_gasp.cli.shortids import ShortIds, abbrev_option
 
 
 @click.command()
@@ -13,26 +14,43 @@ from git_gasp.cli.ids import EventId
               help="Fold only through this event.")
 @click.option("--json", "as_json", is_flag=True, help="Print the graph JSON.")
 @click.option("--strict", is_flag=True, help="Fail on the first bad line or dangling op.")
-def fold(path: str | None, at: str | None, as_json: bool, strict: bool) -> int:
-    """Fold the agent's state/events.jsonl (at PATH, default: here) into its graph."""
+@abbrev_option
+def fold(path: str | None, at: str | None, as_json: bool, strict: bool,
+         abbrev: int | None) -> int:
+    """Fold the agent's state/events.jsonl (at PATH, default: here) into its graph; ids
+    short, as log prints them (full in --json)."""
     import json
 
     from git_gasp.conformance.runner import resolve_agent_root
     from git_gasp.protocol.summary import printable, summarize
     from git_gasp.store.logview import fold_agent
 
-    view = fold_agent(resolve_agent_root(path), at=at, strict=strict)
+    root = resolve_agent_root(path)
+    view = fold_agent(root, at=at, strict=strict)
     for note in view.notes:
         click.echo(printable(f"note: {note}"), err=True)
     if as_json:
         click.echo(json.dumps(view.result.graph.to_json(), ensure_ascii=False, sort_keys=True))
         return 0
+    ids = _short_ids(root, view, at is not None, abbrev)
     if view.last_event_id:
-        where = f"through {view.last_event_id}"
+        where = f"through {ids.event(view.last_event_id)}"
     else:
         where = "(no valid event)" if view.repo.log_bytes else "(empty log)"
     seeded = f", seeded from {view.seeded_from}" if view.seeded_from else ""
     click.echo(printable(f"{view.repo.log_rel} {where} (line {view.upto_line}){seeded}"))
-    for line in summarize(view.result):  # escaped: no control character reaches the terminal
+    # escaped: no control character reaches the terminal
+    for line in summarize(view.result, ids.node, ids.event):
         click.echo(line)
     return 0
+
+
+def _short_ids(root, view, partial: bool, abbrev: int | None) -> ShortIds:
+    """Short ids among every event of the log and every node of its whole fold (a
+    fold `--at` an event holds fewer), so each one printed names one id of the log."""
+    nodes = set(view.result.graph.nodes)
+    if partial:  # folded through an event: the whole fold may hold more nodes
+        from git_gasp.store.logview import fold_agent
+
+        nodes.update(fold_agent(root).result.graph.nodes)
+    return ShortIds(nodes, [e.id for e in view.repo.parsed.events], abbrev)

@@ -8,6 +8,7 @@ import click
 
 from git_gasp.cli.ids import EventId, NodeId, resolve_node
 from git_gasp.cli.options import CONTEXT, open_state
+from git_gasp.cli.shortids import abbrev_option
 
 FORMATS = ("oneline", "medium")
 
@@ -47,8 +48,7 @@ class LogCommand(click.Command):
                    "%N node, %S short node, %l line, %m text on one line, %M text, %r run, "
                    "%c cause, %n newline, %% a %).")
 @click.option("--oneline", "fmt", flag_value="oneline", help="Same as --format oneline.")
-@click.option("--abbrev", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Short ids end in at least N characters (default: 6).")
+@abbrev_option
 @click.option("--color", "--colour", "color", metavar="[=WHEN]", default=None,
               type=click.Choice(["always", "never", "auto"]),
               help="Colour: always (a bare --color), never, or auto (on a terminal: the "

@@ -6,14 +6,17 @@ import click
 
 from git_gasp.cli.ids import NodeId, resolve_node
 from git_gasp.cli.options import CONTEXT, agent_root, open_state
+from git_gasp.cli.shortids import abbrev_option
 
 
 @click.command("lineage", context_settings=CONTEXT)
 @click.argument("node", type=NodeId())
 @click.option("--depth", type=int, default=3, show_default=True, help="Hops to follow.")
 @click.option("--json", "as_json", is_flag=True, help="Print nodes and edges as JSON.")
-def lineage(node: str, depth: int, as_json: bool) -> None:
-    """The why-chain around NODE (goal -> patch -> eval -> decision ...)."""
+@abbrev_option
+def lineage(node: str, depth: int, as_json: bool, abbrev: int | None) -> None:
+    """The why-chain around NODE (goal -> patch -> eval -> decision ...); ids short, as
+    log prints them (full in --json)."""
     import json
 
     state = open_state()
@@ -21,10 +24,12 @@ def lineage(node: str, depth: int, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
     else:
+        from git_gasp.cli.shortids import ShortIds
         from git_gasp.protocol.summary import printable
 
+        short = ShortIds(state.graph.nodes, abbrev=abbrev).node
         # one line at a time, escaped: no control character from the log reaches a terminal
-        for line in result.to_markdown().splitlines():
+        for line in result.to_markdown(short).splitlines():
             click.echo(printable(line))
 
 

@@ -16,6 +16,7 @@ from git_gasp.cli.options import (
     release_lease,
     wait_option,
 )
+from git_gasp.cli.shortids import abbrev_option
 
 
 @click.group(context_settings=CONTEXT, cls=WaitGroup)
@@ -66,8 +67,9 @@ def run_finish(outcome: str, run_id: str | None, metadata: str | None,
 @run.command("status", context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True,
               help='Print {"run": null} or {"run": {id, task, goal_id, task_id, ...}}.')
-def run_status(as_json: bool) -> None:
-    """Print the open run, if any."""
+@abbrev_option
+def run_status(as_json: bool, abbrev: int | None) -> None:
+    """Print the open run, if any (ids short, as log prints them; full in --json)."""
     state = open_state(notes=not as_json)
     run = state.run
     props = state.graph.nodes[run.run_id]["props"] if run is not None else {}
@@ -83,5 +85,9 @@ def run_status(as_json: bool) -> None:
     if run is None:
         click.echo("no open run")
         return
-    click.echo(f"{run.run_id}  {props.get('task', '')}"
-               + (f"  (goal {run.goal_id})" if run.goal_id else ""))
+    from git_gasp.cli.shortids import ShortIds
+    from git_gasp.protocol.summary import printable
+
+    short = ShortIds(state.graph.nodes, abbrev=abbrev).node
+    click.echo(printable(f"{short(run.run_id)}  {props.get('task', '')}"
+               + (f"  (goal {short(run.goal_id)})" if run.goal_id else "")))
