@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from git_gasp.mcp.adjacency import Adjacency
 from git_gasp.mcp.search import brief, check_limit
 from git_gasp.protocol.graph import Graph
 from git_gasp.runtime.transitions import TRANSITIONS
@@ -31,25 +32,12 @@ def live(node: dict | None) -> bool:
     return status.lower() in {s.lower() for s in table}
 
 
-def ready(graph: Graph, limit: int | None = None) -> dict[str, Any]:
-    """The ready goals and tasks, and those held back (with what holds each)."""
+def ready(graph: Graph, limit: int | None = None,
+          index: Adjacency | None = None) -> dict[str, Any]:
+    """The ready goals and tasks, and those held back (with what holds each);
+    `index`: the graph's relations by node, when the caller keeps them."""
     limit = check_limit(limit, DEFAULT_LIMIT)
-    held: dict[str, list[str]] = {}
-    closed: dict[str, str] = {}
-    serves: dict[str, list[str]] = {}
-    for r in graph.relations:
-        rel, src, dst = r["rel"], r["from"], r["to"]
-        if rel == "blocks" and live(graph.node(src)):
-            held.setdefault(dst, []).append(src)
-        elif rel == "depends_on" and live(graph.node(dst)):
-            held.setdefault(src, []).append(dst)
-        elif rel == "advances":
-            patch = graph.node(src)
-            if patch is not None and patch["kind"] == "patch" \
-                    and patch["props"].get("status") == "Promoted":
-                closed.setdefault(dst, src)
-        elif rel == "serves":
-            serves.setdefault(src, []).append(dst)
+    index = (index or Adjacency()).update(graph)
     out: list[dict[str, Any]] = []
     blocked: list[dict[str, Any]] = []
     more = False
@@ -58,15 +46,29 @@ def ready(graph: Graph, limit: int | None = None) -> dict[str, Any]:
         if node is None or node["kind"] not in WORK or node.get("tombstoned"):
             continue
         status = node["props"].get("status")
-        if status is not None and str(status).lower() not in OPEN or node_id in closed:
+        if status is not None and str(status).lower() not in OPEN:
             continue
+        incoming = index.in_by.get(node_id, ())
+        if any(r["rel"] == "advances" and _promoted(graph.node(r["from"])) for r in incoming):
+            continue  # a promoted patch closed it
+        held = [r["from"] for r in incoming
+                if r["rel"] == "blocks" and live(graph.node(r["from"]))]
+        outgoing = index.out_by.get(node_id, ())
+        held += [r["to"] for r in outgoing
+                 if r["rel"] == "depends_on" and live(graph.node(r["to"]))]
         item = brief(node)
-        if node_id in serves:
-            item["serves"] = serves[node_id]
-        if node_id in held:
-            blocked.append(dict(item, blocked_by=held[node_id]))
+        serves = [r["to"] for r in outgoing if r["rel"] == "serves"]
+        if serves:
+            item["serves"] = serves
+        if held:
+            blocked.append(dict(item, blocked_by=held))
         elif len(out) == limit:
             more = True
         else:
             out.append(item)
     return {"ready": out, "more": more, "blocked": blocked[:limit]}
+
+
+def _promoted(node: dict | None) -> bool:
+    return node is not None and node["kind"] == "patch" \
+        and node["props"].get("status") == "Promoted"

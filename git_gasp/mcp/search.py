@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from git_gasp.base.errors import UsageError
+from git_gasp.mcp.adjacency import Texts
 from git_gasp.protocol.graph import Graph
 from git_gasp.runtime.queries import label
 
@@ -44,8 +45,10 @@ def brief(node: dict) -> dict[str, Any]:
 
 def search(graph: Graph, query: str, kinds: list[str] | None = None,
            status: str | None = None, limit: int | None = None,
-           known_kinds: frozenset[str] | None = None) -> dict[str, Any]:
-    """The matching nodes (newest first) and whether there were more than `limit`."""
+           known_kinds: frozenset[str] | None = None,
+           texts: Texts | None = None) -> dict[str, Any]:
+    """The matching nodes (newest first) and whether there were more than `limit`
+    (`texts`: the nodes' search texts the caller keeps between calls)."""
     words = query.lower().split() if isinstance(query, str) else []
     if not words:
         raise UsageError("query must hold at least one word")
@@ -66,7 +69,7 @@ def search(graph: Graph, query: str, kinds: list[str] | None = None,
         if want_status is not None and str(node["props"].get("status", "")).lower() \
                 != want_status:
             continue
-        text = node_text(node)
+        text = texts.of(node) if texts is not None else node_text(node)
         if all(w in text for w in words):
             if len(hits) == limit:
                 more = True

@@ -96,7 +96,7 @@ def _read_tools(server: MCPServer, service: Service) -> None:
     ) -> dict[str, Any]:
         """Search the agent's history: nodes whose text matches, newest first, with ids."""
         return locked(lambda st: search.search(st.graph, query, kinds, status, limit,
-                                               st.vocab.node_kinds))
+                                               st.vocab.node_kinds, service.texts))
 
     @server.tool()
     def gasp_lineage(
@@ -105,12 +105,7 @@ def _read_tools(server: MCPServer, service: Service) -> None:
     ) -> dict[str, Any]:
         """A node's causal neighbourhood: what it serves or advances, what validated,
         approved or rejected it, its run; nodes and relations within `depth` hops."""
-        def run(st):
-            full = service.node_id(id)
-            out = st.lineage(full, depth).to_json()
-            out["node"] = st.graph.node(full)
-            return out
-        return locked(run)
+        return locked(lambda st: service.lineage(service.node_id(id), depth))
 
     @server.tool()
     def gasp_recall(
@@ -125,7 +120,7 @@ def _read_tools(server: MCPServer, service: Service) -> None:
     def gasp_ready(limit: Limit = None) -> dict[str, Any]:
         """Open goals and tasks that nothing blocks and no promoted patch has closed
         (oldest first), and those held back with what holds them."""
-        return locked(lambda st: ready.ready(st.graph, limit))
+        return locked(lambda st: ready.ready(st.graph, limit, service.adjacency))
 
 
 def _kg_tools(server: MCPServer) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.mcp.adjacency import Adjacency, Texts
 from git_gasp.protocol.idmatch import match_id
 from git_gasp.runtime.state import AgentState
 
@@ -30,6 +31,8 @@ class Service:
         self.worker_id = worker_id
         self.lock = threading.RLock()
         self._state = AgentState.open(self.root, worker_id)
+        self.adjacency = Adjacency()  # kept across calls, brought up to date by each
+        self.texts = Texts()
 
     def state(self) -> AgentState:
         """The fold with every event appended so far (call holding `lock`)."""
@@ -37,7 +40,18 @@ class Service:
             self._state.refresh()
         except GaspError:  # the log shrank or was rewritten: fold it again, once
             self._state = AgentState.open(self.root, self.worker_id)
+            self.adjacency, self.texts = Adjacency(), Texts()
         return self._state
+
+    def lineage(self, node_id: str, depth: int) -> dict:
+        """`AgentState.lineage` through the kept index; the node itself as `node`."""
+        from git_gasp.runtime.queries import lineage
+
+        graph = self._state.graph
+        index = self.adjacency.update(graph)
+        out = lineage(graph, node_id, depth, (index.out_by, index.in_by)).to_json()
+        out["node"] = graph.node(node_id)
+        return out
 
     def node_id(self, text: object, *kinds: str, what: str = "id") -> str:
         """The full id of the node `text` names (of `kinds`, when given)."""
