@@ -80,10 +80,10 @@ def build(service: Service) -> MCPServer:
 
 
 def _read_tools(server: MCPServer, service: Service) -> None:
-    def locked(fn, *args):
+    def locked(fn):
+        """`fn(state)` over the fold brought up to date, one call at a time."""
         with service.lock:
-            state = service.state()
-            return _answer(fn, state, *args)
+            return _answer(lambda: fn(service.state()))
 
     @server.tool()
     def gasp_search(

@@ -186,3 +186,21 @@ def test_write_commits_only_when_configured(agent, tmp_path):
     assert seen["committed"] and seen["committed"] != head
     assert git(agent, "rev-parse", "HEAD").strip() == seen["committed"]
     assert git(agent, "status", "--porcelain", "state/").strip() == ""
+
+
+def test_a_log_damaged_while_serving_is_a_tool_error_then_it_recovers(agent, tmp_path):
+    goal = record(agent, "goal", "--title", "Survive damage")
+    log = agent / "state/events.jsonl"
+    good = log.read_bytes()
+
+    async def body(s):
+        assert ok(await s.call_tool("gasp_search", {"query": "damage"}))["results"]
+        log.write_bytes(good + b'{"not": "an event"}\n')
+        said = refused(await s.call_tool("gasp_search", {"query": "damage"}))
+        assert "events.jsonl" in said
+        log.write_bytes(good)  # repaired
+        found = ok(await s.call_tool("gasp_lineage", {"id": goal}))
+        assert found["root"] == goal
+
+    drive(agent, body, tmp_path / "err.log")
+    assert "Traceback" not in (tmp_path / "err.log").read_text()
