@@ -95,8 +95,9 @@ def bench(root: Path, repeat: int) -> None:
         "gasp_search (common, limit 20)": call("gasp_search", {"query": "observed"}),
         "gasp_search (by kind and status)": call("gasp_search", {
             "query": "item", "kinds": ["patch"], "status": "Proposed"}),
-        "gasp_lineage (patch, depth 1)": call("gasp_lineage", {"id": "..." + patch[-10:],
-                                                                "depth": 1}),
+        "gasp_lineage (patch id, depth 1)": call("gasp_lineage", {"id": patch, "depth": 1}),
+        "gasp_lineage (short id ...tail)": call("gasp_lineage", {"id": "..." + patch[-10:],
+                                                                  "depth": 1}),
         "gasp_recall": call("gasp_recall", {"query": "benchmark"}),
         "gasp_ready": call("gasp_ready", {}),
     }

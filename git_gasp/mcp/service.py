@@ -59,17 +59,24 @@ class Service:
         if not isinstance(text, str) or not text.strip():
             raise UsageError(f"{what} must be a node id (or a unique prefix of one)")
         text = text.strip()
-
-        def of_kind(node_id: str) -> bool:
-            return (graph.node(node_id) or {}).get("kind") in kinds
-
-        full = match_id(graph.node_ids(), text, what, keep=of_kind if kinds else None)
+        if graph.has_node(text):  # a full id: no scan of every id for prefixes
+            full = text
+        else:
+            full = self._match(text, kinds, what)
         node = graph.node(full)
         if node is None:
             raise UsageError(f"no node {text!r} in the graph")
         if kinds and node["kind"] not in kinds:
             raise UsageError(f"{full} is a {node['kind']}, not a {' or '.join(kinds)}")
         return full
+
+    def _match(self, text: str, kinds: tuple[str, ...], what: str) -> str:
+        graph = self._state.graph
+
+        def of_kind(node_id: str) -> bool:
+            return (graph.node(node_id) or {}).get("kind") in kinds
+
+        return match_id(graph.node_ids(), text, what, keep=of_kind if kinds else None)
 
     def source_ids(self, texts: Iterable[object]) -> list[str]:
         """Each of `texts` as the full id of the node or event it names (a fact's
@@ -80,7 +87,8 @@ class Service:
             if not isinstance(text, str) or not text.strip():
                 raise UsageError("derived_from holds event or node ids")
             text = text.strip()
-            full = match_id(state.graph.node_ids(), text, "node")
+            full = text if state.graph.has_node(text) else \
+                match_id(state.graph.node_ids(), text, "node")
             if state.graph.has_node(full):
                 out.append(full)
                 continue
