@@ -47,6 +47,7 @@ SLOW_FILES = {
     "kg/test_kg_concurrency.py",
     "kg/test_kg_save.py",
     "kg/test_kg_search.py",
+    "mcp/test_wiring.py",
     "merge/test_merge_git.py",
     "otel/test_planted_secrets.py",
     "protocol/test_properties.py",

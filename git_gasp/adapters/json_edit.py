@@ -1,14 +1,15 @@
 """Edit a JSON settings file in place: rewrite only the values that changed.
 
 `apply_hooks(text, hooks)` returns `text` with the top-level ``hooks`` member made
-equal to `hooks` (None: removed). The old and new values are compared down the tree and
-only what differs is spliced: a member or list element added, removed or replaced.
-Every other byte (key order, indentation, spacing, line ends, the other settings, the
-user's own entries) is kept, so an install followed by an uninstall gives back the file
-it started from. New text follows the file's own indentation and line ends. The result
-is checked by parsing it; a file the splice cannot handle (duplicate keys, say) is
-written whole instead: same data, same key order, its indentation kept. An empty
-object is written as Claude Code writes its settings (two-space indent).
+equal to `hooks` (None: removed); `apply_member` does so for any top-level member. The
+old and new values are compared down the tree and only what differs is spliced: a
+member or list element added, removed or replaced. Every other byte (key order,
+indentation, spacing, line ends, the other settings, the user's own entries) is kept,
+so an install followed by an uninstall gives back the file it started from. New text
+follows the file's own indentation and line ends. The result is checked by parsing it;
+a file the splice cannot handle (duplicate keys, say) is written whole instead: same
+data, same key order, its indentation kept. An empty object is written as Claude Code
+writes its settings (two-space indent).
 """
 
 from __future__ import annotations
@@ -165,15 +166,22 @@ def _spliced(text: str, want: dict, style: _Style) -> str:
 def apply_hooks(text: str, hooks: dict | None) -> str:
     """`text` (a JSON object, or empty) with its ``hooks`` member set to `hooks`
     (None: removed), every byte not in a changed value kept."""
+    return apply_member(text, "hooks", hooks)
+
+
+def apply_member(text: str, key: str, value: Any) -> str:
+    """`text` (a JSON object, or empty) with its top-level `key` member set to `value`
+    (None: removed), every byte not in a changed value kept (``.mcp.json``'s
+    ``mcpServers`` is edited so too)."""
     style = _Style(text)
     if not text.strip() or json.loads(text) == {}:  # nothing to keep: Claude Code's style
-        data = {} if hooks is None else {"hooks": hooks}
+        data = {} if value is None else {key: value}
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     want = json.loads(text)
-    if hooks is None:
-        want.pop("hooks", None)
+    if value is None:
+        want.pop(key, None)
     else:
-        want["hooks"] = hooks
+        want[key] = value
     try:
         out = _spliced(text, want, style)
         if json.loads(out) == want:

@@ -92,19 +92,25 @@ class Lineage:
         return "\n".join(lines) + "\n"
 
 
-def lineage(graph: Graph, node_id: str, depth: int = 3) -> Lineage:
-    """Breadth-first over relations in both directions, up to `depth` hops."""
-    if node_id not in graph.nodes:
+def lineage(graph: Graph, node_id: str, depth: int = 3,
+            index: tuple[dict[str, list[dict]], dict[str, list[dict]]] | None = None,
+            ) -> Lineage:
+    """Breadth-first over relations in both directions, up to `depth` hops. `index`:
+    the relations by source and by target, when the caller keeps them (else built)."""
+    if not graph.has_node(node_id):
         raise GaspError(f"no node {node_id!r} in the graph")
     if depth < 0:
         raise GaspError("depth must be 0 or more")
-    out_by: dict[str, list[dict]] = {}
-    in_by: dict[str, list[dict]] = {}
-    for r in graph.relations:
-        out_by.setdefault(r["from"], []).append(r)
-        in_by.setdefault(r["to"], []).append(r)
+    if index is None:
+        out_by: dict[str, list[dict]] = {}
+        in_by: dict[str, list[dict]] = {}
+        for r in graph.relations:
+            out_by.setdefault(r["from"], []).append(r)
+            in_by.setdefault(r["to"], []).append(r)
+    else:
+        out_by, in_by = index
     result = Lineage(node_id, depth)
-    result.nodes[node_id] = graph.nodes[node_id]
+    result.nodes[node_id] = graph.node(node_id)
     result.hops[node_id] = 0
     seen_edges: set[int] = set()
     queue = deque([node_id])
@@ -117,13 +123,13 @@ def lineage(graph: Graph, node_id: str, depth: int = 3) -> Lineage:
             if id(r) in seen_edges:
                 continue
             other = r["to"] if r["from"] == current else r["from"]
-            if other not in graph.nodes:
+            if not graph.has_node(other):
                 continue
             seen_edges.add(id(r))
             result.edges.append(Edge(r["from"], r["rel"], r["to"], r.get("props", {})))
             if other not in result.nodes:
                 result.via[other] = len(result.edges) - 1
-                result.nodes[other] = graph.nodes[other]
+                result.nodes[other] = graph.node(other)
                 result.hops[other] = hop + 1
                 queue.append(other)
     return result

@@ -144,6 +144,11 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
         self._ensure_full_index()
         return event_id in self._event_ids
 
+    def event_ids(self) -> set[str]:
+        """Every event id of the log (parses the snapshot-covered prefix once)."""
+        self._ensure_full_index()
+        return self._event_ids
+
     def creator_of(self, node_id: str) -> str | None:
         """The domain event that created `node_id` (None for ops-only nodes)."""
         if node_id not in self._creator and not self._full_index:

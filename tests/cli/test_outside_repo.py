@@ -15,7 +15,7 @@ NEEDS_STATE = [
     ("lineage", "goal_x"), ("diff", "a", "b"), ("memory", "list"), ("journal",),
     ("run", "status"), ("record", "goal", "--title", "x"), ("lease", "status"),
     ("lease", "release"), ("identity", "verify"), ("commit-run",), ("recovery", "list"),
-    ("export", "otel", "--all"), ("fork", "goal_x"),
+    ("export", "otel", "--all"), ("fork", "goal_x"), ("mcp",),
 ]  # not install-hooks and doctor: hooks belong to any git work tree
 MESSAGE = "git gasp: error: not an agent repository: no AGENT.md in "
 

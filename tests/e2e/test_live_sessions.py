@@ -9,7 +9,10 @@ a conformant, committed run holding that spine, and importing the session's tran
 afterwards must add nothing. And runs that end without SessionEnd: a Claude Code
 session killed mid-tool is closed (abandoned) by the next session's SessionStart; a
 Codex session whose hooks send no SessionEnd is closed by `adapt codex reconcile` with
-the outcome its rollout shows. Without npm (or the registry) these tests skip, saying why.
+the outcome its rollout shows. And a Claude Code session that asks its own history
+through `git gasp mcp` (wired by `adapt claude-code install --mcp`): the answer reaches
+the model and the MCP tool call is recorded like any other. Without npm (or the
+registry) these tests skip, saying why.
 """
 
 from __future__ import annotations
@@ -303,3 +306,51 @@ def test_codex_session_without_session_end_is_closed_by_reconcile(codex_bin, gas
     _check_recorded(gasp_repo, session, "codex")
     assert _fold(gasp_repo)["nodes"][run_id]["props"]["metadata"]["closed_by"] == "reconcile"
     _import_adds_nothing(gasp_repo, "codex", session.transcript)
+
+
+# --- the agent asks its own history through `git gasp mcp` ------------------------------
+
+MCP_TOOL = "mcp__gasp__gasp_search"  # Claude Code's name: mcp__<server>__<tool>
+
+
+def test_claude_code_asks_its_history_through_mcp(claude_bin, gasp_repo, agent_home):
+    """`adapt claude-code install --mcp` wires the server in .mcp.json; the scripted model
+    calls gasp_search, the answer (holding the goal's id) comes back to it as the tool
+    result, and our hooks record that MCP tool call in the run like any other."""
+    goal = gasp(gasp_repo, "record", "goal", "--title", "Teach the tokenizer unicode")
+    assert goal.returncode == 0, out(goal)
+    goal_id = goal.stdout.decode().strip()
+    git(gasp_repo, "commit", "-qam", "a goal to find")
+    proc = gasp(gasp_repo, "adapt", "claude-code", "install", "--mcp")
+    assert proc.returncode == 0 and "registered the gasp MCP server" in out(proc), out(proc)
+    assert json.loads((gasp_repo / ".mcp.json").read_text())["mcpServers"]["gasp"] == {
+        "type": "stdio", "command": "git", "args": ["gasp", "mcp"]}
+    # The user's approval of the project's servers (Claude Code asks for it once).
+    (gasp_repo / ".claude/settings.local.json").write_text(json.dumps(
+        {"enableAllProjectMcpServers": True, "enabledMcpjsonServers": ["gasp"]}))
+    script = [(MCP_TOOL, {"query": "tokenizer unicode"}), "Found the goal."]
+    with ModelServer(ClaudeHandler, script, str(gasp_repo)) as server:
+        env = agents.agent_env(agent_home)
+        env.update(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.port}",
+                   ANTHROPIC_API_KEY="sk-ant-test-not-a-real-key")
+        session = subprocess.run(
+            [str(claude_bin), "-p", "What did I plan for the tokenizer?",
+             "--allowedTools", MCP_TOOL], cwd=gasp_repo, env=env, capture_output=True,
+            text=True, timeout=240, stdin=subprocess.DEVNULL, check=False)
+        requests = [r[2] for r in server.requests if r[0] == "POST" and r[2]]
+    said = f"exit {session.returncode}\n{session.stdout[-2000:]}\n{session.stderr[-3000:]}"
+    assert session.returncode == 0, said
+    # Claude Code 2.1 defers MCP tools (named in a system message, schema through
+    # ToolSearch): the tool is offered by name in the first request either way.
+    assert requests and MCP_TOOL in json.dumps(requests[0]), said
+    results = [b for body in requests for m in body.get("messages", [])
+               if isinstance(m.get("content"), list) for b in m["content"]
+               if isinstance(b, dict) and b.get("type") == "tool_result"]
+    assert results, said
+    text = json.dumps(results[-1]["content"])
+    assert goal_id in text and not results[-1].get("is_error"), text
+    calls = [n for n in _fold(gasp_repo)["nodes"].values() if n["kind"] == "tool_call"]
+    assert [c["props"]["tool"] for c in calls] == [MCP_TOOL], calls
+    assert calls[0]["props"]["status"] != "running"
+    check = gasp(gasp_repo, "check")
+    assert check.returncode == 0, out(check)

@@ -17,6 +17,36 @@ _SYNC = click.option("--sync", "sync", is_flag=True,
                           "removes it).")
 
 
+_MCP = click.option("--mcp", "mcp", is_flag=True,
+                     help="Also register `git gasp mcp` as the agent's MCP server named gasp "
+                          "(--uninstall removes that entry, and only it).")
+
+
+def _mcp_entry(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
+    if not mcp:
+        return
+    from git_gasp.mcp import wiring
+
+    if agent == "claude-code":
+        path, changed = wiring.install_claude(repo, uninstall)
+        comments = False
+    else:
+        path, changed, comments = wiring.install_codex(repo, uninstall)
+    if uninstall:
+        click.echo(f"removed the gasp MCP server from {path}" if changed else
+                   f"no gasp MCP server in {path}")
+        return
+    click.echo(f"registered the gasp MCP server (git gasp mcp) in {path}" if changed else
+               f"the gasp MCP server is already registered in {path}; nothing changed")
+    if comments:
+        click.echo(f"note: {path} was rewritten from its data; its comments were not kept",
+                   err=True)
+    from git_gasp.cli.commands.mcp import EXTRA, sdk_missing
+
+    if sdk_missing() is not None:
+        click.echo(f"note: the server needs the mcp SDK here: {EXTRA}", err=True)
+
+
 def _sync_opt_in(repo: Path, sync: bool, uninstall: bool) -> None:
     if not (sync or uninstall):
         return
@@ -113,8 +143,10 @@ def claude_code() -> None:
                    "git-gasp by its path); user: ~/.claude/settings.json.")
 @_UNINSTALL
 @_SYNC
-def claude_install(repo: Path, scope: str, uninstall: bool, sync: bool) -> None:
-    """Merge git-gasp's hook entries into Claude Code's settings (idempotent)."""
+@_MCP
+def claude_install(repo: Path, scope: str, uninstall: bool, sync: bool, mcp: bool) -> None:
+    """Merge git-gasp's hook entries into Claude Code's settings (idempotent); with
+    --mcp also the gasp server into the project's .mcp.json."""
     from git_gasp.adapters.install import (
         claude_settings_path,
         has_ours,
@@ -123,6 +155,7 @@ def claude_install(repo: Path, scope: str, uninstall: bool, sync: bool) -> None:
 
     _install("claude-code", claude_settings_path(repo, scope), uninstall, scope=scope)
     _sync_opt_in(repo, sync, uninstall)
+    _mcp_entry("claude-code", repo, mcp, uninstall)
     if uninstall or scope == "user":
         return
     if scope == "local":
@@ -152,12 +185,15 @@ def codex() -> None:
 @_REPO
 @_UNINSTALL
 @_SYNC
-def codex_install(repo: Path, uninstall: bool, sync: bool) -> None:
-    """Merge git-gasp's hook entries into .codex/hooks.json and say how Codex trusts them."""
+@_MCP
+def codex_install(repo: Path, uninstall: bool, sync: bool, mcp: bool) -> None:
+    """Merge git-gasp's hook entries into .codex/hooks.json and say how Codex trusts them;
+    with --mcp also [mcp_servers.gasp] into .codex/config.toml."""
     from git_gasp.adapters.install import codex_hooks_path, codex_trust_note
 
     _install("codex", codex_hooks_path(repo), uninstall)
     _sync_opt_in(repo, sync, uninstall)
+    _mcp_entry("codex", repo, mcp, uninstall)
     if not uninstall:
         _agent_root_note(repo)
         click.echo(codex_trust_note(repo))

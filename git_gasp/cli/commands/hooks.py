@@ -96,7 +96,7 @@ def doctor(path: str | None, as_json: bool) -> int:
     from git_gasp.githooks.doctor import diagnose, exit_status, report
 
     root = _root(path)
-    findings = diagnose(root)
+    findings = diagnose(root) + _mcp_findings(root)
     if as_json:
         import json
 
@@ -105,3 +105,22 @@ def doctor(path: str | None, as_json: bool) -> int:
     text, status = report(findings, path or str(root))
     click.echo(text)
     return status
+
+
+def _mcp_findings(root) -> list:
+    """The MCP entries of the agent's repository and of the project here (when the state
+    lives beside it): a malformed file, an entry that would not start."""
+    import os
+    from pathlib import Path
+
+    from git_gasp.base.errors import GaspError
+    from git_gasp.base.git import work_tree_top
+    from git_gasp.mcp.wiring import findings
+
+    places = [Path(root)]
+    for start in (Path(root), Path(os.getcwd())):
+        try:
+            places.append(Path(work_tree_top(start)))
+        except GaspError:
+            pass
+    return findings(places)

@@ -1,0 +1,219 @@
+"""Wiring the server into the agents, and checking that wiring (`git gasp doctor`).
+
+Claude Code reads a project's MCP servers from ``<project>/.mcp.json``
+(``{"mcpServers": {NAME: {"type": "stdio", "command", "args"}}}``); Codex from
+``[mcp_servers.NAME]`` of ``<project>/.codex/config.toml`` (a trusted project's; the
+user's ``~/.codex/config.toml`` holds the same tables). Ours is named ``gasp`` and runs
+``git gasp mcp``, found through the agent's PATH, so the committed file works on every
+clone. Installing sets only that entry: every other server, and for .mcp.json every
+other byte of the file, is kept (`adapters.json_edit`); a file that is not valid JSON
+or TOML, or whose server table is not a table, is refused with one line and left
+untouched. config.toml is read with tomllib and written with tomli_w: its data is kept,
+its comments are not (said when it had any).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from git_gasp.adapters.install import write_project_file
+from git_gasp.adapters.json_edit import apply_member
+from git_gasp.base.errors import GaspError
+from git_gasp.base.files import SMALL_FILE, read_file
+from git_gasp.githooks.finding import ERROR, OK, Finding
+
+SERVER = "gasp"
+COMMAND, ARGS = "git", ["gasp", "mcp"]
+MCP_JSON = ".mcp.json"
+CODEX_CONFIG = ".codex/config.toml"
+TOPIC = "mcp"
+
+
+def entry(claude: bool) -> dict[str, Any]:
+    """Our server entry: ``git gasp mcp`` (Claude Code's also says its transport)."""
+    return ({"type": "stdio"} if claude else {}) | {"command": COMMAND, "args": list(ARGS)}
+
+
+def is_ours(value: Any) -> bool:
+    """Whether a server entry runs ``git gasp mcp`` (or ``git-gasp mcp``, by any path)."""
+    if not isinstance(value, dict):
+        return False
+    command, args = value.get("command"), value.get("args", [])
+    if command == COMMAND:
+        return args == ARGS
+    return isinstance(command, str) and Path(command).name == "git-gasp" and args == ["mcp"]
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return read_file(path, limit=SMALL_FILE).decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        raise GaspError(f"{path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise GaspError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _servers(path: Path, data: Any, key: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise GaspError(f"{path} is not a {'JSON' if key == 'mcpServers' else 'TOML'} "
+                        "object")
+    servers = data.get(key, {})
+    if not isinstance(servers, dict):
+        raise GaspError(f"{path}: `{key}` is not a table of servers")
+    return servers
+
+
+def _merged(path: Path, servers: dict, want: dict | None) -> dict | None:
+    """`servers` with ours set to `want` (None: removed); None when nothing changes."""
+    current = servers.get(SERVER)
+    if current is not None and not is_ours(current):
+        raise GaspError(f"{path} has an MCP server named {SERVER!r} that is not git-gasp's; "
+                        "it was left untouched (rename that one first)")
+    if want is None:
+        if current is None:
+            return None
+        return {k: v for k, v in servers.items() if k != SERVER}
+    if current == want:
+        return None
+    return {**servers, SERVER: want}
+
+
+def load_json(path: Path) -> tuple[str, dict]:
+    text = _read(path) or ""
+    if not text.strip():
+        return text, {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise GaspError(f"{path} is not valid JSON ({exc})") from None
+    _servers(path, data, "mcpServers")
+    return text, data
+
+
+def _untouched(load, path: Path) -> tuple[str, dict]:
+    """`load(path)`, its refusal saying the file was left as it is."""
+    try:
+        return load(path)
+    except GaspError as exc:
+        raise GaspError(f"{exc}; fix it first, it was left untouched") from None
+
+
+def install_claude(repo: Path, uninstall: bool = False) -> tuple[Path, bool]:
+    """Set (or remove) our entry in `repo`/.mcp.json; (path, whether it changed)."""
+    path = repo / MCP_JSON
+    text, data = _untouched(load_json, path)
+    servers = _merged(path, _servers(path, data, "mcpServers"),
+                      None if uninstall else entry(True))
+    if servers is None:
+        return path, False
+    if uninstall and not text.strip():
+        return path, False
+    new = apply_member(text, "mcpServers", servers if servers or not uninstall else None)
+    write_project_file(repo, MCP_JSON, new.encode("utf-8"))
+    return path, True
+
+
+def _toml():
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    return tomllib
+
+
+def load_toml(path: Path) -> tuple[str, dict]:
+    text = _read(path) or ""
+    try:
+        data = _toml().loads(text)
+    except ValueError as exc:
+        raise GaspError(f"{path} is not valid TOML ({exc})") from None
+    _servers(path, data, "mcp_servers")
+    return text, data
+
+
+def install_codex(repo: Path, uninstall: bool = False) -> tuple[Path, bool, bool]:
+    """Set (or remove) ``[mcp_servers.gasp]`` in `repo`/.codex/config.toml;
+    (path, whether it changed, whether comments were dropped)."""
+    import tomli_w
+
+    path = repo / CODEX_CONFIG
+    text, data = _untouched(load_toml, path)
+    servers = _merged(path, _servers(path, data, "mcp_servers"),
+                      None if uninstall else entry(False))
+    if servers is None:
+        return path, False, False
+    if servers:
+        data["mcp_servers"] = servers
+    else:
+        data.pop("mcp_servers", None)
+    write_project_file(repo, CODEX_CONFIG, tomli_w.dumps(data).encode("utf-8"))
+    comments = any(line.lstrip().startswith("#") for line in text.splitlines())
+    return path, True, comments
+
+
+# -- doctor -------------------------------------------------------------------------------
+def _command_problem(value: dict) -> str | None:
+    """Why our entry would not start, or None."""
+    command = value.get("command")
+    if not isinstance(command, str) or not command:
+        return "names no command"
+    if shutil.which(command) is None:
+        return f"runs `{command}`, which is not on PATH"
+    if command == COMMAND and shutil.which("git-gasp") is None:
+        return "runs `git gasp`, but git-gasp is not on PATH (git finds `git gasp` there)"
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        return "runs `git gasp mcp`, but the mcp SDK is not installed"
+    return None
+
+
+def _check(path: Path, key: str, load, agent: str, fix: str) -> list[Finding]:
+    where = str(path)
+    try:
+        if not path.exists():
+            return []
+        _text, data = load(path)
+    except GaspError as exc:
+        return [Finding(ERROR, f"{exc}: {agent} starts none of its MCP servers", fix=fix,
+                        topic=TOPIC, path=where)]
+    servers = data.get(key, {})
+    value = servers.get(SERVER)
+    if value is None:
+        return []
+    if not is_ours(value):
+        return [Finding(ERROR, f"{path}: MCP server {SERVER!r} does not run `git gasp mcp`",
+                        fix=fix, topic=TOPIC, path=where)]
+    problem = _command_problem(value)
+    if problem == "runs `git gasp mcp`, but the mcp SDK is not installed":
+        return [Finding(ERROR, f"{path}: MCP server {SERVER!r} {problem}",
+                        fix="pip install 'git-gasp[mcp]'", topic=TOPIC, path=where)]
+    if problem is not None:
+        return [Finding(ERROR, f"{path}: MCP server {SERVER!r} {problem}",
+                        fix="put git and git-gasp on the agent's PATH", topic=TOPIC,
+                        path=where)]
+    return [Finding(OK, f"{path}: MCP server {SERVER!r} runs `git gasp mcp`", topic=TOPIC,
+                    path=where)]
+
+
+def findings(places: list[Path]) -> list[Finding]:
+    """Doctor's findings on the MCP entries of the projects at `places` (each checked
+    once): a file that does not parse, an entry that would not start."""
+    out: list[Finding] = []
+    seen: set[Path] = set()
+    for place in places:
+        real = place.resolve()
+        if real in seen:
+            continue
+        seen.add(real)
+        out += _check(place / MCP_JSON, "mcpServers", load_json, "Claude Code",
+                      "fix the file, then `git gasp adapt claude-code install --mcp`")
+        out += _check(place / CODEX_CONFIG, "mcp_servers", load_toml, "Codex",
+                      "fix the file, then `git gasp adapt codex install --mcp`")
+    return out

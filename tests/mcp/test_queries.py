@@ -1,0 +1,139 @@
+"""The queries behind the tools, in process (no SDK): search, the ready queue, id
+resolution, recall, and `[mcp]` of .agent/config.toml."""
+
+from __future__ import annotations
+
+import pytest
+
+from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.mcp import ready, recall, search, settings
+from git_gasp.mcp.service import Service
+from git_gasp.protocol.graph import Graph
+from git_gasp.runtime.memory import Facts
+
+
+def node(graph: Graph, nid: str, kind: str, **props) -> str:
+    graph.put_node(nid, {"id": nid, "kind": kind, "props": props, "tombstoned": False,
+                         "stale": False, "artifacts": []})
+    return nid
+
+
+def rel(graph: Graph, src: str, name: str, dst: str) -> None:
+    graph.add_relation({"from": src, "rel": name, "to": dst, "props": {}})
+
+
+def test_ready_leaves_out_what_is_blocked_depends_closed_or_not_open():
+    g = Graph()
+    goal = node(g, "goal_1", "goal", title="g", status="Open")
+    done_goal = node(g, "goal_2", "goal", title="closed by a patch", status="Active")
+    free = node(g, "task_1", "task", title="free", status="Open")
+    blocked = node(g, "task_2", "task", title="blocked", status="Open")
+    waits = node(g, "task_3", "task", title="depends", status="InProgress")
+    unblocked = node(g, "task_4", "task", title="its blocker is done", status="Open")
+    node(g, "task_5", "task", title="done", status="Done")
+    node(g, "task_6", "task", title="blocked status", status="Blocked")
+    blocker = node(g, "failure_1", "failure", summary="open failure", status="Open")
+    gone = node(g, "failure_2", "failure", summary="resolved", status="Resolved")
+    patch = node(g, "patch_1", "patch", title="p", status="Promoted")
+    proposed = node(g, "patch_2", "patch", title="q", status="Proposed")
+    rel(g, free, "serves", goal)
+    rel(g, blocker, "blocks", blocked)
+    rel(g, waits, "depends_on", blocked)
+    rel(g, gone, "blocks", unblocked)
+    rel(g, patch, "advances", done_goal)
+    rel(g, proposed, "advances", goal)
+    out = ready.ready(g)
+    assert [r["id"] for r in out["ready"]] == [goal, free, unblocked]
+    assert out["ready"][1]["serves"] == [goal]
+    assert {b["id"]: b["blocked_by"] for b in out["blocked"]} == {
+        blocked: [blocker], waits: [blocked]}
+    limited = ready.ready(g, 2)
+    assert len(limited["ready"]) == 2 and limited["more"]
+
+
+def test_search_words_kinds_status_newest_first_and_limit():
+    g = Graph()
+    node(g, "goal_a", "goal", title="Parser speed", status="Open")
+    node(g, "task_b", "task", title="profile the PARSER", status="Done")
+    node(g, "tool_call_c", "tool_call", tool="parser")  # not a default kind
+    node(g, "observation_d", "observation", summary="parser is slow on big files")
+    out = search.search(g, "parser", known_kinds=frozenset({"goal", "task", "tool_call",
+                                                          "observation"}))
+    assert [r["id"] for r in out["results"]] == ["observation_d", "task_b", "goal_a"]
+    assert search.search(g, "slow parser")["results"][0]["id"] == "observation_d"
+    assert [r["id"] for r in search.search(g, "parser", ["tool_call"],
+                                           known_kinds=frozenset({"tool_call"}))
+            ["results"]] == ["tool_call_c"]
+    assert [r["id"] for r in search.search(g, "parser", status="done")["results"]] == \
+        ["task_b"]
+    assert search.search(g, "task_b")["results"][0]["id"] == "task_b"  # ids match too
+    one = search.search(g, "parser", limit=1)
+    assert len(one["results"]) == 1 and one["more"]
+    for bad in ({"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "limit": 201},
+                {"query": "x", "limit": True}):
+        with pytest.raises(UsageError):
+            search.search(g, **bad)
+    with pytest.raises(UsageError, match="unknown node kind 'nope'"):
+        search.search(g, "x", ["nope"], known_kinds=frozenset({"goal"}))
+
+
+def test_service_ids_prefixes_ambiguity_and_sources(agent):
+    from git_gasp.runtime.state import AgentState
+
+    with AgentState.open(agent, "w") as st:
+        goal = st.record_goal("one")
+        other = st.record_goal("two")
+        task = st.record_task("t", goal=goal)
+    service = Service(agent, "w")
+    assert service.node_id(goal) == goal
+    assert service.node_id(goal[:-4]) == goal
+    assert service.node_id("..." + goal[-8:]) == goal
+    with pytest.raises(UsageError, match="ambiguous"):
+        service.node_id("goal_")
+    with pytest.raises(UsageError, match="no node 'goal_zz'"):
+        service.node_id("goal_zz")
+    with pytest.raises(UsageError, match="is a task, not a patch"):
+        service.node_id(task, "patch")
+    event = service.state().creator_of(other)
+    assert service.source_ids([goal[:-3], event[:-3]]) == [goal, event]
+    with pytest.raises(UsageError, match="neither an event nor a node"):
+        service.source_ids(["event_nope"])
+    with pytest.raises(UsageError):
+        service.source_ids([])
+
+
+def test_recall_live_facts_only_newest_first(agent):
+    from git_gasp.runtime.state import AgentState
+
+    with AgentState.open(agent, "w") as st:
+        goal = st.record_goal("learn")
+        facts = Facts(st)
+        old = facts.add("Regex compiles are slow", [goal])
+        facts.supersede(old, "Regex compiles are slow; cache them", [goal])
+        facts.add("Unrelated fact", [goal])
+        out = recall.recall(st, "regex")
+        assert [f["text"] for f in out["facts"]] == ["Regex compiles are slow; cache them"]
+        assert out["facts"][0]["supersedes"] == old
+        assert [f["text"] for f in recall.recall(st, "")["facts"]] == [
+            "Unrelated fact", "Regex compiles are slow; cache them"]
+
+
+@pytest.mark.parametrize(("table", "want"), [
+    ({}, settings.McpSettings()),
+    ({"mcp": {"write": True}}, settings.McpSettings(write=True)),
+    ({"mcp": {"write": True, "commit": True, "wait": 0}},
+     settings.McpSettings(True, True, 0.0)),
+])
+def test_settings(table, want):
+    assert settings.parse(table) == want
+
+
+@pytest.mark.parametrize(("table", "said"), [
+    ({"mcp": 1}, "must be a table"),
+    ({"mcp": {"write": "yes"}}, "mcp.write = 'yes' is not true or false"),
+    ({"mcp": {"writes": True}}, "unknown key 'writes'"),
+    ({"mcp": {"wait": -1}}, "mcp.wait"),
+])
+def test_settings_refused(table, said):
+    with pytest.raises(GaspError, match=said):
+        settings.parse(table)
