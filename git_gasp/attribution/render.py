@@ -1,0 +1,84 @@
+"""`git gasp blame`'s human output: git blame's default layout (abbreviated commit, the
+path when the file was renamed, author, date, line number, the line), with one more
+column: the short ids of the line's patch and goal, or what a Git AI note or an
+imported Agent Trace record says of it. Bytes out; names are decoded nowhere."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from git_gasp.attribution.blame import Row
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+def _date(epoch: int, tz: bytes) -> bytes:
+    """`git blame`'s default date: ``2026-01-01 12:00:00 +0100`` in the author's zone."""
+    try:
+        sign = -1 if tz[:1] == b"-" else 1
+        offset = sign * (int(tz[1:3]) * 60 + int(tz[3:5]))
+    except ValueError:
+        offset, tz = 0, b"+0000"
+    when = datetime.fromtimestamp(epoch, timezone(timedelta(minutes=offset)))
+    return when.strftime("%Y-%m-%d %H:%M:%S ").encode() + tz
+
+
+def why_column(row: Row, short: Callable[[str], str]) -> str:
+    """The extra column: ``patch_...ab12cd goal_...ef34gh`` (an ancestor in the patch's
+    change is marked ``~``), ``git-ai:TOOL/MODEL``, ``trace:MODEL``, or empty."""
+    if row.why is not None:
+        text = short(row.why.patch) + ("" if row.pinned else "~")
+        return text + (" " + short(row.why.goal) if row.why.goal else "")
+    ai = row.ai
+    if ai is None:
+        return ""
+    label = "git-ai" if ai.get("source") == "git-ai" else "trace"
+    if ai.get("type") == "human":
+        return f"{label}:human"
+    keys = ("tool", "model") if label == "git-ai" else ("model",)
+    what = "/".join(str(ai[k]) for k in keys if ai.get(k)) or str(ai.get("tool") or "ai")
+    return f"{label}:{what}"
+
+
+def _same_file(given: bytes, path: bytes) -> bool:
+    """Whether `path` (from the top of the work tree) is the file `given` names (from
+    the current directory): one ends with the other, component-wise."""
+    a = [p for p in given.split(b"/") if p not in (b"", b".")]
+    b = path.split(b"/")
+    n = min(len(a), len(b))
+    return n > 0 and a[len(a) - n:] == b[len(b) - n:]
+
+
+def render(rows: list[Row], given: bytes, short: Callable[[str], str],
+           abbrev: int = 8) -> list[bytes]:
+    """The lines `git gasp blame` prints (each without its newline): a path column when
+    some line comes from another name of the file (a rename), as git blame shows one."""
+    from git_gasp.protocol.summary import printable
+
+    if not rows:
+        return []
+    names = {r.src.orig_path for r in rows}
+    show_path = len(names) > 1 or not _same_file(given, next(iter(names)))
+    path_w = max(len(r.src.orig_path) for r in rows) if show_path else 0
+    whys = [printable(why_column(r, short)).encode() for r in rows]
+    why_w = max(len(w) for w in whys)
+    authors = [b"Not Committed Yet" if r.info.uncommitted else r.info.get(b"author")
+               for r in rows]
+    author_w = max(len(a) for a in authors)
+    line_w = len(str(max(r.src.line for r in rows)))
+    out = []
+    for row, why, author in zip(rows, whys, authors, strict=True):
+        sha = row.src.commit.encode()
+        mark = b"^" + sha[: abbrev - 1] if row.info.boundary else sha[:abbrev]
+        parts = [mark]
+        if show_path:
+            parts.append(row.src.orig_path.ljust(path_w))
+        if why_w:
+            parts.append(why.ljust(why_w))
+        date = _date(row.info.int_field(b"author-time"), row.info.get(b"author-tz", b"+0000"))
+        head = b" ".join(parts)
+        out.append(head + b" (" + author.ljust(author_w) + b" " + date + b" "
+                   + str(row.src.line).rjust(line_w).encode() + b") " + row.src.content)
+    return out
