@@ -88,6 +88,24 @@ def run_blame(cwd: str, path: str, *, ranges: Sequence[str] = (), rev: str | Non
         raise BlameError(f"blame {path}: {_git_message(exc)}") from None
 
 
+def top_relative(cwd: str, path: str) -> bytes | None:
+    """`path` (from `cwd`) from the top of its work tree, as git names it; None when the
+    repository's layout is not a plain one (`odb.gitdirs.locate`)."""
+    import os
+
+    from git_gasp.odb.gitdirs import locate
+
+    try:
+        dirs = locate(cwd)
+    except (OSError, ValueError):
+        return None
+    if dirs is None:
+        return None
+    full = os.path.normpath(os.path.join(os.path.realpath(cwd), path))
+    rel = os.path.relpath(full, os.path.realpath(dirs.path))
+    return None if rel.startswith("..") else os.fsencode(rel).replace(os.sep.encode(), b"/")
+
+
 def _changes(cwd: str, pins: Pins, young: list[str]) -> dict[str, Why]:
     """The commits of `young` that a patch's change holds (see the module doc)."""
     runs = [w for w in pins.order if w.run_started_ms is not None]

@@ -42,25 +42,17 @@ def why_column(row: Row, short: Callable[[str], str]) -> str:
     return f"{label}:{what}"
 
 
-def _same_file(given: bytes, path: bytes) -> bool:
-    """Whether `path` (from the top of the work tree) is the file `given` names (from
-    the current directory): one ends with the other, component-wise."""
-    a = [p for p in given.split(b"/") if p not in (b"", b".")]
-    b = path.split(b"/")
-    n = min(len(a), len(b))
-    return n > 0 and a[len(a) - n:] == b[len(b) - n:]
-
-
-def render(rows: list[Row], given: bytes, short: Callable[[str], str],
+def render(rows: list[Row], final: bytes | None, short: Callable[[str], str],
            abbrev: int = 8) -> list[bytes]:
     """The lines `git gasp blame` prints (each without its newline): a path column when
-    some line comes from another name of the file (a rename), as git blame shows one."""
+    some line comes from a name other than `final` (the file's path from the top of the
+    work tree; None: unknown), as git blame shows one after a rename."""
     from git_gasp.protocol.summary import printable
 
     if not rows:
         return []
     names = {r.src.orig_path for r in rows}
-    show_path = len(names) > 1 or not _same_file(given, next(iter(names)))
+    show_path = len(names) > 1 or (final is not None and names != {final})
     path_w = max(len(r.src.orig_path) for r in rows) if show_path else 0
     whys = [printable(why_column(r, short)).encode() for r in rows]
     why_w = max(len(w) for w in whys)

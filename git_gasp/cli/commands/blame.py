@@ -45,12 +45,13 @@ def blame(args: tuple[str, ...], ranges: tuple[str, ...], as_json: bool, abbrev:
         for row in rows:
             out.write(json.dumps(row.to_json(), ensure_ascii=False, sort_keys=True) + "\n")
         return
+    from git_gasp.attribution.blame import top_relative
     from git_gasp.attribution.render import render
     from git_gasp.cli.pager import paged
     from git_gasp.cli.shortids import ShortIds
 
     short = ShortIds(state.graph.node_ids(), abbrev=abbrev).node
-    lines = render(rows, os.fsencode(path), short)
+    lines = render(rows, top_relative(cwd, path), short)
     with paged(no_pager) as (out, paging):
         if paging:
             for line in lines:
