@@ -41,6 +41,13 @@ def write(repo: Path, rel: str, data: bytes) -> None:
     path.write_bytes(data)
 
 
+def commit_paths(repo: Path, message: str, *paths: str) -> str:
+    """Commit only `paths` (as an agent commits its code, the log apart)."""
+    git(repo, "add", "--", *paths)
+    git(repo, "commit", "-q", "--no-verify", "-m", message, "--", *paths)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
 def build(repo: Path) -> History:
     """The four commits in the agent repo `repo` (the project is the agent repository);
     the state's events committed after each step, as an agent would."""
@@ -53,7 +60,7 @@ def build(repo: Path) -> History:
                                           input_summary="add a retry helper")
         st.finish_model_call(model_call, output_summary="done")
     write(repo, "app.py", AGENT)
-    agent = commit_all(repo, "agent: retry helper")
+    agent = commit_paths(repo, "agent: retry helper", "app.py")
     with AgentState.open(repo, "agent-under-test") as st:
         patch = st.propose_patch("retry helper", advances=goal, commit=agent)
         ev = st.record_eval("pytest", "Passed", score=1.0, validates=patch)
