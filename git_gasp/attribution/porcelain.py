@@ -30,7 +30,7 @@ class CommitInfo:
             return 0
 
 
-@dataclass
+@dataclass(slots=True)
 class BlameLine:
     """One line of the blamed file: its number now, the commit, its number and path in
     that commit, and its bytes (without the newline)."""
@@ -46,42 +46,40 @@ class PorcelainError(ValueError):
     """Output that is not `git blame --porcelain`'s."""
 
 
-def _is_header(parts: list[bytes]) -> bool:
-    return len(parts) in (3, 4) and len(parts[0]) in (40, 64) and all(
-        p.isdigit() for p in parts[1:])
-
-
 def parse_porcelain(data: bytes) -> tuple[list[BlameLine], dict[str, CommitInfo]]:
     """The lines and commits of `git blame --porcelain` output `data`."""
     lines: list[BlameLine] = []
     commits: dict[str, CommitInfo] = {}
     paths: dict[str, bytes] = {}  # commit -> the filename of its latest group
-    current: tuple[str, int, int] | None = None
+    info: CommitInfo | None = None  # the commit of the line being read, between header
+    sha, orig, final = "", 0, 0     # and content
     for raw in data.split(b"\n"):
-        if current is None:
+        if info is None:
             if not raw:
                 continue
-            parts = raw.split(b" ")
-            if not _is_header(parts):
-                raise PorcelainError(f"unexpected blame output: {raw[:80]!r}")
-            sha = parts[0].decode("ascii")
-            current = (sha, int(parts[1]), int(parts[2]))
-            commits.setdefault(sha, CommitInfo(sha))
+            parts = raw.split(b" ", 3)
+            try:
+                if len(parts) < 3 or len(parts[0]) not in (40, 64):
+                    raise ValueError
+                sha, orig, final = parts[0].decode("ascii"), int(parts[1]), int(parts[2])
+            except ValueError:
+                raise PorcelainError(f"unexpected blame output: {raw[:80]!r}") from None
+            info = commits.get(sha)
+            if info is None:
+                info = commits[sha] = CommitInfo(sha)
             continue
-        sha, orig, final = current
-        if raw.startswith(b"\t"):
+        if raw[:1] == b"\t":
             lines.append(BlameLine(final, sha, orig, paths.get(sha, b""), raw[1:]))
-            current = None
+            info = None
             continue
         key, _, value = raw.partition(b" ")
-        info = commits[sha]
         if key == b"filename":
             paths[sha] = unquote_path(value)
         elif key == b"boundary":
             info.boundary = True
         else:
             info.fields[key] = value
-    if current is not None:
+    if info is not None:
         raise PorcelainError("blame output ends inside a line's header")
     return lines, commits
 

@@ -53,24 +53,38 @@ def render(rows: list[Row], final: bytes | None, short: Callable[[str], str],
         return []
     names = {r.src.orig_path for r in rows}
     show_path = len(names) > 1 or (final is not None and names != {final})
-    path_w = max(len(r.src.orig_path) for r in rows) if show_path else 0
-    whys = [printable(why_column(r, short)).encode() for r in rows]
-    why_w = max(len(w) for w in whys)
-    authors = [b"Not Committed Yet" if r.info.uncommitted else r.info.get(b"author")
-               for r in rows]
-    author_w = max(len(a) for a in authors)
+    path_w = max(len(n) for n in names) if show_path else 0
+    whys: dict[tuple, bytes] = {}  # what a column says, once per commit and patch
+    for r in rows:
+        key = (r.src.commit, r.why.patch if r.why else None, r.pinned, _ai_key(r.ai))
+        if key not in whys:
+            whys[key] = printable(why_column(r, short)).encode()
+    why_w = max(len(w) for w in whys.values())
+    commits = {r.src.commit: r.info for r in rows}
+    authors = {c: b"Not Committed Yet" if i.uncommitted else i.get(b"author")
+               for c, i in commits.items()}
+    author_w = max(len(a) for a in authors.values())
     line_w = len(str(max(r.src.line for r in rows)))
+    heads = {}  # commit -> "SHA (AUTHOR DATE": the same on each of its lines
+    for c, info in commits.items():
+        sha = c.encode()
+        mark = b"^" + sha[: abbrev - 1] if info.boundary else sha[:abbrev]
+        date = _date(info.int_field(b"author-time"), info.get(b"author-tz", b"+0000"))
+        heads[c] = (mark, b" (" + authors[c].ljust(author_w) + b" " + date + b" ")
     out = []
-    for row, why, author in zip(rows, whys, authors, strict=True):
-        sha = row.src.commit.encode()
-        mark = b"^" + sha[: abbrev - 1] if row.info.boundary else sha[:abbrev]
+    for r in rows:
+        mark, tail = heads[r.src.commit]
         parts = [mark]
         if show_path:
-            parts.append(row.src.orig_path.ljust(path_w))
+            parts.append(r.src.orig_path.ljust(path_w))
         if why_w:
-            parts.append(why.ljust(why_w))
-        date = _date(row.info.int_field(b"author-time"), row.info.get(b"author-tz", b"+0000"))
-        head = b" ".join(parts)
-        out.append(head + b" (" + author.ljust(author_w) + b" " + date + b" "
-                   + str(row.src.line).rjust(line_w).encode() + b") " + row.src.content)
+            key = (r.src.commit, r.why.patch if r.why else None, r.pinned, _ai_key(r.ai))
+            parts.append(whys[key].ljust(why_w))
+        out.append(b" ".join(parts) + tail + str(r.src.line).rjust(line_w).encode() + b") "
+                   + r.src.content)
     return out
+
+
+def _ai_key(ai: dict | None):
+    return None if ai is None else (ai.get("source"), ai.get("type"), ai.get("tool"),
+                                    ai.get("model"))

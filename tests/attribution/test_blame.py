@@ -113,6 +113,7 @@ def test_uncommitted_lines_have_no_commit(history):
     assert rows[-1].to_json()["commit"] is None
 
 
+@pytest.mark.slow  # the installed command, seven times
 @pytest.mark.parametrize(("args", "expect"), [
     (["nope.py"], "no such path 'nope.py'"),
     (["-L", "x,y", "lib/app.py"], "lib/app.py"),

@@ -48,9 +48,11 @@ def blame(args: tuple[str, ...], ranges: tuple[str, ...], as_json: bool, abbrev:
     from git_gasp.attribution.blame import top_relative
     from git_gasp.attribution.render import render
     from git_gasp.cli.pager import paged
-    from git_gasp.cli.shortids import ShortIds
+    from git_gasp.cli.shortids import abbreviate_some
 
-    short = ShortIds(state.graph.node_ids(), abbrev=abbrev).node
+    wanted = {i for r in rows if r.why for i in (r.why.patch, r.why.goal) if i}
+    table = abbreviate_some(state.graph.node_ids(), wanted, abbrev)
+    short = lambda node_id: table.get(node_id, node_id)  # noqa: E731
     lines = render(rows, top_relative(cwd, path), short)
     with paged(no_pager) as (out, paging):
         if paging:
