@@ -53,7 +53,7 @@ class Row:
         ids = self.why.ids() if self.why else dict.fromkeys(
             ("patch", "goal", "run", "eval", "decision"))
         out = {"line": self.src.line, "commit": self.commit,
-               "path": self.src.orig_path.decode("utf-8", "surrogateescape"),
+               "path": self.src.orig_path.decode("utf-8", "replace"),
                "orig_line": self.src.orig_line, **ids}
         if self.why is not None:
             out["pinned"] = self.pinned

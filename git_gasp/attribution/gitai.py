@@ -13,8 +13,14 @@ metadata object::
 A path line starts at the first column (double-quoted when it holds spaces); each entry
 under it is indented two spaces: a prompt hash (a key of ``prompts``), a space, and
 1-indexed line numbers and ranges, comma-separated, as they are in *that* commit.
-Entries whose id is a key of ``humans`` (later git-ai versions) name a known human
-instead. Anything this reader does not recognise is left out, never an error.
+
+An entry's id is looked up as git-ai routes it (its v1.4 notes: "Sessions & Trace IDs",
+docs/migrations/sessions-v2-note-format.md of git-ai-project/git-ai, the same schema
+version): ``s_<session>::t_<trace>`` in ``sessions`` by the part before ``::``,
+``h_…`` in ``humans`` (a known human, not an AI line; ``h_…::t_…`` too), anything else
+in ``prompts``. An entry the metadata does not name is still an AI line (the
+attestation section lists AI-authored lines), with nothing more known of it. Anything
+this reader does not recognise is left out, never an error.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ class Note:
     files: dict[bytes, list[tuple[int, int, str]]] = field(default_factory=dict)
     prompts: dict = field(default_factory=dict)
     humans: dict = field(default_factory=dict)
+    sessions: dict = field(default_factory=dict)
     schema: str | None = None
 
     def who(self, path: bytes, line: int) -> dict | None:
@@ -47,14 +54,15 @@ class Note:
 
     def _describe(self, ident: str) -> dict:
         out: dict = {"source": "git-ai", "id": ident, "schema": self.schema}
-        human = self.humans.get(ident)
-        if isinstance(human, dict):
+        key = ident.split("::", 1)[0]
+        if key.startswith("h_"):
             out["type"] = "human"
-            if isinstance(human.get("author"), str):
+            human = self.humans.get(key)
+            if isinstance(human, dict) and isinstance(human.get("author"), str):
                 out["author"] = human["author"]
             return out
         out["type"] = "ai"
-        prompt = self.prompts.get(ident)
+        prompt = (self.sessions if key.startswith("s_") else self.prompts).get(key)
         agent = prompt.get("agent_id") if isinstance(prompt, dict) else None
         if isinstance(agent, dict):
             for key in ("tool", "model", "id"):
@@ -96,6 +104,7 @@ def parse_note(data: bytes) -> Note | None:
             meta.get("schema_version"), str) else None
         note.prompts = meta.get("prompts") if isinstance(meta.get("prompts"), dict) else {}
         note.humans = meta.get("humans") if isinstance(meta.get("humans"), dict) else {}
+        note.sessions = meta.get("sessions") if isinstance(meta.get("sessions"), dict) else {}
     path: bytes | None = None
     for line in lines[:cut]:
         line = line.rstrip(b"\r")

@@ -63,6 +63,18 @@ def test_git_ai_note_parsing():
     assert note.who(b"src/a.rs", 7)["model"] == "opus"
     assert note.who(b"src/a.rs", 4) is None
     assert parse_note(b"no divider here\n") is None
+    # git-ai 1.4's sessions and trace ids, mixed with the old keys in one note
+    mixed = parse_note(b'a.py\n  s_c9883b05a2487d::t_9f8e7d6c5b4a32 1-2\n'
+                       b'  h_a1b2c3d4e5f678::t_0 3\n  c9883b05a2487d6d 4\n---\n'
+                       b'{"schema_version": "authorship/3.0.0", "prompts": {"c9883b05a2487d6d":'
+                       b' {"agent_id": {"tool": "cursor", "model": "gpt-4"}}}, "sessions": '
+                       b'{"s_c9883b05a2487d": {"agent_id": {"tool": "claude", "id": "s1", '
+                       b'"model": "opus"}}}, "humans": {"h_a1b2c3d4e5f678": {"author": "Al"}}}')
+    assert (mixed.who(b"a.py", 2)["tool"], mixed.who(b"a.py", 2)["session"]) == ("claude", "s1")
+    assert mixed.who(b"a.py", 3) == {"source": "git-ai", "id": "h_a1b2c3d4e5f678::t_0",
+                                     "schema": "authorship/3.0.0", "type": "human",
+                                     "author": "Al"}
+    assert mixed.who(b"a.py", 4)["model"] == "gpt-4"
     assert parse_note(b"a.py\n  x 1\n---\nnot json\n").who(b"a.py", 1)["type"] == "ai"
 
 
