@@ -23,8 +23,8 @@ def blame(args: tuple[str, ...], ranges: tuple[str, ...], as_json: bool, abbrev:
     and the patch (and goal) of the agent's log that pinned it: the commit itself, or a
     later commit of the same run (marked ~). Lines no patch explains are plain git
     blame, with what a Git AI note (refs/notes/ai) or an imported Agent Trace record
-    says of them. FILE is blamed in the work tree, or at REV; git blame's own order
-    (FILE REV, or REV -- FILE) is taken too."""
+    says of them. FILE is blamed in the work tree, or at REV (`REV FILE` or, as git
+    blame takes it, `REV -- FILE`)."""
     import json
     import os
     import sys
@@ -66,7 +66,7 @@ def blame(args: tuple[str, ...], ranges: tuple[str, ...], as_json: bool, abbrev:
 
 
 def _split(args: tuple[str, ...]) -> tuple[str | None, str]:
-    """(REV, FILE) from `[REV] FILE`, `FILE REV` is not guessed: `REV -- FILE` also."""
+    """(REV, FILE) from `[REV] FILE` or `[REV] -- FILE` (a UsageError otherwise)."""
     from git_gasp.base.errors import UsageError
 
     words = list(args)
