@@ -80,8 +80,10 @@ def agent_root():
     return resolve_agent_root(None)
 
 
-def open_state(*, notes: bool = True, write: bool = False, wait: float | None = None):
-    """Open the agent's state as this worker; print its notes on stderr.
+def open_state(*, notes: bool = True, write: bool = False, wait: float | None = None,
+               root=None):
+    """Open the agent's state (at `root`, default the one here) as this worker; print
+    its notes on stderr.
 
     A writer (`write`) takes the lease first, so it reads and appends with no sync or
     other writer in between: a held lease is refused at once, or waited for up to
@@ -90,7 +92,7 @@ def open_state(*, notes: bool = True, write: bool = False, wait: float | None = 
     from git_gasp.runtime.state import AgentState
     from git_gasp.store.lease import Lease, default_worker_id
 
-    root, worker = agent_root(), default_worker_id()
+    root, worker = root if root is not None else agent_root(), default_worker_id()
     lease = None
     if write:
         from git_gasp.store.lease_wait import take

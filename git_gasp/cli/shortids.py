@@ -48,3 +48,25 @@ class ShortIds:
     def event(self, event_id: str) -> str:
         """`event_id` as printed: its abbreviation among the log's events."""
         return self._table("event").get(event_id, event_id)
+
+
+def abbreviate_some(ids: Iterable[str], wanted: Iterable[str],
+                    abbrev: int | None = None) -> dict[str, str]:
+    """The short forms of `wanted` among every id of `ids`, exactly as `ShortIds` prints
+    them, without sorting all of `ids`: an id that shares fewer than the least tail's
+    characters with another cannot lengthen its tail, so each wanted id is shortened
+    among the ids ending with the same least tail only (one pass over `ids`)."""
+    from git_gasp.protocol.idmatch import MIN_TAIL, abbreviations
+
+    minimum = MIN_TAIL if abbrev is None else abbrev
+    wanted = set(wanted)
+    groups: dict[str, list[str]] = {w[-minimum:]: [] for w in wanted}
+    for i in ids:
+        group = groups.get(i[-minimum:])
+        if group is not None:
+            group.append(i)
+    out: dict[str, str] = {}
+    for w in wanted:
+        group = groups[w[-minimum:]]
+        out[w] = abbreviations(group if w in group else [*group, w], minimum).get(w, w)
+    return out

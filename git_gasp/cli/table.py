@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "record": "git_gasp.cli.commands.record:record",
     "commit-run": "git_gasp.cli.commands.commit_run:commit_run",
     "log": "git_gasp.cli.commands.log:log",
+    "blame": "git_gasp.cli.commands.blame:blame",
     "lineage": "git_gasp.cli.commands.queries:lineage",
     "diff": "git_gasp.cli.commands.queries:diff",
     "fork": "git_gasp.cli.commands.fork:fork",

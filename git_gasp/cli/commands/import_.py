@@ -1,5 +1,6 @@
 """`git gasp import claude-code|codex FILE… [--all]`: project agent sessions into the log;
-`git gasp import otel FILE…`: project OpenTelemetry traces (OTLP/JSON) into runs."""
+`git gasp import otel FILE…`: project OpenTelemetry traces (OTLP/JSON) into runs;
+`git gasp import agent-trace FILE…`: Agent Trace records into observations on commits."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import click
 
 
 @click.command("import")
-@click.argument("agent", type=click.Choice(["claude-code", "codex", "otel"]))
+@click.argument("agent", type=click.Choice(["claude-code", "codex", "otel", "agent-trace"]))
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--all", "all_", is_flag=True,
               help="Import every session of AGENT recorded in this repo's directory or below it.")
@@ -26,6 +27,10 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
     Each session (each agent span or trace) becomes one run (re-importing it adds
     nothing); the redacted raw session is archived to transcripts/<run-id>.jsonl.gz and
     each run gets its boundary commit unless --no-commit.
+
+    agent-trace: each Agent Trace record (.agent-trace/traces.jsonl) naming a commit of
+    the repository here becomes one observation on that commit (re-importing adds
+    nothing), then one commit of the log unless --no-commit.
     """
     out = Report(as_json)
     try:
@@ -43,6 +48,11 @@ def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bo
     from git_gasp.adapters.records import read_raw
     from git_gasp.base.errors import UsageError
 
+    if agent == "agent-trace":
+        if all_ or not paths:
+            raise UsageError("name the Agent Trace files to import (.agent-trace/traces.jsonl)")
+        _import_agent_trace(paths, repo, no_commit, out)
+        return
     if agent == "otel":
         if all_:
             raise UsageError("--all finds agent sessions; name the OTLP/JSON files to import")
@@ -158,6 +168,49 @@ def _import_otel(paths: list[Path], repo: Path, no_commit: bool, out: Report) ->
             out.say(f"{path}: {unused} span(s) outside any agent, model or tool span "
                     "skipped", err=True)
             out.extra.setdefault("unused_spans", {})[str(path)] = unused
+
+
+def _import_agent_trace(paths: list[Path], repo: Path, no_commit: bool, out: Report) -> None:
+    """`git gasp import agent-trace FILE…`: through the write gate (the lease first), every
+    file's records, then one commit of the log."""
+    import os
+
+    from git_gasp.attribution.trace_import import import_records
+    from git_gasp.base.errors import GaspError
+    from git_gasp.cli.options import open_state, release_lease
+    from git_gasp.conformance.runner import resolve_agent_root
+
+    datas = []
+    for path in paths:  # every file read before the lease is taken
+        try:
+            datas.append(path.read_bytes())
+        except OSError as exc:
+            raise GaspError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    root = resolve_agent_root(str(repo))
+    project = os.getcwd() if str(repo) == "." else str(root)
+    state = open_state(write=True, root=root)
+    added = 0
+    for n, (path, data) in enumerate(zip(paths, datas, strict=True)):
+        out.tick(n, len(paths))
+        result = import_records(state, project, data)
+        for line, reason in result.skipped:
+            out.say(f"{path}:{line}: skipped: {reason}", err=True)
+        out.say(f"{path}: {len(result.added)} record(s) imported, {len(result.already)} "
+                f"already, {len(result.skipped)} skipped")
+        out.add(path, status="imported" if result.added else "already" if result.already
+                else "skipped", observations=result.added, already=len(result.already),
+                skipped=len(result.skipped))
+        added += len(result.added)
+    if added and not no_commit:
+        from git_gasp.runtime.commit import commit_paths
+
+        rel = state.store.rel
+        message = f"import agent-trace: {added} record(s) as observations\n".encode()
+        commit = commit_paths(root, [rel], message, log_rel=rel)
+        sha = commit.decode() if isinstance(commit, bytes) else str(commit)
+        out.say(f"committed {sha[:12]}")
+        out.extra["commit"] = sha
+    release_lease(state)
 
 
 class Report:

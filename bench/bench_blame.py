@@ -1,0 +1,172 @@
+"""Benchmark `git gasp blame` against `git blame --porcelain` of the same file (issue 29:
+at most 1.5x, plus a cached fold). Prints; never asserts.
+
+Builds (seeded, in a temp dir) an agent repository whose project file of --lines lines
+has --commits commits of edits at random places (one `git fast-import`), every other
+one pinned by a patch made in its own run (goal, model call, patch, eval, decision:
+~11 events each), plus --events more events of other runs, so the fold is not trivial;
+the fold is saved as the end state the writers keep (the cached fold). Then, round
+robin, medians of --repeat:
+
+  (a) `git blame --porcelain FILE` as a subprocess (what the command runs first)
+  (b) `attribution.blame.blame()` in process: (a)'s git blame, its parse, the join to
+      the fold's patches (and the `git log` of the patches' changes when lines are
+      young enough), the render of git blame's layout; the fold already open
+  (c) `AgentState.open(end_state=True)`: the cached fold (b) needs, apart
+  (d) the whole `git gasp blame FILE` command as a subprocess (Python start included)
+
+and prints (b)/(a) (target <= 1.5), (c) and (d) in milliseconds.
+
+    .venv/bin/python bench/bench_blame.py [--lines N] [--commits N] [--events N] [--repeat R]
+                                          [--young]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from git_gasp.attribution.blame import blame  # noqa: E402
+from git_gasp.attribution.render import render  # noqa: E402
+from git_gasp.cli.shortids import abbreviate_some  # noqa: E402
+from git_gasp.runtime.state import AgentState  # noqa: E402
+
+SEED = 20261203
+FILE = "src/module.py"
+ENV = {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+       "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+
+
+def _git(cwd: Path, *args: str, data: bytes | None = None) -> bytes:
+    return subprocess.run(["git", *args], cwd=cwd, input=data, check=True,
+                          capture_output=True, env={**os.environ, **ENV}).stdout
+
+
+def build(where: Path, lines: int, commits: int, events: int, young: bool
+          ) -> tuple[Path, list[str]]:
+    """The repository and the commits of the file, oldest first."""
+    rng = random.Random(SEED)
+    repo = where / "agent"
+    subprocess.run([sys.executable, "-m", "git_gasp.cli.main", "init", str(repo),
+                    "--agent-id", "bench"], check=True, capture_output=True,
+                   env={**os.environ, **ENV})
+    text = [f"line {i} = compute({i}, {rng.randint(0, 10**6)})\n" for i in range(lines)]
+    head = _git(repo, "rev-parse", "HEAD").decode().strip()
+    # a month ago (each patch explains its own commit); --young: after the runs below
+    # start, so blame walks the runs' changes too (and every unpinned commit, made while
+    # some run was open, falls in the change of the next pinned one)
+    start = int(time.time()) + 5 if young else int(time.time()) - 30 * 86400
+    stream = []
+    for n in range(commits):
+        at = rng.randrange(len(text))
+        span = rng.randint(1, 12)
+        new = [f"edit {n}.{k}: value = {rng.random():.6f}\n" for k in range(span)]
+        text[at:at + rng.randint(0, span)] = new
+        body = "".join(text).encode()
+        msg = f"edit {n}\n".encode()
+        stream.append(b"commit refs/heads/main\nmark :%d\n" % (n + 1)
+                      + b"committer Bench <bench@example.invalid> %d +0000\n" % (start + n)
+                      + b"data %d\n%s" % (len(msg), msg)
+                      + (b"from %s\n" % head.encode() if n == 0 else b"")
+                      + b"M 100644 inline %s\ndata %d\n%s\n" % (FILE.encode(), len(body), body))
+    _git(repo, "fast-import", "--quiet", data=b"".join(stream))
+    _git(repo, "checkout", "-q", "-f", "main")
+    shas = _git(repo, "rev-list", "--reverse", f"{head}..main").decode().split()
+    with AgentState.open(repo, "bench", fsync=False) as st:
+        for n, sha in enumerate(shas):
+            if n % 2:
+                continue
+            goal = st.record_goal(f"goal {n}")
+            st.start_run(f"edit {n}", goal=goal)
+            call = st.record_model_call("claude-opus-4-5", provider="anthropic")
+            st.finish_model_call(call, output_summary="ok")
+            patch = st.propose_patch(f"edit {n}", advances=goal, commit=sha)
+            ev = st.record_eval("pytest", "Passed", score=1.0, validates=patch)
+            st.record_decision("Approved", "green", patch=patch)
+            st.finish_run("completed")
+            del ev
+        st.start_run("background")
+        for i in range(events // 2):
+            st.record_observation(f"observation {i} of the background run")
+        st.finish_run("completed")
+        st.save_end_state()
+    return repo, shas
+
+
+def _median(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lines", type=int, default=3000)
+    ap.add_argument("--commits", type=int, default=400)
+    ap.add_argument("--events", type=int, default=20000)
+    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--young", action="store_true",
+                    help="Commits made after the runs started (walks the runs' changes).")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-blame-") as tmp:
+        t0 = time.perf_counter()
+        repo, shas = build(Path(tmp), args.lines, args.commits, args.events,
+                           args.young)
+        cwd = str(repo)
+        state = AgentState.open(repo, "bench", end_state=True)
+        graph = state.graph
+        print(f"built in {time.perf_counter() - t0:.1f} s: {args.lines} lines, {len(shas)} "
+              f"commits ({len(shas) // 2 + len(shas) % 2} pinned), "
+              f"{state.store.line_count} events, {graph.node_count()} nodes")
+
+        def git_blame() -> None:
+            subprocess.run(["git", "blame", "--porcelain", "--", FILE], cwd=cwd, check=True,
+                           capture_output=True)
+
+        def ours() -> None:
+            rows = blame(cwd, FILE, graph)
+            wanted = {i for r in rows if r.why for i in (r.why.patch, r.why.goal) if i}
+            table = abbreviate_some(graph.node_ids(), wanted)
+            render(rows, FILE.encode(), lambda i: table.get(i, i))
+
+        def fold() -> None:
+            AgentState.open(repo, "bench", end_state=True)
+
+        def command() -> None:
+            subprocess.run([str(Path(sys.executable).with_name("git-gasp")), "blame", FILE],
+                           cwd=cwd, check=True, capture_output=True)
+
+        rows = blame(cwd, FILE, graph)
+        explained = sum(1 for r in rows if r.why)
+        print(f"{len(rows)} lines blamed, {explained} tied to a patch "
+              f"({sum(1 for r in rows if r.why and not r.pinned)} through a run's change)")
+        a, b, c, d = [], [], [], []
+        for _ in range(args.repeat):  # round robin: background load hits all of them
+            a.append(_median(git_blame, 1))
+            b.append(_median(ours, 1))
+            c.append(_median(fold, 1))
+            d.append(_median(command, 1))
+        ma, mb, mc, md = (statistics.median(x) * 1000 for x in (a, b, c, d))
+        print(f"(a) git blame --porcelain        {ma:8.1f} ms")
+        print(f"(b) blame() joined and rendered  {mb:8.1f} ms   (b)/(a) = {mb / ma:.2f}x "
+              "(target <= 1.5x)")
+        print(f"(c) cached fold (end state)      {mc:8.1f} ms")
+        print(f"(d) git gasp blame (command)     {md:8.1f} ms   ((d)-(c))/(a) = "
+              f"{(md - mc) / ma:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""The lines each commit added, from its diff (`git diff-tree --stdin -p -U0 --root -M`,
+one process for every commit): path (bytes, as in the commit) -> [(start, end)],
+1-indexed, inclusive, as the lines are numbered in that commit. A merge's own diff is
+empty (git shows none without -m); binary files and deletions add no line."""
+
+from __future__ import annotations
+
+from git_gasp.base import git
+
+_ALL = "0123456789abcdef"
+
+
+def _hunk(header: bytes) -> tuple[int, int, int] | None:
+    """(old count, new start, new count) of ``@@ -a[,b] +c[,d] @@``."""
+    try:
+        old, new = header.split(b" ")[1:3]
+        old_n = int(old.split(b",")[1]) if b"," in old else 1
+        start, _, count = new[1:].partition(b",")
+        return old_n, int(start), int(count) if count else 1
+    except (ValueError, IndexError):
+        return None
+
+
+def _new_path(raw: bytes) -> bytes | None:
+    from git_gasp.attribution.porcelain import unquote_path
+
+    path = unquote_path(raw.rstrip(b"\t"))
+    if path == b"/dev/null":
+        return None
+    return path[2:] if path.startswith(b"b/") else path
+
+
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if out and start <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
+
+
+def parse_diffs(data: bytes) -> dict[str, dict[bytes, list[tuple[int, int]]]]:
+    """`git diff-tree --stdin -p -U0` output read as commit -> path -> added ranges."""
+    out: dict[str, dict[bytes, list[tuple[int, int]]]] = {}
+    commit: str | None = None
+    path: bytes | None = None
+    old_left = new_left = 0
+    for line in data.split(b"\n"):
+        if old_left or new_left:  # inside a hunk: its lines, whatever they look like
+            if line.startswith(b"-"):
+                old_left -= 1
+            elif line.startswith(b"+"):
+                new_left -= 1
+            continue
+        if len(line) in (40, 64) and all(c in _ALL for c in line.decode("latin-1")):
+            commit, path = line.decode("ascii"), None
+            out.setdefault(commit, {})
+        elif line.startswith(b"diff --git "):
+            path = None
+        elif line.startswith(b"+++ "):
+            path = _new_path(line[4:])
+        elif line.startswith(b"@@ ") and commit is not None:
+            hunk = _hunk(line)
+            if hunk is None:
+                continue
+            old_left, start, count = hunk
+            new_left = count
+            if count and path is not None:
+                out[commit].setdefault(path, []).append((start, start + count - 1))
+    return {c: {p: _merge(r) for p, r in files.items()} for c, files in out.items()}
+
+
+def added_ranges(cwd: str, commits: list[str]) -> dict[str, dict[bytes, list[tuple[int, int]]]]:
+    """The lines each of `commits` (full ids) added, by path."""
+    if not commits:
+        return {}
+    data = git.run(cwd, "diff-tree", "--stdin", "-r", "-p", "-U0", "--root", "-M",
+                   "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
+                   "--dst-prefix=b/", input=("\n".join(commits) + "\n").encode()).stdout
+    found = parse_diffs(data)
+    return {c: found.get(c, {}) for c in commits}
+
+
+def resolve(cwd: str, revs: list[str]) -> dict[str, str | None]:
+    """Each of `revs` as the full id of the commit it names (None when it names none),
+    from one `git cat-file --batch-check`."""
+    if not revs:
+        return {}
+    ok = [r for r in revs if r and "\n" not in r and not r.startswith("-")]
+    proc = git.run(cwd, "cat-file", "--batch-check=%(objectname) %(objecttype)",
+                   input="".join(f"{r}^{{commit}}\n" for r in ok).encode(), check=False)
+    answers = proc.stdout.decode("utf-8", "replace").splitlines()
+    out: dict[str, str | None] = dict.fromkeys(revs)
+    for rev, answer in zip(ok, answers, strict=False):
+        sha, _, kind = answer.partition(" ")
+        out[rev] = sha if kind == "commit" else None
+    return out
