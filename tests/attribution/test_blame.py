@@ -103,6 +103,9 @@ def test_ranges_and_rev_as_git_takes_them(history):
     assert json.loads(proc.stdout)["patch"] == h.patch
     proc = gasp(h.repo, "blame", "--json", h.agent, "--", "app.py")
     assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 9
+    # git's older order, FILE REV, taken when the last word names a commit
+    legacy = gasp(h.repo, "blame", "--json", "app.py", h.agent)
+    assert legacy.returncode == 0 and legacy.stdout == proc.stdout, out(legacy)
 
 
 def test_uncommitted_lines_have_no_commit(history):

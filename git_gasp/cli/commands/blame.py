@@ -23,8 +23,8 @@ def blame(args: tuple[str, ...], ranges: tuple[str, ...], as_json: bool, abbrev:
     and the patch (and goal) of the agent's log that pinned it: the commit itself, or a
     later commit of the same run (marked ~). Lines no patch explains are plain git
     blame, with what a Git AI note (refs/notes/ai) or an imported Agent Trace record
-    says of them. FILE is blamed in the work tree, or at REV (`REV FILE` or, as git
-    blame takes it, `REV -- FILE`)."""
+    says of them. FILE is blamed in the work tree, or at REV (`REV FILE`, `REV -- FILE`,
+    or git's older `FILE REV`, taken when its last word names a commit)."""
     import json
     import os
     import sys
@@ -66,7 +66,8 @@ def blame(args: tuple[str, ...], ranges: tuple[str, ...], as_json: bool, abbrev:
 
 
 def _split(args: tuple[str, ...]) -> tuple[str | None, str]:
-    """(REV, FILE) from `[REV] FILE` or `[REV] -- FILE` (a UsageError otherwise)."""
+    """(REV, FILE) from `[REV] FILE`, `[REV] -- FILE` or `FILE REV` (a UsageError
+    otherwise), read as git blame reads them."""
     from git_gasp.base.errors import UsageError
 
     words = list(args)
@@ -78,6 +79,12 @@ def _split(args: tuple[str, ...]) -> tuple[str | None, str]:
         return (before[0] if before else None), after[0]
     if len(words) == 1:
         return None, words[0]
-    if len(words) == 2:
+    if len(words) == 2:  # git blame's rule: `FILE REV` when the last word is a revision
+        import os
+
+        from git_gasp.base.git import resolve_commit
+
+        if resolve_commit(os.getcwd(), words[1]) is not None:
+            return words[1], words[0]
         return words[0], words[1]
     raise UsageError("blame takes [REV] FILE (one file)" if words else "name a FILE to blame")
