@@ -141,6 +141,23 @@ def _foreign(repo: Path) -> tuple[str, bytes]:
     return sha, ("\n".join(lines) + "\n").encode()
 
 
+def test_a_file_of_something_else_is_skipped_without_a_flood(agent, tmp_path):
+    """Thirty lines that are no Agent Trace records: ten are named, the rest counted,
+    and nothing is written."""
+    from git_gasp.cli.commands.import_ import SKIPS_SHOWN
+
+    path = tmp_path / "passwd"
+    path.write_bytes(b"".join(b"user%d:x:1000:1000::/home:/bin/sh\n" % i for i in range(30)))
+    size = (agent / "state" / "events.jsonl").stat().st_size
+    proc = gasp(agent, "import", "agent-trace", str(path))
+    assert proc.returncode == 0, out(proc)
+    err = proc.stderr.decode().splitlines()
+    assert len([e for e in err if ": skipped: " in e]) == SKIPS_SHOWN
+    assert f"{path}: {30 - SKIPS_SHOWN} more line(s) skipped" in err
+    assert b"0 record(s) imported, 0 already, 30 skipped" in proc.stdout
+    assert (agent / "state" / "events.jsonl").stat().st_size == size
+
+
 def test_import_adds_observations_on_the_commits_once(agent, tmp_path):
     sha, data = _foreign(agent)
     path = tmp_path / "traces.jsonl"

@@ -170,6 +170,9 @@ def _import_otel(paths: list[Path], repo: Path, no_commit: bool, out: Report) ->
             out.extra.setdefault("unused_spans", {})[str(path)] = unused
 
 
+SKIPS_SHOWN = 10  # skipped records named one by one, per file
+
+
 def _import_agent_trace(paths: list[Path], repo: Path, no_commit: bool, out: Report) -> None:
     """`git gasp import agent-trace FILE…`: through the write gate (the lease first), every
     file's records, then one commit of the log."""
@@ -193,8 +196,11 @@ def _import_agent_trace(paths: list[Path], repo: Path, no_commit: bool, out: Rep
     for n, (path, data) in enumerate(zip(paths, datas, strict=True)):
         out.tick(n, len(paths))
         result = import_records(state, project, data)
-        for line, reason in result.skipped:
+        for line, reason in result.skipped[:SKIPS_SHOWN]:
             out.say(f"{path}:{line}: skipped: {reason}", err=True)
+        if len(result.skipped) > SKIPS_SHOWN:  # a file of something else: not a flood
+            out.say(f"{path}: {len(result.skipped) - SKIPS_SHOWN} more line(s) skipped",
+                    err=True)
         out.say(f"{path}: {len(result.added)} record(s) imported, {len(result.already)} "
                 f"already, {len(result.skipped)} skipped")
         out.add(path, status="imported" if result.added else "already" if result.already
