@@ -5,8 +5,8 @@
 
 redact (pure text work) sits low, for everything that stores outside text; the
 framework bridges and OpenTelemetry sit on runtime beside the rest (bridges and otel:
-the layers up to runtime, nothing above them uses them); kg uses only base; cli may
-use anything. Relative imports and ``from git_gasp import X``
+the layers up to runtime, nothing above them uses them); so does view (the history
+page); kg uses only base; cli may use anything. Relative imports and ``from git_gasp import X``
 (which hides the layer it takes X from) are refused everywhere in the package.
 
 And the structure inside the layers: no import cycle between modules (every import
@@ -29,7 +29,8 @@ ALLOWED = {layer: set(ORDER[:i]) for i, layer in enumerate(ORDER)}
 ALLOWED["bridges"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["otel"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["kg"] = {"base"}
-ALLOWED["cli"] = set(ORDER) | {"bridges", "otel", "kg"}
+ALLOWED["view"] = ALLOWED["runtime"] | {"runtime"}
+ALLOWED["cli"] = set(ORDER) | {"bridges", "otel", "kg", "view"}
 TOP_LEVEL = {"__init__"}  # git_gasp/__init__.py: the lazy re-export of the runtime
 
 

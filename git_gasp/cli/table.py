@@ -36,4 +36,5 @@ COMMANDS: dict[str, str] = {
     "recovery": "git_gasp.cli.commands.recovery:recovery",
     "status": "git_gasp.cli.commands.status:status",
     "completion": "git_gasp.cli.commands.completion:completion",
+    "view": "git_gasp.cli.commands.view:view",
 }
