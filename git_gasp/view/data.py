@@ -4,8 +4,8 @@ runs summarised (`view.runs`): the raw layer (model and tool calls, their nodes 
 events) is counted per run, not copied, so 100,000 events stay a page of a few MB.
 
 A scope (the events from an index or a time on, or one run's events) narrows the
-events and the runs to it, and the nodes to those its events touched and their
-neighbours; the graph is always the fold of the whole log.
+events and the runs to it, and the nodes to those its events created or changed and
+their neighbours; the graph is always the fold of the whole log.
 """
 
 from __future__ import annotations
@@ -79,9 +79,11 @@ def preview(payload: Any, limit: int) -> str:
     return raw[:limit].decode("utf-8", "ignore") + "…"
 
 
-def ops_targets(payload: Any, raw: set[str] | frozenset[str] = frozenset()) -> list[str]:
+def ops_targets(payload: Any, raw: set[str] | frozenset[str] = frozenset(),
+                subjects: set[str] | None = None) -> list[str]:
     """The node ids an ops payload touches (a relation touches both its ends), leaving
-    out the ops on `raw` nodes and the relations with an end among them."""
+    out the ops on `raw` nodes and the relations with an end among them; the nodes its
+    node ops change are added to `subjects`."""
     out: list[str] = []
     if type(payload) is not list:
         return out
@@ -95,6 +97,8 @@ def ops_targets(payload: Any, raw: set[str] | frozenset[str] = frozenset()) -> l
             if nid is not None:  # a node's op
                 if type(nid) is str and nid not in raw:
                     out.append(nid)
+                    if subjects is not None:
+                        subjects.add(nid)
                 break
             a, b = body.get("from"), body.get("to")  # a relation's
             if type(a) is str and type(b) is str and a not in raw and b not in raw:
@@ -148,6 +152,7 @@ def _build(graph: Graph, events: list[Event], *, agent: str, log: str, since_ind
     raw_events = 0
     scoped = since_index > 0 or since_ms is not None or run is not None
     inside_runs: set[str] = set()
+    subjects: set[str] = set()  # the nodes the scope's events create or change
     for i, e in enumerate(events):
         rid = runs.see(e)
         inside = i >= since_index and (since_ms is None or e.ts_ms >= since_ms) \
@@ -156,7 +161,7 @@ def _build(graph: Graph, events: list[Event], *, agent: str, log: str, since_ind
             inside_runs.add(rid)
         kind = e.kind
         if kind == OPS_KIND:
-            targets = ops_targets(e.payload, raw)
+            targets = ops_targets(e.payload, raw, subjects if inside else None)
             if not targets:
                 raw_events += 1
                 continue
@@ -178,10 +183,11 @@ def _build(graph: Graph, events: list[Event], *, agent: str, log: str, since_ind
             pid = p.get("id") if isinstance(p, dict) else None
             if isinstance(pid, str) and pid in nodes and pid not in raw:
                 touched.setdefault(pid, []).append(row)
+                subjects.add(pid)
             if rid is not None:
                 run_rows.setdefault(rid, []).append(row)
     summaries = [r for r in runs.finish() if not scoped or r.id in inside_runs]
-    keep = _scope(graph, raw, touched, summaries, scoped=scoped)
+    keep = _scope(graph, raw, subjects, summaries, scoped=scoped)
     node_short = abbreviations([*nodes, *(r.id for r in runs.runs.values())])
     out_nodes, index = _nodes(graph, keep, touched, node_short)
     rels, dropped = _relations(graph, index, out_nodes, raw)
@@ -204,14 +210,14 @@ def _build(graph: Graph, events: list[Event], *, agent: str, log: str, since_ind
     }
 
 
-def _scope(graph: Graph, raw: set[str], touched: dict[str, list[int]],
-           summaries: list, *, scoped: bool) -> list[str]:
+def _scope(graph: Graph, raw: set[str], subjects: set[str], summaries: list, *,
+           scoped: bool) -> list[str]:
     """The node ids the page holds: every domain node, or (scoped) those the scope's
-    events touched, its runs' nodes, and their neighbours."""
+    events created or changed, its runs' nodes, and their neighbours."""
     nodes = graph.nodes
     if not scoped:
         return [nid for nid in nodes if nid not in raw]
-    core = {nid for nid in touched if nid in nodes}
+    core = {nid for nid in subjects if nid in nodes}
     core.update(r.id for r in summaries if r.id in nodes)
     near = set(core)
     for rel in graph.relations:

@@ -35,7 +35,8 @@ def render(data: dict[str, Any]) -> bytes:
     css, js = asset("page.css"), asset("page.js")
     title = f"git gasp view: {data['agent']} ({len(data['nodes'])} nodes, " \
             f"{len(data['runs'])} runs)"
-    slots = {"CSP": html.escape(strict_csp([js], [css])), "TITLE": html.escape(title),
+    slots = {"CSP": html.escape(strict_csp([js], [css]), quote=False),  # no " in a policy
+             "TITLE": html.escape(title),
              "STYLE": css, "SCRIPT": js, "DATA": script_json(data)}
     page = _SLOT.sub(lambda m: slots[m.group(1)], asset("page.html"))
     return page.encode("utf-8")
