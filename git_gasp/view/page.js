@@ -373,7 +373,7 @@
     if (n.tomb) { bits.push("tombstoned"); }
     return bits.join(" · ") + " · " + shortId(n.id, n.t);
   }
-  var linRoot = -1, linCards = new Map(), linShown = [], linMembers = null, svgNS = "http://www.w3.org/2000/svg";
+  var linRunCards = new Map(), linRoot = -1, linCards = new Map(), linShown = [], linMembers = null, svgNS = "http://www.w3.org/2000/svg";
   function showLineage(root) {
     linRoot = root;
     var inner = $("lin-inner");
@@ -385,6 +385,10 @@
     linMembers.forEach(function (v, i) { cols[v[0]].push(i); });
     linShown = COLS.map(function () { return PAGE; });
     cols.forEach(function (list) { list.sort(function (a, b) { return nodeTs[a] - nodeTs[b] || a - b; }); });
+    RUNS.forEach(function (r, j) {  // runs the log has no node for, started by a goal shown
+      if (r.node < 0 && r.goal >= 0 && linMembers.has(r.goal)) { cols[2].push(-1 - j); }
+    });
+    linRunCards = new Map();
     cols.forEach(function (list, c) {
       if (!list.length) { return; }
       var col = add(inner, el("div", "col"));
@@ -393,6 +397,7 @@
       function fill() {
         body.textContent = "";
         list.slice(0, linShown[c]).forEach(function (i) {
+          if (i < 0) { linRunCards.set(-1 - i, add(body, runCard(-1 - i))); return; }
           var card = add(body, el("div", "card" + (i === selNode ? " sel" : "")));
           card.setAttribute("data-kind", N[i].k);
           add(card, el("div", "t", title(i)));
@@ -412,13 +417,22 @@
       }
       fill();
     });
-    document.body.setAttribute("data-lineage", String(linMembers.size));
+    document.body.setAttribute("data-lineage", String(linMembers.size + linRunCards.size));
     drawLinks();
+  }
+  function runCard(j) {
+    var r = RUNS[j], card = el("div", "card" + (j === selRun ? " sel" : ""));
+    card.setAttribute("data-kind", "run");
+    add(card, el("div", "t", r.task || r.id));
+    add(card, el("div", "m", ["run", r.outcome || r.status, r.dur === null ? "" : dur(r.dur),
+      r.n.tool_calls + " tools", shortId(r.id, r.t)].filter(Boolean).join(" · ")));
+    card.addEventListener("click", function () { selectRun(j); });
+    return card;
   }
   function drawLinks() {
     var inner = $("lin-inner"), old = inner.querySelector("svg");
     if (old) { old.remove(); }
-    if (!linCards.size) { return; }
+    if (!linCards.size && !linRunCards.size) { return; }
     var svg = document.createElementNS(svgNS, "svg");
     svg.setAttribute("width", String(inner.scrollWidth)); svg.setAttribute("height", String(inner.scrollHeight));
     var drawn = 0, base = inner.getBoundingClientRect();
@@ -444,6 +458,17 @@
         path.setAttribute("fill", "none");
         svg.appendChild(path); drawn++;
       }
+    });
+    linRunCards.forEach(function (card, j) {  // a run to its goal: no relation, its start
+      var gc = linCards.get(RUNS[j].goal);
+      if (!gc) { return; }
+      var a = box(gc), b = box(card), path = document.createElementNS(svgNS, "path"), mid = (a.right + b.left) / 2;
+      path.setAttribute("d", "M" + a.right + " " + (a.top + a.bottom) / 2 + " C" + mid + " " + (a.top + a.bottom) / 2 +
+        " " + mid + " " + (b.top + b.bottom) / 2 + " " + b.left + " " + (b.top + b.bottom) / 2);
+      path.setAttribute("stroke", j === selRun ? "#0969da" : "#afb8c1");
+      path.setAttribute("stroke-dasharray", "4 3");
+      path.setAttribute("fill", "none");
+      svg.appendChild(path);
     });
     inner.insertBefore(svg, inner.firstChild);
   }
@@ -513,8 +538,8 @@
     add(detail, el("h2", "", title(i)));
     var meta = add(detail, el("div", "muted"));
     add(meta, badge(n.k));
-    meta.appendChild(document.createTextNode((n.s ? n.s + " · " : "") + (n.stale ? "stale · " : "") +
-      (n.tomb ? "tombstoned · " : "") + (n.missing ? "not in the graph (a relation names it)" : "")));
+    meta.appendChild(document.createTextNode([n.s, n.stale ? "stale" : "", n.tomb ? "tombstoned" : "",
+      n.missing ? "not in the graph (a relation names it)" : ""].filter(Boolean).join(" · ")));
     var t = add(detail, el("table"));
     kv(t, "id", n.id); kv(t, "short id", shortId(n.id, n.t));
     if (n.run !== undefined) { add(detail, el("h3", "", "Run")); runBlock(RUNS[n.run]); }
@@ -556,6 +581,7 @@
       if (selNode >= 0 && i !== selNode) { adj[i].forEach(function (k) { if (other(k, i) === selNode) { near = true; } }); }
       card.className = "card" + (i === selNode ? " sel" : "") + (near ? " near" : "");
     });
+    linRunCards.forEach(function (card, j) { card.className = "card" + (j === selRun ? " sel" : ""); });
     drawLinks(); drawList(false); drawTimeline();
   }
   function selectNode(i, keepLineage) {
