@@ -9,6 +9,7 @@ import http.server
 import re
 import threading
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -103,9 +104,11 @@ def test_search_finds_prefixes_short_ids_and_titles(written, agent, tmp_path):
     hist, page = written
     log = gasp(agent, "log").stdout.decode()
     short = re.search(r"\s(patch_\.\.\.\w+)\s+persist retry counter", log).group(1)
-    for query, found in ((short, 1), (hist.patch[:-2], 1), (hist.patch, 1),
+    after_kind = hist.patch.partition("_")[2][:-2]  # a prefix of the part after the kind
+    for query, found in ((short, 1), (hist.patch[:-2], 1), (hist.patch, 1), (after_kind, 1),
+                         ("…" + short.partition("...")[2], 1),
                          ("RETRY COUNTER", 2), ("no such thing anywhere", 0)):
-        dom, attrs = _render(page, tmp_path, "#q=" + query.replace(" ", "%20"))
+        dom, attrs = _render(page, tmp_path, "#q=" + quote(query))
         assert attrs["data-matches"] == str(found), query
         if found == 1:
             assert "persist retry counter" in element(dom, "div", "list")
