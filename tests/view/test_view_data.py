@@ -153,3 +153,12 @@ def test_the_page_runs_only_its_own_script_and_style():
     blob = re.search(r'type="application/json">(.*?)</script>', text, re.S).group(1)
     assert json.loads(blob)["nodes"][0]["l"] == built["nodes"][0]["l"]
     assert "<" not in blob and "\u2028" not in blob
+
+
+def test_the_agent_id_is_text_in_the_title_too():
+    built, _graph, _events = _build((FIXTURE / "state" / "events.jsonl").read_bytes())
+    built["agent"] = "</title><script>document.title='PWNED'</script>"
+    text = page.render(built).decode("utf-8")
+    title = re.search(r"<title>(.*?)</title>", text, re.S).group(1)
+    assert title.startswith("git gasp view: &lt;/title&gt;&lt;script&gt;")
+    assert text.count("<script") == 2 and text.count("</title>") == 1

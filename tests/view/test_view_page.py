@@ -158,6 +158,16 @@ def test_the_page_is_one_offline_file(written):
     assert "connect-src" not in csp  # default-src 'none' covers fetch, XHR and sockets
 
 
+def test_an_empty_log_renders(agent, tmp_path):
+    (agent / "state" / "events.jsonl").write_bytes(b"")
+    page = tmp_path / "empty.html"
+    proc = gasp(agent, "view", "-o", str(page), "--no-open")
+    assert proc.returncode == 0, out(proc)
+    dom, attrs = _render(page, tmp_path)
+    assert attrs["data-nodes"] == "0" and attrs["data-runs"] == "0"
+    assert "nothing matches" in element(dom, "div", "list")
+
+
 def test_a_big_log_renders_without_building_every_row(agent, tmp_path):
     """Thousands of runs and their tool calls: the page comes up with the raw layer
     counted per run and only the visible list rows in the DOM."""
