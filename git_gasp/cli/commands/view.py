@@ -16,9 +16,9 @@ from git_gasp.cli.options import CONTEXT, agent_root
               help="Write the page here (default: <gitdir>/gasp/view.html).")
 @click.option("--since", metavar="DATE|EVENT_ID|MS", type=EventId(),
               help="Only events at or after this date (after this event, after these epoch "
-                   "milliseconds), their runs and the nodes they touched.")
+                   "milliseconds), their runs and the nodes they created or changed.")
 @click.option("--run", "run_id", metavar="RUN_ID", type=NodeId("run"),
-              help="Only this run: its events and the nodes they touched.")
+              help="Only this run: its events and the nodes they created or changed.")
 @click.option("--no-open", is_flag=True, help="Do not open a browser.")
 def view(output: str | None, since: str | None, run_id: str | None, no_open: bool) -> None:
     """Write the agent's history as one offline HTML page and open it: runs on a
