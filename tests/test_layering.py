@@ -4,11 +4,12 @@
     githooks → adapters
 
 redact (pure text work) sits low, for everything that stores outside text; the
-framework bridges, OpenTelemetry and line attribution sit on runtime beside the rest
-(bridges, otel and attribution: the layers up to runtime, nothing above them uses
-them); kg uses only base; mcp (the MCP server) sits on every layer and kg, beside cli;
-cli may use anything. Relative imports and ``from git_gasp import X`` (which hides the
-layer it takes X from) are refused everywhere in the package.
+framework bridges, OpenTelemetry, line attribution and the history page sit on
+runtime beside the rest (bridges, otel, attribution and view: the layers up to
+runtime, nothing above them uses them); kg uses only base; mcp (the MCP server) sits
+on every layer and kg, beside cli; cli may use anything. Relative imports and ``from
+git_gasp import X`` (which hides the layer it takes X from) are refused everywhere in
+the package.
 
 And the structure inside the layers: no import cycle between modules (every import
 counts, function-local and TYPE_CHECKING ones too), at most 20 modules in a package
@@ -31,8 +32,9 @@ ALLOWED["bridges"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["otel"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["attribution"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["kg"] = {"base"}
+ALLOWED["view"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["mcp"] = set(ORDER) | {"kg"}
-ALLOWED["cli"] = set(ORDER) | {"bridges", "otel", "kg", "mcp", "attribution"}
+ALLOWED["cli"] = set(ORDER) | {"bridges", "otel", "kg", "mcp", "attribution", "view"}
 TOP_LEVEL = {"__init__"}  # git_gasp/__init__.py: the lazy re-export of the runtime
 
 

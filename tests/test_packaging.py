@@ -49,6 +49,7 @@ LAYERS = tuple(
         "otel",
         "bridges",
         "kg",
+        "view",
     )
 )
 # What recording one agent hook payload may not load: what reads git objects, parses
@@ -185,6 +186,8 @@ def test_wheel_contains_package_man_pages_and_license(wheel):
     packaged = sorted(n[len("git_gasp/man/") :] for n in names if n.startswith("git_gasp/man/"))
     assert packaged == shipped
     assert "git_gasp/py.typed" in names  # PEP 561
+    # the view's page, inlined when `git gasp view` writes it
+    assert {f"git_gasp/view/page.{ext}" for ext in ("html", "css", "js")} <= set(names)
     assert f"git_gasp-{git_gasp.__version__}.dist-info/licenses/LICENSE" in names
     assert not [n for n in names if n.startswith(("tests/", "fixture/", "bench/"))]
 
@@ -283,6 +286,20 @@ def test_installed_console_script_runs(installed, tmp_path):
         check=True,
     ).stdout.strip()
     assert Path(where).is_relative_to(installed), where
+
+
+@pytest.mark.slow
+def test_installed_view_writes_its_page_from_package_data(installed, fixture_repo, tmp_path):
+    """`git gasp view` of a regular install inlines the page files the wheel ships."""
+    page = tmp_path / "view.html"
+    proc = subprocess.run(
+        [str(installed / "bin" / "git-gasp"), "view", "-o", str(page), "--no-open"],
+        capture_output=True, text=True, cwd=fixture_repo, env=_env_with(installed / "bin"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "(4 nodes, 1 runs," in proc.stdout
+    text = page.read_text("utf-8")
+    assert "Make retry reliable" in text and 'id="lin-inner"' in text and '"use strict"' in text
 
 
 @pytest.mark.slow

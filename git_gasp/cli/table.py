@@ -38,4 +38,5 @@ COMMANDS: dict[str, str] = {
     "status": "git_gasp.cli.commands.status:status",
     "completion": "git_gasp.cli.commands.completion:completion",
     "mcp": "git_gasp.cli.commands.mcp:mcp",
+    "view": "git_gasp.cli.commands.view:view",
 }

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.base.files import atomic_write
+from git_gasp.base.htmlpage import script_json
 from git_gasp.kg import index
 from git_gasp.kg.config import state_home
 from git_gasp.kg.frontmatter import lenient_fields, split
@@ -74,15 +75,6 @@ def graph_data(ws: Workspace, *, uncommitted: bool = False) -> dict[str, Any]:
         _fields, body = _read(root, d[0])
         edges.append([pos[src], pos[dst], rtype, d[4] != "s", body])
     return {"branch": ws.branch, "repo": ws.repo, "nodes": nodes, "edges": edges}
-
-
-def script_json(obj: Any) -> str:
-    """JSON that is safe inside a <script> element (nothing can end or comment it)."""
-    import orjson
-
-    text = orjson.dumps(obj).decode("utf-8")
-    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
 def render(data: dict[str, Any]) -> str:

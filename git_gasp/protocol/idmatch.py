@@ -61,18 +61,21 @@ def abbreviations(ids: Iterable[str], minimum: int = MIN_TAIL) -> dict[str, str]
     """Each id of `ids` as printed short: ``kind_...tail``, the shortest tail (at least
     `minimum` characters) that no other id ends with; the id itself when that is no
     shorter. Every abbreviation names its id alone (`match_id`) among `ids`."""
-    ordered = sorted(set(ids), key=lambda i: i[::-1])
+    backwards = sorted(i[::-1] for i in set(ids))  # neighbours share the longest tails
     out = {}
-    for n, full in enumerate(ordered):
+    for n, rev in enumerate(backwards):
         need = minimum
-        for other in (ordered[n - 1] if n else "", ordered[n + 1] if n + 1 < len(ordered)
-                      else ""):
-            common = 0
-            for a, b in zip(reversed(full), reversed(other), strict=False):
-                if a != b:
-                    break
+        for m in (n - 1, n + 1):
+            if not 0 <= m < len(backwards):
+                continue
+            other = backwards[m]
+            if rev[:need] != other[:need]:  # fewer than `need` common trailing characters
+                continue
+            common = need
+            while common < len(rev) and common < len(other) and rev[common] == other[common]:
                 common += 1
-            need = max(need, common + 1)
+            need = common + 1
+        full = rev[::-1]
         kind, sep, _rest = full.partition("_")
         short = f"{kind}{sep}{GAP}{full[-need:]}" if sep else f"{GAP}{full[-need:]}"
         out[full] = short if len(short) < len(full) and need < len(full) - len(kind) - 1 \

@@ -4,23 +4,19 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from git_gasp.kg.view import render, script_json
 from tests.kg.helpers import kg
+from tests.testing.chromium import body_attrs as _body_attrs
+from tests.testing.chromium import console as _console
+from tests.testing.chromium import dump_dom as _chromium
+from tests.testing.chromium import needs_chromium
 from tests.testing.run import git
 
 pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="Debian `chromium` is not installed (apt-get install chromium; CI installs it)",
-)
 
 PAYLOAD_DOC = """
 entities:
@@ -39,27 +35,6 @@ relations:
     to: good
     body: "<svg onload=\\"document.body.setAttribute('data-pwned','svg')\\"></svg>"
 """
-
-
-def _chromium(url: str, tmp: Path, budget_ms: int = 8000) -> tuple[str, str]:
-    proc = subprocess.run(
-        [CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-         f"--user-data-dir={tmp / 'chromium-profile'}", f"--virtual-time-budget={budget_ms}",
-         "--enable-logging=stderr", "--v=0", "--dump-dom", url],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc.stdout, proc.stderr
-
-
-def _console(stderr: str, page: Path) -> list[str]:
-    return [ln for ln in stderr.splitlines() if ":CONSOLE" in ln and page.name in ln]
-
-
-def _body_attrs(dom: str) -> dict[str, str]:
-    m = re.search(r"<body([^>]*)>", dom)
-    assert m, dom[:500]
-    return dict(re.findall(r'([\w-]+)="([^"]*)"', m.group(1)))
 
 
 def test_script_json_cannot_close_the_script_element():

@@ -270,20 +270,9 @@ def view_cmd(output: str | None, no_open: bool, uncommitted: bool, session_id: s
     n_nodes, n_edges = view.write(ws, out, uncommitted=uncommitted)
     click.echo(f"wrote {out} ({n_nodes} entities, {n_edges} relations)")
     if not no_open:
-        import os
-        import webbrowser
+        from git_gasp.cli.browser import open_page
 
-        # Without a display, webbrowser falls back to console browsers (lynx, w3m) that
-        # would take over the terminal of an agent's shell: only open a GUI browser.
-        gui = sys.platform in ("darwin", "win32") or bool(
-            os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-        opened = False
-        if gui:
-            try:
-                opened = webbrowser.open(out.resolve().as_uri())
-            except Exception:  # noqa: BLE001 - no browser is not an error
-                opened = False
-        if not opened:
+        if not open_page(out):
             click.echo("(no graphical browser here; open the file yourself)")
 
 
