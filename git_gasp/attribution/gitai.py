@@ -30,6 +30,7 @@ import os
 from dataclasses import dataclass, field
 
 from git_gasp.base import git
+from git_gasp.base.files import SMALL_FILE, read_regular_file
 
 NOTES_REF = "refs/notes/ai"
 SCHEMA = "authorship/3.0.0"
@@ -138,11 +139,11 @@ def may_have_notes(cwd: str) -> bool:
         return True  # another ref backend: let git answer
     if os.path.isfile(os.path.join(common, *NOTES_REF.split("/"))):
         return True
-    try:
-        with open(os.path.join(common, "packed-refs"), "rb") as fh:
-            return (b" " + NOTES_REF.encode() + b"\n") in fh.read()
+    try:  # a git-dir file: no link followed, no FIFO waited on, the read bounded
+        packed = read_regular_file(os.path.join(common, "packed-refs"), limit=SMALL_FILE)
     except OSError:
-        return False
+        return True  # odd or huge: let git answer
+    return packed is not None and (b" " + NOTES_REF.encode() + b"\n") in packed
 
 
 def read_notes(cwd: str, commits: list[str]) -> dict[str, Note]:

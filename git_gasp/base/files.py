@@ -53,7 +53,7 @@ __all__ = ["MAX_FILE", "SMALL_FILE", "AtomicFile", "FileLocked", "NotARegularFil
            "is_dir", "is_file", "is_link", "is_within", "join", "link_target",
            "map_regular_file", "move_into_place", "open_file", "open_output", "open_regular",
            "parents", "path_str", "read_file", "read_regular_file", "read_text",
-           "refuse_links", "relative_to", "remove_file", "try_lock"]
+           "refuse_links", "relative_to", "remove_file", "try_lock", "write_output"]
 
 
 def _as_given(given: str | os.PathLike, path: str) -> str | Path:
@@ -357,6 +357,31 @@ def atomic_write(path: str | os.PathLike, data: bytes, **options) -> str | Path:
     with AtomicFile(path, **options) as fh:
         fh.write(data)
     return _as_given(path, fh.path)
+
+
+def write_output(path: str | os.PathLike, data: bytes, **options) -> str | Path:
+    """Write `data` to an output file the user named (``-o FILE``): a character device
+    or FIFO there (``/dev/stdout``, ``/dev/null``, a pipe) is written to as a shell's
+    ``>`` would, never replaced by a file; a block device, socket or directory is
+    refused (UnsafePath); anything else is `atomic_write` (`options` as for it)."""
+    try:
+        mode = os.stat(path).st_mode  # a link is followed: the user named its target
+    except (OSError, ValueError):
+        mode = None
+    if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        return _as_given(path, os.fspath(path))
+    if mode is not None and not stat.S_ISREG(mode):
+        what = ("a directory" if stat.S_ISDIR(mode) else "a block device"
+                if stat.S_ISBLK(mode) else "not a regular file")
+        raise UnsafePath(f"{os.fspath(path)}: {what}; refusing to write there")
+    return atomic_write(path, data, **options)
 
 
 def move_into_place(src: str | os.PathLike, dest: str | os.PathLike, *,

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import write_output
 from git_gasp.base.htmlpage import script_json
 from git_gasp.kg import index
 from git_gasp.kg.config import state_home
@@ -97,7 +97,7 @@ def write(ws: Workspace, out: Path, *, uncommitted: bool = False) -> tuple[int, 
     """Write the page to `out` atomically; (entities, relations) drawn."""
     data = graph_data(ws, uncommitted=uncommitted)
     page = render(data)
-    atomic_write(out, page.encode("utf-8"), root=_home_of(out, ws), mode=0o600,
+    write_output(out, page.encode("utf-8"), root=_home_of(out, ws), mode=0o600,
                  make_parents=True)
     return sum(1 for n in data["nodes"] if not n.get("missing")), len(data["edges"])
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write
+from git_gasp.base.files import write_output
 from git_gasp.base.htmlpage import script_json, strict_csp
 
 ASSETS = ("page.html", "page.css", "page.js")
@@ -60,7 +60,7 @@ def write(page: bytes, out: Path, *, root: Path | None = None) -> Path:
     """Write `page` to `out` atomically (its folder made; no link followed below
     `root`); the path written. An OSError is one line."""
     try:
-        atomic_write(out, page, root=root, make_parents=True)
+        write_output(out, page, root=root, make_parents=True)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise GaspError(f"cannot write {out}: {reason}") from None

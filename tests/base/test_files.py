@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import threading
@@ -117,3 +118,46 @@ def test_file_lock_times_out_with_file_locked(tmp_path):
         thread.join()
     with try_lock(lock, 0.05) as held:
         assert held is True
+
+
+# --- write_output: the file a user named with -o ------------------------------------
+
+
+def test_write_output_writes_through_a_fifo_and_never_replaces_it(tmp_path):
+    """A FIFO named as output is written to, as `>` would; it stays a FIFO."""
+    from git_gasp.base.files import write_output
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_output(fifo, b"page\n")
+    reader.join(10)
+    assert got == [b"page\n"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_write_output_on_a_full_device_is_an_error_and_leaves_it_a_device():
+    """/dev/full: ENOSPC, as a shell's > gets it; the device node is never replaced."""
+    from git_gasp.base.files import write_output
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    with pytest.raises(OSError) as err:
+        write_output("/dev/full", b"x" * 10)
+    assert err.value.errno == errno.ENOSPC
+    assert stat.S_ISCHR(os.lstat("/dev/full").st_mode)
+    write_output("/dev/null", b"gone")  # a character device takes the bytes
+    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
+
+
+def test_write_output_refuses_a_directory_and_replaces_a_regular_file(tmp_path):
+    from git_gasp.base.files import UnsafePath, write_output
+
+    with pytest.raises(UnsafePath, match="a directory; refusing"):
+        write_output(tmp_path, b"x")
+    out = tmp_path / "page.html"
+    out.write_bytes(b"old")
+    assert write_output(out, b"new") == out and out.read_bytes() == b"new"
+    assert write_output(str(tmp_path / "new.html"), b"n") == str(tmp_path / "new.html")

@@ -40,6 +40,8 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("base/files.py", "_Flock.acquire"): _HELPER + ": a lock file (O_NOFOLLOW), flocked, never "
     "read",
     ("base/files.py", "fsync_dir"): _DIRECTORY,
+    ("base/files.py", "write_output"): _ARGUMENT + ": a character device or FIFO the "
+    "user named as output, written to as a shell's > would (never replaced by a file)",
     ("store/append.py", "_fsync_dir"): _DIRECTORY,
     ("store/append.py", "_open_append"): "the log's append: O_APPEND | O_NOFOLLOW | "
                                          "O_NONBLOCK, refused unless a regular file (fstat)",
@@ -53,6 +55,8 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("adapters/sessions.py", "_lines"): _TRANSCRIPT,
     ("cli/commands/identity.py", "identity_amend"): _ARGUMENT + " (--set FILE=SRC)",
     ("cli/commands/import_.py", "_import_otel"): _ARGUMENT,
+    ("cli/commands/import_.py", "_import_agent_trace"): _ARGUMENT,
+    ("view/page.py", "asset"): _PACKAGE,
     ("cli/commands/kg.py", "save_cmd"): _ARGUMENT,
     ("cli/handler.py", "exit_for_error"): "os.devnull, to silence a closed stdout",
     ("cli/help.py", "show_manual"): _PACKAGE,

@@ -54,11 +54,11 @@ def export(format_: str, run: str | None, all_: bool, since: str | None,
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
-    from git_gasp.base.files import atomic_write
+    from git_gasp.base.files import write_output
 
     try:
         output.parent.mkdir(parents=True, exist_ok=True)  # .agent-trace/ on a first export
-        atomic_write(output, data)
+        write_output(output, data)
     except OSError as exc:
         from git_gasp.base.errors import GaspError
 
