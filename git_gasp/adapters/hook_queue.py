@@ -38,9 +38,11 @@ from git_gasp.base.errors import GaspError
 from git_gasp.base.files import (
     atomic_write,
     exists,
+    fsync_dir,
     is_dir,
     move_into_place,
     open_output,
+    open_regular,
     read_file,
 )
 from git_gasp.redact.redactor import Redactor
@@ -81,11 +83,31 @@ def queue_dir(gdir: str) -> str:
 
 def enqueue(gdir: str, agent: str | None, data: bytes) -> str:
     """Write the payload bytes `data`, unchanged, as one queue entry (whole or not at
-    all, readable only by its owner: it may hold secrets until it is drained)."""
+    all, readable only by its owner: it may hold secrets until it is drained). Not
+    fsynced yet: the hook that wrote it calls `keep` before it exits."""
     tag = agent if agent in AGENTS else "detect"
     name = f"{time.time_ns():020d}-{os.getpid():08d}-{os.urandom(4).hex()}.{tag}.payload"
     return atomic_write(os.path.join(queue_dir(gdir), name), data, root=os.path.dirname(gdir),
-                        make_parents=True, mode=0o600)
+                        make_parents=True, mode=0o600, durable=False)
+
+
+def keep(entry: str) -> None:
+    """Make the queue entry `entry` durable (fsync it and the queue) when it is still
+    queued: another hook was busy, the lease was held, or recording failed. An entry
+    this hook recorded is gone by then, its events fsynced in the log, so the common
+    case spends no fsync on it (a killed process loses nothing either way: only a power
+    cut drops what the page cache holds). Never raises."""
+    try:
+        fd = open_regular(entry)
+    except OSError:  # recorded and removed, or set aside: nothing left to keep
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    fsync_dir(os.path.dirname(entry))
 
 
 def queued(gdir: str) -> list[str]:

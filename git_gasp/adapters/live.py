@@ -11,7 +11,9 @@ How an event gets into the log without being lost:
 1. the payload's bytes are queued **unchanged**, whatever their encoding, as one file in
    ``<gitdir>/gasp/queue/`` (tmp + rename, so a queued entry is always whole; mode
    0600; the git dir is never committed) before any heavy work: a hook killed after
-   this loses nothing, the next hook records the entry. Only the repo is found first:
+   this loses nothing, the next hook records the entry. The entry is fsynced (with the
+   queue) only if it is still queued when the hook exits (`hook_queue.keep`): one it
+   recorded is gone, its events fsynced in the log. Only the repo is found first:
    ``--repo``, else the payload's ``cwd`` as far as a read that never fails can tell
    it (`peek_cwd`), else the hook's own directory;
 2. entries are read as valid text (``payloads.decode_payload``: invalid UTF-8 and lone
@@ -61,7 +63,7 @@ import json
 import os
 import time
 
-from git_gasp.adapters.hook_queue import drain, enqueue, log
+from git_gasp.adapters.hook_queue import drain, enqueue, keep, log
 from git_gasp.adapters.sync_hook import run_requested
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
@@ -132,16 +134,19 @@ def run_hook(data: bytes, *, agent: str | None = None, repo: str | None = None,
             log(gdir, "empty hook payload; nothing to record")
             return "empty payload"
         entry = enqueue(gdir, agent, data)
-        wait = min(LOCK_WAIT_S, max(0.0, deadline - time.monotonic()))
-        with try_lock(os.path.join(gdir, "hook.lock"), wait) as got:
-            if not got:
-                log(gdir, f"{os.path.basename(entry)}: another hook is busy; queued")
-                return "queued"
-            said: list[str] = []
-            n = drain(root, gdir, deadline, said)
-            synced = run_requested(root, gdir, deadline)  # the lease is free again
-            if synced is not None:
-                log(gdir, synced)
+        try:
+            wait = min(LOCK_WAIT_S, max(0.0, deadline - time.monotonic()))
+            with try_lock(os.path.join(gdir, "hook.lock"), wait) as got:
+                if not got:
+                    log(gdir, f"{os.path.basename(entry)}: another hook is busy; queued")
+                    return "queued"
+                said: list[str] = []
+                n = drain(root, gdir, deadline, said)
+                synced = run_requested(root, gdir, deadline)  # the lease is free again
+                if synced is not None:
+                    log(gdir, synced)
+        finally:
+            keep(entry)  # still queued (busy, the lease held, a failure): durable now
         failed = [w for w in said if ", not committed: " in w]  # a SessionEnd's commit
         return f"recorded {n} event(s)" + "".join(f"; {w}" for w in failed)
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent

@@ -127,3 +127,40 @@ def test_a_failed_entry_is_set_aside_redacted(tmp_path):
     assert SECRET not in text and "[REDACTED:anthropic_key:" in text
     assert stat.S_IMODE(failed.stat().st_mode) == 0o600
     assert "no session_id" in (gdir / "adapter.log").read_text()
+
+
+def _fsynced(monkeypatch) -> list[str]:
+    """The paths os.fsync is called on from now (a directory's too)."""
+    seen: list[str] = []
+    real = os.fsync
+
+    def watch(fd: int) -> None:
+        seen.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", watch)
+    return seen
+
+
+def test_an_entry_is_fsynced_only_when_it_stays_queued(tmp_path, monkeypatch):
+    """A hook that records its own entry spends no fsync on it (its events are fsynced
+    in the log); one that leaves it queued (another hook holds the lock) makes it, and
+    the queue directory, durable before it exits."""
+    from git_gasp.adapters.live import run_hook
+
+    assert gasp(tmp_path, "init", "bot").returncode == 0
+    repo = tmp_path / "bot"
+    gdir = _gasp_dir(repo)
+    rows = _rows(repo)
+    seen = _fsynced(monkeypatch)
+    assert run_hook(json.dumps(rows[0]).encode(), agent="claude-code").startswith("recorded")
+    queue = str(gdir / "queue")
+    assert not [p for p in seen if p.startswith(queue)], seen
+    assert str(repo / "state" / "events.jsonl") in seen  # the log is
+    seen.clear()
+    with try_lock(gdir / "hook.lock", 5) as got:
+        assert got
+        what = run_hook(json.dumps(rows[1]).encode(), agent="claude-code", budget_s=0.2)
+    assert what == "queued"
+    [entry] = (gdir / "queue").glob("*.payload")
+    assert seen == [str(entry), queue], seen
