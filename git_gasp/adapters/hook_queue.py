@@ -33,7 +33,6 @@ from git_gasp.adapters.payloads import (
     parse_hook_payload,
     trim_payload,
 )
-from git_gasp.adapters.session_sweep import commit_closed, sweep
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import (
     atomic_write,
@@ -243,8 +242,11 @@ def process(state: Any, h: HookEvent, gdir: str, root: str,
     replayed payloads."""
     if h.event not in EVENTS:
         return f"{h.event}: not recorded"
-    notes = sweep(state, gdir, root, h.agent, h.session_id) if h.event in (
-        "SessionStart", "Stop") else []
+    notes: list[str] = []
+    if h.event in ("SessionStart", "Stop"):  # not on a tool call's path
+        from git_gasp.adapters.session_sweep import sweep
+
+        notes = sweep(state, gdir, root, h.agent, h.session_id)
     prefix = "".join(f"{n}; " for n in notes)
     sess = HookSession.for_event(state, h, gdir)
     if (sess.closed and sess.is_replay(h)) or (
@@ -267,5 +269,7 @@ def process(state: Any, h: HookEvent, gdir: str, root: str,
     sess.pending = None
     sess.save()
     if closed is not None:
+        from git_gasp.adapters.session_sweep import commit_closed
+
         return f"{prefix}SessionEnd: {commit_closed(state, root, sess, closed)}"
     return f"{prefix}{h.event}: recorded in {sess.run_id}"

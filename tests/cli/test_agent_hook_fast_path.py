@@ -40,6 +40,7 @@ HOOK_FORBIDDEN = ("typing", "dataclasses", "inspect", "ast", "tomllib", "tomli",
                   "uuid", "platform", "hashlib", "contextlib", "pathlib", "urllib",
                   "importlib", "fnmatch", "warnings",
                   "git_gasp.conformance.checks", "git_gasp.runtime.seed",
+                  "git_gasp.adapters.session_sweep",
                   "git_gasp.store.snapshots")
 # Python code to run first: writes "re compile: MODULE" to stderr for every pattern re's
 # compiler compiles, MODULE being the code that asked (re and base.lazyre skipped).
