@@ -26,11 +26,9 @@ this reader does not recognise is left out, never an error.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 
 from git_gasp.base import git
-from git_gasp.base.files import SMALL_FILE, read_regular_file
 
 NOTES_REF = "refs/notes/ai"
 SCHEMA = "authorship/3.0.0"
@@ -134,16 +132,7 @@ def may_have_notes(cwd: str) -> bool:
         return True
     if dirs is None:
         return True
-    common = dirs.commondir()
-    if os.path.exists(os.path.join(common, "reftable")):
-        return True  # another ref backend: let git answer
-    if os.path.isfile(os.path.join(common, *NOTES_REF.split("/"))):
-        return True
-    try:  # a git-dir file: no link followed, no FIFO waited on, the read bounded
-        packed = read_regular_file(os.path.join(common, "packed-refs"), limit=SMALL_FILE)
-    except OSError:
-        return True  # odd or huge: let git answer
-    return packed is not None and (b" " + NOTES_REF.encode() + b"\n") in packed
+    return dirs.ref(NOTES_REF.encode()) is not None  # False: cannot tell, ask git
 
 
 def read_notes(cwd: str, commits: list[str]) -> dict[str, Note]:

@@ -122,18 +122,10 @@ def takeover_note(rec, state) -> str:
 def release_lease(state) -> None:
     """Keep the lease while a run is open; otherwise give it back (once: a second call,
     when the command ends, does nothing)."""
-    from git_gasp.store.lease import LeaseError
-
     if getattr(state, "_lease_settled", False):
         return
     state._lease_settled = True
-    try:
-        if state.run is None:
-            state.store.lease.release()
-        else:  # the worker's next command goes on with the run: no process holds it
-            state.store.lease.keep_between_commands()
-    except LeaseError:
-        pass
+    state.settle_lease()
 
 
 def json_obj(text: str | None, what: str, where: str = "payload.metadata") -> dict:

@@ -29,19 +29,6 @@ def disabled(tool: str) -> WritesDisabled:
                           "restart to be listed)")
 
 
-def _release(state) -> None:
-    """Give the lease back, or keep it for the open run (`cli.options.release_lease`)."""
-    from git_gasp.store.lease import LeaseError
-
-    try:
-        if state.run is None:
-            state.store.lease.release()
-        else:
-            state.store.lease.keep_between_commands()
-    except LeaseError:
-        pass
-
-
 def _commit(state, tool: str, new_id: str) -> str:
     from git_gasp.runtime.commit import commit_paths
     from git_gasp.runtime.memory import Facts
@@ -72,7 +59,7 @@ def gated(service: Service, tool: str, write: Callable[[Any], str]) -> dict[str,
             if config.commit:
                 out["committed"] = _commit(state, tool, new_id)
         finally:
-            _release(state)
+            state.settle_lease()
     return out
 
 

@@ -66,6 +66,13 @@ class GitDirs:
         False when this cannot tell (ask git or dulwich)."""
         return _resolve(self._controldir, self._commondir, b"HEAD")
 
+    def ref(self, name: bytes) -> bytes | None | bool:
+        """The commit id the ref `name` (``refs/…``) holds; None when there is no such
+        ref; False when this cannot tell (a reftable repository, an odd ref: ask git)."""
+        if os.path.exists(os.path.join(self._commondir, "reftable")):
+            return False
+        return _resolve(self._controldir, self._commondir, name)
+
     def close(self) -> None:
         if self._repo is not None:
             self._repo.close()

@@ -215,6 +215,20 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
         """Give up the lease (the next append takes it again)."""
         self.store.lease.release()
 
+    def settle_lease(self) -> None:
+        """After a command: give the lease back, or, while a run is open, keep it for the
+        worker's next command with no process holding it (`Lease.keep_between_commands`).
+        A lease already lost is left alone."""
+        from git_gasp.store.lease import LeaseError
+
+        try:
+            if self.run is None:
+                self.store.lease.release()
+            else:
+                self.store.lease.keep_between_commands()
+        except LeaseError:
+            pass
+
     def close(self) -> None:
         self.release()
 
