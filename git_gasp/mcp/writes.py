@@ -42,6 +42,14 @@ def _commit(state, tool: str, new_id: str) -> str:
     return sha.decode() if isinstance(sha, bytes) else str(sha)
 
 
+def _redacted(text: str) -> str:
+    """What an agent writes through MCP, redacted as the hooks redact what it sends
+    (`redact.redactor`): a key it read in a file never reaches the log or memory."""
+    from git_gasp.redact.redactor import Redactor
+
+    return Redactor().text(text)
+
+
 def gated(service: Service, tool: str, write: Callable[[Any], str]) -> dict[str, Any]:
     """Run `write(state)` (which returns the new id) behind the write gate."""
     from git_gasp.store.lease_wait import take
@@ -73,7 +81,7 @@ def remember(service: Service, text: str, derived_from: list[str]) -> dict[str, 
         derived_from = [derived_from]
 
     def write(state) -> str:
-        return Facts(state).add(text, service.source_ids(derived_from))
+        return Facts(state).add(_redacted(text), service.source_ids(derived_from))
 
     return gated(service, "gasp_remember", write)
 
@@ -86,7 +94,8 @@ def observe(service: Service, summary: str, about: str | None = None,
 
     def write(state) -> str:
         node = service.node_id(about, what="about") if about else None
-        return state.record_observation(summary, about=node, source=source or SOURCE)
+        return state.record_observation(_redacted(summary), about=node,
+                                        source=_redacted(source) if source else SOURCE)
 
     return gated(service, "gasp_observe", write)
 
@@ -99,7 +108,7 @@ def decide(service: Service, status: str, reason: str,
 
     def write(state) -> str:
         node = service.node_id(patch, "patch", what="patch") if patch else None
-        return state.record_decision(status, reason, patch=node)
+        return state.record_decision(status, _redacted(reason), patch=node)
 
     return gated(service, "gasp_decide", write)
 

@@ -14,6 +14,7 @@ from tests.testing.run import commit_all, gasp, git, out
 
 READ_TOOLS = {"gasp_search", "gasp_lineage", "gasp_recall", "gasp_ready"}
 WRITE_TOOLS = {"gasp_remember", "gasp_observe", "gasp_decide"}
+SECRET = "sk-ant-api03-" + "Qx7Lm2Vb9Nc4Zr8Tp1Ws6Yd3Kf5Hg0Jj-AA"  # a key the agent saw
 
 
 def record(repo: Path, *args: str) -> str:
@@ -135,7 +136,7 @@ def test_write_tools_behind_the_write_gate(agent, tmp_path):
         seen = ok(await s.call_tool("gasp_observe", {"summary": "cache hit rate 93%",
                                                      "about": patch[:12]}))
         assert seen["id"].startswith("observation_") and seen["committed"] is None
-        fact = ok(await s.call_tool("gasp_remember", {"text": "Caching pays off",
+        fact = ok(await s.call_tool("gasp_remember", {"text": f"Caching pays off {SECRET}",
                                                       "derived_from": [seen["id"][:16]]}))
         # the lease honoured: another worker holds it, the write is refused, nothing appended
         other = Lease(agent, "someone-else@elsewhere")
@@ -167,6 +168,7 @@ def test_write_tools_behind_the_write_gate(agent, tmp_path):
     assert events[lines + 2]["payload"]["id"] == decision
     facts = [json.loads(x) for x in (agent / "memory/facts.jsonl").read_bytes().splitlines()]
     assert facts[-1]["id"] == fact and facts[-1]["derived_from"] == [observation]
+    assert SECRET not in facts[-1]["text"] and "[REDACTED:" in facts[-1]["text"]
     assert not (agent / ".agent/lease").exists()  # given back after each write
     assert gasp(agent, "check").returncode == 0, out(gasp(agent, "check"))
     status = gasp(agent, "status", "--json")
