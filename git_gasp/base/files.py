@@ -363,9 +363,10 @@ def write_output(path: str | os.PathLike, data: bytes, **options) -> str | Path:
     """Write `data` to an output file the user named (``-o FILE``): a character device
     or FIFO there (``/dev/stdout``, ``/dev/null``, a pipe) is written to as a shell's
     ``>`` would, never replaced by a file; a block device, socket or directory is
-    refused (UnsafePath); anything else is `atomic_write` (`options` as for it)."""
-    try:
-        mode = os.stat(path).st_mode  # a link is followed: the user named its target
+    refused (UnsafePath); anything else is `atomic_write` (`options` as for it: with
+    `root`, a link at `path` is refused, never written through)."""
+    try:  # a link is followed (the user named its target), unless under `root`
+        mode = (os.lstat if options.get("root") is not None else os.stat)(path).st_mode
     except (OSError, ValueError):
         mode = None
     if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):

@@ -161,3 +161,16 @@ def test_write_output_refuses_a_directory_and_replaces_a_regular_file(tmp_path):
     out.write_bytes(b"old")
     assert write_output(out, b"new") == out and out.read_bytes() == b"new"
     assert write_output(str(tmp_path / "new.html"), b"n") == str(tmp_path / "new.html")
+
+
+def test_write_output_under_a_root_never_writes_through_a_link(tmp_path):
+    """With `root` (a default path in the git dir), a link there to a device is refused
+    as atomic_write refuses it, not followed to the device."""
+    from git_gasp.base.files import UnsafePath, write_output
+
+    link = tmp_path / "view.html"
+    link.symlink_to("/dev/null")
+    with pytest.raises(UnsafePath):
+        write_output(link, b"page", root=tmp_path)
+    assert link.is_symlink()
+    write_output(link, b"page")  # named by the user, no root: its target takes it
