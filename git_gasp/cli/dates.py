@@ -14,8 +14,37 @@ _UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 864
           "month": 30 * 86400, "year": 365 * 86400}
 
 
+MAX_DIGITS = 18  # epoch milliseconds or seconds longer than this name no time at all
+
+
+def event_bound(events: list, option: str, text: str) -> tuple[int | None, int | None]:
+    """Where ``--since``/``--until TEXT`` falls among `events`: (the index of the event
+    it names, None), or (None, epoch milliseconds) for a number of them or a date; a
+    UsageError naming `option` for anything else (a 5,000-digit number included)."""
+    from git_gasp.base.errors import UsageError
+    from git_gasp.store.logview import event_index
+
+    idx = event_index(events, text)
+    if idx is not None:
+        return idx, None
+    when = (int(text) if len(text) <= MAX_DIGITS else None) if text.isdigit() \
+        else parse_date(text)
+    if when is None:
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        raise UsageError(f"{option} {shown}: neither an event id, a date (2026-12-01, "
+                         "'2 days ago', yesterday) nor epoch milliseconds")
+    return None, when
+
+
 def parse_date(text: str, now: datetime | None = None) -> int | None:
     """Epoch milliseconds `text` names, or None when it is no date this reads."""
+    try:
+        return _parse(text, now)
+    except (OverflowError, ValueError):  # '999999999 years ago', a year past 9999
+        return None
+
+
+def _parse(text: str, now: datetime | None) -> int | None:
     now = now or datetime.now().astimezone()
     t = text.strip().lower()
     if t == "now":
@@ -23,7 +52,7 @@ def parse_date(text: str, now: datetime | None = None) -> int | None:
     if t in ("today", "yesterday"):
         day = now.date() - timedelta(days=t == "yesterday")
         return _ms(datetime.combine(day, time(), now.tzinfo))
-    if t.startswith("@") and t[1:].isdigit():
+    if t.startswith("@") and t[1:].isdigit() and len(t) <= MAX_DIGITS:
         return int(t[1:]) * 1000
     m = _AGO.fullmatch(t)
     if m:

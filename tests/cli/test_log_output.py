@@ -172,3 +172,21 @@ def test_a_timestamp_past_any_calendar_is_shown_not_a_crash(agent):
     assert gasp(agent, "check").returncode == 0
     shown = ok(agent, "log", "--format", "%ad|%ar|%at", "--ops")
     assert "@4611686018427387904 ms|0 seconds ago|4611686018427387" in shown
+
+
+def test_a_number_no_time_can_be_is_one_line_not_a_crash(tmp_path):
+    """A 5,000-digit --since (past Python's int-string limit), '@' seconds as long, and
+    years ago past datetime's range: one usage line (exit 2), for log and view alike."""
+    from tests.testing.run import gasp
+
+    assert gasp(tmp_path, "init", "bot").returncode == 0
+    repo = tmp_path / "bot"
+    huge = "9" * 5000
+    for args in (["log", "--since", huge], ["log", "--until", "@" + huge],
+                 ["log", "--since", "999999999999 years ago"],
+                 ["view", "--no-open", "-o", str(tmp_path / "v.html"), "--since", huge]):
+        proc = gasp(repo, *args)
+        err = proc.stderr.decode()
+        assert proc.returncode == 2, (args, err)
+        assert len(err.splitlines()) == 1 and "neither an event id" in err, (args, err)
+        assert huge not in err  # cut, not echoed whole

@@ -86,7 +86,7 @@ def test_since_a_date_an_event_or_milliseconds(agent, hist, tmp_path):
 
 
 def test_bad_input_is_one_line(agent, hist, tmp_path):
-    assert "--run nope: no run 'nope' in state/events.jsonl" in _one_line_error(
+    assert "--run 'nope': no such run in state/events.jsonl" in _one_line_error(
         agent, "--run", "nope", "--no-open")
     assert "is ambiguous: 2 match" in _one_line_error(agent, "--run", "run_", "--no-open")
     assert "--since someday: neither an event id, a date" in _one_line_error(

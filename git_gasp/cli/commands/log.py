@@ -102,36 +102,20 @@ def _select(events, kinds, run_id, since, until, ops, limit):
 
 def _after(events, since: str):
     """Events after event `since`, after epoch ms `since`, or at/after date `since`."""
-    from git_gasp.store.logview import event_index
+    from git_gasp.cli.dates import event_bound
 
-    idx = event_index(events, since)
+    idx, when = event_bound(events, "--since", since)  # refused even with no events
     if idx is not None:
         return events[idx + 1:]
-    if since.isdigit():
-        return [e for e in events if e.ts_ms > int(since)]
-    start = _date("--since", since)  # refused even when no event would be compared
-    return [e for e in events if e.ts_ms >= start]
+    after = when + 1 if since.isdigit() else when  # epoch ms: after it; a date: at it
+    return [e for e in events if e.ts_ms >= after]
 
 
 def _through(events, until: str):
     """Events through event `until`, through epoch ms `until`, or at/before date `until`."""
-    from git_gasp.store.logview import event_index
+    from git_gasp.cli.dates import event_bound
 
-    idx = event_index(events, until)
+    idx, when = event_bound(events, "--until", until)
     if idx is not None:
         return events[: idx + 1]
-    if until.isdigit():
-        return [e for e in events if e.ts_ms <= int(until)]
-    end = _date("--until", until)
-    return [e for e in events if e.ts_ms <= end]
-
-
-def _date(option: str, text: str) -> int:
-    from git_gasp.base.errors import UsageError
-    from git_gasp.cli.dates import parse_date
-
-    when = parse_date(text)
-    if when is None:
-        raise UsageError(f"{option} {text}: neither an event id, a date (2026-12-01, "
-                         "'2 days ago', yesterday) nor epoch milliseconds")
-    return when
+    return [e for e in events if e.ts_ms <= when]

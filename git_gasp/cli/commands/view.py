@@ -62,20 +62,12 @@ def _agent_id(repo) -> str:
 def _since(events, text: str) -> tuple[int, int | None]:
     """(first event index, first ts_ms) `--since` keeps: after an event (id or unique
     prefix), after epoch milliseconds, or at or after a date (as `log --since`)."""
-    from git_gasp.base.errors import UsageError
-    from git_gasp.cli.dates import parse_date
-    from git_gasp.store.logview import event_index
+    from git_gasp.cli.dates import event_bound
 
-    idx = event_index(events, text)
+    idx, when = event_bound(events, "--since", text)
     if idx is not None:
         return idx + 1, None
-    if text.isdigit():
-        return 0, int(text) + 1
-    when = parse_date(text)
-    if when is None:
-        raise UsageError(f"--since {text}: neither an event id, a date (2026-12-01, "
-                         "'2 days ago', yesterday) nor epoch milliseconds")
-    return 0, when
+    return 0, when + 1 if text.isdigit() else when
 
 
 def _run(graph, events, text: str, log: str) -> str:
@@ -87,5 +79,5 @@ def _run(graph, events, text: str, log: str) -> str:
     ids = run_ids(graph, events)
     full = match_id(ids, text, "run")
     if full not in ids:
-        raise UsageError(f"--run {text}: no run {text!r} in {log}")
+        raise UsageError(f"--run {text!r}: no such run in {log}")
     return full
