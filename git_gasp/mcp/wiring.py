@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from git_gasp.adapters.install import write_project_file
 from git_gasp.adapters.json_edit import apply_member
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import SMALL_FILE, read_file
+from git_gasp.base.toml import tomllib
 from git_gasp.githooks.finding import ERROR, OK, Finding
 
 SERVER = "gasp"
@@ -119,18 +119,10 @@ def install_claude(repo: Path, uninstall: bool = False) -> tuple[Path, bool]:
     return path, True
 
 
-def _toml():
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    return tomllib
-
-
 def load_toml(path: Path) -> tuple[str, dict]:
     text = _read(path) or ""
     try:
-        data = _toml().loads(text)
+        data = tomllib.loads(text)
     except ValueError as exc:
         raise GaspError(f"{path} is not valid TOML ({exc})") from None
     _servers(path, data, "mcp_servers")
