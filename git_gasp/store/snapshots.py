@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from pathlib import Path
@@ -15,7 +14,7 @@ from git_gasp.base.record import Record as Value
 from git_gasp.odb.blobid import blob_id
 from git_gasp.protocol.envelope import EnvelopeError, parse_line
 from git_gasp.protocol.graph import Graph
-from git_gasp.protocol.jsonstrict import JsonError, loads_slow
+from git_gasp.protocol.jsonstrict import JsonError, dumps_canonical, loads_slow
 from git_gasp.protocol.snapshot import (
     Integrity,
     SnapshotError,
@@ -232,8 +231,7 @@ def write_snapshot(root: Path, log: bytes, graph: Graph, line_count: int, event_
         raise SnapshotError(f"event id {event_id!r} cannot name a snapshot directory")
     rec = integrity_for(log, line_count, event_id)
     doc = {"graph": graph.to_json(), "integrity": rec.to_json()}
-    data = (json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-            + "\n").encode("utf-8")
+    data = dumps_canonical(doc) + b"\n"
     rel = f"{SNAPSHOT_DIR}/{event_id}/graph.json"
     target = root / rel
     if target.exists() or target.is_symlink():
