@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+import os
 
 from git_gasp.base.errors import FormatError
 from git_gasp.base.files import NotARegularFile, read_regular_file
+from git_gasp.base.record import Record
 from git_gasp.base.toml import load_toml
 
 CONFIG_REL = ".agent/config.toml"
@@ -51,68 +50,80 @@ class Verdict(enum.Enum):
     DENY = "deny"
 
 
-@dataclass(frozen=True)
-class Executor:
+class Executor(Record):
     """``[executor]``: the model and provider the agent is bound to ("" when unset)."""
 
-    model: str = ""
-    provider: str = ""
+    FIELDS = ("model", "provider")
+
+    def __init__(self, model: str = "", provider: str = "") -> None:
+        self.model, self.provider = model, provider
 
 
-@dataclass(frozen=True)
-class Capture:
+class Capture(Record):
     """``[capture]``: how much of a tool's input and output the log keeps."""
 
-    tool_output: str = "summary"
-    field_limit: int = 4096
-    file_inputs: str = "digest"
-    transcripts: bool = True
+    FIELDS = ("tool_output", "field_limit", "file_inputs", "transcripts")
+
+    def __init__(self, tool_output: str = "summary", field_limit: int = 4096,
+                 file_inputs: str = "digest", transcripts: bool = True) -> None:
+        self.tool_output, self.field_limit = tool_output, field_limit
+        self.file_inputs, self.transcripts = file_inputs, transcripts
 
 
-@dataclass(frozen=True)
-class Mcp:
+class Mcp(Record):
     """``[mcp]``: whether the server's write tools are on, whether a write commits, and
     how long a write waits for a lease another writer holds."""
 
-    write: bool = False
-    commit: bool = False
-    wait: float = DEFAULT_WAIT_S
+    FIELDS = ("write", "commit", "wait")
+
+    def __init__(self, write: bool = False, commit: bool = False,
+                 wait: float = DEFAULT_WAIT_S) -> None:
+        self.write, self.commit, self.wait = write, commit, wait
 
 
-@dataclass(frozen=True)
-class Promotion:
+class Promotion(Record):
     """``[policy.promotion]``: what promoting a patch needs."""
 
-    min_evals: int = 0
-    min_pass_rate: float = 0.0
-    min_score: float | None = None
-    require_approval: bool = False
+    FIELDS = ("min_evals", "min_pass_rate", "min_score", "require_approval")
+
+    def __init__(self, min_evals: int = 0, min_pass_rate: float = 0.0,
+                 min_score: float | None = None, require_approval: bool = False) -> None:
+        self.min_evals, self.min_pass_rate = min_evals, min_pass_rate
+        self.min_score, self.require_approval = min_score, require_approval
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(Record):
     """``[policy]``: verdicts by node kind and by relation, and the promotion gate."""
 
-    nodes: dict[str, Verdict] = field(default_factory=dict)
-    relations: dict[str, Verdict] = field(default_factory=dict)
-    promotion: Promotion = Promotion()
+    FIELDS = ("nodes", "relations", "promotion")
+
+    def __init__(self, nodes: dict[str, Verdict] | None = None,
+                 relations: dict[str, Verdict] | None = None,
+                 promotion: Promotion | None = None) -> None:
+        self.nodes = {} if nodes is None else nodes
+        self.relations = {} if relations is None else relations
+        self.promotion = Promotion() if promotion is None else promotion
 
 
-@dataclass(frozen=True)
-class AgentConfig:
+class AgentConfig(Record):
     """Every section of `.agent/config.toml`, validated; `data` is the parsed document."""
 
-    executor: Executor = Executor()
-    capture: Capture = Capture()
-    mcp: Mcp = Mcp()
-    policy: Policy = Policy()
-    data: dict[str, Any] = field(default_factory=dict)
+    FIELDS = ("executor", "capture", "mcp", "policy", "data")
+
+    def __init__(self, executor: Executor | None = None, capture: Capture | None = None,
+                 mcp: Mcp | None = None, policy: Policy | None = None,
+                 data: dict[str, object] | None = None) -> None:
+        self.executor = Executor() if executor is None else executor
+        self.capture = Capture() if capture is None else capture
+        self.mcp = Mcp() if mcp is None else mcp
+        self.policy = Policy() if policy is None else policy
+        self.data = {} if data is None else data
 
 
-def read_config(root: Path | str) -> AgentConfig:
+def read_config(root: str | os.PathLike[str]) -> AgentConfig:
     """The config of the agent at `root` (the defaults when the file is missing). A link,
     a device, a file past MAX_CONFIG_BYTES, bad TOML or a bad value is a FormatError."""
-    path = Path(root, CONFIG_REL)
+    path = os.path.join(root, CONFIG_REL)
     try:  # no following a link, no waiting on a FIFO, no reading past the bound
         data = read_regular_file(path, limit=MAX_CONFIG_BYTES, root=root)
     except NotARegularFile as exc:
@@ -130,32 +141,32 @@ def parse_config(data: bytes, what: str = CONFIG_REL) -> AgentConfig:
                        _mcp(_table(doc, "mcp")), _policy(_table(doc, "policy")), doc)
 
 
-def _bad(key: str, value: Any, why: str) -> FormatError:
+def _bad(key: str, value: object, why: str) -> FormatError:
     return FormatError(f"{CONFIG_REL}: {key} = {value!r} is not {why}")
 
 
-def _table(doc: dict[str, Any], key: str, within: str = "") -> dict[str, Any]:
+def _table(doc: dict[str, object], key: str, within: str = "") -> dict[str, object]:
     value = doc.get(key, {})
     if not isinstance(value, dict):
         raise FormatError(f"{CONFIG_REL}: [{within}{key}] must be a table")
     return value
 
 
-def _known(table: dict[str, Any], section: str, keys: tuple[str, ...]) -> None:
+def _known(table: dict[str, object], section: str, keys: tuple[str, ...]) -> None:
     unknown = sorted(set(table) - set(keys))
     if unknown:
         raise FormatError(f"{CONFIG_REL}: [{section}] has unknown key {unknown[0]!r} "
                           f"(known: {', '.join(keys)})")
 
 
-def _executor(table: dict[str, Any]) -> Executor:
+def _executor(table: dict[str, object]) -> Executor:
     for key in ("model", "provider"):
         if not isinstance(table.get(key, ""), str):
             raise _bad(f"executor.{key}", table[key], "a string")
     return Executor(table.get("model", ""), table.get("provider", ""))
 
 
-def _capture(table: dict[str, Any]) -> Capture:
+def _capture(table: dict[str, object]) -> Capture:
     _known(table, "capture", ("tool_output", "field_limit", "file_inputs", "transcripts"))
     got = Capture(**table)
     if got.tool_output not in OUTPUTS:
@@ -171,7 +182,7 @@ def _capture(table: dict[str, Any]) -> Capture:
     return got
 
 
-def _mcp(table: dict[str, Any]) -> Mcp:
+def _mcp(table: dict[str, object]) -> Mcp:
     _known(table, "mcp", ("write", "commit", "wait"))
     for key in ("write", "commit"):
         if type(table.get(key, False)) is not bool:
@@ -182,7 +193,7 @@ def _mcp(table: dict[str, Any]) -> Mcp:
     return Mcp(table.get("write", False), table.get("commit", False), float(wait))
 
 
-def _verdicts(table: dict[str, Any], key: str) -> dict[str, Verdict]:
+def _verdicts(table: dict[str, object], key: str) -> dict[str, Verdict]:
     out = {}
     for name, value in table.items():
         try:
@@ -193,7 +204,7 @@ def _verdicts(table: dict[str, Any], key: str) -> dict[str, Verdict]:
     return out
 
 
-def _promotion(table: dict[str, Any]) -> Promotion:
+def _promotion(table: dict[str, object]) -> Promotion:
     for key, value in table.items():
         ok = (type(value) is bool if key == "require_approval" else
               type(value) is int if key == "min_evals" else
@@ -208,7 +219,7 @@ def _promotion(table: dict[str, Any]) -> Promotion:
                      table.get("require_approval", False))
 
 
-def _policy(table: dict[str, Any]) -> Policy:
+def _policy(table: dict[str, object]) -> Policy:
     return Policy(_verdicts(_table(table, "nodes", "policy."), "nodes"),
                   _verdicts(_table(table, "relations", "policy."), "relations"),
                   _promotion(_table(table, "promotion", "policy.")))

@@ -9,8 +9,7 @@ same one-line `FormatError`.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+import os
 
 from git_gasp.base.errors import FormatError
 from git_gasp.base.files import SMALL_FILE, read_file
@@ -24,7 +23,8 @@ _STRING = LazyPattern(r'(?s)"(?:[^"\\]|\\.)*"')
 _BRACKETS = LazyPattern(r"[\[\]{}]")
 
 
-def read_settings(path: Path, *, real: Path | None = None) -> tuple[str, dict[str, Any]]:
+def read_settings(path: str | os.PathLike[str], *, real: str | os.PathLike[str] | None = None
+                  ) -> tuple[str, dict[str, object]]:
     """The text and the parsed object of the agent's settings file at `path` (read at
     `real` when given: the target of a link the caller allows), ``("", {})`` when it is
     missing or blank. JSON unless the name ends in ``.toml``."""
@@ -38,12 +38,12 @@ def read_settings(path: Path, *, real: Path | None = None) -> tuple[str, dict[st
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise FormatError(f"{path} is not UTF-8 text") from None
-    if path.name.endswith(".toml"):
+    if os.fspath(path).endswith(".toml"):
         return text, _toml(text, path)
     return text, (_json(text, path) if text.strip() else {})
 
 
-def _json(text: str, path: Path) -> dict[str, Any]:
+def _json(text: str, path: str | os.PathLike[str]) -> dict[str, object]:
     depth = 0
     for bracket in _BRACKETS.finditer(_STRING.sub("", text)):
         depth += 1 if bracket.group() in "[{" else -1
@@ -58,7 +58,7 @@ def _json(text: str, path: Path) -> dict[str, Any]:
     return value
 
 
-def _toml(text: str, path: Path) -> dict[str, Any]:
+def _toml(text: str, path: str | os.PathLike[str]) -> dict[str, object]:
     try:
         return tomllib.loads(text)
     except (ValueError, RecursionError) as exc:

@@ -5,7 +5,6 @@ UTF-8, a number of too many digits, nesting past the stack) is one `FormatError`
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from git_gasp.base.errors import FormatError
 from git_gasp.base.outside import why_unreadable
@@ -18,7 +17,7 @@ else:  # pragma: no cover - Python 3.10
 __all__ = ["load_toml", "tomllib"]
 
 
-def load_toml(data: bytes | str, what: str) -> dict[str, Any]:
+def load_toml(data: bytes | str, what: str) -> dict[str, object]:
     """The TOML document `data`; FormatError ``WHAT does not parse: …`` otherwise."""
     try:
         return tomllib.loads(data if isinstance(data, str) else data.decode("utf-8"))

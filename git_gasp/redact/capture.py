@@ -22,7 +22,7 @@ applies them.
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import os
 
 from git_gasp.base import agentconfig
 from git_gasp.base.digest import sha256
@@ -88,7 +88,7 @@ def digest(value: object) -> str:
     return f"<{len(data)} bytes, sha256 {sha256(data).hexdigest()[:12]}>: {first}"
 
 
-def load(root: Path) -> Capture:
+def load(root: str | os.PathLike[str]) -> Capture:
     """The capture settings of the agent at `root` (defaults when none are set); a
     `[capture]` that is malformed is a FormatError naming the key."""
     settings = agentconfig.read_config(root).capture

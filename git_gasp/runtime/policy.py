@@ -15,7 +15,7 @@ never part of the log format (spec Part I: the promotion policy is the executor'
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from git_gasp.base.agentconfig import Policy, Promotion, Verdict, read_config
 from git_gasp.base.errors import GaspError
@@ -46,26 +46,14 @@ class ApprovalRequired(GaspError):
     """A policy gate needs a named approver for the change."""
 
 
-class PolicySet(Value):
-
-    FIELDS = ("nodes", "relations", "promotion")
-
-    def __init__(self, nodes: dict[str, Verdict] | None = None,
-                 relations: dict[str, Verdict] | None = None,
-                 promotion: Promotion | None = None) -> None:
-        self.nodes = {} if nodes is None else nodes
-        self.relations = {} if relations is None else relations
-        self.promotion = Promotion() if promotion is None else promotion
+class PolicySet(Policy):
+    """The gates `[policy]` of .agent/config.toml sets, and how they judge a change."""
 
     @classmethod
-    def from_policy(cls, policy: Policy) -> PolicySet:
-        """The gates `[policy]` of a config sets."""
+    def load(cls, root: str | os.PathLike[str]) -> PolicySet:
+        """The gates of the agent at `root`."""
+        policy = read_config(root).policy
         return cls(policy.nodes, policy.relations, policy.promotion)
-
-    @classmethod
-    def load(cls, root: Path) -> PolicySet:
-        """The gates of the agent at `root` (`.agent/config.toml`'s `[policy]`)."""
-        return cls.from_policy(read_config(root).policy)
 
     def check_node(self, kind: str) -> Gate:
         verdict = self.nodes.get(kind, Verdict.ALLOW)

@@ -131,6 +131,6 @@ def test_a_re_check_and_a_guarded_commit_leave_the_heavy_modules_alone(tmp_path)
     git(root, "commit", "-q", "-m", "one goal")
     again, trace = _imported(root, "check")
     # check 6 reads .agent/config.toml through its one reader every time (no parse memo)
-    heavy = (HEAVY | {"subprocess"}) - {"tomllib", "typing", "dataclasses", "inspect"}
+    heavy = (HEAVY | {"subprocess"}) - {"tomllib", "typing"}  # typing: tomllib's
     assert not again & heavy, trace.explain(again & heavy, "a cached git gasp check")
     assert "git_gasp.conformance.logcheck" in again  # it did check
