@@ -109,7 +109,7 @@ def test_document_without_front_matter_is_all_body():
 
 
 def test_invalid_front_matter_is_a_clear_error():
-    with pytest.raises(GaspError, match="invalid YAML"):
+    with pytest.raises(GaspError, match="YAML does not parse"):
         fmm.parse_document("---\nkey: [unclosed\n---\nbody\n")
 
 
