@@ -222,10 +222,8 @@ def test_wheel_ships_the_hook_template_from_top_level_hooks(wheel):
 
 
 def _pyproject() -> dict:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
+    from git_gasp.base.toml import tomllib
+
     with open(REPO_ROOT / "pyproject.toml", "rb") as fh:
         return tomllib.load(fh)
 

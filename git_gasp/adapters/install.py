@@ -46,10 +46,11 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.json_edit import apply_hooks
-from git_gasp.adapters.payloads import AGENTS, HOOK_EVENTS
+from git_gasp.adapters.payloads import HOOK_EVENTS
 from git_gasp.base import git
-from git_gasp.base.errors import GaspError
-from git_gasp.base.files import SMALL_FILE, atomic_write, is_link, link_target, read_file, read_text
+from git_gasp.base.agentfiles import AGENTS, read_settings
+from git_gasp.base.errors import FormatError, GaspError
+from git_gasp.base.files import SMALL_FILE, atomic_write, is_link, link_target, read_file
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 AGENT_EVENTS = {
@@ -147,22 +148,13 @@ def _load(path: Path) -> tuple[str, dict]:
     try:
         real = link_target(path, [project_tree(path.parent.parent), Path.home()]) \
             if is_link(path) else path
-        text = read_file(real, limit=SMALL_FILE).decode("utf-8")
+        text, data = read_settings(path, real=real)
     except FileNotFoundError:
         return "", {}
-    except UnicodeDecodeError:
-        raise GaspError(f"{path} is not UTF-8 text; it was left untouched") from None
+    except FormatError as exc:
+        raise GaspError(f"{exc}; fix it first, it was left untouched") from None
     except OSError as exc:
         raise GaspError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if not text.strip():
-        return text, {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise GaspError(f"{path} is not valid JSON ({exc}); fix it first, it was left "
-                        "untouched") from None
-    if not isinstance(data, dict):
-        raise GaspError(f"{path} is not a JSON object; it was left untouched")
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
         raise GaspError(f"{path}: `hooks` is not an object of event lists; it was left "
@@ -315,14 +307,11 @@ def codex_trust_note(repo: Path) -> str:
     config = home / "config.toml"
     key = f"[projects.{json.dumps(str(repo.resolve()))}]"
     try:
-        text = read_text(config)
-    except OSError:
-        text = ""
-    trusted = False
-    if key in text:
-        section = text.split(key, 1)[1].split("\n[", 1)[0]
-        trusted = re.search(r'(?m)^\s*trust_level\s*=\s*"trusted"', section) is not None
-    if trusted:
+        projects = read_settings(config)[1].get("projects")
+    except GaspError:
+        projects = None
+    project = projects.get(str(repo.resolve())) if isinstance(projects, dict) else None
+    if isinstance(project, dict) and project.get("trust_level") == "trusted":
         return f"Codex trusts this project ({config} has {key} trust_level = \"trusted\")."
     return ("Codex runs project hooks only for trusted projects. Add to "
             f"{config}:\n\n  {key}\n  trust_level = \"trusted\"\n\n"

@@ -17,6 +17,7 @@ differences (Claude Code 2.1.328, Codex 0.171.0):
 from __future__ import annotations
 
 from git_gasp.adapters.records import output_text
+from git_gasp.base.agentfiles import AGENTS
 from git_gasp.base.errors import GaspError
 from git_gasp.base.lazyre import LazyPattern
 from git_gasp.base.outside import load_json
@@ -35,7 +36,6 @@ HOOK_EVENTS = (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-AGENTS = ("claude-code", "codex")
 # What of one payload string is ever stored: the hook keeps at most the first 2,000
 # characters of a tool input string and the first 1,000 / last 3,000 of an output
 # (``hook_session``), so a payload is cut to this much before it is redacted.

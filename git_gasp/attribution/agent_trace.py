@@ -18,7 +18,6 @@ fail it, though the specification's own examples write that).
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import datetime, timezone
 from urllib.parse import quote
@@ -27,6 +26,7 @@ from git_gasp.attribution.diffranges import added_ranges, resolve
 from git_gasp.attribution.pins import Pins, Why
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
+from git_gasp.protocol.jsonstrict import dumps_canonical
 
 VERSION = "0.1"
 VENDOR = "dev.git-gasp"  # our key under `metadata` (the spec's reverse-domain advice)
@@ -149,5 +149,4 @@ def _creation_times(state: Any, patches: set[str]) -> dict[str, int]:
 
 def dumps(records: list[dict]) -> bytes:
     """The records as ``.agent-trace/traces.jsonl`` holds them: one per line."""
-    return b"".join(json.dumps(r, ensure_ascii=False, sort_keys=True,
-                               separators=(",", ":")).encode() + b"\n" for r in records)
+    return b"".join(dumps_canonical(r) + b"\n" for r in records)

@@ -43,12 +43,6 @@ def sha256(data: bytes = b"") -> Any:
     return hashlib.sha256(data)
 
 
-def blob_hasher(length: int) -> Any:
-    """A SHA-1 object fed git's header of a `length`-byte blob: feed it the blob's bytes
-    and its hex digest is the blob's (sha1) git id."""
-    return sha1(b"blob %d\x00" % length)
-
-
 _HEX_DIGITS = b"0123456789abcdef"
 
 

@@ -27,18 +27,6 @@ def why_unreadable(exc: BaseException) -> str:
     return " ".join(text.split())[:200] or type(exc).__name__
 
 
-def load_toml(data: bytes, what: str) -> dict[str, Any]:
-    """The TOML document `data`; FormatError ``WHAT does not parse: …`` otherwise."""
-    try:
-        import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        return tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # TOMLDecodeError too
-        raise FormatError(f"{what} does not parse: {why_unreadable(exc)}") from None
-
-
 # --- JSON an agent wrote: read whatever its encoding, made fit for the log -----------------
 
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what a log line may hold (protocol.jsonstrict)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from git_gasp.base.agentconfig import parse_config
 from git_gasp.base.errors import FormatError
 from git_gasp.base.files import exists, is_dir, join, open_file
 from git_gasp.conformance.packs import load_vocabulary
@@ -263,23 +264,12 @@ def _check_config(repo: AgentRepo, res: CheckResult) -> None:
     if not exists(join(repo.root, rel)):
         res.notes.append(".agent/config.toml is missing; restore binds no executor")
         return
-    from git_gasp.conformance.saved.parsed_memo import parsed_before, remember_parsed
-
     try:
-        data = read_regular(repo.root, rel)
+        parse_config(read_regular(repo.root, rel), "executor binding")
     except AgentFileError as exc:
         res.fail(f"executor binding does not parse: {exc}", path=rel)
-        return
-    if parsed_before(repo.root, "config.toml", data):
-        return  # the same bytes parsed last time: no TOML parser to load
-    from git_gasp.base.outside import load_toml
-
-    try:
-        load_toml(data, "executor binding")
     except FormatError as exc:
         res.fail(str(exc), path=rel)
-        return
-    remember_parsed(repo.root, "config.toml", data)
 
 
 def check_restore(repo: AgentRepo, *, fixture: bool = False,

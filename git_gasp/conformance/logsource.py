@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 
-from git_gasp.base.digest import blob_hasher, sha256
+from git_gasp.base.digest import sha256
 from git_gasp.base.files import open_regular
+from git_gasp.odb.blobid import blob_hasher
 
 _CHUNK = 1 << 20
 

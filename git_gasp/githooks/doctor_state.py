@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from git_gasp.base.agentfiles import AGENTS
 from git_gasp.base.files import SMALL_FILE, read_file, read_regular_file
 from git_gasp.base.git import git_dir
 from git_gasp.githooks.finding import ERROR, OK, WARN, Finding
@@ -21,7 +22,6 @@ from git_gasp.store.lease import LEASE_REL, LeaseCorrupt, parse_lease, span, whe
 LOG_SCAN_BYTES = 1 << 20  # a longer log: only its last MiB is parsed (check does all)
 QUEUE_STUCK_MS = 10 * 60 * 1000  # a hook drains the queue in seconds; older is stuck
 ENTRY_SUFFIXES = (".payload", ".json")
-AGENTS = ("claude-code", "codex")
 SET_ASIDE_SHOWN = 5  # entries set aside named one by one; the rest are counted
 WHY_MAX_BYTES = 4096
 

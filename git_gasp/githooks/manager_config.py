@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from git_gasp.base.files import SMALL_FILE, read_file
+from git_gasp.base.toml import tomllib
 
 HOOKS = ("pre-commit", "pre-merge-commit")
 # git-gasp's .pre-commit-hooks.yaml: each id and the stages it declares
@@ -58,10 +59,6 @@ def _load(path: Path) -> object:
 
             return yaml.safe_load(text)
         if name.endswith(".toml"):
-            try:
-                import tomllib
-            except ImportError:  # pragma: no cover - Python 3.10
-                import tomli as tomllib  # type: ignore[no-redef]
             return tomllib.loads(text)
         if name.endswith(".jsonc"):
             text = re.sub(r"^\s*//.*$", "", text, flags=re.M)

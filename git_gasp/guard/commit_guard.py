@@ -44,11 +44,11 @@ from git_gasp.guard.rejection import (
     Rejection,
 )
 from git_gasp.guard.staged import File, StagedSides, index_file
+from git_gasp.odb.blobid import extends_by_hash
 from git_gasp.odb.gitdirs import GitDirs, locate
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
     AppendOnlyPaths,
-    extends_by_hash,
     extension_problem,
     merge_result_problem,
     shared_line_prefix_len,

@@ -32,11 +32,11 @@ import re
 import stat
 import zlib
 
-from git_gasp.base.digest import blob_hasher
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import open_file, open_regular
 from git_gasp.base.git import run
 from git_gasp.guard.diffindex import diff_index, duplicate_entry
+from git_gasp.odb.blobid import blob_id
 from git_gasp.odb.gitdirs import GitDirs
 from git_gasp.odb.indexstat import index_entry_stat, stat_proves
 
@@ -338,7 +338,7 @@ class StagedSides:
         """The (sha1) git blob id of the first `length` bytes of blob `sha`."""
         found = self._prefix_ids.get((sha, length))
         if found is None:
-            found = self._prefix_ids[sha, length] = git_blob_id(memoryview(self.blob(sha))[:length])
+            found = self._prefix_ids[sha, length] = blob_id(memoryview(self.blob(sha))[:length])
         return found
 
     def _worktree_blob(self, sha: bytes, prefix: int | None) -> bytes | None:
@@ -362,7 +362,7 @@ class StagedSides:
             if len(data) == after.st_size and stat_proves(vouched, after):
                 if prefix is not None and prefix <= len(data):
                     self._prefix_ids[sha, prefix] = early_id if length == prefix and early_id \
-                        else git_blob_id(memoryview(data)[:prefix])
+                        else blob_id(memoryview(data)[:prefix])
                 return data
         full = os.path.join(self.worktree, os.fsdecode(path))
         try:
@@ -383,7 +383,7 @@ class StagedSides:
             os.close(fd)
         if vouched is not None and len(data) == after.st_size and stat_proves(vouched, after):
             if prefix is not None and prefix <= len(data):
-                self._prefix_ids[sha, prefix] = git_blob_id(memoryview(data)[:prefix])
+                self._prefix_ids[sha, prefix] = blob_id(memoryview(data)[:prefix])
             return data
         ids: list[bytes] = []
         worker = None
@@ -391,9 +391,9 @@ class StagedSides:
             import threading
 
             worker = threading.Thread(
-                target=lambda: ids.append(git_blob_id(memoryview(data)[:prefix])))
+                target=lambda: ids.append(blob_id(memoryview(data)[:prefix])))
             worker.start()
-        whole = git_blob_id(data)
+        whole = blob_id(data)
         if worker is not None:
             worker.join()
         if whole != sha:
@@ -439,13 +439,6 @@ class StagedSides:
         except ObjectRefused as exc:
             raise GaspError(str(exc)) from None
         return got[1] if got is not None and got[0] == 3 else None
-
-
-def git_blob_id(data: bytes | memoryview) -> bytes:
-    """The (sha1) git blob id of `data`, as hex bytes."""
-    digest = blob_hasher(len(data))
-    digest.update(data)
-    return digest.hexdigest().encode()
 
 
 def empty_tree_id(repo: GitDirs | Repo) -> str:

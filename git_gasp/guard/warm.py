@@ -23,7 +23,8 @@ from git_gasp.base.files import open_file, open_regular
 
 # imported here, not on the threads: two threads importing at once can deadlock
 from git_gasp.guard.diffindex import diff_index
-from git_gasp.guard.staged import File, TreeFiles, git_blob_id, index_file
+from git_gasp.guard.staged import File, TreeFiles, index_file
+from git_gasp.odb.blobid import blob_id
 from git_gasp.odb.gitdirs import GitDirs, locate
 
 LOG = "state/events.jsonl"  # the log of an agent at the top of the work tree
@@ -115,7 +116,7 @@ class Warm:
                 length = _cached_length(self.repo.commondir(), head_log)
                 prefix = None
                 if length is not None and length <= len(data):
-                    prefix = git_blob_id(memoryview(data)[:length])
+                    prefix = blob_id(memoryview(data)[:length])
                 self._log = (data, after, length, prefix)
             except (OSError, ValueError):
                 self._log = None

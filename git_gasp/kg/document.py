@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.kg.frontmatter import load_yaml
+from git_gasp.base.yamlread import load_yaml
 
 ENTITY_ITEM_KEYS = {"id", "label", "type", "aliases", "sources", "body", "fields", "action",
                     "dedupe", "valid_until"}

@@ -3,12 +3,8 @@
 A document is `---\\n<yaml>\\n---\\n<body>`. `FrontMatter` keeps the original
 lines grouped into one block per top-level key; setting a key replaces only that
 key's block, so every other field (unknown ones, comments, their formatting)
-comes back byte for byte. Values are loaded with a YAML 1.1 safe loader that
-leaves dates as strings (`2026-07-14` stays text, as Perstate's scripts treat it).
-
-`fast_fields` is a loader for the index build: it reads the simple one-line
-`key: value` form every Perstate file uses and returns None for anything else,
-so the caller falls back to the YAML loader.
+comes back byte for byte. Values are loaded by the one YAML reader,
+`base.yamlread` (dates stay strings; anchors and aliases are refused).
 """
 
 from __future__ import annotations
@@ -18,60 +14,10 @@ import re
 from typing import Any
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.yamlread import load_yaml
 
 _KEY_LINE = re.compile(r"^([^\s#\-\[\]{}'\"][^:]*?):(?:[ \t]|$)")
-_FAST_LINE = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
 _PLAIN_OK = re.compile(r"^[^\s\"'\[\]{}#&*!|>%@`,][^\"'\[\]{}#,]*$")
-_loader_cls: Any = None
-
-
-def _loader() -> Any:
-    """A safe YAML loader (C-accelerated when available) without timestamp resolution."""
-    global _loader_cls
-    if _loader_cls is None:
-        import yaml
-
-        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-        class NoDateLoader(base):  # type: ignore[misc, valid-type]
-            pass
-
-        NoDateLoader.yaml_implicit_resolvers = {
-            ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-            for ch, resolvers in base.yaml_implicit_resolvers.items()
-        }
-        _loader_cls = NoDateLoader
-    return _loader_cls
-
-
-def _refuse_aliases(text: str) -> None:
-    """Refuse YAML anchors and aliases before anything is built: front matter never
-    needs them, and an alias bomb (aliases of aliases) would expand past any memory.
-    Only tokens are scanned (linear in the text); most texts hold neither & nor *."""
-    if "&" not in text and "*" not in text:
-        return
-    import yaml
-
-    for token in yaml.scan(text, Loader=_loader()):
-        if isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
-            kind = "anchor" if isinstance(token, yaml.AnchorToken) else "alias"
-            raise GaspError(f"YAML {kind} &/* at line {token.start_mark.line + 1} refused: "
-                            "front matter may not use anchors or aliases")
-
-
-def load_yaml(text: str) -> Any:
-    """Parse YAML text (dates stay strings); raise GaspError on a syntax error."""
-    import yaml
-
-    try:
-        _refuse_aliases(text)
-        return yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise GaspError(f"invalid YAML: {' '.join(str(exc).split())}") from None
-    except (ValueError, RecursionError) as exc:  # a number past Python's digit limit, …
-        from git_gasp.base.outside import why_unreadable
-
-        raise GaspError(f"invalid YAML: {why_unreadable(exc)}") from None
 
 
 def split(text: str) -> tuple[str | None, str]:
@@ -218,66 +164,13 @@ def render_document(fm: FrontMatter, body: str) -> str:
     return "---\n" + fm.text() + "---\n" + body
 
 
-def _fast_value(v: str) -> tuple[bool, Any]:
-    if v in ("", "null", "~", "Null", "NULL"):
-        return True, None
-    c = v[0]
-    if c == "[":
-        if not v.endswith("]"):
-            return False, None
-        inner = v[1:-1].strip()
-        if not inner:
-            return True, []
-        if '"' in inner:
-            try:
-                got = json.loads(v)
-            except ValueError:
-                return False, None
-            ok = isinstance(got, list) and all(isinstance(x, str) for x in got)
-            return ok, got
-        if any(ch in inner for ch in "'[]{}#&*!|>"):
-            return False, None
-        return True, [p.strip() for p in inner.split(",")]
-    if c == '"':
-        try:
-            got = json.loads(v)
-        except ValueError:
-            return False, None
-        return isinstance(got, str), got
-    if c in "'{&*!|>%@`#" or " #" in v or ": " in v:
-        return False, None
-    return True, v
-
-
-def fast_fields(fm_text: str) -> dict[str, Any] | None:
-    """Simple `key: value` front matter without YAML; None when it needs the real parser.
-
-    Scalars come back as strings (`true` stays "true"), `null`/empty as None, flow
-    lists of plain or double-quoted strings as lists. Enough for indexing.
-    """
-    out: dict[str, Any] = {}
-    for line in fm_text.split("\n"):
-        if not line or line.startswith("#"):
-            continue
-        m = _FAST_LINE.match(line.rstrip("\r"))
-        if not m:
-            return None
-        ok, val = _fast_value(m.group(2) or "")
-        if not ok or m.group(1) in out:
-            return None
-        out[m.group(1)] = val
-    return out
-
-
 def lenient_fields(fm_text: str | None) -> dict[str, Any]:
-    """The fields of front matter `fm_text` for reading, never raising: the fast parser,
-    else YAML, else nothing (a broken file is still indexed and shown by its text)."""
+    """The fields of front matter `fm_text` for reading, never raising: a broken or
+    refused front matter has none (the file is still indexed and shown by its text)."""
     if not fm_text:
         return {}
-    fields = fast_fields(fm_text)
-    if fields is None:
-        try:
-            fields = load_yaml(fm_text)
-        except Exception:  # noqa: BLE001 - a broken or refused front matter has no fields
-            fields = {}
+    try:
+        fields = load_yaml(fm_text)
+    except GaspError:
+        return {}
     return fields if isinstance(fields, dict) else {}

@@ -19,7 +19,7 @@ from typing import Any
 
 from git_gasp.base.errors import UsageError
 from git_gasp.kg import index
-from git_gasp.kg.frontmatter import fast_fields, split
+from git_gasp.kg.frontmatter import lenient_fields, split
 
 _META = set(".^$*+?{}[]\\|()")
 
@@ -155,15 +155,7 @@ def _relation_valid(root: Path, rel: str) -> bool:
     if text is None:
         return False
     fm, _ = split(text)
-    fields = fast_fields(fm or "") if fm else {}
-    if fields is None:
-        from git_gasp.kg.frontmatter import load_yaml
-
-        try:
-            fields = load_yaml(fm or "") or {}
-        except Exception:  # noqa: BLE001
-            fields = {}
-    return not isinstance(fields, dict) or fields.get("valid_until") in (None, "", "null")
+    return lenient_fields(fm).get("valid_until") in (None, "", "null")
 
 
 def outgoing(root: Path, eid: str, rel: str | None, valid_only: bool) -> list[tuple[str, str]]:

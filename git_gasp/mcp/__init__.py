@@ -1,10 +1,10 @@
 """`git gasp mcp`: a Model Context Protocol server over the agent's own history.
 
-One module a job: `settings` reads ``[mcp]`` of .agent/config.toml; `service` holds the
-fold (opened once, followed with `AgentState.refresh`) and turns ids typed short into
-full ones; `search` and `ready` are queries over the graph; `recall` reads the memory
-facts; `knowledge` the Perstate knowledge graph; `writes` the write tools behind the
-CLI's write gate; `server` binds them to the official `mcp` SDK (the only module that
-imports it); `wiring` writes and checks the agents' MCP entries (.mcp.json, Codex's
-config.toml).
+One module a job (``[mcp]`` of .agent/config.toml is read by ``base.agentconfig``):
+`service` holds the fold (opened once, followed with `AgentState.refresh`) and turns
+ids typed short into full ones; `search` and `ready` are queries over the graph;
+`recall` reads the memory facts; `knowledge` the Perstate knowledge graph; `writes`
+the write tools behind the CLI's write gate; `server` binds them to the official `mcp`
+SDK (the only module that imports it); `wiring` writes and checks the agents' MCP
+entries (.mcp.json, Codex's config.toml).
 """

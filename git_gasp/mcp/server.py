@@ -18,9 +18,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field, ValidationError
 
+from git_gasp.base.agentconfig import read_config
 from git_gasp.base.errors import GaspError
 from git_gasp.mcp import files, knowledge, ready, recall, search, writes
-from git_gasp.mcp import settings as settings_mod
 from git_gasp.mcp.service import Service
 
 NAME = "gasp"
@@ -67,7 +67,7 @@ def build(service: Service) -> MCPServer:
     """The server over `service`, its write tools listed when ``[mcp] write = true``."""
     from git_gasp import __version__
 
-    config = settings_mod.load(service.root)
+    config = read_config(service.root).mcp
     server = GaspServer(NAME, version=__version__, instructions=INSTRUCTIONS,
                         log_level="WARNING")
     _read_tools(server, service)

@@ -14,16 +14,14 @@ its comments are not (said when it had any).
 
 from __future__ import annotations
 
-import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.install import write_project_file
 from git_gasp.adapters.json_edit import apply_member
+from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import SMALL_FILE, read_file
 from git_gasp.githooks.finding import ERROR, OK, Finding
 
 SERVER = "gasp"
@@ -48,21 +46,7 @@ def is_ours(value: Any) -> bool:
     return isinstance(command, str) and Path(command).name == "git-gasp" and args == ["mcp"]
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return read_file(path, limit=SMALL_FILE).decode("utf-8")
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError:
-        raise GaspError(f"{path} is not UTF-8 text") from None
-    except OSError as exc:
-        raise GaspError(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
-def _servers(path: Path, data: Any, key: str) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        raise GaspError(f"{path} is not a {'JSON' if key == 'mcpServers' else 'TOML'} "
-                        "object")
+def _servers(path: Path, data: dict[str, Any], key: str) -> dict[str, Any]:
     servers = data.get(key, {})
     if not isinstance(servers, dict):
         raise GaspError(f"{path}: `{key}` is not a table of servers")
@@ -84,22 +68,18 @@ def _merged(path: Path, servers: dict, want: dict | None) -> dict | None:
     return {**servers, SERVER: want}
 
 
-def load_json(path: Path) -> tuple[str, dict]:
-    text = _read(path) or ""
-    if not text.strip():
-        return text, {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise GaspError(f"{path} is not valid JSON ({exc})") from None
-    _servers(path, data, "mcpServers")
+def load(path: Path, key: str) -> tuple[str, dict[str, Any]]:
+    """The text and data of the agent's MCP settings file at `path` (`key`: the table of
+    servers, checked to be one); a FormatError when it cannot be read as such."""
+    text, data = read_settings(path)
+    _servers(path, data, key)
     return text, data
 
 
-def _untouched(load, path: Path) -> tuple[str, dict]:
-    """`load(path)`, its refusal saying the file was left as it is."""
+def _untouched(path: Path, key: str) -> tuple[str, dict[str, Any]]:
+    """`load(path, key)`, its refusal saying the file was left as it is."""
     try:
-        return load(path)
+        return load(path, key)
     except GaspError as exc:
         raise GaspError(f"{exc}; fix it first, it was left untouched") from None
 
@@ -107,7 +87,7 @@ def _untouched(load, path: Path) -> tuple[str, dict]:
 def install_claude(repo: Path, uninstall: bool = False) -> tuple[Path, bool]:
     """Set (or remove) our entry in `repo`/.mcp.json; (path, whether it changed)."""
     path = repo / MCP_JSON
-    text, data = _untouched(load_json, path)
+    text, data = _untouched(path, "mcpServers")
     servers = _merged(path, _servers(path, data, "mcpServers"),
                       None if uninstall else entry(True))
     if servers is None:
@@ -119,31 +99,13 @@ def install_claude(repo: Path, uninstall: bool = False) -> tuple[Path, bool]:
     return path, True
 
 
-def _toml():
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    return tomllib
-
-
-def load_toml(path: Path) -> tuple[str, dict]:
-    text = _read(path) or ""
-    try:
-        data = _toml().loads(text)
-    except ValueError as exc:
-        raise GaspError(f"{path} is not valid TOML ({exc})") from None
-    _servers(path, data, "mcp_servers")
-    return text, data
-
-
 def install_codex(repo: Path, uninstall: bool = False) -> tuple[Path, bool, bool]:
     """Set (or remove) ``[mcp_servers.gasp]`` in `repo`/.codex/config.toml;
     (path, whether it changed, whether comments were dropped)."""
     import tomli_w
 
     path = repo / CODEX_CONFIG
-    text, data = _untouched(load_toml, path)
+    text, data = _untouched(path, "mcp_servers")
     servers = _merged(path, _servers(path, data, "mcp_servers"),
                       None if uninstall else entry(False))
     if servers is None:
@@ -174,12 +136,12 @@ def _command_problem(value: dict) -> str | None:
     return None
 
 
-def _check(path: Path, key: str, load, agent: str, fix: str) -> list[Finding]:
+def _check(path: Path, key: str, agent: str, fix: str) -> list[Finding]:
     where = str(path)
     try:
         if not path.exists():
             return []
-        _text, data = load(path)
+        _text, data = load(path, key)
     except GaspError as exc:
         return [Finding(ERROR, f"{exc}: {agent} starts none of its MCP servers", fix=fix,
                         topic=TOPIC, path=where)]
@@ -212,8 +174,8 @@ def findings(places: list[Path]) -> list[Finding]:
         if real in seen:
             continue
         seen.add(real)
-        out += _check(place / MCP_JSON, "mcpServers", load_json, "Claude Code",
+        out += _check(place / MCP_JSON, "mcpServers", "Claude Code",
                       "fix the file, then `git gasp adapt claude-code install --mcp`")
-        out += _check(place / CODEX_CONFIG, "mcp_servers", load_toml, "Codex",
+        out += _check(place / CODEX_CONFIG, "mcp_servers", "Codex",
                       "fix the file, then `git gasp adapt codex install --mcp`")
     return out

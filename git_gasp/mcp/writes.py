@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from git_gasp.base.agentconfig import CONFIG_REL, read_config
 from git_gasp.base.errors import UsageError
-from git_gasp.mcp import settings as settings_mod
 from git_gasp.mcp.service import Service
 
 WRITE_TOOLS = ("gasp_remember", "gasp_observe", "gasp_decide")
@@ -25,7 +25,7 @@ class WritesDisabled(UsageError):
 
 def disabled(tool: str) -> WritesDisabled:
     return WritesDisabled(f"{tool} is turned off in this repository: write tools need "
-                          f"`[mcp] write = true` in {settings_mod.WHERE} (and a server "
+                          f"`[mcp] write = true` in {CONFIG_REL} (and a server "
                           "restart to be listed)")
 
 
@@ -54,7 +54,7 @@ def gated(service: Service, tool: str, write: Callable[[Any], str]) -> dict[str,
     """Run `write(state)` (which returns the new id) behind the write gate."""
     from git_gasp.store.lease_wait import take
 
-    config = settings_mod.load(service.root)
+    config = read_config(service.root).mcp
     if not config.write:
         raise disabled(tool)
     with service.lock:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import posixpath
 from collections import Counter
 
-from git_gasp.base.digest import blob_hasher
-
 LOG_PATH = b"state/events.jsonl"
 # Where each append-only role lives unless the manifest moves it.
 DEFAULT_ROLES = {"log": LOG_PATH, "facts": b"memory/facts.jsonl", "journal": b"JOURNAL.md"}
@@ -204,20 +202,3 @@ def merge_result_problem(parents: list[bytes], result: bytes) -> tuple[int, int,
             hint = " (its unterminated last line was extended?)" if torn else ""
             return index, number, f"line {number} of parent {index + 1} {what} the result{hint}"
     return None
-
-
-def extends_by_hash(old_sha: bytes, length: int, new: bytes) -> bool:
-    """True if `new` provably extends the git blob `old_sha` of `length` bytes.
-
-    The old blob is never read: a (sha1) blob id is the sha1 of b"blob <len>\\0" and
-    its bytes, so hashing new[:length] that way proves the prefix (sha256 object ids:
-    never). Also the one-parent rule's newline: an unterminated last line is not
-    extended.
-    """
-    if len(old_sha) != 40 or len(new) < length:
-        return False
-    digest = blob_hasher(length)
-    digest.update(memoryview(new)[:length])
-    if digest.hexdigest().encode() != old_sha:
-        return False
-    return length == 0 or new[length - 1] == 0x0A or len(new) == length or new[length] == 0x0A

@@ -201,12 +201,15 @@ def _encodable(text: str) -> bool:
     return True
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              allow_nan=False)  # built once: half the cost of json.dumps
+
+
 def dumps_canonical(value: Any) -> bytes:
-    """Key-sorted, compact, raw UTF-8 (the reference runtime's payload encoding)."""
+    """The one canonical JSON writer (DESIGN.md section 3): key-sorted recursively,
+    compact separators, raw UTF-8, no NaN; JsonError naming what cannot be written."""
     try:
-        return json.dumps(
-            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        ).encode("utf-8")
+        return _CANONICAL.encode(value).encode("utf-8")
     except RecursionError:
         raise JsonError("JSON nested too deeply") from None
     except (ValueError, TypeError, UnicodeEncodeError) as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from git_gasp.base.errors import FormatError
 from git_gasp.base.lazyre import LazyPattern
 from git_gasp.base.record import Record
-from git_gasp.protocol.simpleyaml import load as load_yaml
+from git_gasp.base.yamlread import load_yaml
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def parse_manifest(data: bytes) -> Manifest:
         raise ManifestError(f"AGENT.md is not UTF-8 (byte {exc.start})") from None
     text = text.lstrip("\ufeff").replace("\r\n", "\n")
     block = _yaml_block(text)
-    doc = load_yaml(block, ManifestError, "manifest YAML")
+    doc = load_yaml(block, "manifest YAML", ManifestError)
     if not isinstance(doc, dict):
         raise ManifestError("manifest YAML must be a mapping")
     missing = [k for k in ("spec_version", "agent_id") if doc.get(k) in (None, "")]

@@ -6,7 +6,7 @@ import re
 
 from git_gasp.base.errors import FormatError
 from git_gasp.base.record import Record
-from git_gasp.protocol.simpleyaml import load as load_yaml
+from git_gasp.base.yamlread import load_yaml
 
 _FRONT = re.compile(r"(?ms)\A---[ \t]*\n(.*?)^---[ \t]*$")
 
@@ -33,7 +33,7 @@ def parse_skill(data: bytes) -> Skill:
     match = _FRONT.match(text)
     if match is None:
         raise SkillError("no YAML front matter (--- … ---) at the top")
-    meta = load_yaml(match.group(1), SkillError, "front matter")
+    meta = load_yaml(match.group(1), "front matter", SkillError)
     if not isinstance(meta, dict):
         raise SkillError("front matter must be a mapping")
     for key in ("name", "description"):

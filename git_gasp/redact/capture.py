@@ -15,8 +15,8 @@ the first and last 8 KiB of a payload string, `adapters.payloads.trim_payload`, 
 it redacts, so that a tool printing megabytes costs it nothing). With the defaults an
 event line stays well under 32 KiB whatever a tool prints.
 
-The config is parsed only when it mentions ``capture`` (most never do): the agent hook
-runs on every tool call and a TOML parser costs more than the rest of a call.
+The settings are read by ``base.agentconfig`` (which validates them); this module
+applies them.
 """
 
 from __future__ import annotations
@@ -24,33 +24,18 @@ from __future__ import annotations
 import json
 import os
 
+from git_gasp.base import agentconfig
 from git_gasp.base.digest import sha256
-from git_gasp.base.errors import GaspError
 from git_gasp.base.lazyre import LazyPattern
 
 SUMMARY_CHARS = 500
-OUTPUTS = ("full", "summary", "none")
-FILE_INPUTS = ("digest", "full")
 FILE_TOOLS = {"Write": ("content",), "Edit": ("old_string", "new_string"),
               "MultiEdit": ("edits",), "NotebookEdit": ("new_source",)}
 _DIGEST = LazyPattern(r"<\d+ bytes, sha256 [0-9a-f]{12}>: ")
-_CONFIG_LIMIT = 1 << 20
-_MAX_FIELD_LIMIT = 1 << 20
 
 
-class CaptureError(GaspError):
-    """`[capture]` in .agent/config.toml is not what this module reads."""
-
-
-class Capture:
-    """The capture settings of one agent repository."""
-
-    __slots__ = ("field_limit", "file_inputs", "tool_output", "transcripts")
-
-    def __init__(self, tool_output: str = "summary", field_limit: int = 4096,
-                 file_inputs: str = "digest", transcripts: bool = True) -> None:
-        self.tool_output, self.field_limit = tool_output, field_limit
-        self.file_inputs, self.transcripts = file_inputs, transcripts
+class Capture(agentconfig.Capture):
+    """The capture settings of one agent repository, and how they cut what is stored."""
 
     def output(self, text: str, cut: dict, field: str = "output_summary") -> str:
         """A tool's (redacted) output as stored under `field`; a cut is noted in `cut`."""
@@ -103,47 +88,9 @@ def digest(value: object) -> str:
     return f"<{len(data)} bytes, sha256 {sha256(data).hexdigest()[:12]}>: {first}"
 
 
-def load(root: str | os.PathLike) -> Capture:
+def load(root: str | os.PathLike[str]) -> Capture:
     """The capture settings of the agent at `root` (defaults when none are set); a
-    `[capture]` that is malformed is a `CaptureError` naming the key."""
-    from git_gasp.base.files import NotARegularFile, read_regular_file
-
-    path = os.path.join(os.fspath(root), ".agent", "config.toml")
-    try:
-        data = read_regular_file(path, limit=_CONFIG_LIMIT, root=root)
-    except NotARegularFile:
-        data = None
-    if not data or b"capture" not in data:
-        return Capture()
-    from git_gasp.base.outside import why_unreadable
-
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        table = tomllib.loads(data.decode("utf-8")).get("capture", {})
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise CaptureError(f"{path}: {why_unreadable(exc)}") from None
-    return _from_table(table, path)
-
-
-def _from_table(table: object, path: str) -> Capture:
-    if not isinstance(table, dict):
-        raise CaptureError(f"{path}: capture must be a table")
-    got = Capture()
-    for key, value in table.items():
-        if key == "tool_output" and value in OUTPUTS:
-            got.tool_output = value
-        elif key == "file_inputs" and value in FILE_INPUTS:
-            got.file_inputs = value
-        elif key == "transcripts" and isinstance(value, bool):
-            got.transcripts = value
-        elif key == "field_limit" and type(value) is int and 64 <= value <= _MAX_FIELD_LIMIT:
-            got.field_limit = value
-        else:
-            raise CaptureError(f"{path}: [capture] {key} = {value!r} is not one of: "
-                               f"tool_output {'|'.join(OUTPUTS)}, field_limit 64..."
-                               f"{_MAX_FIELD_LIMIT}, file_inputs {'|'.join(FILE_INPUTS)}, "
-                               "transcripts true|false")
-    return got
+    `[capture]` that is malformed is a FormatError naming the key."""
+    settings = agentconfig.read_config(root).capture
+    return Capture(settings.tool_output, settings.field_limit, settings.file_inputs,
+                   settings.transcripts)

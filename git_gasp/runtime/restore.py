@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from git_gasp.base import git
+from git_gasp.base.agentconfig import read_config
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.files import atomic_write, move_into_place, read_file
 
@@ -64,14 +65,6 @@ def clone(url: str, dest: Path, *, partial: bool = True, branch: str | None = No
     _run_git(["checkout", "-q"], cwd=dest)
 
 
-def _bound_model(config: dict) -> object:
-    """The model [executor] names (None when unset); GaspError when it is not a table."""
-    executor = config.get("executor", {})
-    if not isinstance(executor, dict):
-        raise GaspError(".agent/config.toml: `executor` is not a table")
-    return executor.get("model")
-
-
 def bind_model(root: Path, model: str) -> None:
     """Set `model` under [executor] in .agent/config.toml, keeping every other setting.
 
@@ -81,18 +74,13 @@ def bind_model(root: Path, model: str) -> None:
     import tomli_w
 
     from git_gasp.base.files import refuse_links
-    from git_gasp.runtime.policy import load_config
-
     if "\n" in model or "\r" in model or not model.strip():
         raise UsageError("a model name is one non-empty line")
     path = refuse_links(root / ".agent" / "config.toml", root)
-    config = load_config(root)
-    executor = config.setdefault("executor", {})
-    if not isinstance(executor, dict):
-        raise GaspError(".agent/config.toml: `executor` is not a table; cannot bind the model")
-    executor["model"] = model.strip()
+    config = read_config(root).data
+    config.setdefault("executor", {})["model"] = model.strip()
     atomic_write(path, tomli_w.dumps(config).encode("utf-8"), root=root, make_parents=True)
-    if _bound_model(load_config(root)) != model.strip():
+    if read_config(root).executor.model != model.strip():
         raise GaspError(".agent/config.toml: could not bind the model")
 
 
@@ -161,9 +149,7 @@ def where_it_stands(root: Path, *, at: str | None = None) -> RestoreReport:
 
     goals = open_goals(FoldResult(graph))
     decisions = [n for n in graph.nodes.values() if n["kind"] == "decision"][-3:]
-    from git_gasp.runtime.policy import load_config
-
-    model = _bound_model(load_config(root)) or None
+    model = read_config(root).executor.model or None
     return RestoreReport(root, manifest.agent_id, actual, identity_files, skills, goals,
                          run_info, decisions, last, seeded, model, notes)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from pathlib import Path
@@ -12,9 +11,10 @@ from git_gasp.base.errors import GaspError
 from git_gasp.base.files import SMALL_FILE, atomic_write, open_file, read_file
 from git_gasp.base.git import find_git_dir
 from git_gasp.base.record import Record as Value
+from git_gasp.odb.blobid import blob_id
 from git_gasp.protocol.envelope import EnvelopeError, parse_line
 from git_gasp.protocol.graph import Graph
-from git_gasp.protocol.jsonstrict import JsonError, loads_slow
+from git_gasp.protocol.jsonstrict import JsonError, dumps_canonical, loads_slow
 from git_gasp.protocol.snapshot import (
     Integrity,
     SnapshotError,
@@ -57,11 +57,6 @@ VERDICT_DIR = ("gasp", "snapshot-verdicts")
 _OK, _FORGED = b"ok\n", b"differs\n"
 
 
-def blob_id(data: bytes) -> str:
-    """The git (SHA-1) blob id of `data`."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
 def _verdict_path(root: Path, blob: str) -> Path | None:
     gitdir = find_git_dir(root)
     return None if gitdir is None else gitdir.joinpath(*VERDICT_DIR, blob)
@@ -84,7 +79,7 @@ def graph_matches_prefix(root: Path, log: bytes, offset: int, graph: Graph,
     from git_gasp.protocol.envelope import parse_log
     from git_gasp.protocol.fold import fold
 
-    blob = blob_id(raw)
+    blob = blob_id(raw).decode()
     path = _verdict_path(root, blob)
     if path is not None:
         try:
@@ -236,8 +231,7 @@ def write_snapshot(root: Path, log: bytes, graph: Graph, line_count: int, event_
         raise SnapshotError(f"event id {event_id!r} cannot name a snapshot directory")
     rec = integrity_for(log, line_count, event_id)
     doc = {"graph": graph.to_json(), "integrity": rec.to_json()}
-    data = (json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-            + "\n").encode("utf-8")
+    data = dumps_canonical(doc) + b"\n"
     rel = f"{SNAPSHOT_DIR}/{event_id}/graph.json"
     target = root / rel
     if target.exists() or target.is_symlink():
@@ -258,5 +252,5 @@ def write_snapshot(root: Path, log: bytes, graph: Graph, line_count: int, event_
             except OSError:
                 pass
         raise
-    _remember(root, blob_id(data), _OK)  # built from the fold itself: verified
+    _remember(root, blob_id(data).decode(), _OK)  # built from the fold itself: verified
     return rel, True

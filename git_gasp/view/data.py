@@ -17,6 +17,7 @@ from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.idmatch import GAP, abbreviations
+from git_gasp.protocol.jsonstrict import dumps_canonical
 from git_gasp.runtime.queries import label
 from git_gasp.view.runs import RAW_NODE_KINDS, RunTable, is_raw_event
 
@@ -56,24 +57,13 @@ def trim(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def _dumps(value: Any) -> bytes:
-    import orjson
-
-    try:
-        return orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):  # an integer past 64 bits, a surrogate
-        import json
-
-        return json.dumps(value, separators=(",", ":")).encode("ascii")
-
-
 def _fits(props: Any) -> Any:
-    return props if len(_dumps(props)) <= MAX_PROPS_BYTES else trim(props)
+    return props if len(dumps_canonical(props)) <= MAX_PROPS_BYTES else trim(props)
 
 
 def preview(payload: Any, limit: int) -> str:
     """The start of `payload` as compact JSON, at most `limit` bytes (cut marked)."""
-    raw = _dumps(payload)
+    raw = dumps_canonical(payload)
     if len(raw) <= limit:
         return raw.decode("utf-8", "replace")
     return raw[:limit].decode("utf-8", "ignore") + "…"

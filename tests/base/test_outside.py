@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from git_gasp.base.errors import FormatError
-from git_gasp.base.outside import load_json, load_toml, valid_text
+from git_gasp.base.outside import load_json, valid_text
+from git_gasp.base.toml import load_toml
 
 HUGE = "9" * 5000
 

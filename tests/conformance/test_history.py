@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 
 from git_gasp.base.errors import NotAGitRepo
 from git_gasp.conformance.history.check import HistoryResult, check_history
+from git_gasp.odb.blobid import extends_by_hash
 from git_gasp.odb.repo import open_repo
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
     common_prefix_len,
-    extends_by_hash,
     extension_error,
     is_append_only,
     merge_error,

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from git_gasp.guard.commit_guard import run_guard
-from git_gasp.guard.staged import git_blob_id
 from git_gasp.guard.warm import Warm
 from git_gasp.odb import gitdirs, indexstat
+from git_gasp.odb.blobid import blob_id
 from tests.testing.events import goal_pair
 from tests.testing.run import git
 
@@ -160,7 +160,7 @@ def test_an_unchanged_staged_log_gives_the_same_verdicts_warm_or_not(committed, 
     head_log = git(committed, "rev-parse", f"HEAD:{LOG}").strip().encode()
     data, _after, length, prefix = warm.log(LOG.encode(), str(committed))
     assert length == len(git(committed, "show", f"HEAD:{LOG}").encode())
-    assert prefix == head_log == git_blob_id(data[:length])
+    assert prefix == head_log == blob_id(data[:length])
     assert warm.diff(str(committed / ".git/index"), "0" * 40) is None  # another target
     assert run_guard(committed, warm=warm) == []
     append(committed, b'{"not": "an event"}\n')

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.mcp import ready, recall, search, settings
+from git_gasp.base.errors import UsageError
+from git_gasp.mcp import ready, recall, search
 from git_gasp.mcp.service import Service
 from git_gasp.protocol.graph import Graph
 from git_gasp.runtime.memory import Facts
@@ -116,24 +116,3 @@ def test_recall_live_facts_only_newest_first(agent):
         assert out["facts"][0]["supersedes"] == old
         assert [f["text"] for f in recall.recall(st, "")["facts"]] == [
             "Unrelated fact", "Regex compiles are slow; cache them"]
-
-
-@pytest.mark.parametrize(("table", "want"), [
-    ({}, settings.McpSettings()),
-    ({"mcp": {"write": True}}, settings.McpSettings(write=True)),
-    ({"mcp": {"write": True, "commit": True, "wait": 0}},
-     settings.McpSettings(True, True, 0.0)),
-])
-def test_settings(table, want):
-    assert settings.parse(table) == want
-
-
-@pytest.mark.parametrize(("table", "said"), [
-    ({"mcp": 1}, "must be a table"),
-    ({"mcp": {"write": "yes"}}, "mcp.write = 'yes' is not true or false"),
-    ({"mcp": {"writes": True}}, "unknown key 'writes'"),
-    ({"mcp": {"wait": -1}}, "mcp.wait"),
-])
-def test_settings_refused(table, said):
-    with pytest.raises(GaspError, match=said):
-        settings.parse(table)

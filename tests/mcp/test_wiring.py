@@ -6,20 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 import pytest
 
+from git_gasp.base.toml import tomllib
 from tests.testing.run import gasp, git, out
 
 ENTRY = {"type": "stdio", "command": "git", "args": ["gasp", "mcp"]}
 
 
 def _toml(path):
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:
-        import tomli as tomllib
     return tomllib.loads(path.read_text())
 
 

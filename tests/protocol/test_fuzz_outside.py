@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.outside import load_toml
+from git_gasp.base.toml import load_toml
 from git_gasp.kg.frontmatter import load_yaml, parse_document
 from git_gasp.protocol.envelope import parse_log
 from git_gasp.protocol.fold import fold

@@ -30,6 +30,6 @@ def test_skill_front_matter_with_an_unconvertible_value_is_a_skill_error(value):
 
 @pytest.mark.parametrize("value", [HUGE, DEEP])
 def test_kg_front_matter_with_an_unconvertible_value_is_a_gasp_error(value):
-    with pytest.raises(GaspError, match="invalid YAML"):
+    with pytest.raises(GaspError, match="YAML does not parse"):
         load_yaml(f"id: x\nn: {value}\n")
 

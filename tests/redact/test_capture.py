@@ -119,7 +119,7 @@ def test_a_malformed_capture_table_is_one_line_and_nothing_is_written(bot):
     proc = gasp(bot, "import", "claude-code", str(CLAUDE_TRANSCRIPT))
     err = proc.stderr.decode()
     assert proc.returncode == 1 and len(err.strip().splitlines()) == 1, out(proc)
-    assert "[capture] tool_output = 'everything'" in err
+    assert "capture.tool_output = 'everything' is not one of full, summary, none" in err
     assert (bot / "state" / "events.jsonl").read_bytes() == before
     assert git(bot, "rev-parse", "HEAD") == head
 

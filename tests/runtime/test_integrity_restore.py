@@ -7,15 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from git_gasp.base.toml import tomllib
 from tests.runtime.helpers import assert_conformant, one_error_line
 from tests.testing.run import gasp, git, out
 
 pytestmark = pytest.mark.slow
 
-try:
-    import tomllib
-except ImportError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 
 def restored(cwd: Path, *args: str) -> str:

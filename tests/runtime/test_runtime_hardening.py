@@ -195,11 +195,11 @@ def test_snapshot_records_only_the_folded_lines(agent, monkeypatch):
 
 
 def test_a_config_toml_number_of_5000_digits_is_one_error_line_for_the_runtime(agent):
-    from git_gasp.runtime.policy import load_config
+    from git_gasp.base.agentconfig import read_config
 
     (agent / ".agent/config.toml").write_text("[policy]\nx = " + "9" * 5000 + "\n")
     with pytest.raises(GaspError, match=r"^\.agent/config\.toml does not parse: a number"):
-        load_config(agent)
+        read_config(agent)
     proc = gasp(agent, "record", "goal", "--title", "t")
     assert proc.returncode == 1, out(proc)
     assert out(proc).strip().startswith("git gasp: error: .agent/config.toml does not parse")

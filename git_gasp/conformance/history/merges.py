@@ -9,8 +9,9 @@ from __future__ import annotations
 import stat
 from collections import namedtuple
 
+from git_gasp.odb.blobid import extends_by_hash
 from git_gasp.odb.objects import Entry, ObjectError, short
-from git_gasp.protocol.appendonly import AppendOnlyPaths, extends_by_hash, merge_result_problem
+from git_gasp.protocol.appendonly import AppendOnlyPaths, merge_result_problem
 
 
 class Side(namedtuple("Side", "sha root paths")):

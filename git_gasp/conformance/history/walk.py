@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from git_gasp.conformance.history.merges import MergeRule, Side
 from git_gasp.conformance.history.result import APPEND_HINT, HistoryResult
+from git_gasp.odb.blobid import extends_by_hash
 from git_gasp.odb.objects import (
     CommitInfo,
     Entry,
@@ -38,7 +39,6 @@ from git_gasp.odb.objects import (
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
     AppendOnlyPaths,
-    extends_by_hash,
     extension_problem,
 )
 from git_gasp.protocol.failure import Failure

@@ -18,9 +18,10 @@ from git_gasp.base.files import join, open_file, open_regular
 from git_gasp.conformance.history.result import WORKTREE_HINT
 from git_gasp.conformance.history.tipfacts import EXTENDS, SAME, TipFacts
 from git_gasp.conformance.history.walk import Walker
+from git_gasp.odb.blobid import blob_hasher, blob_id, extends_by_hash
 from git_gasp.odb.indexstat import index_entry_stat, stat_proves
 from git_gasp.odb.objects import CommitInfo, Entry, ObjectError, TreeError
-from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
+from git_gasp.protocol.appendonly import extension_problem
 
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
 _HASH_PIECE = 1 << 22  # a file hashed in pieces: no buffer of its size (page faults)
@@ -62,11 +63,7 @@ class WorkTree:
         if len(data) == st.st_size and self._stat_index.unchanged(in_repo, entry.sha, st):
             walker.objects.lengths[entry.sha] = len(data)
             return data  # git's own stat test: the file holds the staged (= HEAD) blob
-        import hashlib  # here: only when the stat test could not prove it
-
-        digest = hashlib.sha1(b"blob %d\x00" % len(data))
-        digest.update(data)
-        if digest.hexdigest().encode() != entry.sha:
+        if blob_id(data) != entry.sha:  # the stat test could not prove it
             return None
         walker.objects.lengths[entry.sha] = len(data)
         return data
@@ -96,9 +93,7 @@ class WorkTree:
             with os.fdopen(fd, "rb", buffering=0) as fh:
                 if os.fstat(fd).st_ino != st.st_ino:
                     return False
-                import hashlib  # here: a re-check whose proofs are cached hashes nothing
-
-                digest = hashlib.sha1(b"blob %d\x00" % length)
+                digest = blob_hasher(length)
                 piece = memoryview(bytearray(min(_HASH_PIECE, length)))
                 left, last = length, 0
                 while left:

@@ -1,5 +1,5 @@
-"""`load_flat` either agrees with `yaml.safe_load` or declines (None): never a different
-mapping."""
+"""`base.yamlread.load_flat` either agrees with `yaml.safe_load` or declines (None):
+never a different mapping."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_gasp.protocol.simpleyaml import load_flat
+from git_gasp.base.yamlread import load_flat
 
 pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
 
@@ -21,7 +21,9 @@ TRICKY = ["1", "0", "007", "0b101", "0x1f", "1_000", "1e5", "1.5", ".5", ".inf",
           "2d9ceaa180abf2508d5af840301d3c713928e295ee773367314c63ee34e5435b",
           "0d9c", "5e3", "deadbeef", ".agent/config.toml", "/abs/path", "_x", "a b  c",
           "evolve", "x:y", "a,b", "é", "a\tb", "=", "<<", "?", "? x", "-", "--", "---",
-          "a ", " a"]
+          "a ", " a", "[]", "[ ]", "[a, b]", "[a,b]", "[ a ,b ]", '["x", y]', "[a, ]", "[,]",
+          "[a, [b]]", "[[a], []]", "[1, 007]", "[yes]", "[null]", "[a: b]", "[a #b]", '["a, b"]',
+          "[rust-lang, it's]", "[a]]", "[[a]", "[2026-01-01]", "[.5]", "[a b, c]", "[~]"]
 KEYS = ["agent_id", "spec_version", "yes", "on", "y", "null", "_k", "k-1", "K", "1", "a b"]
 
 value = st.one_of(st.sampled_from(TRICKY),
@@ -57,7 +59,7 @@ def test_manifest_and_digest_read_without_yaml() -> None:
 
 
 def test_declines_what_it_does_not_know() -> None:
-    for text in ["a:\n  b: 1\n", "a: [1, 2]\n", "a: yes\n", "a: 0b11\n", "a: 2026-01-01\n",
+    for text in ["a:\n  b: 1\n", "a: [1, 2.5]\n", "a: yes\n", "a: 0b11\n", "a: 2026-01-01\n",
                  "a: 1.5\n", "a: 1\na: 2\n", "a: b: c\n", "a: x #c\n", "a: 'q'\n"]:
         assert load_flat(text) is None, text
 
