@@ -35,6 +35,8 @@ from tests.e2e import agents
 from tests.e2e.servers import BUGGY, PROMPT, ClaudeHandler, ModelServer
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow
+
 # Fixtures live here, not in a conftest.py (a second conftest module would shadow
 # tests/conftest.py for suites that `from conftest import` it).
 

@@ -6,8 +6,12 @@ import json
 import os
 import subprocess
 
+import pytest
+
 from tests.kg.helpers import kg
 from tests.testing.run import git
+
+pytestmark = pytest.mark.slow
 
 
 def _spawn(cwd, env, session, eid, body="x"):

@@ -12,6 +12,8 @@ import pytest
 
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow
+
 ENTRY = {"type": "stdio", "command": "git", "args": ["gasp", "mcp"]}
 
 
