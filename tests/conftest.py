@@ -30,7 +30,8 @@ def hermetic(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="session")
 def agent_template(tmp_path_factory) -> Path:
-    """`git gasp init agent --agent-id tester`, built once per session: copy, never edit."""
+    """`git gasp init agent --agent-id tester`, built once per session (so once per
+    xdist worker, under its own basetemp): copy, never edit."""
     with pytest.MonkeyPatch.context() as mp:
         isolate(mp, tmp_path_factory.mktemp("template-home"))
         return init_agent(tmp_path_factory.mktemp("template"))
