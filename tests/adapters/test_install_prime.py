@@ -17,7 +17,7 @@ from git_gasp.adapters.prime import BEGIN, END
 from tests.adapters.samples import CLAUDE_TRANSCRIPT
 from tests.testing.run import gasp, git, out
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # the CLI per install, uninstall and prime
 
 FOREIGN = {
     "model": "opus",

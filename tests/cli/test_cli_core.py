@@ -10,7 +10,7 @@ import pytest
 from tests.testing.events import goal_pair, ops, update
 from tests.testing.run import gasp, git, out
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # the CLI end to end
 
 LOG = "state/events.jsonl"
 

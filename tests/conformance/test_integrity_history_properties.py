@@ -23,7 +23,7 @@ from git_gasp.conformance.history.check import check_store
 from git_gasp.guard.commit_guard import check_files
 from git_gasp.guard.rejection import MERGE_RULE, ONE_PARENT
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # hypothesis over histories
 
 DEFAULT, MOVED = b"state/events.jsonl", b"data/log.jsonl"
 REG = 0o100644

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from git_gasp.conformance.rules import is_canonical_line, roundtrip_problem
 from git_gasp.protocol.envelope import Event, parse_line, serialize
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # hypothesis
 
 
 def _json(value) -> bytes:

@@ -35,7 +35,7 @@ from tests.e2e import agents
 from tests.e2e.servers import BUGGY, PROMPT, ClaudeHandler, ModelServer
 from tests.testing.run import gasp, git, out
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # live agent sessions
 
 # Fixtures live here, not in a conftest.py (a second conftest module would shadow
 # tests/conftest.py for suites that `from conftest import` it).

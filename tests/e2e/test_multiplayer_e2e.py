@@ -10,7 +10,7 @@ import pytest
 
 from tests.testing.run import gasp, git, out
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # two clones and a remote, end to end
 
 
 def ok(proc) -> str:

@@ -11,7 +11,7 @@ import pytest
 from tests.kg.helpers import kg
 from tests.testing.run import git
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # concurrent processes and remotes
 
 
 def _spawn(cwd, env, session, eid, body="x"):

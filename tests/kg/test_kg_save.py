@@ -9,7 +9,7 @@ import pytest
 from tests.kg.helpers import kg, kg_json
 from tests.testing.run import git, out
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # real git and a bare remote per test
 
 FIRST = """
 summary: first insights

@@ -12,7 +12,7 @@ import pytest
 
 from tests.testing.run import gasp, git, out
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # installs and a server per test
 
 ENTRY = {"type": "stdio", "command": "git", "args": ["gasp", "mcp"]}
 
