@@ -21,60 +21,6 @@ from tests.testing.repos import copy_repo, init_agent, make_fixture_repo
 # (~7 s of the fast loop). The tests' own caches are in .gitignore'd __pycache__/.
 sys.dont_write_bytecode = False
 
-# Tests left out of the fast loop (`pytest -m "not slow"`): they run the installed CLI
-# end to end many times, drive real merges and history walks, live agent sessions or
-# big hypothesis runs. Keyed on the test file (its path under tests/), and within a
-# file on words of the test's name; the unit tests of every package stay in the fast
-# loop. Packaging builds carry their own `slow` marks.
-SLOW_FILES = {
-    "adapters/test_import.py",
-    "adapters/test_install_prime.py",
-    "adapters/test_live.py",
-    "adapters/test_planted_secrets.py",
-    "bridges/test_planted_secrets.py",
-    "cli/test_bad_input.py",
-    "cli/test_cli_core.py",
-    "cli/test_hostile_files.py",
-    "conformance/test_check_properties.py",
-    "conformance/test_integrity_history_properties.py",
-    "conformance/test_logstate_properties.py",
-    "conformance/test_rules_canonical.py",
-    "e2e/test_beside_project.py",
-    "e2e/test_live_sessions.py",
-    "e2e/test_multiplayer_e2e.py",
-    "githooks/test_install_hooks.py",
-    "kg/test_kg_branches.py",
-    "kg/test_kg_concurrency.py",
-    "kg/test_kg_save.py",
-    "kg/test_kg_search.py",
-    "mcp/test_wiring.py",
-    "merge/test_merge_git.py",
-    "otel/test_planted_secrets.py",
-    "protocol/test_properties.py",
-    "runtime/test_cli_e2e.py",
-    "runtime/test_reliability.py",
-}
-SLOW_NAMES = {
-    "guard/test_guard.py": ("merge", "cache", "subdirectory", "worktree", "hooks_path",
-                            "relocat"),
-    "conformance/test_checks.py": ("check4", "snapshot", "subdirectory", "manifest_moved"),
-    "conformance/test_history_pack.py": ("content_verdicts",),  # property tests over packs
-    "kg/test_kg_view.py": ("5000", "chromium"),  # headless Chromium: seconds to a minute
-}
-TESTS = Path(__file__).resolve().parent
-
-
-def pytest_collection_modifyitems(config, items):
-    """Mark `slow` the tests of SLOW_FILES and those SLOW_NAMES names."""
-    for item in items:
-        try:
-            rel = Path(item.fspath).resolve().relative_to(TESTS).as_posix()
-        except ValueError:
-            continue
-        name = getattr(item, "originalname", item.name)
-        if rel in SLOW_FILES or any(w in name for w in SLOW_NAMES.get(rel, ())):
-            item.add_marker(pytest.mark.slow)
-
 
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path_factory, monkeypatch):
@@ -84,7 +30,8 @@ def hermetic(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="session")
 def agent_template(tmp_path_factory) -> Path:
-    """`git gasp init agent --agent-id tester`, built once per session: copy, never edit."""
+    """`git gasp init agent --agent-id tester`, built once per session (so once per
+    xdist worker, under its own basetemp): copy, never edit."""
     with pytest.MonkeyPatch.context() as mp:
         isolate(mp, tmp_path_factory.mktemp("template-home"))
         return init_agent(tmp_path_factory.mktemp("template"))

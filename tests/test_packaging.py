@@ -58,6 +58,8 @@ LAYERS = tuple(
 AGENT_HOOK_HEAVY = ("dulwich", "yaml", "click", "traceback", "gzip")
 AGENT_HOOK_LAYERS = tuple(f"git_gasp.{layer}" for layer in (
     "odb", "guard", "merge", "githooks", "kg", "otel", "bridges", "cli.group"))
+# One xdist worker builds the wheel and its venv (module fixtures) and runs what uses them.
+pytestmark = pytest.mark.xdist_group("packaging")
 README_TEST_COMMAND = ".venv/bin/python -m pytest"
 README_MAIN_JOB = (
     "python3 -m venv .venv && .venv/bin/pip install . && "

@@ -10,6 +10,8 @@ import pytest
 from tests.adapters.samples import CLAUDE_TRANSCRIPT, CODEX_ROLLOUT, read_jsonl, write_jsonl
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # real sessions imported through the CLI
+
 SECRET = "sk-ant-api03-" + "Qx7Lm2Vb9Nc4Zr8Tp1Ws6Yd3Kf5Hg0Jj-AA"
 
 

@@ -17,6 +17,8 @@ from git_gasp.adapters.prime import BEGIN, END
 from tests.adapters.samples import CLAUDE_TRANSCRIPT
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # the CLI per install, uninstall and prime
+
 FOREIGN = {
     "model": "opus",
     "permissions": {"allow": ["Bash(ls:*)"]},

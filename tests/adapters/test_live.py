@@ -22,6 +22,8 @@ from tests.adapters.samples import (
 )
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # a hook process per payload
+
 SECRET = "sk-ant-api03-" + "Qx7Lm2Vb9Nc4Zr8Tp1Ws6Yd3Kf5Hg0Jj-AA"
 CLAUDE_SID = "6f48f32c-63b8-44c3-9f60-37aed18fbcf2"
 CODEX_SID = "01a227f0-ba53-7d60-9f50-1d95813560bb"

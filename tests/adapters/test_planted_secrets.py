@@ -25,6 +25,8 @@ from tests.testing.planting import copies, jsonl, leaks, plant, read_jsonl, secr
 from tests.testing.repos import copy_repo
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # every session field planted, through the CLI
+
 PARSERS = {"claude-code": parse_transcript, "codex": parse_rollout}
 
 

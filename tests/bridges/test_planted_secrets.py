@@ -33,6 +33,8 @@ from langchain_core.outputs import ChatGeneration, LLMResult  # noqa: E402
 from git_gasp.bridges.langchain import GaspCallbackHandler  # noqa: E402
 from git_gasp.bridges.openai_agents import GaspTracingProcessor  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every bridge argument planted, through the CLI
+
 # one LangChain run: {callback: keywords}; ints stand for LangChain's run UUIDs
 LANGCHAIN = [
     {"on_chain_start": {"serialized": {"name": "agent", "id": ["langchain", "Agent"]},

@@ -27,6 +27,8 @@ from git_gasp.protocol.jsonstrict import MAX_DEPTH, JsonError, loads_strict
 from tests.testing.paths import FIXTURE
 from tests.testing.run import commit_all, gasp, git, out
 
+pytestmark = pytest.mark.slow  # a CLI run per hostile input
+
 LOG = "state/events.jsonl"
 GOOD = (FIXTURE / LOG).read_bytes()
 LINES = GOOD.splitlines(keepends=True)  # ten canonical events, each ending in b"\n"

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.testing.events import goal_pair, ops, update
 from tests.testing.run import gasp, git, out
+
+pytestmark = pytest.mark.slow  # the CLI end to end
 
 LOG = "state/events.jsonl"
 

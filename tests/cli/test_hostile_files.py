@@ -17,6 +17,8 @@ import pytest
 from tests.adapters.samples import CLAUDE_HOOKS, read_jsonl
 from tests.testing.run import git, out
 
+pytestmark = pytest.mark.slow  # a CLI run per hostile file
+
 HANG = 120  # seconds: a guard against a hang, never a measure of speed
 
 

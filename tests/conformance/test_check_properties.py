@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from git_gasp.protocol.envelope import OPS_KIND, Event, serialize
 
+pytestmark = pytest.mark.slow  # hypothesis
+
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -78,11 +78,13 @@ def test_text_output_one_line_per_check_and_exit_codes(fixture_repo):
     assert gasp(fixture_repo, "check", "nowhere").returncode == 2
 
 
+@pytest.mark.slow
 def test_check_from_a_subdirectory_finds_the_agent_root(fixture_repo):
     proc = gasp(fixture_repo / "state", "check", "--json")
     assert proc.returncode == 0, out(proc)
 
 
+@pytest.mark.slow
 def test_agent_root_in_a_subdirectory_of_the_work_tree(tmp_path):
     top = tmp_path / "project"
     shutil.copytree(FIXTURE, top / "agents" / "evolve")
@@ -143,6 +145,7 @@ def test_check2_malformed_ops_payload_fails(agent):
     assert "missing props" in failures(report, 2)[0]["message"]
 
 
+@pytest.mark.slow
 def test_check2_snapshot_written_by_us_passes_and_tampered_fails(agent):
     append(agent, goal_pair(1) + goal_pair(2))
     assert gasp(agent, "snapshot", "--at", "event_g1o").returncode == 0
@@ -158,6 +161,7 @@ def test_check2_snapshot_written_by_us_passes_and_tampered_fails(agent):
     assert f["path"] == "snapshots/event_g2o/graph.json" and "differs" in f["message"]
 
 
+@pytest.mark.slow
 def test_check2_snapshot_integrity_mismatch_and_misnamed_dir_fail(agent):
     append(agent, goal_pair(1))
     assert gasp(agent, "snapshot").returncode == 0
@@ -202,6 +206,7 @@ def test_check3_pack_that_does_not_parse_fails(agent):
 
 
 # --- check 4 ---------------------------------------------------------------------------
+@pytest.mark.slow
 def test_check4_in_place_edit_in_history_fails_naming_commit(agent):
     append(agent, goal_pair(1))
     commit_all(agent, "run 1")
@@ -215,6 +220,7 @@ def test_check4_in_place_edit_in_history_fails_naming_commit(agent):
     assert any(f.get("commit") == bad and f.get("path") == LOG for f in failures(report, 4))
 
 
+@pytest.mark.slow
 def test_check4_branch_edit_hidden_behind_a_merge_fails(agent):
     append(agent, goal_pair(1))
     commit_all(agent, "base")
@@ -233,6 +239,7 @@ def test_check4_branch_edit_hidden_behind_a_merge_fails(agent):
     assert any(f.get("commit") == hidden for f in failures(report, 4)), report
 
 
+@pytest.mark.slow
 def test_check4_union_style_merge_passes(agent):
     append(agent, goal_pair(1))
     commit_all(agent, "base")
@@ -251,6 +258,7 @@ def test_check4_union_style_merge_passes(agent):
     assert code == 0, report
 
 
+@pytest.mark.slow
 def test_check4_working_tree_must_extend_head(agent):
     append(agent, goal_pair(1))
     commit_all(agent, "c")
@@ -263,6 +271,7 @@ def test_check4_working_tree_must_extend_head(agent):
     assert any("working tree" in f["message"] for f in failures(report, 4))
 
 
+@pytest.mark.slow
 def test_check4_not_a_git_repo_fails(tmp_path):
     plain = tmp_path / "plain"
     shutil.copytree(FIXTURE, plain)
@@ -271,6 +280,7 @@ def test_check4_not_a_git_repo_fails(tmp_path):
     assert "git" in failures(report, 4)[0]["message"]
 
 
+@pytest.mark.slow
 def test_check4_cache_makes_recheck_walk_only_new_commits(agent):
     for n in range(3):
         append(agent, goal_pair(n))
@@ -412,6 +422,7 @@ def test_check7_richer_pair_passes(agent):
     assert run_check(agent)[0] == 0
 
 
+@pytest.mark.slow
 def test_manifest_moved_log_is_read_checked_and_must_stay_append_only(tmp_path):
     repo = tmp_path / "moved"
     shutil.copytree(FIXTURE, repo)
@@ -434,6 +445,7 @@ def test_manifest_moved_log_is_read_checked_and_must_stay_append_only(tmp_path):
     assert failures(report, 4)[0]["path"] == "logs/events.jsonl"
 
 
+@pytest.mark.slow
 def test_check4_reads_head_blob_from_work_tree_only_when_it_is_that_blob(agent):
     """Big logs are read from the work tree when its bytes hash to HEAD's blob id."""
     append(agent, b"".join(goal_pair(n) for n in range(400)))  # > 64 KiB

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from dulwich.object_store import MemoryObjectStore
 from dulwich.objects import Blob, Commit, Tree
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +22,8 @@ from hypothesis import strategies as st
 from git_gasp.conformance.history.check import check_store
 from git_gasp.guard.commit_guard import check_files
 from git_gasp.guard.rejection import MERGE_RULE, ONE_PARENT
+
+pytestmark = pytest.mark.slow  # hypothesis over histories
 
 DEFAULT, MOVED = b"state/events.jsonl", b"data/log.jsonl"
 REG = 0o100644

@@ -20,6 +20,8 @@ from git_gasp.store.agent import AgentRepo
 from tests.conformance import oracle
 from tests.conformance.logcases import PACK, logs
 
+pytestmark = pytest.mark.slow  # hypothesis
+
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.function_scoped_fixture])

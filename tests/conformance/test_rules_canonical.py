@@ -9,11 +9,14 @@ import random
 import struct
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_gasp.conformance.rules import is_canonical_line, roundtrip_problem
 from git_gasp.protocol.envelope import Event, parse_line, serialize
+
+pytestmark = pytest.mark.slow  # hypothesis
 
 
 def _json(value) -> bytes:

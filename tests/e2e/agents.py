@@ -2,7 +2,7 @@
 
 Versions are pinned to the ones the readers are tested with. Installs go to a cache
 directory (``$GASP_E2E_CACHE``, default ``~/.cache/git-gasp-e2e`` of the real user) so
-they happen once per machine.
+they happen once per machine, under a lock, so parallel workers install each once.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_gasp.base.files import file_lock
 from tests.e2e.servers import (
     PROMPT,
     ClaudeHandler,
@@ -49,13 +50,19 @@ def npm_install(package: str) -> tuple[Path | None, str]:
     if marker.exists():
         return prefix, ""
     prefix.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), package],
-        capture_output=True, text=True, timeout=900, check=False)
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        return None, f"npm install {package} failed: {' / '.join(tail)}"
-    marker.write_text(package + "\n")
+    # pytest-xdist workers (and two suites on one machine) share the cache: the first
+    # installs under the lock, the others wait for it and find the marker.
+    with file_lock(prefix.with_name(prefix.name + ".lock"), f"npm install {package}",
+                   timeout=1000):
+        if marker.exists():
+            return prefix, ""
+        proc = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), package],
+            capture_output=True, text=True, timeout=900, check=False)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            return None, f"npm install {package} failed: {' / '.join(tail)}"
+        marker.write_text(package + "\n")
     return prefix, ""
 
 

@@ -21,6 +21,8 @@ from tests.e2e import agents
 from tests.e2e.test_live_sessions import _binary
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # live agent sessions
+
 STATE_NAMES = ("AGENT.md", "identity", "skills", "state", "memory", "journal", ".agent",
                "transcripts")
 

@@ -35,6 +35,8 @@ from tests.e2e import agents
 from tests.e2e.servers import BUGGY, PROMPT, ClaudeHandler, ModelServer
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # live agent sessions
+
 # Fixtures live here, not in a conftest.py (a second conftest module would shadow
 # tests/conftest.py for suites that `from conftest import` it).
 
@@ -331,8 +333,11 @@ def test_claude_code_asks_its_history_through_mcp(claude_bin, gasp_repo, agent_h
     script = [(MCP_TOOL, {"query": "tokenizer unicode"}), "Found the goal."]
     with ModelServer(ClaudeHandler, script, str(gasp_repo)) as server:
         env = agents.agent_env(agent_home)
+        # `-p` connects MCP servers in the background unless told to wait: on a busy
+        # machine (xdist's workers) the first request left before `git gasp mcp` was up.
         env.update(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.port}",
-                   ANTHROPIC_API_KEY="sk-ant-test-not-a-real-key")
+                   ANTHROPIC_API_KEY="sk-ant-test-not-a-real-key",
+                   MCP_CONNECTION_NONBLOCKING="false")
         session = subprocess.run(
             [str(claude_bin), "-p", "What did I plan for the tokenizer?",
              "--allowedTools", MCP_TOOL], cwd=gasp_repo, env=env, capture_output=True,

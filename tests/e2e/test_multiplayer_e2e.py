@@ -10,6 +10,8 @@ import pytest
 
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # two clones and a remote, end to end
+
 
 def ok(proc) -> str:
     assert proc.returncode == 0, out(proc)

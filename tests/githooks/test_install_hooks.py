@@ -14,6 +14,8 @@ from tests.testing.events import goal_pair
 from tests.testing.paths import REPO_ROOT
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # the CLI and real commits per hook set-up
+
 LOG = "state/events.jsonl"
 FOREIGN = b"#!/bin/sh\necho foreign-ran >> \"$(git rev-parse --git-dir)/foreign.log\"\n"
 

@@ -165,6 +165,7 @@ def test_commit_with_paths_uses_gits_temporary_index(agent):
     refused(proc, "modified in place")
 
 
+@pytest.mark.slow
 def test_agent_root_in_a_subdirectory(tmp_path):
     top = tmp_path / "mono"
     top.mkdir()
@@ -188,6 +189,7 @@ def test_agent_root_in_a_subdirectory(tmp_path):
     assert commit(top, "JOURNAL.md").returncode == 0
 
 
+@pytest.mark.slow
 def test_core_hooks_path_installs_there_and_guards(agent, tmp_path):
     hooks = tmp_path / "shared-hooks"
     git(agent, "config", "core.hooksPath", str(hooks))
@@ -201,6 +203,7 @@ def test_core_hooks_path_installs_there_and_guards(agent, tmp_path):
     refused(commit(agent), "modified in place")
 
 
+@pytest.mark.slow
 def test_linked_worktree(agent, tmp_path):
     wt = tmp_path / "wt"
     git(agent, "worktree", "add", "-q", "-b", "side", str(wt))
@@ -229,6 +232,7 @@ def _diverged(agent: Path) -> tuple[bytes, bytes, bytes]:
     return base, goal_pair(3), goal_pair(2)
 
 
+@pytest.mark.slow
 def test_merge_commit_of_a_proper_union_is_allowed(agent):
     base, ours, theirs = _diverged(agent)
     (agent / LOG).write_bytes(base + ours + theirs)
@@ -238,6 +242,7 @@ def test_merge_commit_of_a_proper_union_is_allowed(agent):
     assert gasp(agent, "check").returncode == 0
 
 
+@pytest.mark.slow
 def test_merge_commit_losing_the_other_parents_lines_is_refused(agent):
     base, ours, _theirs = _diverged(agent)
     (agent / LOG).write_bytes(base + ours)
@@ -374,6 +379,7 @@ def _log_blob(repo: Path, rev: str = "HEAD") -> str:
     return git(repo, "rev-parse", f"{rev}:{LOG}").strip()
 
 
+@pytest.mark.slow
 def test_the_guard_caches_the_committed_logs_index_and_uses_it(agent):
     append(agent, goal_pair(1) + goal_pair(2))
     assert commit(agent).returncode == 0
@@ -386,6 +392,7 @@ def test_the_guard_caches_the_committed_logs_index_and_uses_it(agent):
     assert proc.returncode == 0, out(proc)
 
 
+@pytest.mark.slow
 def test_non_canonical_committed_lines_are_read_without_a_cache(agent):
     odd = (b'{ "kind" : "note.created", "id" : "spaced", "causation_id": null, '
            b'"schema_version": 1, "ts_ms": 1, "actor": {"kind": "agent", "id": "a"}, '
@@ -401,6 +408,7 @@ def test_non_canonical_committed_lines_are_read_without_a_cache(agent):
     refused(commit(agent), f"{LOG}:4:", "is used again (first on line 2)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "flipped", "other blob",
                                     "other rules", "empty"])
 def test_a_corrupt_or_stale_cache_is_ignored_and_rewritten(agent, damage):
@@ -437,6 +445,7 @@ def test_a_corrupt_or_stale_cache_is_ignored_and_rewritten(agent, damage):
     assert _log_blob(agent, "HEAD~1") in _cache_files(agent)
 
 
+@pytest.mark.slow
 def test_a_cached_older_version_of_the_log_is_grown_not_reread(agent, monkeypatch):
     append(agent, goal_pair(1))
     assert commit(agent).returncode == 0
@@ -449,6 +458,7 @@ def test_a_cached_older_version_of_the_log_is_grown_not_reread(agent, monkeypatc
     assert _log_blob(agent) in _cache_files(agent)  # grown from the older one's index
 
 
+@pytest.mark.slow
 def test_the_guard_reads_no_committed_log_blob_when_its_index_is_cached(agent, monkeypatch):
     from git_gasp.guard import commit_guard as guard
 
@@ -486,6 +496,7 @@ def _two_branches(agent: Path) -> None:
     assert commit(agent).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_clean_merge_dropping_the_other_parents_lines_is_refused(agent):
     _two_branches(agent)
     head = git(agent, "rev-parse", "HEAD")
@@ -503,6 +514,7 @@ def test_a_clean_merge_dropping_the_other_parents_lines_is_refused(agent):
                            capture_output=True), "merge rule")
 
 
+@pytest.mark.slow
 def test_a_clean_union_merge_with_the_driver_goes_through(agent):
     _two_branches(agent)
     proc = subprocess.run(["git", "merge", "--no-edit", "theirs"], cwd=agent,
@@ -515,6 +527,7 @@ def test_a_clean_union_merge_with_the_driver_goes_through(agent):
     assert gasp(agent, "check").returncode == 0
 
 
+@pytest.mark.slow
 def test_merged_parents_come_from_gits_environment_during_pre_merge_commit(monkeypatch):
     """git runs pre-merge-commit before writing MERGE_HEAD; it names every merged head
     (all of an octopus) in GITHEAD_<id> variables."""
@@ -527,6 +540,7 @@ def test_merged_parents_come_from_gits_environment_during_pre_merge_commit(monke
     assert merge_heads_from_env() == [a.encode(), b.lower().encode()]
 
 
+@pytest.mark.slow
 def test_the_pre_merge_commit_hook_by_hand_outside_a_merge_checks_like_pre_commit(agent):
     append(agent, goal_pair(1))
     assert commit(agent).returncode == 0
@@ -557,6 +571,7 @@ def _relocate(agent: Path) -> None:
     assert proc.returncode == 0, out(proc)
 
 
+@pytest.mark.slow
 def test_a_relocated_log_is_guarded(agent):
     _relocate(agent)
     log = agent / MOVED
@@ -564,6 +579,7 @@ def test_a_relocated_log_is_guarded(agent):
     refused(commit(agent, MOVED), f"{MOVED}:", "modified in place")
 
 
+@pytest.mark.slow
 def test_removing_the_manifest_with_its_relocated_log_is_refused(agent):
     """HEAD's manifest declares the log: unstaging AGENT.md must not unguard it."""
     _relocate(agent)
@@ -581,6 +597,7 @@ def test_dropping_the_location_while_rewriting_the_log_is_refused(agent):
     refused(commit(agent, "AGENT.md", MOVED), f"{MOVED}:", "modified in place")
 
 
+@pytest.mark.slow
 def test_a_log_relocated_by_a_merged_parent_is_guarded(agent):
     """The other parent moved the log; the merge result must keep its lines."""
     git(agent, "checkout", "-q", "-b", "theirs")

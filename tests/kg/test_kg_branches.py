@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from tests.kg.helpers import kg, kg_json
 from tests.testing.run import git, out
+
+pytestmark = pytest.mark.slow  # real git and a bare remote per test
 
 ONE = "entities:\n  - {{id: {}, type: concept}}\n"
 

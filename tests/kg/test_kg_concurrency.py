@@ -6,8 +6,12 @@ import json
 import os
 import subprocess
 
+import pytest
+
 from tests.kg.helpers import kg
 from tests.testing.run import git
+
+pytestmark = pytest.mark.slow  # concurrent processes and remotes
 
 
 def _spawn(cwd, env, session, eid, body="x"):

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.kg.helpers import kg, kg_json
 from tests.testing.run import git, out
+
+pytestmark = pytest.mark.slow  # real git and a bare remote per test
 
 FIRST = """
 summary: first insights

@@ -7,6 +7,8 @@ import pytest
 from tests.kg.helpers import kg, kg_json
 from tests.testing.run import git, out
 
+pytestmark = pytest.mark.slow  # the CLI per query
+
 DOC = """
 date: 2026-03-01
 entities:

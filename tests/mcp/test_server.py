@@ -8,9 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from git_gasp.store.lease import Lease
 from tests.mcp.client import drive, ok, refused
 from tests.testing.run import commit_all, gasp, git, out
+
+pytestmark = pytest.mark.slow  # a server process per test, driven through the MCP SDK
 
 READ_TOOLS = {"gasp_search", "gasp_lineage", "gasp_recall", "gasp_ready"}
 WRITE_TOOLS = {"gasp_remember", "gasp_observe", "gasp_decide"}

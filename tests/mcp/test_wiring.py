@@ -12,6 +12,8 @@ import pytest
 from git_gasp.base.toml import tomllib
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # installs and a server per test
+
 ENTRY = {"type": "stdio", "command": "git", "args": ["gasp", "mcp"]}
 
 

@@ -15,6 +15,8 @@ import pytest
 from tests.testing.events import create, goal_pair, line, ops
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # real merges, rebases and cherry-picks
+
 LOG = "state/events.jsonl"
 FACTS = "memory/facts.jsonl"
 JOURNAL = "journal/JOURNAL.md"

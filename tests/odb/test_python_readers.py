@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 from dulwich._objects import parse_tree as compiled_parse_tree
@@ -20,6 +21,8 @@ from git_gasp.odb.database import ObjectDatabase
 from git_gasp.odb.objects import ObjectError, Objects, commit_info, parse_tree, plain_commit
 from git_gasp.odb.pack_entries import PackFormatError, apply_parsed, parse_delta
 from git_gasp.odb.packs import PackFiles
+from tests.testing.hermetic import isolate
+from tests.testing.repos import copy_repo
 from tests.testing.run import git
 
 MODES = [b"100644", b"100755", b"120000", b"40000", b"160000", b"644", b"0", b"040000",
@@ -136,23 +139,29 @@ def _ls_tree(root, oid: str) -> dict:
     return found
 
 
-def _gc_repo(tmp_path):
-    root = tmp_path / "r"
-    git(tmp_path, "init", "-q", str(root))
-    for i in range(90):
-        (root / f"f{i % 7}").write_bytes(b"%d\n" % i)
-        (root / "d").mkdir(exist_ok=True)
-        (root / "d" / f"g{i}").write_bytes(b"x")
-        git(root, "add", "-A")
-        git(root, "commit", "-qm", f"c{i}")
-    git(root, "gc", "-q", "--aggressive")
+@pytest.fixture(scope="module")
+def gc_repo(tmp_path_factory) -> Path:
+    """90 commits, gc'd (deltified trees); built once per module and worker (180 git
+    runs): copy it before changing it."""
+    with pytest.MonkeyPatch.context() as mp:
+        isolate(mp, tmp_path_factory.mktemp("gc-home"))
+        parent = tmp_path_factory.mktemp("gc")
+        root = parent / "r"
+        git(parent, "init", "-q", str(root))
+        for i in range(90):
+            (root / f"f{i % 7}").write_bytes(b"%d\n" % i)
+            (root / "d").mkdir(exist_ok=True)
+            (root / "d" / f"g{i}").write_bytes(b"x")
+            git(root, "add", "-A")
+            git(root, "commit", "-qm", f"c{i}")
+        git(root, "gc", "-q", "--aggressive")
     return root
 
 
-def test_packed_objects_read_as_git_reads_them(tmp_path, odb_impl):
+def test_packed_objects_read_as_git_reads_them(gc_repo, odb_impl):
     """A gc'd repository with deltified trees: every tree, commit and blob reads as git
     reads it, under either implementation (natively: from the mapped packs)."""
-    root = _gc_repo(tmp_path)
+    root = gc_repo
     objects_dir = str(root / ".git" / "objects")
     listed = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch-check"],
                             cwd=root, capture_output=True, text=True, check=True).stdout
@@ -180,10 +189,10 @@ def test_packed_objects_read_as_git_reads_them(tmp_path, odb_impl):
                 packs.close()
 
 
-def test_an_unreadable_packed_object_is_refused_by_name(tmp_path, odb_impl):
+def test_an_unreadable_packed_object_is_refused_by_name(gc_repo, tmp_path, odb_impl):
     """A pack entry that does not inflate: refused with an error naming the object (the
     native readers never hand it to the other implementation)."""
-    root = _gc_repo(tmp_path)
+    root = copy_repo(gc_repo, tmp_path / "r")
     objects_dir = root / ".git" / "objects"
     tree = git(root, "rev-parse", "HEAD^{tree}").strip()
     offsets = subprocess.run(["git", "verify-pack", "-v", *map(str, (objects_dir / "pack")

@@ -23,6 +23,8 @@ from tests.testing.planting import copies, jsonl, leaks, plant, read_jsonl, secr
 from tests.testing.repos import copy_repo
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # every trace field planted, through the CLI
+
 DATA = Path(__file__).parent / "data"
 SAMPLES = ["otel-foreign.jsonl", "otel-golden.jsonl", "otel-langchain-openinference.jsonl",
            "otel-openai-agents-openinference.jsonl", "otel-openai-agents-openllmetry.jsonl"]

@@ -26,6 +26,8 @@ from git_gasp.protocol.jsonstrict import INT_MAX, INT_MIN, json_equal
 from git_gasp.protocol.ops import NEEDS_NODE
 from git_gasp.protocol.snapshot import integrity_for, verify_integrity
 
+pytestmark = pytest.mark.slow  # hypothesis
+
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

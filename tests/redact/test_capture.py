@@ -52,6 +52,7 @@ def _calls(bot: Path) -> dict:
     return {n["id"]: n for n in nodes.values() if n["kind"] == "tool_call"}
 
 
+@pytest.mark.slow  # replays a whole Claude Code session, a hook process per event
 def test_defaults_keep_every_line_small_and_note_what_they_cut(bot):
     _replay(bot)
     lines = (bot / "state" / "events.jsonl").read_bytes().splitlines()
@@ -70,12 +71,14 @@ def test_defaults_keep_every_line_small_and_note_what_they_cut(bot):
     assert gasp(bot, "check").returncode == 0
 
 
+@pytest.mark.slow
 def test_a_secret_at_the_cut_is_redacted_whole_not_split(bot):
     _replay(bot, stdout="x" * 479 + " " + TOKEN + "\n" + BIG)
     log = (bot / "state" / "events.jsonl").read_text()
     assert TOKEN[:8] not in log and "[REDACTED:" in log
 
 
+@pytest.mark.slow
 def test_tool_output_none_keeps_only_length_and_hash(bot):
     _configure(bot, 'tool_output = "none"\n')
     _replay(bot, stdout="hello from the tool\n")
@@ -85,6 +88,7 @@ def test_tool_output_none_keeps_only_length_and_hash(bot):
     assert "hello from the tool" not in log
 
 
+@pytest.mark.slow
 def test_tool_output_full_keeps_up_to_the_field_limit(bot):
     _configure(bot, 'tool_output = "full"\nfield_limit = 8192\n')
     _replay(bot)
@@ -96,6 +100,7 @@ def test_tool_output_full_keeps_up_to_the_field_limit(bot):
     assert note["bytes"] > 8192
 
 
+@pytest.mark.slow
 def test_file_inputs_full_keeps_the_write_content_bounded(bot):
     _configure(bot, 'file_inputs = "full"\n')
     _replay(bot, content="print('short file')\n")
@@ -103,6 +108,7 @@ def test_file_inputs_full_keeps_the_write_content_bounded(bot):
     assert all("print('short file')" in n["props"]["input_summary"] for n in writes)
 
 
+@pytest.mark.slow
 def test_transcripts_false_archives_no_transcript(bot):
     _configure(bot, "transcripts = false\n")
     proc = gasp(bot, "import", "claude-code", str(CLAUDE_TRANSCRIPT))

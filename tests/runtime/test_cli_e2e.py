@@ -12,6 +12,8 @@ import pytest
 from tests.runtime.helpers import assert_conformant, one_error_line
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # the CLI end to end
+
 SCRIPT = Path(__file__).with_name("self_improvement_run.sh")
 
 

@@ -18,6 +18,8 @@ from git_gasp.store.lease import Lease, LeaseCorrupt, LeaseHeld, LeaseRecord
 from tests.runtime.helpers import assert_conformant, one_error_line, run_py
 from tests.testing.run import gasp, out
 
+pytestmark = pytest.mark.slow  # SIGKILLs and concurrent writers
+
 # A child that records goals, then dies by SIGKILL halfway through writing one batch.
 KILL_MID_WRITE = r"""
 import os, signal, sys
