@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import sys
 
+from git_gasp.adapters.agent_proc import agent_pid
 from git_gasp.adapters.queue_files import AGENTS, enqueue, keep, lock_held, log
 from git_gasp.base.gitdir import find_git_dir
 
@@ -113,7 +114,9 @@ def run(data: bytes, agent: str | None = None, repo: str | None = None) -> None:
         if not data.strip():
             log(gdir, "empty hook payload; nothing to record")
             return
-        keep(enqueue(gdir, agent if agent in AGENTS else None, data))
+        found = agent_pid()  # the drainer runs after this hook (and its parent) are gone
+        keep(enqueue(gdir, agent if agent in AGENTS else None, data,
+                     pid=found[0] if found else None))
         if not sys.executable:
             log(gdir, "no Python to start a drainer with; the next command records the queue")
         elif top_string(data, "hook_event_name") in BOUNDARY_EVENTS:

@@ -2,7 +2,8 @@
 
 An entry is one file in ``queue/`` holding the bytes an agent sent to its hook,
 unchanged whatever their encoding, named ``<time_ns:020d>-<pid:08d>-<hex>.<agent>.payload``
-(the agent the hook was installed for, or ``detect``): written to a temporary name and
+(the agent process, or the process that queued it when that is not known; the agent the
+hook was installed for, or ``detect``): written to a temporary name and
 renamed (so it is always whole), mode 0600 (it may hold secrets until it is drained),
 under the git dir (never committed). Entries are drained in name order, which is the
 order the hooks queued them. ``hook.lock`` (flock) is held by whoever drains;
@@ -36,11 +37,14 @@ def queue_dir(gdir: str) -> str:
     return os.path.join(gdir, "queue")
 
 
-def enqueue(gdir: str, agent: str | None, data: bytes) -> str:
+def enqueue(gdir: str, agent: str | None, data: bytes, pid: int | None = None) -> str:
     """Write the payload bytes `data`, unchanged, as one queue entry (whole or not at
-    all, readable only by its owner). Not fsynced yet: see `keep`."""
+    all, readable only by its owner), naming the agent process `pid` (default this
+    process: the drainer then looks for the agent above it). Not fsynced yet: see
+    `keep`."""
     tag = agent if agent in AGENTS else "detect"
-    name = f"{time.time_ns():020d}-{os.getpid():08d}-{os.urandom(4).hex()}.{tag}.payload"
+    who = pid if pid is not None else os.getpid()
+    name = f"{time.time_ns():020d}-{who:08d}-{os.urandom(4).hex()}.{tag}.payload"
     return atomic_write(os.path.join(queue_dir(gdir), name), data, root=os.path.dirname(gdir),
                         make_parents=True, mode=0o600, durable=False)
 
