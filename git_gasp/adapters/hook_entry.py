@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from git_gasp.adapters.agent_proc import agent_pid
 from git_gasp.adapters.queue_files import AGENTS, enqueue, keep, lock_held, log
@@ -87,11 +88,14 @@ def payload_cwd(data: bytes) -> str | None:
     return cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
 
 
-def start_drainer(start: str, *, wait: bool) -> None:
-    """Run ``python -m git_gasp.adapters.drain`` for `start`: waited for, with this
-    process's stderr (`wait`), else detached (a session of its own, every standard
-    stream on /dev/null) and left running."""
-    argv = [sys.executable, "-P", "-m", DRAINER, *(["--report"] if wait else []), "--", start]
+def start_drainer(start: str, *, report_since_ms: int | None = None) -> None:
+    """Run ``python -m git_gasp.adapters.drain`` for `start`: with `report_since_ms`,
+    waited for, with this process's stderr (it reports the boundary commits that failed
+    since), else detached (a session of its own, every standard stream on /dev/null) and
+    left running."""
+    wait = report_since_ms is not None
+    argv = [sys.executable, "-P", "-m", DRAINER,
+            *(["--report", str(report_since_ms)] if wait else []), "--", start]
     streams = (0, 1) if wait else (0, 1, 2)
     actions = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in streams]
     pid = os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions,
@@ -105,6 +109,7 @@ def run(data: bytes, agent: str | None = None, repo: str | None = None) -> None:
     payload's cwd, else of this directory) and see that a drainer records it. Never
     raises."""
     gdir = None
+    began_ms = time.time_ns() // 1_000_000
     try:
         start = repo or payload_cwd(data) or os.getcwd()
         gitdir = find_git_dir(start)
@@ -120,9 +125,9 @@ def run(data: bytes, agent: str | None = None, repo: str | None = None) -> None:
         if not sys.executable:
             log(gdir, "no Python to start a drainer with; the next command records the queue")
         elif top_string(data, "hook_event_name") in BOUNDARY_EVENTS:
-            start_drainer(start, wait=True)
+            start_drainer(start, report_since_ms=began_ms)
         elif not lock_held(gdir):
-            start_drainer(start, wait=False)
+            start_drainer(start)
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
         log(gdir, f"hook error: {type(exc).__name__}: {exc}")
 

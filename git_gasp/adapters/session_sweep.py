@@ -79,6 +79,19 @@ FAILED_COMMITS = "commit-failed.json"  # under <gitdir>/gasp: what doctor report
 FAILED_KEPT = 20
 
 
+def failed_commits(gdir: str, since_ms: int = 0) -> list[BoundaryCommit]:
+    """The boundary commits that failed at or after `since_ms` (as `note_failed_commit`
+    remembered them: whichever drainer made them)."""
+    try:
+        kept = json.loads(read_text(os.path.join(gdir, FAILED_COMMITS)))
+    except (OSError, ValueError):
+        return []
+    return [BoundaryCommit(f["run_id"], str(f.get("outcome")), failure=str(f.get("reason")))
+            for f in kept if isinstance(kept, list) and isinstance(f, dict)
+            and isinstance(f.get("run_id"), str) and isinstance(f.get("ts_ms"), int)
+            and f["ts_ms"] >= since_ms]
+
+
 def note_failed_commit(gdir: str, run_id: str, outcome: str, reason: str) -> None:
     """Remember that run `run_id`'s boundary commit failed (`githooks.doctor_state`
     reports it until a commit with its Run-Id trailer is on the branch). Never raises."""
