@@ -8,9 +8,10 @@ Claude Code and Codex run it on every hook event (``adapt … install`` writes i
    directory (`base.gitdir.find_git_dir`, as git walks up; outside a git repository
    there is nothing to record and it exits);
 2. it writes the payload's bytes, unchanged, as one entry of ``<gitdir>/gasp/queue/``
-   (``queue_files.py``: tmp + rename, 0600) and makes it durable before it exits
-   (`queue_files.keep`: it is still queued then), so a hook killed at any point either
-   queued the whole payload or nothing;
+   (``queue_files.py``: tmp + rename, 0600), so a hook killed at any point queued the
+   whole payload or nothing; the drainer records it (its events fsynced in the log) or
+   fsyncs it when it leaves it queued (`queue_files.keep`), as the hook did when it
+   drained itself; a hook that can start no drainer fsyncs it before it exits;
 3. a drainer records the queue (``live.drain_pending``, run as ``python -m
    git_gasp.adapters.drain DIR``): on ``Stop`` and ``SessionEnd`` the hook runs one and
    waits for it, with the hook's stderr, so the session's boundary commit, or why it
@@ -120,9 +121,10 @@ def run(data: bytes, agent: str | None = None, repo: str | None = None) -> None:
             log(gdir, "empty hook payload; nothing to record")
             return
         found = agent_pid()  # the drainer runs after this hook (and its parent) are gone
-        keep(enqueue(gdir, agent if agent in AGENTS else None, data,
-                     pid=found[0] if found else None))
+        entry = enqueue(gdir, agent if agent in AGENTS else None, data,
+                        pid=found[0] if found else None)
         if not sys.executable:
+            keep(entry)
             log(gdir, "no Python to start a drainer with; the next command records the queue")
         elif top_string(data, "hook_event_name") in BOUNDARY_EVENTS:
             start_drainer(start, report_since_ms=began_ms)

@@ -12,8 +12,8 @@ whatever goes wrong is written to ``<gitdir>/gasp/adapter.log``, within a time b
 How an event gets into the log without being lost or recorded twice:
 
 1. the queue is the git dir's of the directory the hook was given, the payload's
-   ``cwd`` or its own (``queue_files.py``: entries written whole, 0600, durable before
-   the hook exits); the agent root the entries are recorded into is found from that
+   ``cwd`` or its own (``queue_files.py``: entries written whole, 0600; a drain fsyncs
+   what it leaves queued); the agent root the entries are recorded into is found from that
    same directory (`find_agent_root`: AGENT.md at or above it, or the state
    ``gasp.state`` names), its sessions and log in the root's git dir;
 2. the drainer takes the queue's ``hook.lock`` (``flock``; a second drainer finds it
@@ -138,7 +138,10 @@ def drain_pending(start: str | os.PathLike, *, lock_wait_s: float = 0.0,
                     return result
                 before = result.recorded
                 gdir = gasp_dir(root)
-                drain(root, gdir, deadline, result, queue_gdir=qgdir)
+                try:
+                    drain(root, gdir, deadline, result, queue_gdir=qgdir)
+                finally:
+                    keep(*queued(qgdir))  # what stays queued (the lease held…) is durable
                 synced = run_requested(root, gdir, deadline)  # the lease is free again
                 if synced is not None:
                     log(gdir, synced)

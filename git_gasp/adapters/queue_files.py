@@ -49,22 +49,29 @@ def enqueue(gdir: str, agent: str | None, data: bytes, pid: int | None = None) -
                         make_parents=True, mode=0o600, durable=False)
 
 
-def keep(entry: str) -> None:
-    """Make the queue entry `entry` durable (fsync it and the queue) when it is still
-    queued as its hook exits. An entry already recorded is gone by then, its events
-    fsynced in the log, so it costs no fsync (a killed process loses nothing either
-    way: only a power cut drops what the page cache holds). Never raises."""
-    try:
-        fd = open_regular(entry)
-    except OSError:  # recorded and removed, or set aside: nothing left to keep
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    fsync_dir(os.path.dirname(entry))
+def keep(*entries: str) -> None:
+    """Make the queue entries `entries` durable (fsync each, then the queue) when they
+    stay queued as the process that was to record them exits: the drainer that could
+    not record them (the lease held, its time spent, a failure) or a process that
+    queued one and started no drainer. An entry recorded is gone by then, its events
+    fsynced in the log, so the common case spends no fsync on it (a killed process
+    loses nothing either way: only a power cut drops what the page cache holds). Never
+    raises."""
+    kept = None
+    for entry in entries:
+        try:
+            fd = open_regular(entry)
+        except OSError:  # recorded and removed, or set aside: nothing left to keep
+            continue
+        try:
+            os.fsync(fd)
+            kept = entry
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    if kept is not None:
+        fsync_dir(os.path.dirname(kept))
 
 
 def queued(gdir: str) -> list[str]:
