@@ -30,7 +30,7 @@ def installed_bin(base: pathlib.Path, source: pathlib.Path) -> pathlib.Path:
     python = interpreter(base, "venv-installed", source)[0]
     bin_dir = pathlib.Path(python).parent
     for name, module in (("git-gasp", "git_gasp.cli.main"),
-                         ("git-gasp-hook", "git_gasp.adapters.hook_entry")):
+                         ("git-gasp-hook", "git_gasp.adapters.hook.entry")):
         script = bin_dir / name
         script.write_text(f"#!{python} -P\nimport sys\nfrom {module} import main\n"
                           "sys.exit(main())\n")

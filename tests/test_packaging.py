@@ -205,7 +205,7 @@ def test_wheel_metadata(wheel):
                for r in meta.get_all("Requires-Dist"))
     entry_points = zf.read(f"{dist_info}/entry_points.txt").decode()
     assert "git-gasp = git_gasp.cli.main:main" in entry_points
-    assert "git-gasp-hook = git_gasp.adapters.hook_entry:main" in entry_points
+    assert "git-gasp-hook = git_gasp.adapters.hook.entry:main" in entry_points
 
 
 @pytest.mark.slow

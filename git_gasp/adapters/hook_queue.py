@@ -28,6 +28,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_gasp.adapters.hook.queue_files import enqueue, keep, log, queue_dir, queued
 from git_gasp.adapters.hook_session import EVENTS, HookSession
 from git_gasp.adapters.payloads import (
     AGENTS,
@@ -36,7 +37,6 @@ from git_gasp.adapters.payloads import (
     parse_hook_payload,
     trim_payload,
 )
-from git_gasp.adapters.queue_files import enqueue, keep, log, queue_dir, queued
 from git_gasp.adapters.session_sweep import BoundaryCommit, commit_closed, sweep
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write, move_into_place, read_file

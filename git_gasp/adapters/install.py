@@ -6,7 +6,7 @@ Claude Code reads ``hooks`` from ``.claude/settings.json`` (project, shared: com
 the same shape from ``.codex/hooks.json``. Each event maps to a list of entries
 ``{"matcher"?, "hooks": [{"type": "command", "command", "timeout"}]}``.
 
-The command we install is portable, ``git-gasp-hook AGENT`` (`hook_entry.py`: it only
+The command we install is portable, ``git-gasp-hook AGENT`` (`hook/entry.py`: it only
 queues the payload) found through the agent's PATH, in every file but the local one,
 which names this machine's ``git-gasp-hook`` by its absolute path (for a git-gasp that
 is not on PATH). Only the events the agent documents are installed (Claude Code 2.1.328:
@@ -65,7 +65,7 @@ AGENT_EVENTS = {
 }
 HOOK_TIMEOUT_S = 60  # the agent's budget for our hook; a drain it waits for stops at ~20 s
 ASYNC_EVENTS = {"claude-code": ("PreToolUse",), "codex": ()}
-HOOK = "git-gasp-hook"  # the program the agents run (`hook_entry.main`)
+HOOK = "git-gasp-hook"  # the program the agents run (`hook.entry.main`)
 OLD_FORMS = (["git", "gasp"], ["git-gasp"])  # + "adapt hook --agent AGENT": older versions'
 
 

@@ -1,8 +1,8 @@
 """Live hooks (rung 1): hook payloads queued by the agent hook → GASP events, in order.
 
-The agent hook (``hook_entry.py``, ``git-gasp-hook AGENT``) only queues each payload's
+The agent hook (``hook/entry.py``, ``git-gasp-hook AGENT``) only queues each payload's
 bytes in ``<gitdir>/gasp/queue/`` and starts a drainer; this module drains. A drain
-(`drain_pending`) runs in the detached drainer the hook starts (``drain.py``), in the
+(`drain_pending`) runs in the detached drainer the hook starts (``hook/drain.py``), in the
 hook itself at ``Stop`` and ``SessionEnd`` (whose boundary commit is reported), before
 any other ``git gasp`` command (``cli/group.py``: a ``log`` or ``status`` right after a
 session sees every event), and in ``git gasp mcp`` before it answers. It never raises:
@@ -12,7 +12,7 @@ whatever goes wrong is written to ``<gitdir>/gasp/adapter.log``, within a time b
 How an event gets into the log without being lost or recorded twice:
 
 1. the queue is the git dir's of the directory the hook was given, the payload's
-   ``cwd`` or its own (``queue_files.py``: entries written whole, 0600; a drain fsyncs
+   ``cwd`` or its own (``hook/queue_files.py``: entries written whole, 0600; a drain fsyncs
    what it leaves queued); the agent root the entries are recorded into is found from that
    same directory (`find_agent_root`: AGENT.md at or above it, or the state
    ``gasp.state`` names), its sessions and log in the root's git dir;
@@ -54,9 +54,9 @@ open run. A
 session whose run already finished (a resumed session) continues in
 ``run_<agent>.<session id>.2``, ``.3``….
 
-Modules: ``hook_entry.py`` is the hook; this one finds where to record and drains
+Modules: ``hook/entry.py`` is the hook; this one finds where to record and drains
 (`drain_pending`; `run_hook` queues and drains in one process, for tests and benches);
-``queue_files.py`` holds the queue's files, ``hook_queue.py`` the drain under the lock
+``hook/queue_files.py`` holds the queue's files, ``hook_queue.py`` the drain under the lock
 and the mapping of one event, ``hook_session.py`` the per-session progress.
 """
 
@@ -66,9 +66,9 @@ import os
 import time
 import traceback
 
-from git_gasp.adapters.hook_entry import payload_cwd
+from git_gasp.adapters.hook.entry import payload_cwd
+from git_gasp.adapters.hook.queue_files import LOCK_NAME, enqueue, keep, log, queued
 from git_gasp.adapters.hook_queue import Drained, drain
-from git_gasp.adapters.queue_files import LOCK_NAME, enqueue, keep, log, queued
 from git_gasp.adapters.sync_hook import run_requested
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-from git_gasp.adapters.agent_proc import agent_pid, proc_info
+from git_gasp.adapters.hook.agent_proc import agent_pid, proc_info
 from git_gasp.adapters.session_writer import redacted_archive
 from git_gasp.base.digest import sha256
 from git_gasp.base.files import atomic_write, is_dir, is_file, join

@@ -7,7 +7,7 @@ Nothing heavy is imported at start-up, not even click: what git runs on every co
 (`hook_main`, `check_main`), with the same output, exit codes and one-line errors as
 through click, which parses everything else (`click_main`); each command's module (and
 the object readers, yaml, the protocol layers) is imported when that command runs. The
-agent hook is a program of its own, ``git-gasp-hook`` (`adapters.hook_entry`).
+agent hook is a program of its own, ``git-gasp-hook`` (`adapters.hook.entry`).
 """
 
 from __future__ import annotations

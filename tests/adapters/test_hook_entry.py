@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.hook_entry import top_string
-from git_gasp.adapters.queue_files import lock_held, queued
+from git_gasp.adapters.hook.entry import top_string
+from git_gasp.adapters.hook.queue_files import lock_held, queued
 from git_gasp.store.lease import Lease
 from tests.adapters.samples import CLAUDE_HOOKS, read_jsonl
 from tests.testing.imports import IMPORTED_BY, ImportTrace
@@ -27,8 +27,8 @@ HOOK = str(Path(git_gasp_exe()[0]).with_name("git-gasp-hook"))
 HOOK_IMPORTS = frozenset({
     "__future__", "os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc",
     "errno", "fcntl",
-    "git_gasp", "git_gasp.adapters", "git_gasp.adapters.hook_entry",
-    "git_gasp.adapters.queue_files", "git_gasp.adapters.agent_proc", "git_gasp.base",
+    "git_gasp", "git_gasp.adapters", "git_gasp.adapters.hook", "git_gasp.adapters.hook.entry",
+    "git_gasp.adapters.hook.queue_files", "git_gasp.adapters.hook.agent_proc", "git_gasp.base",
     "git_gasp.base.gitdir", "git_gasp.base.files", "git_gasp.base.errors",
     "git_gasp.base.paths", "git_gasp.base.record", "git_gasp.store", "git_gasp.store.holder",
 })
@@ -53,10 +53,10 @@ def _imports(argv_code: str, cwd: Path, data: bytes) -> ImportTrace:
 def test_the_hook_imports_only_what_queueing_needs(agent):
     bare = set(_imports("pass", agent, b"").modules)
     run = ("sys.argv[1:] = ['claude-code']\n"
-           "from git_gasp.adapters.hook_entry import main; main()")
+           "from git_gasp.adapters.hook.entry import main; main()")
     for event in ("SessionStart", "PostToolUse"):
         trace = _imports(run, agent, _payload(agent, event))
-        assert "git_gasp.adapters.hook_entry" in trace.modules
+        assert "git_gasp.adapters.hook.entry" in trace.modules
         assert not trace.culprits(lambda m: m not in bare and m not in HOOK_IMPORTS), \
             trace.explain(lambda m: m not in bare and m not in HOOK_IMPORTS, event)
     drained(agent)

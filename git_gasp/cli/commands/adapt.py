@@ -79,7 +79,7 @@ def hook(agent: str | None, repo: str | None) -> int:
     """Queue one hook payload (JSON on stdin) for recording, as `git-gasp-hook AGENT`
     does (what older versions installed; `install` upgrades it). Always exits 0;
     problems go to <gitdir>/gasp/adapter.log."""
-    from git_gasp.adapters.hook_entry import USAGE, read_stdin, run
+    from git_gasp.adapters.hook.entry import USAGE, read_stdin, run
 
     data = read_stdin()
     if data is None:

@@ -1,5 +1,5 @@
 """The agent process a hook runs under: its nearest ancestor that is not git, git-gasp or
-a shell, read from ``/proc`` (Linux; None elsewhere). The agent hook (``hook_entry.py``)
+a shell, read from ``/proc`` (Linux; None elsewhere). The agent hook (``hook/entry.py``)
 names it in each queue entry, since the drainer that records the entry runs after the
 hook is gone; ``session_close.py`` remembers it per session and tells whether it runs."""
 

@@ -8,12 +8,12 @@ Claude Code and Codex run it on every hook event (``adapt … install`` writes i
    directory (`base.gitdir.find_git_dir`, as git walks up; outside a git repository
    there is nothing to record and it exits);
 2. it writes the payload's bytes, unchanged, as one entry of ``<gitdir>/gasp/queue/``
-   (``queue_files.py``: tmp + rename, 0600), so a hook killed at any point queued the
+   (``hook/queue_files.py``: tmp + rename, 0600), so a hook killed at any point queued the
    whole payload or nothing; the drainer records it (its events fsynced in the log) or
    fsyncs it when it leaves it queued (`queue_files.keep`), as the hook did when it
    drained itself; a hook that can start no drainer fsyncs it before it exits;
 3. a drainer records the queue (``live.drain_pending``, run as ``python -m
-   git_gasp.adapters.drain DIR``): on ``Stop`` and ``SessionEnd`` the hook runs one and
+   git_gasp.adapters.hook.drain DIR``): on ``Stop`` and ``SessionEnd`` the hook runs one and
    waits for it, with the hook's stderr, so the session's boundary commit, or why it
    failed, reaches the person where the agent shows hook output (the agent may kill a
    slow hook: the entry is queued already and the next drain records it); on every
@@ -38,15 +38,15 @@ import os
 import sys
 import time
 
-from git_gasp.adapters.agent_proc import agent_pid
-from git_gasp.adapters.queue_files import AGENTS, enqueue, keep, lock_held, log
+from git_gasp.adapters.hook.agent_proc import agent_pid
+from git_gasp.adapters.hook.queue_files import AGENTS, enqueue, keep, lock_held, log
 from git_gasp.base.gitdir import find_git_dir
 
 USAGE = ("usage: git-gasp-hook AGENT [DIR]: reads one hook payload (JSON) on stdin, queues "
          "it in the git dir of DIR (else of the payload's cwd) and exits; AGENT is one of "
          f"{', '.join(AGENTS)}. The agent runs it: `git gasp adapt claude-code install`")
 BOUNDARY_EVENTS = ("Stop", "SessionEnd")  # drained while the hook waits, reported
-DRAINER = "git_gasp.adapters.drain"
+DRAINER = "git_gasp.adapters.hook.drain"
 
 
 def top_string(data: bytes, key: str) -> str | None:
@@ -90,7 +90,7 @@ def payload_cwd(data: bytes) -> str | None:
 
 
 def start_drainer(start: str, *, report_since_ms: int | None = None) -> None:
-    """Run ``python -m git_gasp.adapters.drain`` for `start`: with `report_since_ms`,
+    """Run ``python -m git_gasp.adapters.hook.drain`` for `start`: with `report_since_ms`,
     waited for, with this process's stderr (it reports the boundary commits that failed
     since), else detached (a session of its own, every standard stream on /dev/null) and
     left running."""

@@ -1,7 +1,7 @@
-"""The drainer: ``python -m git_gasp.adapters.drain [--report SINCE_MS] [--] DIR`` records
+"""The drainer: ``python -m git_gasp.adapters.hook.drain [--report SINCE_MS] [--] DIR`` records
 what the agent hooks queued in the git dir of DIR (``live.drain_pending``), then exits.
 
-The agent hook (``hook_entry.py``) starts it detached on most events and waits for it,
+The agent hook (``hook/entry.py``) starts it detached on most events and waits for it,
 with ``--report`` (the hook's start, in ms since the epoch), at ``Stop`` and
 ``SessionEnd``: it then waits for a drainer at work to finish first, and says on stderr,
 where the agent shows hook output, each boundary commit that failed since, whichever
@@ -15,7 +15,7 @@ import sys
 from git_gasp.adapters.live import LOCK_WAIT_S, drain_pending, find_agent_root, gasp_dir
 from git_gasp.adapters.session_sweep import BoundaryCommit, failed_commits
 
-USAGE = "usage: python -m git_gasp.adapters.drain [--report SINCE_MS] [--] DIR\n"
+USAGE = "usage: python -m git_gasp.adapters.hook.drain [--report SINCE_MS] [--] DIR\n"
 
 
 def report(failures: list[BoundaryCommit]) -> str:

@@ -7,7 +7,7 @@ hook was installed for, or ``detect``): written to a temporary name and
 renamed (so it is always whole), mode 0600 (it may hold secrets until it is drained),
 under the git dir (never committed). Entries are drained in name order, which is the
 order the hooks queued them. ``hook.lock`` (flock) is held by whoever drains;
-``adapter.log`` says what happened. The agent hook (``hook_entry.py``) imports this
+``adapter.log`` says what happened. The agent hook (``hook/entry.py``) imports this
 module, so it imports nothing beyond `base.files`; the drain is ``hook_queue.py``.
 """
 
