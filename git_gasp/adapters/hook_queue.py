@@ -1,10 +1,8 @@
-"""The hook queue in ``<gitdir>/gasp/``: entries written whole, drained in order.
+"""The hook queue's drain: entries recorded in order, each mapped onto its session.
 
-Each hook payload becomes one file in ``queue/`` holding the bytes the agent sent,
-unchanged whatever their encoding (a lone surrogate escape, invalid UTF-8, a BOM), named
-``<time_ns:020d>-<pid:08d>-<hex>.<agent>.payload`` (the agent ``--agent`` named, or
-``detect``; under the git dir, mode 0600, never committed), before any heavy work, so a
-hook killed at any later point loses nothing. Whoever holds ``hook.lock`` drains the
+Each hook payload is one file in ``<gitdir>/gasp/queue/`` holding the bytes the agent
+sent, unchanged whatever their encoding (a lone surrogate escape, invalid UTF-8, a BOM):
+``hook/queue_files.py`` writes and lists them. Whoever holds ``hook.lock`` drains the
 queue under the repo's lease, oldest first, re-listing until it is empty; each entry is
 read as ``payloads.decode_payload`` reads bytes (invalid UTF-8 and lone surrogates as
 U+FFFD, so the log stays valid UTF-8 JSON), cut to what can be stored
