@@ -125,7 +125,7 @@ def drain(root: str | os.PathLike, gdir: str | os.PathLike, deadline: float,
                 understood = False
                 name = os.path.basename(entry)
                 try:
-                    raw = read_file(entry, limit=ENTRY_MAX, root=os.path.dirname(gdir))
+                    raw = read_file(entry, limit=ENTRY_MAX, root=os.path.dirname(qgdir))
                     agent, payload = entry_payload(name, raw)
                     clean = Redactor().value(trim_payload(payload))
                     h = parse_hook_payload(clean, agent)

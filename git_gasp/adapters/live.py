@@ -2,10 +2,11 @@
 
 The agent hook (``hook/entry.py``, ``git-gasp-hook AGENT``) only queues each payload's
 bytes in ``<gitdir>/gasp/queue/`` and starts a drainer; this module drains. A drain
-(`drain_pending`) runs in the detached drainer the hook starts (``hook/drain.py``), in the
-hook itself at ``Stop`` and ``SessionEnd`` (whose boundary commit is reported), before
-any other ``git gasp`` command (``cli/group.py``: a ``log`` or ``status`` right after a
-session sees every event), and in ``git gasp mcp`` before it answers. It never raises:
+(`drain_pending`) runs in the detached drainer the hook starts (``hook/drain.py``; the
+hook waits for it at ``SessionStart``, ``Stop`` and ``SessionEnd`` and reports a failed
+boundary commit), before any other ``git gasp`` command (``cli/group.py``: a ``log`` or
+``status`` right after a session sees every event), and in ``git gasp mcp`` before it
+answers. It never raises:
 whatever goes wrong is written to ``<gitdir>/gasp/adapter.log``, within a time budget
 (``HOOK_BUDGET_S``, ``GASP_HOOK_BUDGET``).
 

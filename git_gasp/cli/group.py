@@ -76,9 +76,10 @@ def cli(ctx: click.Context) -> None:
 
 
 # Commands that leave the agent hooks' queue as it is: the hook itself (`adapt hook`;
-# `adapt` installs too), git's hooks on a commit, `doctor` (it reports the queue) and
+# `adapt` installs too), git's hooks on a commit, `doctor` (it reports the queue), `mcp`
+# (it records the queue before each answer, not before it starts) and
 # the help; every other command records it first (`record_queued`).
-KEEP_QUEUE = frozenset({None, "adapt", "hook", "doctor", "help", "completion"})
+KEEP_QUEUE = frozenset({None, "adapt", "hook", "doctor", "help", "completion", "mcp"})
 
 
 def record_queued() -> None:

@@ -2,10 +2,10 @@
 what the agent hooks queued in the git dir of DIR (``live.drain_pending``), then exits.
 
 The agent hook (``hook/entry.py``) starts it detached on most events and waits for it,
-with ``--report`` (the hook's start, in ms since the epoch), at ``Stop`` and
-``SessionEnd``: it then waits for a drainer at work to finish first, and says on stderr,
-where the agent shows hook output, each boundary commit that failed since, whichever
-drainer made it. It always exits 0; what goes wrong is in ``<gitdir>/gasp/adapter.log``.
+with ``--report`` (the hook's start, in ms since the epoch), at ``SessionStart``,
+``Stop`` and ``SessionEnd``: it then waits for a drainer at work to finish first, and
+says on stderr, where the agent shows hook output, each boundary commit that failed
+since, whichever drainer made it. It always exits 0; what goes wrong is in ``<gitdir>/gasp/adapter.log``.
 """
 
 from __future__ import annotations

@@ -13,9 +13,11 @@ Claude Code and Codex run it on every hook event (``adapt … install`` writes i
    fsyncs it when it leaves it queued (`queue_files.keep`), as the hook did when it
    drained itself; a hook that can start no drainer fsyncs it before it exits;
 3. a drainer records the queue (``live.drain_pending``, run as ``python -m
-   git_gasp.adapters.hook.drain DIR``): on ``Stop`` and ``SessionEnd`` the hook runs one and
-   waits for it, with the hook's stderr, so the session's boundary commit, or why it
-   failed, reaches the person where the agent shows hook output (the agent may kill a
+   git_gasp.adapters.hook.drain DIR``): on ``SessionStart``, ``Stop`` and ``SessionEnd`` (the
+   events that close runs: a session's own, or those of sessions that ended unseen)
+   the hook runs one and waits for it, with the hook's stderr, so a boundary commit
+   that failed is said where the agent shows hook output, and the session's start is
+   recorded before it goes on (the agent may kill a
    slow hook: the entry is queued already and the next drain records it); on every
    other event, when no process holds the queue's lock, it starts one detached (its own
    session, stdin, stdout and stderr on /dev/null, never waited for: the agent waits
@@ -45,7 +47,7 @@ from git_gasp.base.gitdir import find_git_dir
 USAGE = ("usage: git-gasp-hook AGENT [DIR]: reads one hook payload (JSON) on stdin, queues "
          "it in the git dir of DIR (else of the payload's cwd) and exits; AGENT is one of "
          f"{', '.join(AGENTS)}. The agent runs it: `git gasp adapt claude-code install`")
-BOUNDARY_EVENTS = ("Stop", "SessionEnd")  # drained while the hook waits, reported
+BOUNDARY_EVENTS = ("SessionStart", "Stop", "SessionEnd")  # drained while the hook waits
 DRAINER = "git_gasp.adapters.hook.drain"
 
 
