@@ -5,7 +5,8 @@ The agent hook (``hook/entry.py``) starts it detached on most events and waits f
 with ``--report`` (the hook's start, in ms since the epoch), at ``SessionStart``,
 ``Stop`` and ``SessionEnd``: it then waits for a drainer at work to finish first, and
 says on stderr, where the agent shows hook output, each boundary commit that failed
-since, whichever drainer made it. It always exits 0; what goes wrong is in ``<gitdir>/gasp/adapter.log``.
+since, whichever drainer made it. It always exits 0; what goes wrong is in
+``<gitdir>/gasp/adapter.log``.
 """
 
 from __future__ import annotations
