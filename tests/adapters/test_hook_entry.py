@@ -80,9 +80,9 @@ def test_top_string_reads_a_plain_top_level_string(data, key, value):
 
 
 def test_the_hook_returns_while_its_drainer_waits(agent):
-    """A drainer kept waiting (another writer holds the lease) does not keep the hook:
-    it returns at once, its pipes closed, the entry queued; the drainer records it once
-    the lease is free."""
+    """A drainer kept waiting (another writer holds the lease) does not keep the hook of a
+    tool call (SessionStart, Stop and SessionEnd wait for theirs): it returns at once,
+    its pipes closed, the entry queued; the drainer records it once the lease is free."""
     lease = Lease(agent, "someone-else@host")
     lease.ensure()
     env = dict(os.environ, GASP_HOOK_BUDGET="30")
@@ -90,7 +90,7 @@ def test_the_hook_returns_while_its_drainer_waits(agent):
     try:
         began = time.monotonic()
         proc = subprocess.run([HOOK, "claude-code"], cwd=agent, env=env, timeout=60,
-                              input=_payload(agent, "SessionStart"), capture_output=True)
+                              input=_payload(agent, "PreToolUse"), capture_output=True)
         took = time.monotonic() - began
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
         assert took < 5, took  # the drainer waits up to 8 s for the lease
@@ -103,7 +103,7 @@ def test_the_hook_returns_while_its_drainer_waits(agent):
         lease.release()
     drained(agent)
     assert not queued(gdir)
-    assert b"run.started" in (agent / "state" / "events.jsonl").read_bytes()
+    assert b"tool.called" in (agent / "state" / "events.jsonl").read_bytes()
 
 
 @pytest.mark.parametrize("argv", [[], ["gemini"], ["claude-code", "a", "b"], ["--agent", "codex"]])
