@@ -50,8 +50,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
                                        "follows a link, refuse_links checked the way there",
     ("store/holder.py", "proc_stat"): _PROC,
     ("adapters/session_close.py", "_boot_id"): _PROC,
-    ("adapters/hook/entry.py", "start_drainer"): "/dev/null, the detached drainer's "
-    "standard streams (os.devnull), never a repository file",
     ("adapters/records.py", "_zstd_stream"): _TRANSCRIPT,
     ("adapters/records.py", "read_raw"): _TRANSCRIPT,
     ("adapters/sessions.py", "_lines"): _TRANSCRIPT,
