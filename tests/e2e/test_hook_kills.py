@@ -89,7 +89,7 @@ def _log(repo: Path) -> list[str]:
 
 def _killer(repo: Path, rng: random.Random, stop: threading.Event, kills: list[int]) -> None:
     while not stop.is_set():
-        time.sleep(rng.uniform(0.0, 0.08))
+        time.sleep(rng.uniform(0.0, 0.05))
         for pid in _drainers(repo):
             if rng.random() < 0.5:
                 try:
@@ -106,16 +106,16 @@ def test_killed_hooks_and_drainers_lose_nothing_and_record_nothing_twice(tmp_pat
     _settle(calm)
 
     rough = _agent(tmp_path / "rough")
-    rng = random.Random(40)
+    rng, killer_rng = random.Random(40), random.Random(41)  # one per thread
     hooks_killed: list[float] = []
     drainers_killed: list[int] = []
     stop = threading.Event()
-    killer = threading.Thread(target=_killer, args=(rough, rng, stop, drainers_killed))
+    killer = threading.Thread(target=_killer, args=(rough, killer_rng, stop, drainers_killed))
     killer.start()
     try:
         for data in _payloads(rough):
             first = _hook(rough, data)
-            delay = rng.uniform(0.0, 0.1)
+            delay = rng.uniform(0.0, 0.04)  # a hook takes 10-40 ms here
             try:
                 first.wait(delay if rng.random() < 0.6 else 120)
             except subprocess.TimeoutExpired:
