@@ -25,12 +25,14 @@ def interpreter(base: pathlib.Path, name: str, source: pathlib.Path) -> list[str
 
 
 def installed_bin(base: pathlib.Path, source: pathlib.Path) -> pathlib.Path:
-    """A bin directory holding `git-gasp` as a console script of `interpreter` (put it
-    first on PATH and `git gasp` runs it)."""
+    """A bin directory holding `git-gasp` and `git-gasp-hook` as console scripts of
+    `interpreter` (put it first on PATH and `git gasp` runs it)."""
     python = interpreter(base, "venv-installed", source)[0]
     bin_dir = pathlib.Path(python).parent
-    script = bin_dir / "git-gasp"
-    script.write_text(f"#!{python} -P\nimport sys\nfrom git_gasp.cli.main import main\n"
-                      "sys.exit(main())\n")
-    script.chmod(0o755)
+    for name, module in (("git-gasp", "git_gasp.cli.main"),
+                         ("git-gasp-hook", "git_gasp.adapters.hook.entry")):
+        script = bin_dir / name
+        script.write_text(f"#!{python} -P\nimport sys\nfrom {module} import main\n"
+                          "sys.exit(main())\n")
+        script.chmod(0o755)
     return bin_dir

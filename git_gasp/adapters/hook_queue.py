@@ -1,10 +1,8 @@
-"""The hook queue in ``<gitdir>/gasp/``: entries written whole, drained in order.
+"""The hook queue's drain: entries recorded in order, each mapped onto its session.
 
-Each hook payload becomes one file in ``queue/`` holding the bytes the agent sent,
-unchanged whatever their encoding (a lone surrogate escape, invalid UTF-8, a BOM), named
-``<time_ns:020d>-<pid:08d>-<hex>.<agent>.payload`` (the agent ``--agent`` named, or
-``detect``; under the git dir, mode 0600, never committed), before any heavy work, so a
-hook killed at any later point loses nothing. Whoever holds ``hook.lock`` drains the
+Each hook payload is one file in ``<gitdir>/gasp/queue/`` holding the bytes the agent
+sent, unchanged whatever their encoding (a lone surrogate escape, invalid UTF-8, a BOM):
+``hook/queue_files.py`` writes and lists them. Whoever holds ``hook.lock`` drains the
 queue under the repo's lease, oldest first, re-listing until it is empty; each entry is
 read as ``payloads.decode_payload`` reads bytes (invalid UTF-8 and lone surrogates as
 U+FFFD, so the log stays valid UTF-8 JSON), cut to what can be stored
@@ -24,7 +22,11 @@ from __future__ import annotations
 import json
 import os
 import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
 
+from git_gasp.adapters.hook.queue_files import enqueue, keep, log, queue_dir, queued
 from git_gasp.adapters.hook_session import EVENTS, HookSession
 from git_gasp.adapters.payloads import (
     AGENTS,
@@ -33,89 +35,19 @@ from git_gasp.adapters.payloads import (
     parse_hook_payload,
     trim_payload,
 )
+from git_gasp.adapters.session_sweep import BoundaryCommit, commit_closed, sweep
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import (
-    atomic_write,
-    exists,
-    fsync_dir,
-    is_dir,
-    move_into_place,
-    open_output,
-    open_regular,
-    read_file,
-)
+from git_gasp.base.files import atomic_write, move_into_place, read_file
 from git_gasp.redact.redactor import Redactor
+from git_gasp.runtime import AgentState
+from git_gasp.store.lease import LeaseHeld
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+__all__ = ["Drained", "Recorded", "drain", "enqueue", "keep", "log", "process", "queued"]
 
 LEASE_WAIT_S = 8.0
 LEASE_TTL_MS = 60_000  # a hook killed while holding the lease blocks others this long
-LOG_MAX_BYTES = 1 << 20
 ENTRY_MAX = 256 << 20  # a queue entry is read only as a regular file of at most this
-ENTRY_SUFFIXES = (".payload", ".json")  # this git-gasp's entries, an older one's
 WHY_SUFFIX = ".why"  # beside an entry set aside in queue/failed/: one line, why
-
-
-def log(gdir: str | os.PathLike | None, message: str) -> None:
-    """Append one line to ``adapter.log`` (rotated at LOG_MAX_BYTES); never raises."""
-    if gdir is None:
-        return
-    try:
-        path = os.path.join(gdir, "adapter.log")
-        if exists(path) and os.stat(path).st_size > LOG_MAX_BYTES:
-            move_into_place(path, os.path.join(gdir, "adapter.log.1"),
-                            root=os.path.dirname(os.fspath(gdir)))
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        line = f"{stamp} pid={os.getpid()} {message}".replace("\n", "\n    ") + "\n"
-        with open_output(path, append=True) as fh:
-            fh.write(line.encode("utf-8"))
-    except Exception:  # noqa: BLE001 - the log never breaks the hook (OSError, UnsafePath)
-        pass
-
-
-def queue_dir(gdir: str) -> str:
-    """Where queued hook payloads wait: ``<gitdir>/gasp/queue``."""
-    return os.path.join(gdir, "queue")
-
-
-def enqueue(gdir: str, agent: str | None, data: bytes) -> str:
-    """Write the payload bytes `data`, unchanged, as one queue entry (whole or not at
-    all, readable only by its owner: it may hold secrets until it is drained). Not
-    fsynced yet: the hook that wrote it calls `keep` before it exits."""
-    tag = agent if agent in AGENTS else "detect"
-    name = f"{time.time_ns():020d}-{os.getpid():08d}-{os.urandom(4).hex()}.{tag}.payload"
-    return atomic_write(os.path.join(queue_dir(gdir), name), data, root=os.path.dirname(gdir),
-                        make_parents=True, mode=0o600, durable=False)
-
-
-def keep(entry: str) -> None:
-    """Make the queue entry `entry` durable (fsync it and the queue) when it is still
-    queued: another hook was busy, the lease was held, or recording failed. An entry
-    this hook recorded is gone by then, its events fsynced in the log, so the common
-    case spends no fsync on it (a killed process loses nothing either way: only a power
-    cut drops what the page cache holds). Never raises."""
-    try:
-        fd = open_regular(entry)
-    except OSError:  # recorded and removed, or set aside: nothing left to keep
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    fsync_dir(os.path.dirname(entry))
-
-
-def queued(gdir: str) -> list[str]:
-    """The queue's entries (paths), oldest first."""
-    qdir = queue_dir(gdir)
-    if not is_dir(qdir):
-        return []
-    return sorted(os.path.join(qdir, name) for name in os.listdir(qdir)
-                  if name.endswith(ENTRY_SUFFIXES) and not name.startswith("."))
 
 
 def entry_payload(name: str, data: bytes) -> tuple[str | None, Any]:
@@ -131,9 +63,28 @@ def entry_payload(name: str, data: bytes) -> tuple[str | None, Any]:
     return (tag if tag in AGENTS else None), decode_payload(data)
 
 
-def _hold_lease(state: Any, deadline: float) -> bool:
-    from git_gasp.store.lease import LeaseHeld
+@dataclass(frozen=True)
+class Recorded:
+    """What recording one entry did (`what`, for the adapter log) and the boundary
+    commits it made, a failed one among them to be told to the person."""
 
+    what: str
+    commits: tuple[BoundaryCommit, ...] = ()
+
+    def __str__(self) -> str:
+        return self.what
+
+
+@dataclass
+class Drained:
+    """What a drain did: how many entries it recorded, and the boundary commits that
+    failed (recorded, not committed)."""
+
+    recorded: int = 0
+    not_committed: list[BoundaryCommit] = field(default_factory=list)
+
+
+def _hold_lease(state: Any, deadline: float) -> bool:
     while True:
         try:
             state.store.lease.ensure()
@@ -145,12 +96,14 @@ def _hold_lease(state: Any, deadline: float) -> bool:
             time.sleep(0.05)
 
 
-def drain(root: str, gdir: str, deadline: float, said: list[str] | None = None) -> int:
-    """Record every queued entry in order (the caller holds hook.lock); return how many.
-    `said`, when given, gets what recording each entry did (the adapter log's line)."""
-    from git_gasp.runtime import AgentState
-
-    entries = queued(gdir)
+def drain(root: str | os.PathLike, gdir: str | os.PathLike, deadline: float,
+          result: Drained | None = None, *, queue_gdir: str | os.PathLike | None = None) -> int:
+    """Record every entry queued in `queue_gdir` (default `gdir`, the git dir of `root`
+    whose ``gasp/`` holds the sessions and the log) in order, the caller holding the
+    queue's lock; return how many. `result`, when given, adds up what was done."""
+    root, gdir = os.fspath(root), os.fspath(gdir)
+    qgdir = os.fspath(queue_gdir) if queue_gdir is not None else gdir
+    entries = queued(qgdir)
     if not entries:
         return 0
     state = AgentState.open(root, f"git-gasp-hook-{os.getpid()}", lease_ttl_ms=LEASE_TTL_MS,
@@ -165,38 +118,37 @@ def drain(root: str, gdir: str, deadline: float, said: list[str] | None = None) 
         while entries:
             for entry in entries:
                 if time.monotonic() >= deadline:
-                    log(gdir, f"time budget spent; {len(queued(gdir))} hook event(s) stay queued")
+                    log(gdir, f"time budget spent; {len(queued(qgdir))} hook event(s) stay queued")
                     return done
                 agent: str | None = None
                 clean: Any = None
                 understood = False
                 name = os.path.basename(entry)
                 try:
-                    raw = read_file(entry, limit=ENTRY_MAX, root=os.path.dirname(gdir))
+                    raw = read_file(entry, limit=ENTRY_MAX, root=os.path.dirname(qgdir))
                     agent, payload = entry_payload(name, raw)
                     clean = Redactor().value(trim_payload(payload))
                     h = parse_hook_payload(clean, agent)
                     understood = True
                     what = process(state, h, gdir, root, name)
                     log(gdir, f"{h.agent} {h.session_id}: {what}")
-                    if said is not None:
-                        said.append(what)
                     os.unlink(entry)
                     done += 1
+                    if result is not None:
+                        result.recorded += 1
+                        result.not_committed += [c for c in what.commits if c.sha is None]
                 except FileNotFoundError:
                     continue  # another drainer took it (should not happen under the lock)
                 except Exception as exc:  # noqa: BLE001 - never block the queue on one entry
-                    import traceback
-
                     bug = understood or not isinstance(exc, GaspError)
                     why = (f"recording it failed: {type(exc).__name__}: {exc}" if bug
                            else f"not understood: {exc}")
-                    _set_aside(gdir, entry, agent, clean, why)
+                    _set_aside(qgdir, entry, agent, clean, why)
                     log(gdir, f"{name}: {why}; moved to queue/failed/"
                               + (f"\n{traceback.format_exc(limit=4)}" if bug else ""))
                     if understood:
                         state = _reopen(state, root)
-            entries = queued(gdir)
+            entries = queued(qgdir)
         if done:
             state.save_end_state()  # the next hook folds only what comes after
     finally:
@@ -227,31 +179,29 @@ def _set_aside(gdir: str, entry: str, agent: str | None, clean: Any, why: str) -
 
 def _reopen(state: Any, root: str) -> Any:
     """A fresh AgentState after a failed entry (its in-memory state may be off)."""
-    from git_gasp.runtime import AgentState
-
     worker = state.store.lease.worker_id
     fresh = AgentState.open(root, worker, lease_ttl_ms=LEASE_TTL_MS, end_state=True)
     return fresh
 
 
-def process(state: Any, h: HookEvent, gdir: str, root: str,
-            entry: str | None = None) -> str:
-    """Record one hook event (queue entry `entry`); return a short description of what
-    was done. Recording the same payload again adds nothing: every node id is stable,
-    the keys of the last records are kept, and a closed run is not reopened by its own
+def process(state: Any, h: HookEvent, gdir: str | os.PathLike, root: str | os.PathLike,
+            entry: str | None = None) -> Recorded:
+    """Record one hook event (queue entry `entry`); return what was done. Recording the
+    same payload again adds nothing: every node id is stable, the keys of the last
+    records are kept, and a closed run is not reopened by its own
     replayed payloads."""
+    gdir, root = os.fspath(gdir), os.fspath(root)
     if h.event not in EVENTS:
-        return f"{h.event}: not recorded"
-    notes: list[str] = []
+        return Recorded(f"{h.event}: not recorded")
+    notes: list[str | BoundaryCommit] = []
     if h.event in ("SessionStart", "Stop"):  # not on a tool call's path
-        from git_gasp.adapters.session_sweep import sweep
-
         notes = sweep(state, gdir, root, h.agent, h.session_id)
     prefix = "".join(f"{n}; " for n in notes)
+    swept = tuple(n for n in notes if isinstance(n, BoundaryCommit))
     sess = HookSession.for_event(state, h, gdir)
     if (sess.closed and sess.is_replay(h)) or (
             h.event == "SessionEnd" and state.graph.has_node(sess.run_id) and not sess.running()):
-        return f"{prefix}{h.event}: {sess.run_id} is closed; nothing recorded"
+        return Recorded(f"{prefix}{h.event}: {sess.run_id} is closed; nothing recorded", swept)
     sess.note_process(entry)
     sess.ensure_run(h)
     sess.resume_pending()
@@ -269,7 +219,6 @@ def process(state: Any, h: HookEvent, gdir: str, root: str,
     sess.pending = None
     sess.save()
     if closed is not None:
-        from git_gasp.adapters.session_sweep import commit_closed
-
-        return f"{prefix}SessionEnd: {commit_closed(state, root, sess, closed)}"
-    return f"{prefix}{h.event}: recorded in {sess.run_id}"
+        done = commit_closed(state, root, sess, closed)
+        return Recorded(f"{prefix}SessionEnd: {done}", (*swept, done))
+    return Recorded(f"{prefix}{h.event}: recorded in {sess.run_id}", swept)

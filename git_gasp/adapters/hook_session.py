@@ -197,12 +197,14 @@ class HookSession(SessionWriter):
                                         recorded_by="hooks", start_source=h.reason))
 
     def note_process(self, entry: str | None) -> None:
-        """Remember the agent process when this process is the hook that queued `entry`
-        (the queue names an entry ``<time>-<pid>-<random>.json``)."""
+        """Remember the agent process that queued `entry`: the queue names an entry
+        ``<time>-<pid>-<random>…``, the pid being the agent's (the hook found it before it
+        exited) or, for an entry this very process queued, its own."""
         self.last_ms = int(time.time() * 1000)
         parts = (entry or "").split("-")
-        if len(parts) >= 2 and parts[1].isdigit() and int(parts[1]) == os.getpid():
-            self.proc = agent_process() or self.proc
+        if len(parts) >= 2 and parts[1].isdigit() and int(parts[1]) > 1:
+            pid = int(parts[1])
+            self.proc = agent_process(None if pid == os.getpid() else pid) or self.proc
 
     def is_replay(self, h: HookEvent) -> bool:
         """For a closed session: True when `h` only repeats what closed run recorded."""

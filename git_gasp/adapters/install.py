@@ -6,20 +6,27 @@ Claude Code reads ``hooks`` from ``.claude/settings.json`` (project, shared: com
 the same shape from ``.codex/hooks.json``. Each event maps to a list of entries
 ``{"matcher"?, "hooks": [{"type": "command", "command", "timeout"}]}``.
 
-The command we install is portable, ``git gasp adapt hook --agent AGENT`` found through
-the agent's PATH, in every file but the local one, which names this machine's
-git-gasp by its absolute path (for a git-gasp that is not on PATH). Only the events the
-agent documents are installed (Claude Code 2.1.328: all of ``HOOK_EVENTS``; Codex
-0.171.0: not ``PostToolUseFailure``).
+The command we install is portable, ``git-gasp-hook AGENT`` (`hook/entry.py`: it only
+queues the payload) found through the agent's PATH, in every file but the local one,
+which names this machine's ``git-gasp-hook`` by its absolute path (for a git-gasp that
+is not on PATH). Only the events the agent documents are installed (Claude Code 2.1.328:
+all of ``HOOK_EVENTS``; Codex 0.171.0: not ``PostToolUseFailure``). Claude Code runs
+``PreToolUse`` ``"async": true`` (in the background, not waited for): a PreToolUse
+queued late, or lost when the agent exits first, changes nothing, since its PostToolUse
+records the call when it was not seen. Every other event stays synchronous, since the
+drain reads the queue in the order the hooks wrote it: a PostToolUse queued after the
+next event, or after SessionEnd closed the run, would be out of order or dropped.
 
-Ours are exactly the command hooks whose command is one of those forms, word for word
-(``git gasp|git-gasp|/…/git-gasp adapt hook --agent claude-code|codex``, however
-quoted); a command that does more (``notify.sh && git gasp adapt hook …``, a
-redirection, a variable) is the user's. Installing keeps the
-first of ours in each event where it is, removes other copies and appends an entry for
-an event without one; uninstalling removes only ours (and the entries, event lists and
-``hooks`` object that become empty by that). Nothing else in the file changes, not even
-its formatting (``json_edit.py``), and a re-install that changes nothing does not write.
+Ours are exactly the command hooks whose command is one of our forms, word for word
+(``git-gasp-hook|/…/git-gasp-hook claude-code|codex``, and what older versions
+installed, ``git gasp|git-gasp|/…/git-gasp adapt hook --agent claude-code|codex``,
+however quoted); a command that does more (``notify.sh && git-gasp-hook …``, a
+redirection, a variable) is the user's. Installing keeps the first of ours in each
+event that is what it would write, replaces the others (an older form is upgraded) and
+appends an entry for an event without one; uninstalling removes only ours (and the
+entries, event lists and ``hooks`` object that become empty by that). Nothing else in
+the file changes, not even its formatting (``json_edit.py``), and a re-install that
+changes nothing does not write.
 A file that is not valid JSON, or whose ``hooks`` is not shaped as above, is refused
 with one line and left untouched. Writes are atomic and go through a link to its
 target, but never out of the project (or, for the user's file, out of $HOME): see
@@ -57,26 +64,28 @@ AGENT_EVENTS = {
     "claude-code": HOOK_EVENTS,
     "codex": tuple(e for e in HOOK_EVENTS if e != "PostToolUseFailure"),
 }
-HOOK_TIMEOUT_S = 60  # the agent's budget for our hook; the hook itself stops at ~20 s
-PORTABLE = ("git", "gasp")
+HOOK_TIMEOUT_S = 60  # the agent's budget for our hook; a drain it waits for stops at ~20 s
+ASYNC_EVENTS = {"claude-code": ("PreToolUse",), "codex": ()}
+HOOK = "git-gasp-hook"  # the program the agents run (`hook.entry.main`)
+OLD_FORMS = (["git", "gasp"], ["git-gasp"])  # + "adapt hook --agent AGENT": older versions'
 
 
-def this_git_gasp() -> str | None:
-    """The git-gasp program of this install (beside this Python), else the one on PATH."""
-    beside = Path(sys.executable).with_name("git-gasp")
-    return str(beside) if beside.exists() else shutil.which("git-gasp")
+def this_git_gasp(program: str = "git-gasp") -> str | None:
+    """`program` of this install (beside this Python), else the one on PATH."""
+    beside = Path(sys.executable).with_name(program)
+    return str(beside) if beside.exists() else shutil.which(program)
 
 
 def hook_command(agent: str, *, absolute: bool = False) -> str:
-    """The shell command the agent runs: ``git gasp adapt hook --agent AGENT``, or with
-    `absolute` this install's git-gasp by its path (for a machine-local file)."""
+    """The shell command the agent runs: ``git-gasp-hook AGENT``, or with `absolute`
+    this install's git-gasp-hook by its path (for a machine-local file)."""
     if not absolute:
-        return shlex.join([*PORTABLE, "adapt", "hook", "--agent", agent])
-    exe = this_git_gasp()
+        return shlex.join([HOOK, agent])
+    exe = this_git_gasp(HOOK)
     if exe is None:
-        raise GaspError("cannot find the git-gasp program (next to this Python or on PATH); "
+        raise GaspError(f"cannot find the {HOOK} program (next to this Python or on PATH); "
                         "install git-gasp first")
-    command = shlex.join([exe, "adapt", "hook", "--agent", agent])
+    command = shlex.join([exe, agent])
     if command_agent(command) != agent:  # we could not tell it for ours again
         raise GaspError(f"the path of this git-gasp ({exe}) holds characters a shell "
                         "treats specially; put git-gasp on PATH and install without "
@@ -85,14 +94,14 @@ def hook_command(agent: str, *, absolute: bool = False) -> str:
 
 
 def on_path_note() -> str | None:
-    """A note when `git gasp` would not be found through PATH here, else None."""
-    if shutil.which("git-gasp") is not None:
+    """A note when `git-gasp-hook` would not be found through PATH here, else None."""
+    if shutil.which(HOOK) is not None:
         return None
-    exe = this_git_gasp()
+    exe = this_git_gasp(HOOK)
     where = f"add {Path(exe).parent} to PATH" if exe else "install git-gasp on PATH"
-    return (f"note: git-gasp is not on PATH, and the hooks run `git gasp adapt hook` "
+    return (f"note: {HOOK} is not on PATH, and the hooks run `{HOOK}` "
             f"through the agent's PATH: {where} (for Claude Code, `--scope local` names "
-            "this git-gasp by its path in .claude/settings.local.json instead)")
+            f"this {HOOK} by its path in .claude/settings.local.json instead)")
 
 
 _SHELL = re.compile(r"[\n\r;&|<>()$`*?\[\]{}~#!\\]")  # any of these: the user's own
@@ -107,13 +116,19 @@ def command_agent(command: Any) -> str | None:
         words = shlex.split(command)
     except ValueError:
         return None
+    if len(words) == 2 and _program(words[0], HOOK) and words[1] in AGENTS:
+        return words[1]
     exe, tail = words[:-4], words[-4:]
     if tail[:3] != ["adapt", "hook", "--agent"] or len(tail) < 4 or tail[3] not in AGENTS:
         return None
-    if exe == list(PORTABLE) or exe == ["git-gasp"] or (
-            len(exe) == 1 and os.path.isabs(exe[0]) and os.path.basename(exe[0]) == "git-gasp"):
+    if exe in OLD_FORMS or (len(exe) == 1 and _program(exe[0], "git-gasp")):
         return tail[3]
     return None
+
+
+def _program(word: str, name: str) -> bool:
+    """`word` runs `name`: by name, or by an absolute path."""
+    return word == name or (os.path.isabs(word) and os.path.basename(word) == name)
 
 
 def is_ours(hook: Any) -> bool:
@@ -121,16 +136,19 @@ def is_ours(hook: Any) -> bool:
             and command_agent(hook.get("command")) is not None)
 
 
-def our_entry(event: str, command: str) -> dict[str, Any]:
+def our_entry(event: str, command: str, agent: str) -> dict[str, Any]:
     entry: dict[str, Any] = {}
     if event in TOOL_EVENTS:
         entry["matcher"] = "*"
-    entry["hooks"] = [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]
+    hook: dict[str, Any] = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
+    if event in ASYNC_EVENTS[agent]:
+        hook["async"] = True
+    entry["hooks"] = [hook]
     return entry
 
 
 def our_entries(agent: str, command: str) -> dict[str, list[dict]]:
-    return {event: [our_entry(event, command)] for event in AGENT_EVENTS[agent]}
+    return {event: [our_entry(event, command, agent)] for event in AGENT_EVENTS[agent]}
 
 
 @dataclass
@@ -167,13 +185,14 @@ def _merge_event(entries: list, want: dict | None) -> tuple[list, int, bool]:
     command under its matcher (kept as it is); without such a keeper `want` takes the
     place of the first entry that held only ours, else it is appended.
     (entries, hooks of ours removed, whether `want` was put in)."""
-    command = want["hooks"][0]["command"] if want else None
+    ours = want["hooks"][0] if want else {}
     keeper = None
     for i, entry in enumerate(entries if want is not None else ()):
         if isinstance(entry, dict) and entry.get("matcher") == want.get("matcher") \
                 and isinstance(entry.get("hooks"), list):
             j = next((j for j, h in enumerate(entry["hooks"])
-                      if is_ours(h) and h.get("command") == command), None)
+                      if is_ours(h) and h.get("command") == ours["command"]
+                      and bool(h.get("async")) == bool(ours.get("async"))), None)
             if j is not None:
                 keeper = (i, j)
                 break

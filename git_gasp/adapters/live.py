@@ -1,35 +1,38 @@
-"""Live hooks (rung 1): one hook payload on stdin → GASP events, one event at a time.
+"""Live hooks (rung 1): hook payloads queued by the agent hook → GASP events, in order.
 
-``git gasp adapt hook`` runs once per hook invocation of Claude Code or Codex. It must
-never break the agent, so :func:`run_hook` never raises: whatever goes wrong is
-written to ``<gitdir>/gasp/adapter.log`` and the process exits 0, within the hook's
-time budget (``HOOK_BUDGET_S``; the installed hook entries give the agent a larger
-timeout).
+The agent hook (``hook/entry.py``, ``git-gasp-hook AGENT``) only queues each payload's
+bytes in ``<gitdir>/gasp/queue/`` and starts a drainer; this module drains. A drain
+(`drain_pending`) runs in the detached drainer the hook starts (``hook/drain.py``; the
+hook waits for it at ``SessionStart``, ``Stop`` and ``SessionEnd`` and reports a failed
+boundary commit), before any other ``git gasp`` command (``cli/group.py``: a ``log`` or
+``status`` right after a session sees every event), and in ``git gasp mcp`` before it
+answers. It never raises:
+whatever goes wrong is written to ``<gitdir>/gasp/adapter.log``, within a time budget
+(``HOOK_BUDGET_S``, ``GASP_HOOK_BUDGET``).
 
-How an event gets into the log without being lost:
+How an event gets into the log without being lost or recorded twice:
 
-1. the payload's bytes are queued **unchanged**, whatever their encoding, as one file in
-   ``<gitdir>/gasp/queue/`` (tmp + rename, so a queued entry is always whole; mode
-   0600; the git dir is never committed) before any heavy work: a hook killed after
-   this loses nothing, the next hook records the entry. The entry is fsynced (with the
-   queue) only if it is still queued when the hook exits (`hook_queue.keep`): one it
-   recorded is gone, its events fsynced in the log. Only the repo is found first:
-   ``--repo``, else the payload's ``cwd`` as far as a read that never fails can tell
-   it (`peek_cwd`), else the hook's own directory;
-2. entries are read as valid text (``payloads.decode_payload``: invalid UTF-8 and lone
-   surrogates as U+FFFD), cut to their stored size and **redacted**
-   (``redact/redactor.py``, linear time) as they are drained, before anything is
-   recorded;
-3. the process takes ``<gitdir>/gasp/hook.lock`` (``flock``; hooks that run in
-   parallel wait for each other, up to ``LOCK_WAIT_S``), opens the AgentState, waits
-   for the repo's lease (retrying up to ``LEASE_WAIT_S`` while another writer holds
-   it) and drains the whole queue in arrival order, re-listing until it is empty.
+1. the queue is the git dir's of the directory the hook was given, the payload's
+   ``cwd`` or its own (``hook/queue_files.py``: entries written whole, 0600; a drain fsyncs
+   what it leaves queued); the agent root the entries are recorded into is found from that
+   same directory (`find_agent_root`: AGENT.md at or above it, or the state
+   ``gasp.state`` names), its sessions and log in the root's git dir;
+2. the drainer takes the queue's ``hook.lock`` (``flock``; a second drainer finds it
+   held and leaves), opens the AgentState, waits for the repo's lease (up to
+   ``LEASE_WAIT_S`` while another writer holds it) and records the queue oldest first,
+   re-listing until it is empty; after letting go of the lock it looks once more, so an
+   entry queued while it was finishing is not left for the next event;
+3. each entry is read as valid text (``payloads.decode_payload``: invalid UTF-8 and
+   lone surrogates as U+FFFD), cut to its stored size and **redacted**
+   (``redact/redactor.py``, linear time) before anything is recorded, then removed;
+   a drainer killed between recording and removing records it again, which adds
+   nothing (stable ids, the last record keys kept, a closed run never reopened).
 
-A hook that cannot get the lock or the lease in time leaves its entry queued: the
-process holding the lock, or the next hook, records it. An entry that cannot be
-understood (not JSON, not a hook payload, an event not recorded) or fails for any other
-reason is set aside in ``queue/failed/`` with why (logged, reported by ``git gasp
-doctor``) so it cannot block the rest.
+A drainer that cannot get the lease in time leaves the queue as it is: the next one
+records it. An entry that cannot be understood (not JSON, not a hook payload, an event
+not recorded) or fails for any other reason is set aside in ``queue/failed/`` with why
+(logged, reported by ``git gasp doctor``) so it cannot block the rest. Entries queued
+where no agent state is found are dropped, each with a line in the log.
 
 Mapping (the same records and the same ids as the transcript importer, through
 :class:`~git_gasp.adapters.session_writer.SessionWriter`; the run is
@@ -52,34 +55,36 @@ open run. A
 session whose run already finished (a resumed session) continues in
 ``run_<agent>.<session id>.2``, ``.3``….
 
-Modules: this one is the entry point (`run_hook`); ``hook_queue.py`` holds the queue,
-its drain, the log and the mapping of one event; ``hook_session.py`` the per-session
-progress.
+Modules: ``hook/entry.py`` is the hook; this one finds where to record and drains
+(`drain_pending`; `run_hook` queues and drains in one process, for tests and benches);
+``hook/queue_files.py`` holds the queue's files, ``hook_queue.py`` the drain under the lock
+and the mapping of one event, ``hook_session.py`` the per-session progress.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
+import traceback
 
-from git_gasp.adapters.hook_queue import drain, enqueue, keep, log
+from git_gasp.adapters.hook.entry import payload_cwd
+from git_gasp.adapters.hook.queue_files import LOCK_NAME, enqueue, keep, log, queued
+from git_gasp.adapters.hook_queue import Drained, drain
 from git_gasp.adapters.sync_hook import run_requested
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import path_str, try_lock
+from git_gasp.base.gitdir import find_git_dir
+from git_gasp.store.location import find_root
 
-HOOK_BUDGET_S = 20.0  # the whole hook, lock and lease waits included
-LOCK_WAIT_S = 10.0
+HOOK_BUDGET_S = 20.0  # a whole drain, lock and lease waits included
+LOCK_WAIT_S = 10.0  # a command waits this long for a drainer at work to finish
 
 
 def find_agent_root(start: str | os.PathLike | None) -> str | None:
     """The agent root for a session in `start`: AGENT.md at or above it (up to the work
     tree's top), else the state directory its repository's config names
-    (`store.location`); None when neither exists. A str: the hook never imports
-    pathlib."""
-    from git_gasp.store.location import find_root
-
+    (`store.location`); None when neither exists."""
     if not start:
         return None
     try:
@@ -89,23 +94,9 @@ def find_agent_root(start: str | os.PathLike | None) -> str | None:
     return path_str(found) if found is not None else None
 
 
-def peek_cwd(data: bytes) -> str | None:
-    """The payload's ``cwd``, to find the repo before it is queued; None when the bytes
-    do not tell (never raises: whatever they hold, they are queued as they are)."""
-    try:
-        payload = json.loads(data)
-    except Exception:  # noqa: BLE001 - invalid UTF-8, not JSON, too deep: try as text
-        try:
-            payload = json.loads(data.decode("utf-8", "replace"), strict=False)
-        except Exception:  # noqa: BLE001
-            return None
-    cwd = payload.get("cwd") if isinstance(payload, dict) else None
-    return cwd if isinstance(cwd, str) else None
-
-
 def gasp_dir(root: str | os.PathLike) -> str:
     """``<gitdir>/gasp`` of the repo at `root` (``<root>/.git/gasp`` if git cannot say)."""
-    gitdir = git.find_git_dir_str(root)  # read from .git, without starting git
+    gitdir = find_git_dir(root)  # read from .git, without starting git
     if gitdir is None:
         try:
             gitdir = git.git_dir_str(root)
@@ -116,41 +107,85 @@ def gasp_dir(root: str | os.PathLike) -> str:
     return out
 
 
-def run_hook(data: bytes, *, agent: str | None = None, repo: str | None = None,
-             budget_s: float | None = None) -> str:
-    """Handle one hook invocation; never raises. Returns what happened (for tests/logs)."""
-    start = time.monotonic()
-    budget = budget_s if budget_s is not None else float(
-        os.environ.get("GASP_HOOK_BUDGET") or HOOK_BUDGET_S)
-    deadline = start + budget
-    gdir = None
+def budget() -> float:
+    """A drain's time budget in seconds (``GASP_HOOK_BUDGET``, else HOOK_BUDGET_S)."""
     try:
-        root = find_agent_root(repo) if repo else (find_agent_root(peek_cwd(data))
-                                                   or find_agent_root(os.getcwd()))
-        if root is None:
-            return "no agent repo (AGENT.md) at or above the session's directory; ignored"
-        gdir = gasp_dir(root)
-        if not data.strip():
-            log(gdir, "empty hook payload; nothing to record")
-            return "empty payload"
-        entry = enqueue(gdir, agent, data)
-        try:
-            wait = min(LOCK_WAIT_S, max(0.0, deadline - time.monotonic()))
-            with try_lock(os.path.join(gdir, "hook.lock"), wait) as got:
+        return float(os.environ.get("GASP_HOOK_BUDGET") or HOOK_BUDGET_S)
+    except ValueError:
+        return HOOK_BUDGET_S
+
+
+def drain_pending(start: str | os.PathLike, *, lock_wait_s: float = 0.0,
+                  budget_s: float | None = None) -> Drained:
+    """Record what the hooks queued in the git dir of `start` into the agent root found
+    from `start`, unless another process holds the queue's lock for longer than
+    `lock_wait_s` (it drains then). Never raises: problems go to the adapter log."""
+    result = Drained()
+    gitdir = find_git_dir(start)
+    if gitdir is None:
+        return result
+    qgdir = os.path.join(gitdir, "gasp")
+    if not queued(qgdir):
+        return result
+    deadline = time.monotonic() + (budget() if budget_s is None else budget_s)
+    try:
+        root = find_agent_root(start)
+        while True:
+            with try_lock(os.path.join(qgdir, LOCK_NAME), lock_wait_s) as got:
                 if not got:
-                    log(gdir, f"{os.path.basename(entry)}: another hook is busy; queued")
-                    return "queued"
-                said: list[str] = []
-                n = drain(root, gdir, deadline, said)
+                    return result  # the holder drains, and looks again as it lets go
+                if root is None:
+                    _drop(qgdir, start)
+                    return result
+                before = result.recorded
+                gdir = gasp_dir(root)
+                try:
+                    drain(root, gdir, deadline, result, queue_gdir=qgdir)
+                finally:
+                    keep(*queued(qgdir))  # what stays queued (the lease held…) is durable
                 synced = run_requested(root, gdir, deadline)  # the lease is free again
                 if synced is not None:
                     log(gdir, synced)
-        finally:
-            keep(entry)  # still queued (busy, the lease held, a failure): durable now
-        failed = [w for w in said if ", not committed: " in w]  # a SessionEnd's commit
-        return f"recorded {n} event(s)" + "".join(f"; {w}" for w in failed)
-    except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
-        import traceback
+            if (not queued(qgdir) or result.recorded == before
+                    or time.monotonic() >= deadline):
+                return result
+            lock_wait_s = 0.0  # queued while this drain finished: drain it, unless taken
+    except Exception as exc:  # noqa: BLE001 - a drain never breaks the hook or the command
+        log(qgdir, f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
+        return result
 
-        log(gdir, f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
-        return f"error: {exc}"
+
+def _drop(qgdir: str, start: str | os.PathLike) -> None:
+    """Entries queued where there is no agent state: removed, said in the log."""
+    entries = queued(qgdir)
+    for entry in entries:
+        try:
+            os.unlink(entry)
+        except OSError:
+            pass
+    log(qgdir, f"no agent repo (AGENT.md) at or above {os.fspath(start)}; "
+               f"{len(entries)} hook payload(s) dropped")
+
+
+def run_hook(data: bytes, *, agent: str | None = None, repo: str | None = None,
+             budget_s: float | None = None) -> str:
+    """Queue the payload `data` and drain the queue in this process (what a drainer
+    does, without starting one: tests, benches); never raises. Returns what happened."""
+    start = repo or payload_cwd(data) or os.getcwd()
+    gitdir = find_git_dir(start)
+    if gitdir is None or find_agent_root(start) is None:
+        return "no agent repo (AGENT.md) at or above the session's directory; ignored"
+    qgdir = os.path.join(gitdir, "gasp")
+    if not data.strip():
+        log(qgdir, "empty hook payload; nothing to record")
+        return "empty payload"
+    entry = enqueue(qgdir, agent, data)
+    try:
+        result = drain_pending(start, lock_wait_s=min(LOCK_WAIT_S, budget_s or LOCK_WAIT_S),
+                               budget_s=budget_s)
+    finally:
+        keep(entry)  # still queued (busy, the lease held, a failure): durable now
+    if not result.recorded and os.path.exists(entry):
+        return "queued"
+    return f"recorded {result.recorded} event(s)" + "".join(
+        f"; {c}" for c in result.not_committed)

@@ -56,7 +56,7 @@ def reconcile(root: str | os.PathLike, agent: str) -> list[str]:
             for path in open_sessions(gdir, agent):
                 note = close_session(state, path, gdir, root, how="reconcile", force=True)
                 if note:
-                    notes.append(note)
+                    notes.append(str(note))
                 known.add(HookSession(state, agent, _sid(path, agent), gdir).run_id)
             for node in _orphans(state, agent, known):
                 meta = node["props"]["metadata"]
@@ -66,7 +66,7 @@ def reconcile(root: str | os.PathLike, agent: str) -> list[str]:
                 done = transcript_finished(agent, sess.transcript())
                 closed = sess.close(root, how="reconcile", reason="no progress file",
                                     abandoned=not done)
-                notes.append(commit_closed(state, root, sess, closed))
+                notes.append(str(commit_closed(state, root, sess, closed)))
         return notes
 
 

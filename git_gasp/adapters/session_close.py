@@ -20,35 +20,17 @@ from __future__ import annotations
 
 import os
 
+from git_gasp.adapters.hook.agent_proc import agent_pid, proc_info
 from git_gasp.adapters.session_writer import redacted_archive
 from git_gasp.base.digest import sha256
 from git_gasp.base.files import atomic_write, is_dir, is_file, join
 from git_gasp.redact.redactor import Redactor
-from git_gasp.store.holder import proc_stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_WRAPPERS = frozenset({"git", "git-gasp", "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish",
-                       "busybox", "env", "timeout", "nice", "nohup", "setsid", "stdbuf"})
 PROC = "/proc"
-
-
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(command name, parent pid, start time in clock ticks) of `pid` from /proc."""
-    data = proc_stat(pid)
-    if data is None:
-        return None
-    raw = data.decode("utf-8", "replace")
-    head, _, rest = raw.rpartition(")")
-    fields = rest.split()
-    if "(" not in head or len(fields) < 20:
-        return None
-    try:
-        return head.split("(", 1)[1], int(fields[1]), int(fields[19])
-    except ValueError:
-        return None
 
 
 def _boot_id() -> str | None:
@@ -60,19 +42,14 @@ def _boot_id() -> str | None:
 
 
 def agent_process(start_pid: int | None = None) -> dict | None:
-    """The agent process this hook runs under (None where /proc cannot say)."""
-    pid = start_pid if start_pid is not None else os.getppid()
-    for _ in range(12):
-        if pid <= 1:
-            return None
-        info = _stat(pid)
-        if info is None:
-            return None
-        name, parent, started = info
-        if name not in _WRAPPERS and not name.startswith("git-"):
-            return {"pid": pid, "start": started, "boot": _boot_id(), "name": name}
-        pid = parent
-    return None
+    """The agent process this hook runs under, or `start_pid` names (itself or its
+    nearest ancestor that is not a wrapper: `agent_proc.agent_pid`); None where /proc
+    cannot say."""
+    found = agent_pid(start_pid)
+    if found is None:
+        return None
+    pid, name, started = found
+    return {"pid": pid, "start": started, "boot": _boot_id(), "name": name}
 
 
 def alive(proc: Any) -> bool | None:
@@ -83,7 +60,7 @@ def alive(proc: Any) -> bool | None:
         return None
     if proc.get("boot") != _boot_id():
         return False  # the machine rebooted since
-    info = _stat(proc["pid"])
+    info = proc_info(proc["pid"])
     return info is not None and info[2] == proc.get("start")
 
 

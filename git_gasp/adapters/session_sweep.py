@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
 
 from git_gasp.adapters.hook_session import HookSession
 from git_gasp.adapters.session_close import alive, transcript_finished
@@ -37,9 +38,28 @@ def stale_ms() -> int:
         return STALE_MS
 
 
+@dataclass(frozen=True)
+class BoundaryCommit:
+    """What a closed run's boundary commit did: committed (`sha`), or not (`failure`
+    says why: the run's events are in the log, `git gasp doctor` says how to commit
+    them)."""
+
+    run_id: str
+    outcome: str
+    sha: str | None = None
+    failure: str | None = None
+    sync_requested: bool = False
+
+    def __str__(self) -> str:
+        if self.sha is None:
+            return f"{self.run_id} finished ({self.outcome}), not committed: {self.failure}"
+        then = "; sync requested" if self.sync_requested else ""
+        return f"{self.run_id} finished ({self.outcome}), committed {self.sha[:12]}{then}"
+
+
 def commit_closed(state: Any, root: str, sess: HookSession,
-                  closed: tuple[str, str, list[str]]) -> str:
-    """The boundary commit of a run `sess` closed; return what was done, in one line."""
+                  closed: tuple[str, str, list[str]]) -> BoundaryCommit:
+    """The boundary commit of a run `sess` closed: what was done."""
     from git_gasp.runtime import commit_run
     from git_gasp.runtime.commit import CommitError
 
@@ -48,16 +68,28 @@ def commit_closed(state: Any, root: str, sess: HookSession,
         sha = commit_run(root, run_id, sess.goal, outcome, paths, log_rel=state.store.rel)
     except CommitError as exc:  # recorded, not committed: say why in the hook log
         note_failed_commit(sess.gdir, run_id, outcome, str(exc))
-        return f"{run_id} finished ({outcome}), not committed: {exc}"
+        return BoundaryCommit(run_id, outcome, failure=str(exc))
     sha = sha.decode() if isinstance(sha, bytes) else str(sha)
     from git_gasp.adapters.sync_hook import request
 
-    then = "; sync requested" if request(root) else ""  # opt-in: `adapt … install --sync`
-    return f"{run_id} finished ({outcome}), committed {sha[:12]}{then}"
+    return BoundaryCommit(run_id, outcome, sha, sync_requested=request(root))
 
 
 FAILED_COMMITS = "commit-failed.json"  # under <gitdir>/gasp: what doctor reports
 FAILED_KEPT = 20
+
+
+def failed_commits(gdir: str, since_ms: int = 0) -> list[BoundaryCommit]:
+    """The boundary commits that failed at or after `since_ms` (as `note_failed_commit`
+    remembered them: whichever drainer made them)."""
+    try:
+        kept = json.loads(read_text(os.path.join(gdir, FAILED_COMMITS)))
+    except (OSError, ValueError):
+        return []
+    return [BoundaryCommit(f["run_id"], str(f.get("outcome")), failure=str(f.get("reason")))
+            for f in kept if isinstance(kept, list) and isinstance(f, dict)
+            and isinstance(f.get("run_id"), str) and isinstance(f.get("ts_ms"), int)
+            and f["ts_ms"] >= since_ms]
 
 
 def note_failed_commit(gdir: str, run_id: str, outcome: str, reason: str) -> None:
@@ -92,7 +124,7 @@ def open_sessions(gdir: str, agent: str) -> list[str]:
 
 
 def close_session(state: Any, path: str, gdir: str, root: str, *, how: str,
-                  force: bool = False) -> str | None:
+                  force: bool = False) -> str | BoundaryCommit | None:
     """Close the open run of the session whose progress is `path` if its agent is gone
     (or `force`, unless it is known to run); return what was done (None: nothing)."""
     try:
@@ -123,9 +155,10 @@ def close_session(state: Any, path: str, gdir: str, root: str, *, how: str,
     return commit_closed(state, root, sess, closed)
 
 
-def sweep(state: Any, gdir: str, root: str, agent: str, current: str) -> list[str]:
+def sweep(state: Any, gdir: str, root: str, agent: str,
+          current: str) -> list[str | BoundaryCommit]:
     """Close the runs of `agent`'s other sessions that ended without SessionEnd."""
-    notes = []
+    notes: list[str | BoundaryCommit] = []
     own = f"{run_id_for(agent, current)[len('run_'):]}.json"
     for path in open_sessions(gdir, agent):
         if os.path.basename(path) == own:

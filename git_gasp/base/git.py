@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import os
 
+from git_gasp.base import gitdir
 from git_gasp.base.errors import GaspError, NotAGitRepo
-from git_gasp.base.files import read_text
-from git_gasp.base.paths import is_dir, is_file, join, path_str
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -165,25 +164,7 @@ def git_dir(cwd: Path | str) -> Path:
 
 def find_git_dir_str(root: Path | str) -> str | None:
     """`find_git_dir` as a str (for the paths that never import pathlib)."""
-    here = os.path.realpath(root)
-    while True:
-        dotgit = os.path.join(here, ".git")
-        try:
-            if is_dir(dotgit):
-                return dotgit
-            if is_file(dotgit):
-                text = read_text(dotgit, errors="replace", limit=1 << 20).strip()
-                if text.startswith("gitdir:"):
-                    target = path_str(text[len("gitdir:"):].strip())
-                    target = target if os.path.isabs(target) else join(here, target)
-                    return target if is_dir(target) else None
-                return None
-        except OSError:
-            return None
-        up = os.path.dirname(here)
-        if up == here:
-            return None
-        here = up
+    return gitdir.find_git_dir(root)
 
 
 def find_git_dir(root: Path | str) -> Path | None:

@@ -64,12 +64,42 @@ def _say_what_help_does(cmd: click.Command, ctx: click.Context) -> click.Command
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "--version", prog_name=VERSION_PROG)
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """git-gasp: keep an AI agent's durable state in git (GASP).
 
     Run `git gasp COMMAND -h` for a command's options, `git gasp COMMAND --help` for
     its manual, `git help gasp` for the manual of git gasp.
     """
+    if ctx.invoked_subcommand not in KEEP_QUEUE:
+        record_queued()
+
+
+# Commands that leave the agent hooks' queue as it is: the hook itself (`adapt hook`;
+# `adapt` installs too), git's hooks on a commit, `doctor` (it reports the queue), `mcp`
+# (it records the queue before each answer, not before it starts) and
+# the help; every other command records it first (`record_queued`).
+KEEP_QUEUE = frozenset({None, "adapt", "hook", "doctor", "help", "completion", "mcp"})
+
+
+def record_queued() -> None:
+    """Record what the agent hooks queued in this directory's git dir before the command
+    reads the state (waiting for a drainer at work), so that it sees every event."""
+    import os
+
+    from git_gasp.adapters.hook.queue_files import queued
+    from git_gasp.base.gitdir import find_git_dir
+
+    try:
+        here = os.getcwd()
+    except OSError:
+        return
+    gitdir = find_git_dir(here)
+    if gitdir is None or not queued(os.path.join(gitdir, "gasp")):
+        return  # the common case: nothing queued, nothing more imported
+    from git_gasp.adapters.live import LOCK_WAIT_S, drain_pending
+
+    drain_pending(here, lock_wait_s=LOCK_WAIT_S)
 
 
 cli.add_command(help_command)

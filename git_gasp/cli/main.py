@@ -3,12 +3,11 @@ subcommands (`cli.table`) load lazily; every error goes through `cli.handler`.
 
 Nothing heavy is imported at start-up, not even click: what git runs on every commit,
 ``git gasp hook NAME``, what a server runs on every push, ``git gasp hook pre-receive
-[--check]``, a plain ``git gasp check [PATH] [FLAGS]``, what an agent runs on
-every tool call, ``git gasp adapt hook [--agent A] [--repo P]``, and ``--version`` run
-without it (`hook_main`, `check_main`, `agent_hook_main`), with the same output, exit
-codes and one-line errors as through click, which parses everything else
-(`click_main`); each command's module (and the object readers, yaml, the protocol layers) is
-imported when that command runs.
+[--check]``, a plain ``git gasp check [PATH] [FLAGS]`` and ``--version`` run without it
+(`hook_main`, `check_main`), with the same output, exit codes and one-line errors as
+through click, which parses everything else (`click_main`); each command's module (and
+the object readers, yaml, the protocol layers) is imported when that command runs. The
+agent hook is a program of its own, ``git-gasp-hook`` (`adapters.hook.entry`).
 """
 
 from __future__ import annotations
@@ -55,22 +54,6 @@ def receive_main(check: bool) -> NoReturn:
     leave(code)
 
 
-def agent_hook_main(kw: dict) -> NoReturn:
-    """Run `git gasp adapt hook` without click (`kw`: `agent_hook.fast_args`)."""
-    import gc
-
-    gc.disable()  # one payload recorded, then exit: no collection pauses
-    try:
-        from git_gasp.cli.commands.agent_hook import run
-
-        code = run(**kw)
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BaseException as exc:  # noqa: BLE001 - the one handler decides
-        exit_for_error(exc)
-    leave(code)
-
-
 def check_main(kw: dict) -> NoReturn:
     """Run `git gasp check` without click (`kw`: `check_run.fast_args`)."""
     try:
@@ -99,12 +82,6 @@ def main(argv: list[str] | None = None) -> NoReturn:
         hook_main(name)
     if args in (["hook", "pre-receive"], ["hook", "pre-receive", "--check"]):
         receive_main(check=len(args) == 3)
-    if args[:2] == ["adapt", "hook"]:
-        from git_gasp.cli.commands.agent_hook import fast_args as agent_hook_args
-
-        hook_kw = agent_hook_args(args)
-        if hook_kw is not None:
-            agent_hook_main(hook_kw)
     if args[:1] == ["check"]:
         from git_gasp.cli.commands.check_run import fast_args
 

@@ -200,6 +200,7 @@ def _identity_resource(server: MCPServer, root: Path, name: str) -> None:
             raise ResourceError(str(exc)) from None
 
 
-def serve(root: str | Path) -> None:
-    """Fold the agent at `root` once and serve MCP over stdin/stdout until EOF."""
-    build(Service(root)).run("stdio")
+def serve(root: str | Path, start: str | Path | None = None) -> None:
+    """Fold the agent at `root` once and serve MCP over stdin/stdout until EOF (the hooks'
+    queue of `start`, the directory it was started in, recorded before each answer)."""
+    build(Service(root, start=start)).run("stdio")

@@ -1,10 +1,11 @@
 """The fold the server answers from: opened once per process, followed as the log grows.
 
-`Service.state()` folds whatever was appended since the last call (`AgentState.refresh`
-reads only the new bytes) before each answer, so a tool sees events the hooks or the CLI
-wrote after the server started; a log rewritten under us (a sync that replaced it, a
-checkout) is opened afresh, once. Calls come from the SDK's worker threads: one lock
-keeps them one at a time over the shared state.
+`Service.state()` first records what the agent hooks queued (`live.drain_pending`, from
+the directory the server started in), then folds whatever was appended since the last
+call (`AgentState.refresh` reads only the new bytes) before each answer, so a tool sees
+events the hooks or the CLI wrote after the server started; a log rewritten under us (a
+sync that replaced it, a checkout) is opened afresh, once. Calls come from the SDK's
+worker threads: one lock keeps them one at a time over the shared state.
 
 Ids are typed as on the command line: a unique prefix, or ``kind_...tail`` as the
 commands print them (`protocol.idmatch`). An unknown or ambiguous id is a UsageError
@@ -17,17 +18,22 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from git_gasp.adapters.live import drain_pending
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.mcp.adjacency import Adjacency, Texts
 from git_gasp.protocol.idmatch import match_id
 from git_gasp.runtime.state import AgentState
 
+QUEUE_WAIT_S = 5.0  # for a drainer at work, before an answer
+
 
 class Service:
     """The agent's state for one server process."""
 
-    def __init__(self, root: str | Path, worker_id: str | None = None) -> None:
+    def __init__(self, root: str | Path, worker_id: str | None = None,
+                 start: str | Path | None = None) -> None:
         self.root = Path(root)
+        self.start = Path(start) if start is not None else self.root
         self.worker_id = worker_id
         self.lock = threading.RLock()
         self._state = AgentState.open(self.root, worker_id)
@@ -35,7 +41,9 @@ class Service:
         self.texts = Texts()
 
     def state(self) -> AgentState:
-        """The fold with every event appended so far (call holding `lock`)."""
+        """The fold with every event appended so far, the hooks' queue recorded first
+        (call holding `lock`)."""
+        drain_pending(self.start, lock_wait_s=QUEUE_WAIT_S)
         try:
             self._state.refresh()
         except GaspError:  # the log shrank or was rewritten: fold it again, once

@@ -32,7 +32,7 @@ from git_gasp.protocol.jsonstrict import dumps_canonical
 from git_gasp.redact.redactor import Redactor
 from tests.adapters.samples import CLAUDE_HOOKS, CODEX_HOOKS, read_jsonl
 from tests.testing.repos import copy_repo
-from tests.testing.run import gasp, git, out
+from tests.testing.run import drained, gasp, git, out
 
 pytestmark = pytest.mark.slow  # hypothesis, and a repository per example
 
@@ -212,10 +212,11 @@ def test_the_drain_records_or_sets_aside_every_payload(agent_template, tmp_path_
 def test_the_installed_hook_exits_0_on_any_input(agent_template, tmp_path_factory, data, agent):
     """`git gasp adapt hook --agent A` as the agent runs it, in the repo, payload on stdin."""
     repo = copy_repo(agent_template, tmp_path_factory.mktemp("fuzz") / "agent")
+    env = dict(os.environ, GASP_HOOK_BUDGET="60")
     proc = subprocess.run(["git", "gasp", "adapt", "hook", "--agent", agent], cwd=repo,
-                          input=data, capture_output=True,
-                          env=dict(os.environ, GASP_HOOK_BUDGET="60"))
+                          input=data, capture_output=True, env=env)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b""), out(proc)
+    drained(repo, env)  # the hook only queues: what its drainer records
     _still_sound(repo)
 
 

@@ -19,7 +19,7 @@ from git_gasp.adapters.session_writer import run_id_for
 from git_gasp.base.files import try_lock
 from git_gasp.store.lease import Lease
 from tests.adapters.samples import CLAUDE_HOOKS, CLAUDE_TRANSCRIPT, CODEX_HOOKS, read_jsonl
-from tests.testing.run import gasp, git, out
+from tests.testing.run import drained, gasp, git, out
 
 pytestmark = pytest.mark.slow  # a git gasp process per payload
 
@@ -33,10 +33,13 @@ def _gasp_dir(repo: Path) -> Path:
 
 
 def _hook(repo: Path, agent: str, data: bytes, env: dict | None = None) -> None:
-    """One hook as the agent runs it; it always exits 0 and says nothing."""
+    """One hook as the agent runs it (it always exits 0 and says nothing), then what its
+    drainer records."""
+    env = dict(os.environ, **(env or {}))
     proc = subprocess.run(["git", "gasp", "adapt", "hook", "--agent", agent], cwd=repo,
-                          input=data, capture_output=True, env=dict(os.environ, **(env or {})))
+                          input=data, capture_output=True, env=env)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b""), out(proc)
+    drained(repo, env)
 
 
 def _rows(repo: Path, agent: str, sid: str, **extra) -> dict[str, dict]:

@@ -22,7 +22,8 @@ from git_gasp.adapters.json_edit import apply_hooks
 from git_gasp.adapters.payloads import HOOK_EVENTS
 from tests.testing.run import git
 
-PORTABLE = "git gasp adapt hook --agent claude-code"
+PORTABLE = "git-gasp-hook claude-code"
+OLD = "git gasp adapt hook --agent claude-code"  # what versions before git-gasp-hook installed
 
 # A user's settings as people write them: 4-space indent, a one-line array, unicode,
 # unknown keys, their own hooks (one of them calls ours inside a longer command).
@@ -64,6 +65,10 @@ def _write(project: Path, rel: str, text: str) -> Path:
 
 
 @pytest.mark.parametrize("command", [
+    "git-gasp-hook claude-code",
+    "git-gasp-hook codex",
+    "/opt/venv/bin/git-gasp-hook codex",
+    "'/home/me/my venv/bin/git-gasp-hook' claude-code",
     "git gasp adapt hook --agent claude-code",
     "git-gasp adapt hook --agent codex",
     "/opt/venv/bin/git-gasp adapt hook --agent codex",
@@ -96,6 +101,12 @@ def test_our_commands_are_recognised(command):
     "/usr/bin/not-git-gasp adapt hook --agent codex",
     "'git gasp' adapt hook --agent codex",
     "git gasp adapt hook --agent 'claude-code",
+    "git-gasp-hook",
+    "git-gasp-hook gemini",
+    "git-gasp-hook claude-code ../other",
+    "git-gasp-hook claude-code && notify.sh",
+    "bin/git-gasp-hook codex",
+    "git gasp-hook codex",
 ])
 def test_anything_more_or_else_is_the_users(command):
     assert command_agent(command) is None
@@ -104,7 +115,7 @@ def test_anything_more_or_else_is_the_users(command):
 
 
 def test_shared_files_name_the_command_portably():
-    assert hook_command("codex") == "git gasp adapt hook --agent codex"
+    assert hook_command("codex") == "git-gasp-hook codex"
     absolute = hook_command("claude-code", absolute=True)
     assert os.path.isabs(absolute.split()[0].strip("'")) and command_agent(absolute)
 
@@ -138,14 +149,35 @@ def test_reinstall_replaces_an_old_absolute_install_in_place(project):
              for e in HOOK_EVENTS}
     hooks["Stop"].insert(0, {"hooks": [{"type": "command", "command": "say bye"}]})
     path = _write(project, ".codex/hooks.json", json.dumps({"hooks": hooks}, indent=2))
-    result = merge_hooks(path, "codex", "git gasp adapt hook --agent codex")
+    result = merge_hooks(path, "codex", "git-gasp-hook codex")
     data = json.loads(path.read_text())
     assert result.changed and list(data["hooks"]) == [e for e in HOOK_EVENTS
                                                       if e != "PostToolUseFailure"]
     assert "/old/venv" not in path.read_text()
     assert data["hooks"]["Stop"][0] == {"hooks": [{"type": "command", "command": "say bye"}]}
-    assert data["hooks"]["Stop"][1]["hooks"][0]["command"] == "git gasp adapt hook --agent codex"
+    assert data["hooks"]["Stop"][1]["hooks"][0]["command"] == "git-gasp-hook codex"
     assert result.events == len(AGENT_EVENTS["codex"])
+    assert "async" not in path.read_text()  # Codex runs every hook of ours synchronously
+
+
+def test_install_upgrades_the_older_command_and_runs_pre_tool_use_async(project):
+    """Entries an older version wrote (`git gasp adapt hook --agent …`) are replaced in
+    place by `git-gasp-hook AGENT`; Claude Code's PreToolUse is async, the rest not; a
+    second install changes nothing and uninstall removes them all."""
+    hooks = {e: [{"hooks": [{"type": "command", "command": OLD, "timeout": 60}]}]
+             for e in HOOK_EVENTS}
+    hooks["Stop"].insert(0, {"hooks": [{"type": "command", "command": "say bye"}]})
+    path = _write(project, ".claude/settings.json", json.dumps({"hooks": hooks}, indent=2))
+    result = merge_hooks(path, "claude-code", PORTABLE)
+    data = json.loads(path.read_text())
+    assert result.changed and result.removed == len(HOOK_EVENTS) and OLD not in path.read_text()
+    assert data["hooks"]["Stop"][0]["hooks"][0]["command"] == "say bye"
+    ours = {e: x["hooks"] for e, entries in data["hooks"].items() for x in entries
+            if is_ours(x["hooks"][0])}
+    assert {e: h[0]["command"] for e, h in ours.items()} == dict.fromkeys(HOOK_EVENTS, PORTABLE)
+    assert [e for e, h in ours.items() if h[0].get("async")] == ["PreToolUse"]
+    assert not merge_hooks(path, "claude-code", PORTABLE).changed
+    assert merge_hooks(path, None, None).removed == len(HOOK_EVENTS)
 
 
 def test_a_tweaked_timeout_of_ours_is_kept_and_duplicates_go(project):
@@ -261,8 +293,8 @@ def test_an_absolute_path_we_could_not_recognise_is_refused(monkeypatch, tmp_pat
     from git_gasp.adapters import install
     from git_gasp.base.errors import GaspError
 
-    odd = tmp_path / "v (1)" / "git-gasp"
-    monkeypatch.setattr(install, "this_git_gasp", lambda: str(odd))
+    odd = tmp_path / "v (1)" / "git-gasp-hook"
+    monkeypatch.setattr(install, "this_git_gasp", lambda program: str(odd))
     with pytest.raises(GaspError, match="treats specially"):
         hook_command("claude-code", absolute=True)
 

@@ -53,7 +53,7 @@ def test_claude_install_merges_is_idempotent_and_uninstalls_only_ours(agent_repo
     assert settings["hooks"]["PreToolUse"][0] == FOREIGN["hooks"]["PreToolUse"][0]
     assert settings["hooks"]["Notification"] == FOREIGN["hooks"]["Notification"]
     command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
-    assert command.endswith("adapt hook --agent claude-code")
+    assert command == "git-gasp-hook claude-code"
     assert settings["hooks"]["PostToolUse"][0]["matcher"] == "*"
     written = path.read_bytes()
     again = gasp(agent_repo, "adapt", "claude-code", "install")
@@ -273,11 +273,11 @@ def test_shared_files_name_git_gasp_through_path_never_this_venv(agent_repo):
         assert venv not in text and sys.prefix not in text, text
         commands = {h["command"] for entries in json.loads(text)["hooks"].values()
                     for e in entries for h in e["hooks"]}
-        assert commands == {f"git gasp adapt hook --agent {agent}"}
+        assert commands == {f"git-gasp-hook {agent}"}
 
 
 def test_a_missing_git_gasp_on_path_is_said(agent_repo, monkeypatch):
-    exe = Path(sys.executable).with_name("git-gasp")
+    exe = Path(sys.executable).with_name("git-gasp")  # git-gasp-hook is beside it
     monkeypatch.setenv("PATH", os.pathsep.join(
         p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != exe.parent))
     proc = subprocess.run([str(exe), "adapt", "claude-code", "install"], cwd=agent_repo,
@@ -299,7 +299,7 @@ def test_local_scope_names_this_git_gasp_and_stays_out_of_commits(agent_repo):
                 for e in entries for h in e["hooks"]}
     (command,) = commands
     assert command.startswith(str(Path(sys.executable).parent)) and \
-        command.endswith(" adapt hook --agent claude-code")
+        command.endswith("/git-gasp-hook claude-code")
     assert shared.read_bytes() == before
     assert ".claude/settings.local.json" not in git(agent_repo, "status", "--porcelain")
     exclude = agent_repo / ".git" / "info" / "exclude"

@@ -20,7 +20,7 @@ from tests.adapters.samples import (
     CODEX_ROLLOUT,
     read_jsonl,
 )
-from tests.testing.run import gasp, git, out
+from tests.testing.run import drained, gasp, git, out
 
 pytestmark = pytest.mark.slow  # a hook process per payload
 
@@ -48,8 +48,10 @@ def adapter_log(repo: Path) -> str:
 def hook(repo: Path, payload: dict | bytes, *args: str, env: dict | None = None,
          cwd: Path | None = None) -> subprocess.CompletedProcess:
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return subprocess.run(["git", "gasp", "adapt", "hook", *args], cwd=cwd or repo, input=data,
+    proc = subprocess.run(["git", "gasp", "adapt", "hook", *args], cwd=cwd or repo, input=data,
                           capture_output=True, env=env)
+    drained(cwd or repo, env)  # the hook only queues: wait for what its drainer records
+    return proc
 
 
 def payloads(path: Path, repo: Path, **override) -> list[dict]:

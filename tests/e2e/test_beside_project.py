@@ -19,7 +19,7 @@ import pytest
 
 from tests.e2e import agents
 from tests.e2e.test_live_sessions import _binary
-from tests.testing.run import gasp, git, out
+from tests.testing.run import drained, gasp, git, out
 
 pytestmark = pytest.mark.slow  # live agent sessions
 
@@ -53,6 +53,7 @@ def project(tmp_path) -> Path:
 
 def _check_beside(project: Path, session, before: list[str]) -> None:
     assert session.proc.returncode == 0, session.describe()
+    drained(project)  # the hooks only queue (in the project's git dir): wait for the drain
     subjects = git(project, "log", "--format=%s", "main").splitlines()
     assert subjects == ["Fix add", *before], subjects
     tree = git(project, "ls-tree", "-r", "--name-only", "main").split()

@@ -33,7 +33,7 @@ from git_gasp.adapters.records import MODEL_RESPONSE, TOOL_USE
 from git_gasp.adapters.session_writer import run_id_for
 from tests.e2e import agents
 from tests.e2e.servers import BUGGY, PROMPT, ClaudeHandler, ModelServer
-from tests.testing.run import gasp, git, out
+from tests.testing.run import drained, gasp, git, out
 
 pytestmark = pytest.mark.slow  # live agent sessions
 
@@ -157,6 +157,7 @@ def _fold(repo: Path) -> dict:
 def _check_recorded(repo: Path, session, agent: str) -> None:
     """The hooks alone made a conformant, committed run with the whole spine."""
     assert session.proc.returncode == 0, session.describe()
+    drained(repo)  # the hooks only queue: what a drainer still records is in the log next
     adapter_log = Path(git(repo, "rev-parse", "--absolute-git-dir").strip()) / "gasp/adapter.log"
     log_text = adapter_log.read_text() if adapter_log.exists() else "(no adapter.log)"
     assert "error" not in log_text.lower() and "failed" not in log_text, log_text

@@ -116,3 +116,20 @@ def test_recall_live_facts_only_newest_first(agent):
         assert out["facts"][0]["supersedes"] == old
         assert [f["text"] for f in recall.recall(st, "")["facts"]] == [
             "Unrelated fact", "Regex compiles are slow; cache them"]
+
+
+def test_the_service_records_what_the_hooks_queued_before_it_answers(agent):
+    """A hook's payload queued after the server started (its drainer not run yet) is in
+    the state the next answer reads."""
+    import json
+
+    from git_gasp.adapters.hook.queue_files import enqueue, queued
+    from git_gasp.adapters.session_writer import run_id_for
+
+    service = Service(agent, "w")
+    gdir = str(agent / ".git" / "gasp")
+    enqueue(gdir, "claude-code", json.dumps({"session_id": "s-mcp", "cwd": str(agent),
+                                             "hook_event_name": "SessionStart"}).encode())
+    assert not service._state.graph.has_node(run_id_for("claude-code", "s-mcp"))
+    assert service.state().graph.has_node(run_id_for("claude-code", "s-mcp"))
+    assert not queued(gdir)

@@ -52,3 +52,11 @@ def commit_all(repo: Path, message: str) -> str:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
     return git(repo, "rev-parse", "HEAD").strip()
+
+
+def drained(where: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Wait until what the agent hooks queued in the git dir of `where` is recorded: run
+    the drainer as the hook does at SessionEnd (it waits for a drainer at work first)."""
+    return subprocess.run([sys.executable, "-P", "-m", "git_gasp.adapters.hook.drain",
+                           "--report", "0", "--", str(where)],
+                          capture_output=True, env=env, check=True)

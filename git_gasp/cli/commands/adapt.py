@@ -63,9 +63,9 @@ def _sync_opt_in(repo: Path, sync: bool, uninstall: bool) -> None:
 def adapt() -> None:
     """Record Claude Code and Codex sessions live through their hooks, and prime them.
 
-    `adapt claude-code install` / `adapt codex install` register `adapt hook` with the
-    agent; `adapt … prime` writes the identity and a context primer onto CLAUDE.md /
-    AGENTS.md.
+    `adapt claude-code install` / `adapt codex install` register the hook
+    (`git-gasp-hook AGENT`) with the agent; `adapt … prime` writes the identity and a
+    context primer onto CLAUDE.md / AGENTS.md.
     """
 
 
@@ -76,11 +76,17 @@ def adapt() -> None:
               help="The agent repo to record into (default: the nearest directory with "
                    "AGENT.md at or above the session's cwd).")
 def hook(agent: str | None, repo: str | None) -> int:
-    """Record one hook payload (JSON on stdin). Always exits 0; problems go to
-    <gitdir>/gasp/adapter.log."""
-    from git_gasp.cli.commands.agent_hook import run
+    """Queue one hook payload (JSON on stdin) for recording, as `git-gasp-hook AGENT`
+    does (what older versions installed; `install` upgrades it). Always exits 0;
+    problems go to <gitdir>/gasp/adapter.log."""
+    from git_gasp.adapters.hook.entry import USAGE, read_stdin, run
 
-    return run(agent, repo)
+    data = read_stdin()
+    if data is None:
+        click.echo(USAGE, err=True)
+        return 0
+    run(data, agent, repo)
+    return 0
 
 
 def _install(agent: str, path: Path, uninstall: bool, *, scope: str = "project") -> None:

@@ -40,4 +40,4 @@ def mcp() -> None:
     root = require_root(os.getcwd())
     from git_gasp.mcp.server import serve
 
-    serve(root)
+    serve(root, start=os.getcwd())

@@ -1,0 +1,4 @@
+"""The agent hook and its queue: `entry` (``git-gasp-hook``, it only queues),
+`queue_files` (the queue's entries, lock and log), `agent_proc` (the agent process a
+hook runs under) and `drain` (``python -m git_gasp.adapters.hook.drain``). Recording
+what is queued is ``adapters/live.py``'s and ``adapters/hook_queue.py``'s."""

@@ -1,0 +1,110 @@
+"""The hook queue's files in ``<gitdir>/gasp/``: its entries, its lock, its log.
+
+An entry is one file in ``queue/`` holding the bytes an agent sent to its hook,
+unchanged whatever their encoding, named ``<time_ns:020d>-<pid:08d>-<hex>.<agent>.payload``
+(the agent process, or the process that queued it when that is not known; the agent the
+hook was installed for, or ``detect``): written to a temporary name and
+renamed (so it is always whole), mode 0600 (it may hold secrets until it is drained),
+under the git dir (never committed). Entries are drained in name order, which is the
+order the hooks queued them. ``hook.lock`` (flock) is held by whoever drains;
+``adapter.log`` says what happened. The agent hook (``hook/entry.py``) imports this
+module, so it imports nothing beyond `base.files`; the drain is ``hook_queue.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from git_gasp.base.files import (
+    atomic_write,
+    exists,
+    fsync_dir,
+    move_into_place,
+    open_output,
+    open_regular,
+    try_lock,
+)
+
+AGENTS = ("claude-code", "codex")
+ENTRY_SUFFIXES = (".payload", ".json")  # this git-gasp's entries, an older one's
+LOCK_NAME = "hook.lock"
+LOG_MAX_BYTES = 1 << 20
+
+
+def queue_dir(gdir: str) -> str:
+    """Where queued hook payloads wait: ``<gitdir>/gasp/queue``."""
+    return os.path.join(gdir, "queue")
+
+
+def enqueue(gdir: str, agent: str | None, data: bytes, pid: int | None = None) -> str:
+    """Write the payload bytes `data`, unchanged, as one queue entry (whole or not at
+    all, readable only by its owner), naming the agent process `pid` (default this
+    process: the drainer then looks for the agent above it). Not fsynced yet: see
+    `keep`."""
+    tag = agent if agent in AGENTS else "detect"
+    who = pid if pid is not None else os.getpid()
+    name = f"{time.time_ns():020d}-{who:08d}-{os.urandom(4).hex()}.{tag}.payload"
+    return atomic_write(os.path.join(queue_dir(gdir), name), data, root=os.path.dirname(gdir),
+                        make_parents=True, mode=0o600, durable=False)
+
+
+def keep(*entries: str) -> None:
+    """Make the queue entries `entries` durable (fsync each, then the queue) when they
+    stay queued as the process that was to record them exits: the drainer that could
+    not record them (the lease held, its time spent, a failure) or a process that
+    queued one and started no drainer. An entry recorded is gone by then, its events
+    fsynced in the log, so the common case spends no fsync on it (a killed process
+    loses nothing either way: only a power cut drops what the page cache holds). Never
+    raises."""
+    kept = None
+    for entry in entries:
+        try:
+            fd = open_regular(entry)
+        except OSError:  # recorded and removed, or set aside: nothing left to keep
+            continue
+        try:
+            os.fsync(fd)
+            kept = entry
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    if kept is not None:
+        fsync_dir(os.path.dirname(kept))
+
+
+def queued(gdir: str) -> list[str]:
+    """The queue's entries (paths), oldest first."""
+    try:
+        names = os.listdir(queue_dir(gdir))
+    except OSError:  # no queue yet
+        return []
+    return sorted(os.path.join(queue_dir(gdir), name) for name in names
+                  if name.endswith(ENTRY_SUFFIXES) and not name.startswith("."))
+
+
+def lock_held(gdir: str) -> bool:
+    """Whether a process holds the queue's lock (a drainer is at work) right now."""
+    try:
+        with try_lock(os.path.join(gdir, LOCK_NAME), 0) as got:
+            return not got
+    except OSError:
+        return False  # no lock file can be made: a drainer finds out why and logs it
+
+
+def log(gdir: str | os.PathLike | None, message: str) -> None:
+    """Append one line to ``adapter.log`` (rotated at LOG_MAX_BYTES); never raises."""
+    if gdir is None:
+        return
+    try:
+        path = os.path.join(gdir, "adapter.log")
+        if exists(path) and os.stat(path).st_size > LOG_MAX_BYTES:
+            move_into_place(path, os.path.join(gdir, "adapter.log.1"),
+                            root=os.path.dirname(os.fspath(gdir)))
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        line = f"{stamp} pid={os.getpid()} {message}".replace("\n", "\n    ") + "\n"
+        with open_output(path, append=True) as fh:
+            fh.write(line.encode("utf-8"))
+    except Exception:  # noqa: BLE001 - the log never breaks the hook (OSError, UnsafePath)
+        pass
