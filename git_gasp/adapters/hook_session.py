@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from hashlib import sha256
 
 from git_gasp.adapters.lifting import Lifted, Lifter
 from git_gasp.adapters.payloads import HookEvent
@@ -29,7 +30,6 @@ from git_gasp.adapters.session_close import (
     locate_transcript,
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
-from git_gasp.base.digest import sha256
 from git_gasp.base.files import atomic_write, open_file, read_text, remove_file
 
 TYPE_CHECKING = False

@@ -19,9 +19,9 @@ and the redacted transcript archived in the cold tier at its boundary commit.
 from __future__ import annotations
 
 import os
+from hashlib import sha256
 
 from git_gasp.adapters.session_writer import redacted_archive
-from git_gasp.base.digest import sha256
 from git_gasp.base.files import atomic_write, is_dir, is_file, join
 from git_gasp.redact.redactor import Redactor
 from git_gasp.store.holder import proc_stat

@@ -10,11 +10,11 @@ Also here: the run id of a session (`run_id_for`), the redacted transcript archi
 from __future__ import annotations
 
 import json
+from hashlib import sha256
 
 from git_gasp.adapters.lifting import Lifted
 from git_gasp.adapters.records import Record
 from git_gasp.base import git
-from git_gasp.base.digest import sha256
 from git_gasp.base.outside import valid_text
 from git_gasp.base.paths import is_dir
 from git_gasp.redact import capture

@@ -8,8 +8,9 @@ their own strict parser: ``protocol.jsonstrict``.)"""
 
 from __future__ import annotations
 
+import re
+
 from git_gasp.base.errors import FormatError
-from git_gasp.base.lazyre import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def load_toml(data: bytes, what: str) -> dict[str, Any]:
 
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what a log line may hold (protocol.jsonstrict)
 _INF = float("inf")
-_LONE_SURROGATE = LazyPattern("[\ud800-\udfff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def valid_text(text: str) -> str:

@@ -60,8 +60,5 @@ def exit_for_error(exc: BaseException) -> NoReturn:
 
 def leave(code: int) -> NoReturn:
     """Exit with `code` at once, nothing torn down (the log's objects are not freed one
-    by one), once the patterns this run compiled are in the cache (`base.lazyre`)."""
-    from git_gasp.base.lazyre import save
-
-    save()
+    by one)."""
     os._exit(code)

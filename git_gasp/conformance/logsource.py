@@ -5,8 +5,9 @@ index hit sends it to), never the whole file."""
 from __future__ import annotations
 
 import os
+from hashlib import sha256
 
-from git_gasp.base.digest import blob_hasher, sha256
+from git_gasp.base.digest import blob_hasher
 from git_gasp.base.files import open_regular
 
 _CHUNK = 1 << 20

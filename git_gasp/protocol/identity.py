@@ -6,7 +6,9 @@ b"identity/IDENTITY.md"), matching the spec's shell recipe.
 
 from __future__ import annotations
 
-from git_gasp.base.digest import is_hex, sha256
+from hashlib import sha256
+
+from git_gasp.base.digest import is_hex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

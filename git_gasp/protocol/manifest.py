@@ -6,8 +6,9 @@ Fields: spec_version, agent_id, identity_hash, executor, and optional `locations
 
 from __future__ import annotations
 
+import re
+
 from git_gasp.base.errors import FormatError
-from git_gasp.base.lazyre import LazyPattern
 from git_gasp.base.record import Record
 from git_gasp.protocol.simpleyaml import load as load_yaml
 
@@ -21,11 +22,11 @@ if TYPE_CHECKING:
 # committed, as `.agent/<name>` below an agent root.
 AGENT_DIR, LOCAL_ONLY = b".agent", (b"lease", b"HEAD")
 DEFAULT_LOCATIONS = {"identity": "identity", "memory": "memory", "log": "state/events.jsonl"}
-_FENCE = LazyPattern(r"(?ms)^```ya?ml[ \t]*\n(.*?)^```[ \t]*$")
-_FRONT_END = LazyPattern(r"(?m)^---[ \t]*$")
-_LOCATIONS = LazyPattern(r"(?im)^#+\s*Locations\s*$")
-_HEADING = LazyPattern(r"(?m)^#+\s")
-_TABLE_ROW = LazyPattern(r"(?m)^\|\s*`?([A-Za-z_ ]+?)`?\s*\|\s*`?([^|`]+?)`?\s*\|")
+_FENCE = re.compile(r"(?ms)^```ya?ml[ \t]*\n(.*?)^```[ \t]*$")
+_FRONT_END = re.compile(r"(?m)^---[ \t]*$")
+_LOCATIONS = re.compile(r"(?im)^#+\s*Locations\s*$")
+_HEADING = re.compile(r"(?m)^#+\s")
+_TABLE_ROW = re.compile(r"(?m)^\|\s*`?([A-Za-z_ ]+?)`?\s*\|\s*`?([^|`]+?)`?\s*\|")
 
 
 class ManifestError(FormatError):
@@ -115,7 +116,7 @@ def parse_manifest(data: bytes) -> Manifest:
 
 
 APPEND_ONLY_ROLES = ("log", "facts", "journal")
-_ROW = LazyPattern(r"(?m)^\|(.*)\|[ \t]*$")
+_ROW = re.compile(r"(?m)^\|(.*)\|[ \t]*$")
 
 
 def _cell(text: str) -> str:

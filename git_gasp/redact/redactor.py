@@ -59,9 +59,8 @@ import bisect
 import json
 import re
 from collections import Counter
+from hashlib import sha256
 
-from git_gasp.base.digest import sha256
-from git_gasp.base.lazyre import LazyPattern
 from git_gasp.redact import patterns as P
 from git_gasp.redact.patterns import (
     TOKEN_PREFIX,
@@ -351,7 +350,7 @@ def _not_a_value(value: str) -> bool:
             or P.REFERENCE.match(v) is not None)
 
 
-_SEPARATOR = LazyPattern(r"[\n;|&]")
+_SEPARATOR = re.compile(r"[\n;|&]")
 
 
 def _command_before(m: re.Match[str], command: re.Pattern[str], cache: dict) -> bool:
@@ -376,7 +375,7 @@ def _command_before(m: re.Match[str], command: re.Pattern[str], cache: dict) -> 
     return k < 0 or seps[k] < ends[j]
 
 
-_KEY_KIND = LazyPattern(r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|_key|key$")
+_KEY_KIND = re.compile(r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|_key|key$")
 
 
 def _assign_kind(name: str) -> str:

@@ -17,50 +17,9 @@ import pytest
 from git_gasp.cli.commands.adapt import hook
 from git_gasp.cli.commands.agent_hook import OPTIONS, fast_args
 from tests.adapters.samples import CLAUDE_HOOKS, read_jsonl
-from tests.testing.imports import IMPORTED_BY, ImportTrace
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FAST = [sys.executable, "-P", "-m", "git_gasp.cli.main"]
-# What recording a tool call may not load, beside what tests/test_packaging.py forbids
-# (click, dulwich, yaml, traceback, gzip, the layers it does not drive): the seventh
-# session of bench/README.md took each off the hook's path (callgrind: 488 -> 215 M
-# instructions per PostToolUse) and this keeps them off. typing, dataclasses (inspect,
-# ast, dis), tomllib (.agent/config.toml's parse is remembered), orjson (the end state
-# spares the log's parse, and orjson imports dataclasses, uuid, platform), socket (the
-# lease's host), subprocess, threading, shutil, datetime (transcripts and git only), and
-# the snapshot caches (an end state needs none). The ninth session took off uuid and
-# platform (base.ids formats its UUIDv7 itself: 10 M instructions), hashlib (a short
-# SHA-256 from the built-in module, base.digest: 11 M), contextlib (locks and approval
-# are classes: 3 M) and the checks (the vocabulary loads from conformance.packs: 6 M).
-# The tenth took off pathlib (str paths through the hook's modules; in 3.11 pathlib
-# imports urllib.parse and ipaddress: 17 M), importlib (and the warnings it imports) and
-# fnmatch: 3 M.
-HOOK_FORBIDDEN = ("typing", "dataclasses", "inspect", "ast", "tomllib", "tomli", "orjson",
-                  "socket", "subprocess", "threading", "shutil", "datetime",
-                  "uuid", "platform", "hashlib", "contextlib", "pathlib", "urllib",
-                  "importlib", "fnmatch", "warnings",
-                  "git_gasp.conformance.checks", "git_gasp.runtime.seed",
-                  "git_gasp.adapters.session_sweep",
-                  "git_gasp.store.snapshots")
-# Python code to run first: writes "re compile: MODULE" to stderr for every pattern re's
-# compiler compiles, MODULE being the code that asked (re and base.lazyre skipped).
-RE_WATCH = """\
-import sys as _sys
-try:
-    from re import _compiler as _c
-except ImportError:
-    import sre_compile as _c
-_compile = _c.compile
-def _watched(p, flags=0):
-    f = _sys._getframe(1)
-    while f is not None and f.f_globals.get("__name__", "").startswith(
-            ("re", "sre_", "git_gasp.base.lazyre")):
-        f = f.f_back
-    who = f.f_globals.get("__name__") if f is not None else None
-    _sys.stderr.write(f"re compile: {who} {p!r}\\n")
-    return _compile(p, flags)
-_c.compile = _watched
-"""
 CLICK = [sys.executable, "-P", "-c",
          "import sys; from git_gasp.cli.main import click_main; click_main(sys.argv[1:])"]
 
@@ -162,35 +121,3 @@ def test_without_a_payload_on_stdin_both_say_how_it_is_run(tmp_path):
     assert outs[0][0] == 0 and b"reads one hook payload (JSON) on stdin" in outs[0][1]
 
 
-def test_recording_a_tool_call_loads_none_of_the_modules_taken_off_its_path(agent):
-    """End to end, as Claude Code runs it: every hook after the session's first opens
-    from the end state the one before saved, with the config's parse remembered, and
-    imports nothing `HOOK_FORBIDDEN` names (the chain that loaded each one is printed).
-    The first hook in a repo reads the log and parses the config itself."""
-    args = ["adapt", "hook", "--agent", "claude-code"]
-    runs = [("SessionStart", "toolu_a"), ("PreToolUse", "toolu_a"), ("PostToolUse", "toolu_a"),
-            ("PreToolUse", "toolu_b"), ("PostToolUse", "toolu_b")]
-    # -S: no site, so a development venv's editable-install finder (which imports
-    # pathlib and contextlib at start-up) cannot hide what the hook itself imports; the
-    # package comes from this checkout, as the finder would give it.
-    traced = [sys.executable, "-S", "-X", "importtime", "-P", "-c",
-              IMPORTED_BY + RE_WATCH + f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-              "sys.argv[1:] = " + repr(args) + "\n"
-              "from git_gasp.cli.main import main; main()"]
-    for i, (event, tool) in enumerate(runs):
-        proc = subprocess.run(traced, cwd=agent, input=_payload(agent, event, tool),
-                              capture_output=True)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        trace = ImportTrace(proc.stderr)
-        assert "git_gasp.adapters.live" in trace.modules
-        if i:
-            assert not trace.culprits(HOOK_FORBIDDEN), trace.explain(HOOK_FORBIDDEN, event)
-        compiled = [line for line in proc.stderr.decode().splitlines()
-                    if line.startswith("re compile: git_gasp")]
-        if i >= 3:  # the calls before compiled these patterns and kept them (base.lazyre)
-            assert not compiled, (event, compiled)
-        elif i == 0:
-            assert compiled, "the watch saw no compile: it watches nothing"
-    log = (agent / ".git" / "gasp" / "adapter.log").read_text().splitlines()
-    assert log[-1].endswith("PostToolUse: recorded in run_claude-code.fast-path"), log[-3:]
-    assert list((agent / ".git" / "gasp" / "end-state").glob("*.bin"))

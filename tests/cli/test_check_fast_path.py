@@ -12,8 +12,7 @@ import pytest
 
 from git_gasp.cli.commands.check import check
 from git_gasp.cli.commands.check_run import FLAGS, VALUED, fast_args
-from tests.testing.imports import IMPORTED_BY, ImportTrace
-from tests.testing.run import gasp, git
+from tests.testing.run import git
 
 FAST = [sys.executable, "-P", "-m", "git_gasp.cli.main"]
 CLICK = [sys.executable, "-P", "-c",
@@ -87,49 +86,3 @@ def test_version_without_click_prints_what_click_prints():
     slow = CliRunner().invoke(cli, ["--version"])
     assert slow.exit_code == 0
     assert fast.stdout.decode() == slow.output and slow.output.startswith("git-gasp, version ")
-
-
-def _trace(cwd: Path, code: str) -> ImportTrace:
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=cwd,
-                          capture_output=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return ImportTrace(proc.stderr)
-
-
-def _imported(cwd: Path, *args: str) -> tuple[set[str], ImportTrace]:
-    """The modules `git gasp ARGS` imports in `cwd` beyond what the interpreter's start
-    imports (``python -X importtime``; run as the console script runs it, not ``-m``),
-    and the run's trace (which names the chain that loaded each)."""
-    code = ("import sys\nfrom git_gasp.cli.main import main\n"
-            f"sys.argv = ['git-gasp', *{list(args)!r}]\nmain()\n")
-    trace = _trace(cwd, IMPORTED_BY + code)
-    return set(trace.modules) - set(_trace(cwd, "pass").modules), trace
-
-
-# CONTRIBUTING's start-up rules: what a guarded commit's hook and a cached check may not load
-HEAVY = {"dataclasses", "inspect", "orjson", "dulwich.object_store", "dulwich.repo", "click",
-         "yaml", "tomllib", "pickle", "typing", "pathlib", "threading", "contextlib",
-         "dulwich"}
-
-
-def test_a_re_check_and_a_guarded_commit_leave_the_heavy_modules_alone(tmp_path):
-    """What a re-check after one commit (and the guard making that commit) loads: none of
-    the imports that cost a short run more than they save."""
-    from tests.testing.events import goal_pair
-    from tests.testing.repos import init_agent
-
-    root = init_agent(tmp_path)
-    assert gasp(root, "check").returncode == 0  # the cold check: the cache is warm now
-    with open(root / "state" / "events.jsonl", "ab") as f:
-        f.write(goal_pair(1))
-    git(root, "add", "state/events.jsonl")
-    hook, trace = _imported(root, "hook", "pre-commit")
-    # the guard runs git: subprocess imports threading and contextlib
-    allowed = {"pickle", "threading", "contextlib"}
-    assert not hook & (HEAVY - allowed), trace.explain(hook & (HEAVY - allowed),
-                                                       "git gasp hook pre-commit")
-    git(root, "commit", "-q", "-m", "one goal")
-    again, trace = _imported(root, "check")
-    assert not again & (HEAVY | {"subprocess"}), trace.explain(again & (HEAVY | {"subprocess"}),
-                                                               "a cached git gasp check")
-    assert "git_gasp.conformance.logcheck" in again  # it did check
