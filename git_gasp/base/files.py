@@ -15,9 +15,14 @@ its target only when the caller names where that target may lie
 from __future__ import annotations
 
 import errno
+import fcntl
+import mmap
 import os
 import stat
 import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.paths import (  # the str-path helpers, re-exported
@@ -32,12 +37,6 @@ from git_gasp.base.paths import (  # the str-path helpers, re-exported
     path_str,
     relative_to,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from pathlib import Path
-    from types import TracebackType
 
 
 class UnsafePath(GaspError):
@@ -60,8 +59,6 @@ def _as_given(given: str | os.PathLike, path: str) -> str | Path:
     """`path` in the caller's kind: a str for a str argument, else a pathlib.Path."""
     if isinstance(given, str):
         return path
-    from pathlib import Path
-
     return Path(path)
 
 
@@ -192,8 +189,6 @@ def map_regular_file(path: str | os.PathLike, *, root: str | os.PathLike | None 
     """The regular file `path` (`open_regular`) mapped read-only (an ``mmap.mmap``; None
     for an empty file, which cannot be mapped), for a file too big to read whole (a
     pack, its index); FileNotFoundError when it is missing."""
-    import mmap
-
     fd = open_regular(path, root=root)
     try:
         return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
@@ -417,8 +412,6 @@ class _Flock:
         self.held = False
 
     def acquire(self) -> None:
-        import fcntl
-
         path = self.path
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
@@ -455,8 +448,6 @@ class _Flock:
     def release(self) -> None:
         fd, self.fd, self.held = self.fd, None, False
         if fd is not None:
-            import fcntl
-
             try:
                 fcntl.flock(fd, fcntl.LOCK_UN)
             finally:

@@ -13,17 +13,15 @@ failure is one `GitError` carrying the command, exit code and git's stderr.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import BinaryIO
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
 from git_gasp.base.files import read_text
 from git_gasp.base.paths import is_dir, is_file, join, path_str
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import subprocess
-    from collections.abc import Mapping, Sequence
-    from pathlib import Path
-    from typing import BinaryIO
 
 # Inherited GIT_* variables that only say *how* to talk to the user or which config
 # files exist; everything else named GIT_* is dropped unless the caller asks for it.
@@ -88,8 +86,6 @@ def run(
     process then holds no output); `pass_fds`: descriptors git inherits (a lock
     held until git and its children are done too).
     """
-    import subprocess  # here: a check that runs no git never loads it
-
     argv = ["git", "-c", "core.quotepath=off", *args]
     try:
         proc = subprocess.run(
@@ -127,8 +123,6 @@ def ok(cwd: Path | str, *args: str, **kw) -> bool:
 
 
 def _path_out(cwd: Path | str, text: str) -> Path:
-    from pathlib import Path
-
     return Path(os.path.normpath(Path(cwd) / text))
 
 
@@ -137,8 +131,6 @@ def work_tree_top(cwd: Path | str) -> Path:
     proc = run(cwd, "rev-parse", "--show-toplevel", check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise NotAGitRepo(f"{cwd} is not inside a git work tree")
-    from pathlib import Path
-
     return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))
 
 
@@ -158,8 +150,6 @@ def git_dir_str(cwd: Path | str) -> str:
 
 def git_dir(cwd: Path | str) -> Path:
     """This work tree's git dir (for a linked worktree, its own dir under worktrees/)."""
-    from pathlib import Path
-
     return Path(git_dir_str(cwd))
 
 
@@ -193,8 +183,6 @@ def find_git_dir(root: Path | str) -> Path | None:
     found = find_git_dir_str(root)
     if found is None:
         return None
-    from pathlib import Path
-
     return Path(found)
 
 
@@ -260,7 +248,5 @@ def is_tracked(cwd: Path | str, path: str) -> bool:
 
 def have_git() -> None:
     """Raise a one-line GaspError when no git is on PATH."""
-    import shutil
-
     if shutil.which("git") is None:
         raise GaspError("git is not installed (or not on PATH)")

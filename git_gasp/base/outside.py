@@ -8,13 +8,11 @@ their own strict parser: ``protocol.jsonstrict``.)"""
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 from git_gasp.base.errors import FormatError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def why_unreadable(exc: BaseException) -> str:
@@ -81,8 +79,6 @@ def load_json(data: bytes, what: str) -> Any:
     characters inside strings kept; NaN, ±Infinity and numbers beyond a double's range
     read as null (what ``JSON.stringify`` writes for them); integers beyond 64 bits as
     the nearest double. FormatError ``WHAT is not JSON: …`` when no JSON is there."""
-    import json
-
     try:
         text = data.decode(json.detect_encoding(data), "replace")
         value = json.loads(text.removeprefix("\ufeff"), strict=False, parse_float=_number,
