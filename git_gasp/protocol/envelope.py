@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from git_gasp.base.errors import FormatError
 from git_gasp.base.record import Record
@@ -22,10 +23,6 @@ from git_gasp.protocol.jsonstrict import (
     unwritable,
 )
 from git_gasp.protocol.vocab import payload_problem
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 ENVELOPE_KEYS = (
     "id",

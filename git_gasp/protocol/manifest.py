@@ -7,16 +7,12 @@ Fields: spec_version, agent_id, identity_hash, executor, and optional `locations
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from git_gasp.base.errors import FormatError
 from git_gasp.base.record import Record
+from git_gasp.protocol.appendonly import AppendOnlyPaths
 from git_gasp.protocol.simpleyaml import load as load_yaml
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-    from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 # The control plane's machine-local files (spec Part I: LOCAL-ONLY, gitignored): never
 # committed, as `.agent/<name>` below an agent root.
@@ -185,8 +181,6 @@ def append_only_locations(data: bytes) -> tuple[dict[str, str], frozenset[str]]:
 def manifest_paths(data: bytes | None, extra: frozenset[bytes] = frozenset()) -> AppendOnlyPaths:
     """The append-only paths of a commit whose AGENT.md holds `data` (None: no
     manifest; the defaults), plus `extra` (paths declared from outside)."""
-    from git_gasp.protocol.appendonly import AppendOnlyPaths
-
     if data is None or (b"ocations" not in data and b"append_only" not in data):
         return AppendOnlyPaths(declared=extra)  # the fast path: nothing moved, no YAML
     roles, declared = append_only_locations(data)
