@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 from git_gasp.base.files import is_dir, is_link, is_within, join, open_file, parents
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from pathlib import Path
 
 MAX_FILE = 1 << 34  # refuse absurd files rather than exhausting memory (16 GiB)
 
@@ -91,6 +88,4 @@ def file_paths(root: str | os.PathLike, reldir: str) -> list[tuple[bytes, str]]:
 
 def list_files(root: str | os.PathLike, reldir: str) -> list[tuple[bytes, Path]]:
     """`file_paths` with each absolute path a pathlib.Path."""
-    from pathlib import Path
-
     return [(rel, Path(path)) for rel, path in file_paths(root, reldir)]

@@ -13,14 +13,18 @@ import stat
 from collections.abc import Iterable
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import exists, is_link, join, open_file, parents, path_str
+from git_gasp.base.files import exists, is_link, join, open_file, parents, path_str, refuse_links
+from git_gasp.base.git import run
 from git_gasp.protocol.envelope import (
+    OPS_KIND,
     EnvelopeError,
     Event,
     parse_line,
     serialize,
     writable_problem,
 )
+from git_gasp.protocol.vocab import ENTITY_CREATING
+from git_gasp.store.agentfs import AgentFileError, read_regular
 from git_gasp.store.lease import Lease
 
 
@@ -109,9 +113,6 @@ def torn_error(rel: str, data: bytes, root: str | os.PathLike | None = None) -> 
     lacks its newline, or a torn line (with a domain event whose pair was cut off).
 
     With `root` (the agent root) the advice never cuts into HEAD's committed log."""
-    from git_gasp.protocol.envelope import OPS_KIND
-    from git_gasp.protocol.vocab import ENTITY_CREATING
-
     start = data.rfind(b"\n") + 1
     partial = data[start:]
     line = data.count(b"\n") + 1
@@ -139,8 +140,6 @@ def torn_error(rel: str, data: bytes, root: str | os.PathLike | None = None) -> 
 
 def _committed_size(root: str | os.PathLike, rel: str) -> int:
     """The size of `rel`'s blob in HEAD (0 when there is none or git cannot tell)."""
-    from git_gasp.base.git import run
-
     try:
         proc = run(root, "cat-file", "-s", f"HEAD:./{rel}", check=False)
     except GaspError:
@@ -206,8 +205,6 @@ class EventStore:
         return True
 
     def _read_regular(self) -> bytes:
-        from git_gasp.store.agentfs import AgentFileError, read_regular
-
         try:
             return read_regular(self.root, self.rel)
         except AgentFileError as exc:
@@ -338,8 +335,6 @@ def append_line_file(path: str | os.PathLike, data: bytes, *, fsync: bool = True
 
     A link at `path`, or on the way to it from `root`, is refused (UnsafePath). A
     failed write or fsync leaves the file as it was and raises LogError."""
-    from git_gasp.base.files import refuse_links
-
     refuse_links(path, root)
     path = path_str(path)
     created = not exists(path)

@@ -14,6 +14,7 @@ import os
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import exists, is_file, join, parents, path_str
+from git_gasp.odb.gitdirs import local_config_value, locate
 
 MANIFEST = "AGENT.md"
 SECTION, KEY = "gasp", "state"  # gasp.state: the state's directory
@@ -36,8 +37,6 @@ def root_above(start: str, *, with_log: bool = False) -> str | None:
 def configured_root(start: str) -> str | None:
     """The state directory the repository around `start` names in `gasp.state` (a path
     relative to the git common dir, or absolute), if it holds AGENT.md."""
-    from git_gasp.odb.gitdirs import local_config_value, locate
-
     try:
         value = local_config_value(start, SECTION, None, KEY)
         if not value:
