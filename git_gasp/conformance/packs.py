@@ -10,13 +10,10 @@ from __future__ import annotations
 import os
 
 from git_gasp.base.files import exists, is_dir, is_link, join
+from git_gasp.conformance.report import CheckResult
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
 from git_gasp.protocol.vocab import PackError, Vocabulary, parse_pack
 from git_gasp.store.agentfs import AgentFileError, read_regular
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from git_gasp.conformance.report import CheckResult
 
 
 def load_vocabulary(root: str | os.PathLike, res: CheckResult | None = None) -> Vocabulary:

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from pathlib import Path
 
 from git_gasp.base.errors import UsageError
 from git_gasp.base.files import exists, is_dir, join, path_str
 from git_gasp.conformance.checks import run_all
 from git_gasp.conformance.report import Report
+from git_gasp.conformance.since import baseline, grandfather
 from git_gasp.store.agent import load_agent
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from pathlib import Path
+from git_gasp.store.location import MANIFEST, find_root, not_an_agent_repository, require_root
 
 
 def find_agent_root(path: str | None) -> str:
@@ -26,8 +25,6 @@ def find_agent_root(path: str | None) -> str:
     2); a missing manifest of a directory that holds a log is check 6's to report. A
     str as `str()` of a pathlib.Path shows it.
     """
-    from git_gasp.store.location import find_root, not_an_agent_repository, require_root
-
     if path is not None:
         root = path_str(path)
         if not exists(root):
@@ -45,15 +42,11 @@ def find_agent_root(path: str | None) -> str:
 
 
 def _agent_like(root: str) -> bool:
-    from git_gasp.store.location import MANIFEST
-
     return exists(join(root, MANIFEST)) or exists(join(root, "state", "events.jsonl"))
 
 
 def resolve_agent_root(path: str | None) -> Path:
     """`find_agent_root` as a pathlib.Path."""
-    from pathlib import Path
-
     return Path(find_agent_root(path))
 
 
@@ -70,13 +63,9 @@ def check_repo(root: str | os.PathLike, *, fixture: bool = False, use_cache: boo
     repo = load_agent(root)
     base = None
     if since is not None:
-        from git_gasp.conformance.since import baseline
-
         base = baseline(root, since, repo.log_rel)  # a bad REV is refused before the walk
     results = run_all(repo, fixture=fixture, use_cache=use_cache, strict=strict,
                       progress=progress, meanwhile=meanwhile)
     if base is not None:
-        from git_gasp.conformance.since import grandfather
-
         grandfather(results, base, repo.log_rel, root)
     return Report(label or str(root), results)

@@ -13,9 +13,11 @@ already proven equal to its prefix — or from the start, fed along with a cold 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import time
+from collections.abc import Iterator
 
 from git_gasp.base.files import exists, is_dir, is_link, join
 from git_gasp.conformance.logstate import LogState
@@ -24,11 +26,9 @@ from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, parse_lin
 from git_gasp.protocol.fold import fold
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
+from git_gasp.protocol.snapshot import SnapshotError, integrity_mismatch, parse_snapshot
 from git_gasp.store.agentfs import AgentFileError, read_regular
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterator
+from git_gasp.store.snapshots import load_document
 
 # Verdict kinds. BAD: the bytes alone fail (unreadable as a snapshot, misnamed);
 # INTEGRITY / UNPARSED: the record does not match the prefix / it covers bad lines;
@@ -78,8 +78,6 @@ class SnapshotCheck:
     def prepare(self, state: LogState) -> None:
         """List the snapshots, reuse what verdicts hold, load the others; attach the
         replay to the coming feed when it starts where the feed does."""
-        from git_gasp.protocol.snapshot import SnapshotError, parse_snapshot
-
         known = {(v[0], v[1]): v for v in state.snapshots}
         by_sig = {(v[0], v[2]): v[1] for v in state.snapshots if v[2] is not None}
         for name in self._names():
@@ -165,9 +163,6 @@ class SnapshotCheck:
             state.listeners.append(self.replay.take)
 
     def _load_graph(self, snap: _Snapshot) -> Graph | None:
-        from git_gasp.protocol.snapshot import SnapshotError, parse_snapshot
-        from git_gasp.store.snapshots import load_document
-
         try:
             raw = read_regular(self.root, snap.rel)
             if _sha256(raw) != snap.sha:
@@ -210,10 +205,6 @@ class SnapshotCheck:
     def _integrity(self, state: LogState, snaps: list[_Snapshot]) -> None:
         if not snaps:
             return
-        import hashlib  # here: a check with no snapshot to decide hashes none
-
-        from git_gasp.protocol.snapshot import integrity_mismatch
-
         terminated = state.line_count - (state.last_line is not None)
         ends = []
         for snap in snaps:
@@ -263,8 +254,6 @@ class SnapshotCheck:
 
 
 def _sha256(data: bytes) -> str:
-    import hashlib  # here: a re-check whose snapshots' stat proves their hash hashes none
-
     return hashlib.sha256(data).hexdigest()
 
 

@@ -12,6 +12,8 @@ runs the commit rules alone over any object store, an in-memory one included.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from git_gasp.base.files import path_str
 from git_gasp.conformance.history.cache import VerifiedCache
@@ -34,10 +36,7 @@ from git_gasp.odb.repo import (
 from git_gasp.protocol.appendonly import LOG_PATH
 from git_gasp.protocol.failure import Failure
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
+if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
     from git_gasp.odb.repo import BaseObjectStore, Repo
 
 __all__ = ["HistoryResult", "Progress", "check_history", "check_store"]

@@ -11,8 +11,10 @@ trusts its saved state of an older log version without reading the file.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+from typing import TYPE_CHECKING
 
 from git_gasp.base.files import join, open_file, open_regular
 from git_gasp.conformance.history.result import WORKTREE_HINT
@@ -22,11 +24,11 @@ from git_gasp.odb.indexstat import index_entry_stat, stat_proves
 from git_gasp.odb.objects import CommitInfo, Entry, ObjectError, TreeError
 from git_gasp.protocol.appendonly import extends_by_hash, extension_problem
 
+if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
+    from git_gasp.odb.repo import Repo
+
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
 _HASH_PIECE = 1 << 22  # a file hashed in pieces: no buffer of its size (page faults)
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from git_gasp.odb.repo import Repo
 
 class WorkTree:
     """The agent root's files (`agent_root`, at `prefix` in the repository `repo`)."""
@@ -62,8 +64,6 @@ class WorkTree:
         if len(data) == st.st_size and self._stat_index.unchanged(in_repo, entry.sha, st):
             walker.objects.lengths[entry.sha] = len(data)
             return data  # git's own stat test: the file holds the staged (= HEAD) blob
-        import hashlib  # here: only when the stat test could not prove it
-
         digest = hashlib.sha1(b"blob %d\x00" % len(data))
         digest.update(data)
         if digest.hexdigest().encode() != entry.sha:
@@ -96,8 +96,6 @@ class WorkTree:
             with os.fdopen(fd, "rb", buffering=0) as fh:
                 if os.fstat(fd).st_ino != st.st_ino:
                     return False
-                import hashlib  # here: a re-check whose proofs are cached hashes nothing
-
                 digest = hashlib.sha1(b"blob %d\x00" % length)
                 piece = memoryview(bytearray(min(_HASH_PIECE, length)))
                 left, last = length, 0

@@ -10,14 +10,13 @@ import sys
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write, open_file
+from git_gasp.odb.gitdirs import locate
 
 _FORMAT = 1
 _MAX_BYTES = 1 << 16  # bigger files are parsed every time
 
 
 def _memo_path(root: str | os.PathLike, name: str) -> tuple[str, bytes] | None:
-    from git_gasp.odb.gitdirs import locate
-
     dirs = locate(str(root))
     if dirs is None:
         return None
