@@ -34,14 +34,11 @@ import marshal
 import os
 import sys
 import zlib
+from typing import Any
 
-from git_gasp.base.files import AtomicFile, UnsafePath
+from git_gasp.base.files import MAX_FILE, AtomicFile, UnsafePath, open_regular, read_regular_file
 from git_gasp.base.git import find_git_dir_str
 from git_gasp.protocol.graph import Graph
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 DIR = ("gasp", "end-state")
 _MAGIC = b"gasp-end-state/1"
@@ -72,8 +69,6 @@ def entry_path(gitdir: str | os.PathLike, root: str | os.PathLike, rel: str) -> 
 
 
 def _read(path: str | os.PathLike) -> bytes | None:
-    from git_gasp.base.files import MAX_FILE, read_regular_file
-
     try:  # a link or a FIFO put in its place is no entry (NotARegularFile is an OSError)
         return read_regular_file(path, limit=MAX_FILE)
     except OSError:
@@ -107,8 +102,6 @@ def _prefix_crc(path: str | os.PathLike, size: int) -> int | None:
     (the hook's open checked the log up to the end state it loaded; saving it again
     after appending reads only the lines appended since, not the whole log twice); the
     next open checks the entry against the log itself either way."""
-    from git_gasp.base.files import open_regular
-
     name = os.fspath(path)
     start, crc = _verified.get(name, (0, 0))
     if start > size:

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import enum
 import marshal
+import math
 import os
 import sys
 import zlib
+from typing import Any
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import NotARegularFile, atomic_write, join, read_regular_file
@@ -27,10 +29,6 @@ from git_gasp.base.git import find_git_dir_str
 from git_gasp.base.outside import load_toml
 from git_gasp.base.record import Record as Value
 from git_gasp.protocol.graph import Graph
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 class Verdict(enum.Enum):
@@ -186,8 +184,6 @@ def _parse_remembered(root: str | os.PathLike, data: bytes, where: str) -> dict:
 def load_config(root: str | os.PathLike) -> dict:
     """.agent/config.toml as a dict ({} when missing); a hostile one (a symlink, a
     device, a huge file, wrong types, a non-finite threshold) is one GaspError line."""
-    import math
-
     where = ".agent/config.toml"
     path = join(root, ".agent", "config.toml")
     try:  # no following a link, no waiting on a FIFO, no reading past the bound
