@@ -27,6 +27,8 @@ import re
 from hashlib import sha256
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.files import NotARegularFile, read_regular_file
+from git_gasp.base.outside import why_unreadable
 
 SUMMARY_CHARS = 500
 OUTPUTS = ("full", "summary", "none")
@@ -106,8 +108,6 @@ def digest(value: object) -> str:
 def load(root: str | os.PathLike) -> Capture:
     """The capture settings of the agent at `root` (defaults when none are set); a
     `[capture]` that is malformed is a `CaptureError` naming the key."""
-    from git_gasp.base.files import NotARegularFile, read_regular_file
-
     path = os.path.join(os.fspath(root), ".agent", "config.toml")
     try:
         data = read_regular_file(path, limit=_CONFIG_LIMIT, root=root)
@@ -115,8 +115,6 @@ def load(root: str | os.PathLike) -> Capture:
         data = None
     if not data or b"capture" not in data:
         return Capture()
-    from git_gasp.base.outside import why_unreadable
-
     try:
         import tomllib
     except ModuleNotFoundError:  # Python < 3.11

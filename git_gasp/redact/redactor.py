@@ -60,6 +60,7 @@ import json
 import re
 from collections import Counter
 from hashlib import sha256
+from typing import Any
 
 from git_gasp.redact import patterns as P
 from git_gasp.redact.patterns import (
@@ -67,10 +68,6 @@ from git_gasp.redact.patterns import (
     looks_high_entropy,
     shannon_entropy,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["TOKEN_PREFIX", "Redactor", "is_redacted", "looks_high_entropy", "redact",
            "redact_field", "redact_text", "shannon_entropy", "summarize", "token_for"]
