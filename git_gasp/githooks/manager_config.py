@@ -13,6 +13,8 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
+import yaml
+
 from git_gasp.base.files import SMALL_FILE, read_file
 
 HOOKS = ("pre-commit", "pre-merge-commit")
@@ -54,8 +56,6 @@ def _load(path: Path) -> object:
     name = path.name
     try:
         if name.endswith((".yml", ".yaml")):
-            import yaml
-
             return yaml.safe_load(text)
         if name.endswith(".toml"):
             try:
