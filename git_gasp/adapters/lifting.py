@@ -41,13 +41,11 @@ record named by ``after``; ``ref`` fields name other lifted items by ``key``.
 from __future__ import annotations
 
 import re
+import shlex
+from typing import Any
 
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
 from git_gasp.base.record import Record as Value
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 RULES = (
     "first-prompt-goal",
@@ -142,8 +140,6 @@ def command_of(tool_input: Any) -> str | None:
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             if len(value) >= 3 and value[-2] in ("-c", "-lc", "-ic"):
                 return value[-1]
-            import shlex  # only for a command given as a list
-
             return shlex.join(value)
     return None
 
@@ -157,8 +153,6 @@ _WRAPPERS = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", "rye", "npx", "
 
 
 def _segments(cmd: str) -> list[list[str]]:
-    import shlex  # only for a shell command
-
     try:
         lex = shlex.shlex(cmd, posix=True, punctuation_chars=True)
         lex.whitespace_split = True

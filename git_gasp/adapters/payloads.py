@@ -17,6 +17,7 @@ differences (Claude Code 2.1.328, Codex 0.171.0):
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from git_gasp.adapters.records import output_text
 from git_gasp.base.errors import GaspError
@@ -33,9 +34,6 @@ HOOK_EVENTS = (
     "SessionEnd",
 )
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 AGENTS = ("claude-code", "codex")
 # What of one payload string is ever stored: the hook keeps at most the first 2,000
 # characters of a tool input string and the first 1,000 / last 3,000 of an output

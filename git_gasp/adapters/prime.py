@@ -22,6 +22,10 @@ from types import SimpleNamespace
 from git_gasp.adapters.install import project_tree, write_project_file
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import is_link, link_target, read_file, read_text
+from git_gasp.protocol.manifest import ManifestError, parse_manifest
+from git_gasp.runtime.memory import Facts
+from git_gasp.store.agentfs import AgentFileError, list_files, read_regular
+from git_gasp.store.logview import fold_agent
 
 BEGIN = "<!-- gasp:begin -->"
 END = "<!-- gasp:end -->"
@@ -34,8 +38,6 @@ IDENTITY_LIMIT = 8000
 
 
 def _identity(root: Path, ident_rel: str) -> list[tuple[str, str]]:
-    from git_gasp.store.agentfs import AgentFileError, list_files
-
     try:
         files = list_files(root, ident_rel)
     except AgentFileError:
@@ -57,11 +59,6 @@ def _one_line(text: object, limit: int = 200) -> str:
 
 def section(root: Path, agent: str) -> str:
     """The generated section, markers included."""
-    from git_gasp.protocol.manifest import ManifestError, parse_manifest
-    from git_gasp.runtime.memory import Facts
-    from git_gasp.store.agentfs import AgentFileError, read_regular
-    from git_gasp.store.logview import fold_agent
-
     try:
         manifest = parse_manifest(read_regular(root, "AGENT.md"))
     except (AgentFileError, ManifestError) as exc:

@@ -44,6 +44,8 @@ from git_gasp.adapters.session_writer import (
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
 from git_gasp.redact import capture
+from git_gasp.runtime import AgentState
+from git_gasp.runtime.state import create_node, relate, update_node
 
 
 @dataclass
@@ -79,8 +81,6 @@ class Projector(SessionWriter):
                                    warnings=list(transcript.warnings))
 
     def run(self) -> ImportResult:
-        from git_gasp.runtime.state import create_node, relate, update_node
-
         st = self.state
         if st.graph.has_node(self.run_id):
             self.result.already = True
@@ -176,7 +176,5 @@ class Projector(SessionWriter):
 def import_session(root: Path, transcript: Transcript, raw: bytes, *,
                    worker_id: str | None = None) -> ImportResult:
     """Open the agent repo at `root` and project one parsed session into it."""
-    from git_gasp.runtime import AgentState
-
     with AgentState.open(root, worker_id or "git-gasp-import") as state:
         return Projector(state, transcript, raw).run()

@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import os
 from hashlib import sha256
+from pathlib import Path
+from typing import Any
 
+from git_gasp.adapters.records import read_raw
 from git_gasp.adapters.session_writer import redacted_archive
 from git_gasp.base.files import atomic_write, is_dir, is_file, join
+from git_gasp.redact.capture import load
 from git_gasp.redact.redactor import Redactor
 from git_gasp.store.holder import proc_stat
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 _WRAPPERS = frozenset({"git", "git-gasp", "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish",
                        "busybox", "env", "timeout", "nice", "nohup", "setsid", "stdbuf"})
@@ -94,8 +94,6 @@ def locate_transcript(agent: str, session_id: str | None) -> str | None:
     ``/sessions/YYYY/MM/DD/rollout-*-<id>.jsonl[.zst]``."""
     if not session_id or "/" in session_id or "*" in session_id:
         return None
-    from pathlib import Path  # only where a payload's transcript path is unusable
-
     home = Path(os.environ.get("HOME") or "~").expanduser()
     if agent == "codex":
         top = Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"
@@ -110,8 +108,6 @@ def transcript_finished(agent: str, path: str | os.PathLike | None) -> bool:
     """True when the transcript at `path` ends on a finished turn (False if unreadable)."""
     if not path or not is_file(path):
         return False
-    from git_gasp.adapters.records import read_raw
-
     try:
         data = read_raw(path)
     except Exception:  # noqa: BLE001 - a transcript we cannot read shows nothing
@@ -129,9 +125,6 @@ def archive_transcript(state: Any, run_id: str, agent: str, path: str | os.PathL
     return ``{"uri", "hash"}`` (None when there is no transcript to archive)."""
     if not path or not is_file(path):
         return None
-    from git_gasp.adapters.records import read_raw
-    from git_gasp.redact.capture import load
-
     if not load(root).transcripts:  # [capture] transcripts = false
         return None
     try:

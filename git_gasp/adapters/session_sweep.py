@@ -15,15 +15,15 @@ from __future__ import annotations
 import json
 import os
 import time
+from typing import Any
 
 from git_gasp.adapters.hook_session import HookSession
 from git_gasp.adapters.session_close import alive, transcript_finished
 from git_gasp.adapters.session_writer import run_id_for
-from git_gasp.base.files import exists, is_dir, read_text
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from git_gasp.adapters.sync_hook import request
+from git_gasp.base.files import atomic_write, exists, is_dir, read_text
+from git_gasp.runtime import commit_run
+from git_gasp.runtime.commit import CommitError
 
 STALE_MS = 6 * 3600 * 1000  # a session whose agent cannot be checked: ended when this quiet
 
@@ -40,9 +40,6 @@ def stale_ms() -> int:
 def commit_closed(state: Any, root: str, sess: HookSession,
                   closed: tuple[str, str, list[str]]) -> str:
     """The boundary commit of a run `sess` closed; return what was done, in one line."""
-    from git_gasp.runtime import commit_run
-    from git_gasp.runtime.commit import CommitError
-
     run_id, outcome, paths = closed
     try:  # the guard's rules apply to this commit too (runtime.commit)
         sha = commit_run(root, run_id, sess.goal, outcome, paths, log_rel=state.store.rel)
@@ -50,8 +47,6 @@ def commit_closed(state: Any, root: str, sess: HookSession,
         note_failed_commit(sess.gdir, run_id, outcome, str(exc))
         return f"{run_id} finished ({outcome}), not committed: {exc}"
     sha = sha.decode() if isinstance(sha, bytes) else str(sha)
-    from git_gasp.adapters.sync_hook import request
-
     then = "; sync requested" if request(root) else ""  # opt-in: `adapt … install --sync`
     return f"{run_id} finished ({outcome}), committed {sha[:12]}{then}"
 
@@ -63,8 +58,6 @@ FAILED_KEPT = 20
 def note_failed_commit(gdir: str, run_id: str, outcome: str, reason: str) -> None:
     """Remember that run `run_id`'s boundary commit failed (`githooks.doctor_state`
     reports it until a commit with its Run-Id trailer is on the branch). Never raises."""
-    from git_gasp.base.files import atomic_write
-
     path = os.path.join(gdir, FAILED_COMMITS)
     try:
         old = json.loads(read_text(path)) if exists(path) else []

@@ -17,6 +17,7 @@ import time
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write, exists, remove_file
+from git_gasp.merge.sync import Options, sync
 
 CONFIG_KEY = "gasp.sync"
 REQUEST = "sync.requested"
@@ -66,8 +67,6 @@ def run_requested(root: str, gdir: str, deadline: float) -> str | None:
         left = deadline - time.monotonic()
         if left < MIN_BUDGET_S:
             return f"sync: {left:.1f} s of the hook's budget left; the next hook syncs"
-        from git_gasp.merge.sync import Options, sync
-
         remove_file(flag)
         outcome = sync(root, Options(attempts=ATTEMPTS, max_wait=min(5.0, left / 3),
                                      timeout=left / 3, keep_conflict=False))
