@@ -21,8 +21,10 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime, timezone
+from typing import Any
 from urllib.parse import quote
 
+from git_gasp import __version__
 from git_gasp.attribution.diffranges import added_ranges, resolve
 from git_gasp.attribution.pins import Pins, Why
 from git_gasp.base import git
@@ -33,9 +35,6 @@ VENDOR = "dev.git-gasp"  # our key under `metadata` (the spec's reverse-domain a
 NAMESPACE = uuid.UUID("5b1d3a7e-2c4f-5e6a-9b8c-0d1e2f3a4b5c")
 MODEL_ID_MAX = 250
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def timestamp(ms: int) -> str:
@@ -131,8 +130,6 @@ def build_records(state: Any, cwd: str, *, since: str | None = None) -> list[dic
 
 
 def _version() -> str:
-    from git_gasp import __version__
-
     return __version__
 
 

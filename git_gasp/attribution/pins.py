@@ -6,12 +6,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from git_gasp.protocol.graph import Graph
+
 _HEX = re.compile(r"[0-9a-f]{4,64}")
 _RELS = ("advances", "produced_by", "validated_by", "approved_by", "rejected_by", "serves")
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from git_gasp.protocol.graph import Graph
 
 
 @dataclass
