@@ -17,7 +17,10 @@ import json
 import re
 from typing import Any
 
+import yaml
+
 from git_gasp.base.errors import GaspError
+from git_gasp.base.outside import why_unreadable
 
 _KEY_LINE = re.compile(r"^([^\s#\-\[\]{}'\"][^:]*?):(?:[ \t]|$)")
 _FAST_LINE = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
@@ -29,8 +32,6 @@ def _loader() -> Any:
     """A safe YAML loader (C-accelerated when available) without timestamp resolution."""
     global _loader_cls
     if _loader_cls is None:
-        import yaml
-
         base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
         class NoDateLoader(base):  # type: ignore[misc, valid-type]
@@ -50,8 +51,6 @@ def _refuse_aliases(text: str) -> None:
     Only tokens are scanned (linear in the text); most texts hold neither & nor *."""
     if "&" not in text and "*" not in text:
         return
-    import yaml
-
     for token in yaml.scan(text, Loader=_loader()):
         if isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
             kind = "anchor" if isinstance(token, yaml.AnchorToken) else "alias"
@@ -61,16 +60,12 @@ def _refuse_aliases(text: str) -> None:
 
 def load_yaml(text: str) -> Any:
     """Parse YAML text (dates stay strings); raise GaspError on a syntax error."""
-    import yaml
-
     try:
         _refuse_aliases(text)
         return yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise GaspError(f"invalid YAML: {' '.join(str(exc).split())}") from None
     except (ValueError, RecursionError) as exc:  # a number past Python's digit limit, …
-        from git_gasp.base.outside import why_unreadable
-
         raise GaspError(f"invalid YAML: {why_unreadable(exc)}") from None
 
 

@@ -19,7 +19,8 @@ from typing import Any
 
 from git_gasp.base.errors import UsageError
 from git_gasp.kg import index
-from git_gasp.kg.frontmatter import fast_fields, split
+from git_gasp.kg.frontmatter import fast_fields, load_yaml, split
+from git_gasp.kg.model import inside, read_text
 
 _META = set(".^$*+?{}[]\\|()")
 
@@ -96,8 +97,6 @@ class Hit:
 
 
 def snippet(root: Path, rel: str, m: Matcher, width: int = 110) -> str:
-    from git_gasp.kg.model import read_text
-
     text = read_text(root, rel)
     if text is None:
         return ""
@@ -149,16 +148,12 @@ class Outcome:
 
 
 def _relation_valid(root: Path, rel: str) -> bool:
-    from git_gasp.kg.model import read_text
-
     text = read_text(root, rel)
     if text is None:
         return False
     fm, _ = split(text)
     fields = fast_fields(fm or "") if fm else {}
     if fields is None:
-        from git_gasp.kg.frontmatter import load_yaml
-
         try:
             fields = load_yaml(fm or "") or {}
         except Exception:  # noqa: BLE001
@@ -167,8 +162,6 @@ def _relation_valid(root: Path, rel: str) -> bool:
 
 
 def outgoing(root: Path, eid: str, rel: str | None, valid_only: bool) -> list[tuple[str, str]]:
-    from git_gasp.kg.model import inside
-
     base = inside(root, f"entities/{eid}")
     out: list[tuple[str, str]] = []
     if base is None:
