@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.runtime.policy import load_config
 
 WHERE = ".agent/config.toml"
 DEFAULT_WAIT_S = 10.0
@@ -48,6 +49,4 @@ def parse(config: dict) -> McpSettings:
 
 def load(root: Path) -> McpSettings:
     """``[mcp]`` of the agent at `root` (defaults when the file or the table is missing)."""
-    from git_gasp.runtime.policy import load_config
-
     return parse(load_config(root))
