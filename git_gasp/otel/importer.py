@@ -49,6 +49,7 @@ from git_gasp.otel.semconv import (
     TOOL_NAMES,
 )
 from git_gasp.redact.redactor import Redactor, summarize
+from git_gasp.runtime.ops import clean, create_node, relate, update_node
 
 FORMAT = "otlp"
 
@@ -315,8 +316,6 @@ class OtelWriter:
     def _prepare(self, kind: str, span: Span, run_id: str, trace: str,
                  taken: set[str]) -> _Call:
         """The events of one call: .called, and .finished unless it was still running."""
-        from git_gasp.runtime.ops import clean, create_node, relate, update_node
-
         a = span.attrs
         nid = self._call_id(kind, span, run_id, taken)
         end = max(span.end_ns, span.start_ns)
