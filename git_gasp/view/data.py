@@ -10,8 +10,11 @@ their neighbours; the graph is always the fold of the whole log.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
+
+import orjson
 
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.gcpause import gc_paused
@@ -57,13 +60,9 @@ def trim(value: Any, depth: int = 0) -> Any:
 
 
 def _dumps(value: Any) -> bytes:
-    import orjson
-
     try:
         return orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):  # an integer past 64 bits, a surrogate
-        import json
-
         return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
