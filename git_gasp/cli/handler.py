@@ -5,13 +5,12 @@ paths (`cli.main`), the click group (`cli.group`) and the manual (`cli.help`); a
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
+from typing import NoReturn
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import NoReturn
-
+from git_gasp.base.errors import GaspError
 
 # errors of the machine a writer can meet anywhere: one line and exit 1, as a GaspError
 _ENVIRONMENT = ("ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO", "EMFILE", "ENFILE",
@@ -19,8 +18,6 @@ _ENVIRONMENT = ("ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO", "EMFILE",
 
 
 def _of_environment(exc: BaseException) -> bool:
-    import errno
-
     return isinstance(exc, OSError) and exc.errno in {
         getattr(errno, name) for name in _ENVIRONMENT if hasattr(errno, name)}
 
@@ -32,8 +29,6 @@ def _error(message: str) -> None:
 
 def exit_for_error(exc: BaseException) -> NoReturn:
     """The one error handler's end: a known error as one line and its exit code."""
-    from git_gasp.base.errors import GaspError
-
     if isinstance(exc, GaspError):
         _error(f"git gasp: error: {exc}")
         sys.exit(exc.exit_code)

@@ -7,38 +7,33 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
+from typing import NoReturn
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import NoReturn
+from git_gasp.cli.handler import leave
+from git_gasp.guard.commit_guard import run_guard
+from git_gasp.guard.rejection import report
+from git_gasp.guard.warm import Warm
 
 
 def run_hook(name: str) -> NoReturn:
     """Guard the commit git is making in the current directory (the hook's cwd): print
     the refusal report on stderr and exit 1, or exit 0 to let the commit through."""
-    from git_gasp.guard.warm import Warm
-
     cwd = os.getcwd()
     warm = Warm.start(cwd)  # git and the log read run while the rules load
-    from git_gasp.guard.commit_guard import run_guard
-    from git_gasp.guard.rejection import report
-
     rejections = run_guard(cwd, warm=warm)
     if rejections:
         sys.stderr.write(report(rejections, hook=name) + "\n")
     # Leave without tearing down what the guard built (nothing needs it any more).
     sys.stdout.flush()
     sys.stderr.flush()
-    from git_gasp.cli.handler import leave
-
     leave(1 if rejections else 0)
 
 
 def pre_receive(check: bool) -> int:
     """The server's pre-receive in the current directory (a bare repository): OLD NEW
     REF lines on stdin; each refusal and the fix hint on stderr; 1 when it refused."""
-    from pathlib import Path
-
+    # the server's checks load here only: 18 ms off every guarded commit (pre-commit)
     from git_gasp.guard.receive import fix_hint, run_pre_receive
 
     data = sys.stdin.buffer.read()
