@@ -21,7 +21,6 @@ from typing import BinaryIO
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
 from git_gasp.base.files import read_text
-from git_gasp.base.paths import is_dir, is_file, join, path_str
 
 # Inherited GIT_* variables that only say *how* to talk to the user or which config
 # files exist; everything else named GIT_* is dropped unless the caller asks for it.
@@ -118,10 +117,6 @@ def ok(cwd: Path | str, *args: str, **kw) -> bool:
     return run(cwd, *args, check=False, **kw).returncode == 0
 
 
-# The helpers below return a pathlib.Path (their callers' kind), imported when one runs:
-# the check and the hook call none of them.
-
-
 def _path_out(cwd: Path | str, text: str) -> Path:
     return Path(os.path.normpath(Path(cwd) / text))
 
@@ -140,50 +135,44 @@ def git_path(cwd: Path | str, name: str) -> Path:
     return _path_out(cwd, out(cwd, "rev-parse", "--git-path", name))
 
 
-def git_dir_str(cwd: Path | str) -> str:
-    """`git_dir` as a str (for the paths that never import pathlib)."""
+def git_dir(cwd: Path | str) -> Path:
+    """This work tree's git dir (for a linked worktree, its own dir under worktrees/)."""
     proc = run(cwd, "rev-parse", "--absolute-git-dir", check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise NotAGitRepo(f"{cwd} is not inside a git repository")
-    return os.fsdecode(proc.stdout.rstrip(b"\n"))
-
-
-def git_dir(cwd: Path | str) -> Path:
-    """This work tree's git dir (for a linked worktree, its own dir under worktrees/)."""
-    return Path(git_dir_str(cwd))
-
-
-def find_git_dir_str(root: Path | str) -> str | None:
-    """`find_git_dir` as a str (for the paths that never import pathlib)."""
-    here = os.path.realpath(root)
-    while True:
-        dotgit = os.path.join(here, ".git")
-        try:
-            if is_dir(dotgit):
-                return dotgit
-            if is_file(dotgit):
-                text = read_text(dotgit, errors="replace", limit=1 << 20).strip()
-                if text.startswith("gitdir:"):
-                    target = path_str(text[len("gitdir:"):].strip())
-                    target = target if os.path.isabs(target) else join(here, target)
-                    return target if is_dir(target) else None
-                return None
-        except OSError:
-            return None
-        up = os.path.dirname(here)
-        if up == here:
-            return None
-        here = up
+    return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))
 
 
 def find_git_dir(root: Path | str) -> Path | None:
     """The git dir of the work tree holding `root`, read from its `.git` dir or `.git`
     file without starting git (for hot paths such as opening the state); None when
     there is none or it cannot be read. `git_dir` asks git itself."""
-    found = find_git_dir_str(root)
-    if found is None:
-        return None
-    return Path(found)
+    here = Path(os.path.realpath(root))
+    for place in (here, *here.parents):
+        dotgit = place / ".git"
+        try:
+            if dotgit.is_dir():
+                return dotgit
+            if dotgit.is_file():
+                text = read_text(dotgit, errors="replace", limit=1 << 20).strip()
+                if text.startswith("gitdir:"):
+                    target = place / text[len("gitdir:"):].strip()
+                    return target if target.is_dir() else None
+                return None
+        except OSError:
+            return None
+    return None
+
+
+def git_dir_str(cwd: Path | str) -> str:  # removed once the hook rewrite lands
+    """`str(git_dir(cwd))`, for adapters/live.py until the hook rewrite replaces it."""
+    return str(git_dir(cwd))
+
+
+def find_git_dir_str(root: Path | str) -> str | None:  # removed once the hook rewrite lands
+    """`find_git_dir` as a str, for adapters/live.py until the hook rewrite replaces it."""
+    found = find_git_dir(root)
+    return None if found is None else str(found)
 
 
 def common_dir(cwd: Path | str) -> Path:
