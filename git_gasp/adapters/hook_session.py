@@ -33,7 +33,7 @@ from git_gasp.adapters.session_close import (
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
 from git_gasp.base.files import atomic_write, open_file, read_text, remove_file
-from git_gasp.runtime.state import _AUTO, OpenRun, create_node, relate, update_node
+from git_gasp.runtime.state import _AUTO, AgentState, OpenRun, create_node, relate, update_node
 
 KEEP_HEAD, KEEP_TAIL = 1000, 3000  # of a tool output kept for the lifting rules
 RECENT = 256  # record keys remembered to recognise a replayed payload
@@ -69,11 +69,11 @@ def _lifted(d: dict) -> Lifted:
 class HookSession(SessionWriter):
     """One agent session as seen through its hooks, resumed from its progress file."""
 
-    def __init__(self, state: Any, agent: str, session_id: str, gdir: str, *,
+    def __init__(self, state: AgentState, agent: str, session_id: str, gdir: str, *,
                  cwd: str | None = None, transcript_path: str | None = None) -> None:
         base = run_id_for(agent, session_id)
         safe = base[len("run_"):]
-        self.gdir = gdir = os.fspath(gdir)  # strs: the hook's path never imports pathlib
+        self.gdir = gdir = os.fspath(gdir)
         self.path = os.path.join(gdir, "sessions", f"{safe}.json")
         self.closed_path = os.path.join(gdir, "sessions", "closed", f"{safe}.json")
         side, self.closed = self._load()
@@ -115,7 +115,7 @@ class HookSession(SessionWriter):
         return found
 
     @classmethod
-    def for_event(cls, state: Any, h: HookEvent, gdir: str) -> HookSession:
+    def for_event(cls, state: AgentState, h: HookEvent, gdir: str) -> HookSession:
         return cls(state, h.agent, h.session_id, gdir, cwd=h.cwd,
                    transcript_path=h.transcript_path)
 

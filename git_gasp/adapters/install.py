@@ -49,7 +49,7 @@ from git_gasp.adapters.json_edit import apply_hooks
 from git_gasp.adapters.payloads import AGENTS, HOOK_EVENTS
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import SMALL_FILE, atomic_write, is_link, link_target, read_file, read_text
+from git_gasp.base.files import SMALL_FILE, atomic_write, link_target, read_file, read_text
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 AGENT_EVENTS = {
@@ -146,7 +146,7 @@ def _load(path: Path) -> tuple[str, dict]:
     writers would write through it (inside the project's tree or $HOME)."""
     try:
         real = link_target(path, [project_tree(path.parent.parent), Path.home()]) \
-            if is_link(path) else path
+            if Path(path).is_symlink() else path
         text = read_file(real, limit=SMALL_FILE).decode("utf-8")
     except FileNotFoundError:
         return "", {}

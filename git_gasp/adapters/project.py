@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from git_gasp.adapters.lifting import Lifted, lift
 from git_gasp.adapters.records import (
@@ -44,8 +43,7 @@ from git_gasp.adapters.session_writer import (
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
 from git_gasp.redact import capture
-from git_gasp.runtime import AgentState
-from git_gasp.runtime.state import create_node, relate, update_node
+from git_gasp.runtime.state import AgentState, create_node, relate, update_node
 
 
 @dataclass
@@ -61,7 +59,7 @@ class ImportResult:
     goal: str | None = None
 
 
-def _hook_run(state: Any, run_id: str) -> bool:
+def _hook_run(state: AgentState, run_id: str) -> bool:
     """True when `run_id` was started by the live hooks (``live.py``)."""
     node = state.graph.node(run_id)
     meta = node["props"].get("metadata") if node else None
@@ -71,7 +69,7 @@ def _hook_run(state: Any, run_id: str) -> bool:
 class Projector(SessionWriter):
     """Writes one transcript into an open AgentState."""
 
-    def __init__(self, state: Any, transcript: Transcript, raw: bytes) -> None:
+    def __init__(self, state: AgentState, transcript: Transcript, raw: bytes) -> None:
         sid = transcript.session.session_id or hashlib.sha256(raw).hexdigest()[:32]
         super().__init__(state, transcript.session.agent, transcript.session.session_id,
                          run_id_for(transcript.session.agent, sid), cwd=transcript.session.cwd)

@@ -32,11 +32,11 @@ import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.outside import load_json
-from git_gasp.base.paths import path_str
 from git_gasp.base.record import Record as Value
 from git_gasp.redact.redactor import Redactor
 
@@ -206,7 +206,7 @@ def _zstd_stream(path: str) -> io.BufferedIOBase:
 
 def read_raw(path: str | os.PathLike) -> bytes:
     """The decompressed bytes of a session file (.jsonl, .jsonl.zst or .jsonl.gz)."""
-    path = path_str(path)
+    path = str(Path(path))
     try:
         if path.endswith(".zst"):
             return _zstd_stream(path).read()

@@ -12,16 +12,16 @@ from __future__ import annotations
 import gzip
 import json
 from hashlib import sha256
+from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.lifting import Lifted
 from git_gasp.adapters.records import Record
 from git_gasp.base import git
 from git_gasp.base.outside import valid_text
-from git_gasp.base.paths import is_dir
 from git_gasp.redact import capture
 from git_gasp.redact.redactor import Redactor
-from git_gasp.runtime.state import _AUTO, _clean, create_node, relate, update_node
+from git_gasp.runtime.state import _AUTO, AgentState, _clean, create_node, relate, update_node
 from git_gasp.runtime.transitions import EVAL_STATUSES, canonical
 
 
@@ -63,7 +63,7 @@ class SessionWriter:
     entry replayed after a crash) adds nothing.
     """
 
-    def __init__(self, state: Any, agent: str, session_id: str | None, run_id: str, *,
+    def __init__(self, state: AgentState, agent: str, session_id: str | None, run_id: str, *,
                  cwd: str | None = None) -> None:
         self.state = state
         self.agent = agent
@@ -71,7 +71,7 @@ class SessionWriter:
         self.run_id = run_id
         self.cwd = cwd
         self.r = Redactor()
-        root = getattr(state, "root_str", None) or getattr(state, "root", None)
+        root = getattr(state, "root", None)
         self.capture = capture.load(root) if root is not None else capture.Capture()
         self.event_of: dict[str, str] = {}  # record key -> event id that recorded it
         self.node_of: dict[str, str] = {}  # record or lifted key -> node id
@@ -234,7 +234,7 @@ class SessionWriter:
                 self.node_of[item.key] = pid
                 return
             commit = _full_commit(self.cwd, d.get("commit")) if (
-                self.cwd and is_dir(self.cwd)) else d.get("commit")
+                self.cwd and Path(self.cwd).is_dir()) else d.get("commit")
             title = self.r.text(d["title"])
             files = [self.r.text(f) for f in d["files"]]
             meta.update(files=files)

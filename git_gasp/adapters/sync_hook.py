@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write, exists, remove_file
+from git_gasp.base.files import atomic_write, remove_file
 from git_gasp.merge.sync import Options, sync
 
 CONFIG_KEY = "gasp.sync"
@@ -48,7 +49,7 @@ def request(root: str | os.PathLike) -> bool:
     try:
         if not enabled(root):
             return False
-        gitdir = git.git_dir_str(root)
+        gitdir = git.git_dir(root)
         atomic_write(os.path.join(gitdir, "gasp", REQUEST), b"", root=gitdir, make_parents=True)
         return True
     except (GaspError, OSError):
@@ -58,7 +59,7 @@ def request(root: str | os.PathLike) -> bool:
 def run_requested(root: str, gdir: str, deadline: float) -> str | None:
     """Sync when a boundary commit asked for it; the line to log (None: nothing asked)."""
     flag = os.path.join(gdir, REQUEST)
-    if not exists(flag):
+    if not Path(flag).exists():
         return None
     try:
         if not enabled(root):

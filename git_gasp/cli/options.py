@@ -4,8 +4,6 @@ JSON-object options and the options every `record` subcommand takes.
 The agent root is the nearest directory up from here holding AGENT.md. The lease
 is taken by the first append and kept while a run is open (so no other worker can
 write into it); otherwise each command gives it back when it is done.
-
-Only click is imported here; the runtime is imported when a helper runs.
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 `protocol.idmatch.abbreviations` among every event id of the log and, apart, every node
 of the graph (git's --abbrev rule), so each one printed is typed back as printed
 (`lineage ID`, `fold --at ID`, `snapshot --at ID`). `--abbrev N` sets the least tail.
-
-Only click is imported here; the protocol is imported when ids are first shortened.
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from git_gasp.base.errors import FormatError, NotAGitRepo
-from git_gasp.base.files import exists, is_dir, join, open_file
+from git_gasp.base.files import open_file
 from git_gasp.base.forked import Forked
 from git_gasp.base.outside import load_toml
 from git_gasp.conformance.history.cache import walk_is_short
@@ -241,11 +242,11 @@ def _read(path: str) -> bytes:
 
 
 def _check_skills(repo: AgentRepo, res: CheckResult) -> None:
-    base = join(repo.root, "skills")
-    if not is_dir(base):
+    base = str(Path(repo.root, "skills"))
+    if not Path(base).is_dir():
         return
     for name in sorted(os.listdir(base)):
-        if not is_dir(join(base, name)):
+        if not Path(base, name).is_dir():
             continue
         rel = f"skills/{name}/SKILL.md"
         try:
@@ -256,7 +257,7 @@ def _check_skills(repo: AgentRepo, res: CheckResult) -> None:
 
 def _check_config(repo: AgentRepo, res: CheckResult) -> None:
     rel = ".agent/config.toml"
-    if not exists(join(repo.root, rel)):
+    if not Path(repo.root, rel).exists():
         res.notes.append(".agent/config.toml is missing; restore binds no executor")
         return
     try:

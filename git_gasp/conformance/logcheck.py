@@ -10,8 +10,8 @@ states, so their findings are equal by construction. Without `tip` (check 4's
 from __future__ import annotations
 
 import marshal
+from pathlib import Path
 
-from git_gasp.base.files import join
 from git_gasp.base.record import Record
 from git_gasp.conformance.history.tipfacts import EXTENDS, SAME, PendingTip, TipFacts
 from git_gasp.conformance.logfindings import Findings, dump_records, findings
@@ -82,7 +82,7 @@ def analyze_log(repo: AgentRepo, vocab: Vocabulary, *,
 def _source(repo: AgentRepo, from_file: bool) -> LogSource | None:
     if from_file:
         try:
-            return LogSource.open(join(repo.root, repo.log_rel))
+            return LogSource.open(str(Path(repo.root, repo.log_rel)))
         except OSError:
             pass  # read it whole below, which records why it cannot be read
     data = repo.log_bytes

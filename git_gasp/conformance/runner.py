@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from git_gasp.base.errors import UsageError
-from git_gasp.base.files import exists, is_dir, join, path_str
 from git_gasp.conformance.checks import run_all
 from git_gasp.conformance.report import Report
 from git_gasp.conformance.since import baseline, grandfather
@@ -26,23 +25,23 @@ def find_agent_root(path: str | None) -> str:
     str as `str()` of a pathlib.Path shows it.
     """
     if path is not None:
-        root = path_str(path)
-        if not exists(root):
+        root = str(Path(path))
+        if not Path(root).exists():
             raise UsageError(f"{path}: no such directory")
-        if not is_dir(root):
+        if not Path(root).is_dir():
             raise UsageError(f"{path}: not a directory")
         if _agent_like(root):
             return root
-        found = find_root(path_str(os.path.abspath(root)))  # inside an agent: that agent
+        found = find_root(str(Path(os.path.abspath(root))))  # inside an agent: that agent
         if found is None:
             raise not_an_agent_repository(path)
         return found
-    cwd = path_str(os.getcwd())
+    cwd = str(Path(os.getcwd()))
     return cwd if find_root(cwd) is None and _agent_like(cwd) else require_root(cwd)
 
 
 def _agent_like(root: str) -> bool:
-    return exists(join(root, MANIFEST)) or exists(join(root, "state", "events.jsonl"))
+    return Path(root, MANIFEST).exists() or Path(root, "state", "events.jsonl").exists()
 
 
 def resolve_agent_root(path: str | None) -> Path:

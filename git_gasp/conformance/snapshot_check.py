@@ -18,8 +18,8 @@ import os
 import stat
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
-from git_gasp.base.files import exists, is_dir, is_link, join
 from git_gasp.conformance.logstate import LogState
 from git_gasp.conformance.report import CheckResult
 from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, parse_line
@@ -82,7 +82,7 @@ class SnapshotCheck:
         by_sig = {(v[0], v[2]): v[1] for v in state.snapshots if v[2] is not None}
         for name in self._names():
             snap = _Snapshot(name)
-            path = join(self.root, snap.rel)
+            path = str(Path(self.root, snap.rel))
             try:
                 st = os.lstat(path)
             except OSError:
@@ -122,16 +122,16 @@ class SnapshotCheck:
         self._plan_replay(state)
 
     def _names(self) -> Iterator[str]:
-        base = join(self.root, "snapshots")
-        if not exists(base):
+        base = str(Path(self.root, "snapshots"))
+        if not Path(base).exists():
             return
-        if is_link(base) or not is_dir(base):
+        if Path(base).is_symlink() or not Path(base).is_dir():
             self.res.fail("snapshots is not a directory", path="snapshots")
             return
         for name in sorted(os.listdir(base)):
-            if not is_dir(join(base, name)):
+            if not Path(base, name).is_dir():
                 continue
-            if not os.path.lexists(join(base, name, "graph.json")):
+            if not os.path.lexists(str(Path(base, name, "graph.json"))):
                 # An interrupted snapshot: nothing to verify (the reference checker notes it).
                 self.res.soft_fail("snapshot directory without graph.json; ignored",
                                    path=f"snapshots/{name}")

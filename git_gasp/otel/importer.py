@@ -50,6 +50,7 @@ from git_gasp.otel.semconv import (
 )
 from git_gasp.redact.redactor import Redactor, summarize
 from git_gasp.runtime.ops import clean, create_node, relate, update_node
+from git_gasp.runtime.state import AgentState
 
 FORMAT = "otlp"
 
@@ -212,7 +213,7 @@ def _tool_of(span: Span) -> str | None:
 class OtelWriter:
     """Records `OtelRun`s into an open AgentState."""
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: AgentState) -> None:
         self.state = state
         self.r = Redactor()
 

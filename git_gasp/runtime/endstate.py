@@ -37,7 +37,7 @@ import zlib
 from typing import Any
 
 from git_gasp.base.files import MAX_FILE, AtomicFile, UnsafePath, open_regular, read_regular_file
-from git_gasp.base.git import find_git_dir_str
+from git_gasp.base.git import find_git_dir
 from git_gasp.protocol.graph import Graph
 
 DIR = ("gasp", "end-state")
@@ -130,7 +130,7 @@ def _prefix_crc(path: str | os.PathLike, size: int) -> int | None:
 def load(root: str | os.PathLike, rel: str, log_path: str | os.PathLike) -> EndState | None:
     """The saved end state of log `rel`, when the log still starts with the bytes it was
     saved from (else None: read the log as before)."""
-    gitdir = find_git_dir_str(root)
+    gitdir = find_git_dir(root)
     blob = _read(entry_path(gitdir, root, rel)) if gitdir is not None else None
     head = _header(blob) if blob else None
     if head is None:
@@ -168,7 +168,7 @@ def save(state: Any) -> str | None:
     if state.skipped:
         return "the fold skipped ops"
     store = state.store
-    gitdir = find_git_dir_str(state.root_str)
+    gitdir = find_git_dir(state.root)
     digest = _prefix_crc(store.path, store.size) if gitdir is not None else None
     if digest is None:
         return "the log or the git dir cannot be read"
@@ -182,7 +182,7 @@ def save(state: Any) -> str | None:
         return f"not written ({exc})"
     header = b" ".join([_MAGIC, _PY, b"%08x" % digest, b"%d" % store.size, b"%d" % store.line_count,
                         b"%08x" % zlib.crc32(payload), b"%d" % len(payload)]) + b"\n"
-    entry = entry_path(gitdir, state.root_str, store.rel)
+    entry = entry_path(gitdir, state.root, store.rel)
     try:
         os.makedirs(os.path.dirname(entry), exist_ok=True)
         with AtomicFile(entry, root=gitdir, durable=False) as fh:  # a cache: rebuilt if lost

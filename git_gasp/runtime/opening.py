@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
-from git_gasp.base.paths import is_dir, path_str
 from git_gasp.base.record import Record as Value
 from git_gasp.odb.repo import open_repo
 from git_gasp.protocol.envelope import Event
@@ -88,8 +87,8 @@ def open_state(path: str | os.PathLike, worker_id: str | None, *, fsync: bool, l
 
     Raises GaspError when AGENT.md is missing or the log has a bad or torn line.
     """
-    root = path_str(path)  # a str: the hook's path never imports pathlib
-    if not is_dir(root):
+    root = str(Path(path))
+    if not Path(root).is_dir():
         raise GaspError(f"{root}: no such directory")
     try:
         manifest = parse_manifest(read_regular(root, "AGENT.md"))

@@ -21,11 +21,12 @@ import math
 import os
 import sys
 import zlib
+from pathlib import Path
 from typing import Any
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import NotARegularFile, atomic_write, join, read_regular_file
-from git_gasp.base.git import find_git_dir_str
+from git_gasp.base.files import NotARegularFile, atomic_write, read_regular_file
+from git_gasp.base.git import find_git_dir
 from git_gasp.base.outside import load_toml
 from git_gasp.base.record import Record as Value
 from git_gasp.protocol.graph import Graph
@@ -148,7 +149,7 @@ _MEMO = f"gasp-config-memo/1 py{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def _memo_path(root: str | os.PathLike) -> str | None:
-    gitdir = find_git_dir_str(root)
+    gitdir = find_git_dir(root)
     if gitdir is None:
         return None
     agent = zlib.crc32(os.fsencode(os.path.realpath(root)))
@@ -185,7 +186,7 @@ def load_config(root: str | os.PathLike) -> dict:
     """.agent/config.toml as a dict ({} when missing); a hostile one (a symlink, a
     device, a huge file, wrong types, a non-finite threshold) is one GaspError line."""
     where = ".agent/config.toml"
-    path = join(root, ".agent", "config.toml")
+    path = str(Path(root, ".agent", "config.toml"))
     try:  # no following a link, no waiting on a FIFO, no reading past the bound
         data = read_regular_file(path, limit=MAX_CONFIG, root=root)
     except NotARegularFile as exc:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from git_gasp.base.paths import path_str
 from git_gasp.conformance.packs import load_vocabulary
 from git_gasp.protocol.envelope import OPS_KIND, Event, parse_log
 from git_gasp.protocol.fold import FoldResult, fold
@@ -48,7 +47,7 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
     def __init__(self, root: str | os.PathLike, store: EventStore, graph: Graph, *,
                  agent_id: str, vocab: Vocabulary, policy: PolicySet,
                  notes: list[str]) -> None:
-        self.root_str = path_str(root)  # the hook's path never imports pathlib: see `root`
+        self.root = Path(root)  # the agent root (the directory holding AGENT.md)
         self.store = store
         self.graph = graph
         self.agent_id = agent_id
@@ -70,11 +69,6 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
         self._triggers: list[Event] = []
         self._data_for_index: bytes | None = None
         self._running_hint: list[str] | None = None  # unfinished runs of a lazy seed
-
-    @property
-    def root(self) -> Path:
-        """The agent root (the directory holding AGENT.md), as a pathlib.Path."""
-        return Path(self.root_str)
 
     # --- opening -------------------------------------------------------------
     @classmethod
@@ -169,7 +163,7 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
     def events(self) -> list[Event]:
         """Every event of the log, parsed (reads the whole file)."""
         data = self.store.read_bytes()
-        return parse_tail(data, 0, 1, self.store.rel, self.root_str)
+        return parse_tail(data, 0, 1, self.store.rel, self.root)
 
     # --- queries (thin; see runtime.queries) ---------------------------------------------
     def lineage(self, node_id: str, depth: int = 3):

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable
+from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import exists, is_link, join, open_file, parents, path_str, refuse_links
+from git_gasp.base.files import open_file, refuse_links
 from git_gasp.base.git import run
 from git_gasp.protocol.envelope import (
     OPS_KIND,
@@ -179,9 +180,9 @@ class EventStore:
 
     def __init__(self, root: str | os.PathLike, rel: str, lease: Lease, *,
                  fsync: bool = True) -> None:
-        self.root = path_str(root)  # strs: the hook's path never imports pathlib
+        self.root = str(Path(root))
         self.rel = rel
-        self.path = join(self.root, rel)
+        self.path = str(Path(self.root, rel))
         self.lease = lease
         self.fsync = fsync
         self.size = 0  # bytes of the log we have read or written
@@ -190,8 +191,8 @@ class EventStore:
     def check_path(self) -> bool:
         """Refuse a log that is not a regular file of this repo (a symlink, a FIFO, a
         directory, or under a symlinked directory); return whether it exists."""
-        for parent in reversed(parents(self.rel)):
-            if parent != "." and is_link(join(self.root, parent)):
+        for parent in reversed([str(p) for p in Path(self.rel).parents]):
+            if parent != "." and Path(self.root, parent).is_symlink():
                 raise LogError(f"{parent}/ (holding {self.rel}) is a symlink; git would commit "
                                "the link, not the log — replace it with the real directory")
         try:
@@ -336,8 +337,8 @@ def append_line_file(path: str | os.PathLike, data: bytes, *, fsync: bool = True
     A link at `path`, or on the way to it from `root`, is refused (UnsafePath). A
     failed write or fsync leaves the file as it was and raises LogError."""
     refuse_links(path, root)
-    path = path_str(path)
-    created = not exists(path)
+    path = str(Path(path))
+    created = not Path(path).exists()
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fd = _open_append(path, path)
     try:

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import is_dir, is_link, join, open_file, relative_to
+from git_gasp.base.files import open_file
 from git_gasp.base.git import (
     check_attr,
     config_get,
@@ -59,7 +59,7 @@ def driver_command() -> str:
 def locations(root: str | os.PathLike) -> dict[str, str]:
     """The manifest's locations (log, identity, memory), or the defaults."""
     try:
-        with open_file(join(root, "AGENT.md")) as f:
+        with open_file(str(Path(root, "AGENT.md"))) as f:
             data = f.read()
     except OSError:
         return dict(DEFAULT_LOCATIONS)
@@ -144,12 +144,12 @@ def crlf_paths(root: str | os.PathLike) -> list[str]:
     rels = [locs["log"], "AGENT.md", ".agent/config.toml", f"{locs['memory']}/facts.jsonl",
             "journal/JOURNAL.md"]
     for top in (locs["identity"], "snapshots"):
-        base = join(root, top)
-        if is_dir(base) and not is_link(base):
+        base = str(Path(root, top))
+        if Path(base).is_dir() and not Path(base).is_symlink():
             for dirpath, _dirs, files in os.walk(base):
-                rel_dir = relative_to(dirpath, root)
+                rel_dir = Path(dirpath).relative_to(root).as_posix()
                 rels += [f"{rel_dir}/{name}" for name in sorted(files)]
-    found = [rel for rel in rels if _converted(join(root, rel))]
+    found = [rel for rel in rels if _converted(str(Path(root, rel)))]
     return _git_converted(root, found) if found else []
 
 
