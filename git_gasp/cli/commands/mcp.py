@@ -12,7 +12,6 @@ import click
 
 from git_gasp.base.errors import GaspError
 from git_gasp.cli.options import CONTEXT
-from git_gasp.mcp.server import serve
 from git_gasp.store.location import require_root
 
 EXTRA = "pip install 'git-gasp[mcp]'"
@@ -38,4 +37,6 @@ def mcp() -> None:
     if why is not None:
         raise GaspError(why)
     root = require_root(os.getcwd())
+    from git_gasp.mcp.server import serve  # the optional mcp SDK: loaded once it is known there
+
     serve(root)
