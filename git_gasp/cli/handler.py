@@ -8,9 +8,14 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from typing import NoReturn
 
 from git_gasp.base.errors import GaspError
+
+# typing costs 6 ms of --version and of every git hook (bench_startup, bench_guard), so
+# NoReturn is imported for the type checker only
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 # errors of the machine a writer can meet anywhere: one line and exit 1, as a GaspError
 _ENVIRONMENT = ("ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO", "EMFILE", "ENFILE",

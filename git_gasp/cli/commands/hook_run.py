@@ -7,20 +7,24 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import NoReturn
 
 from git_gasp.cli.handler import leave
-from git_gasp.guard.commit_guard import run_guard
-from git_gasp.guard.rejection import report
 from git_gasp.guard.warm import Warm
+
+TYPE_CHECKING = False  # typing costs 6 ms of every guarded commit (bench_guard)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def run_hook(name: str) -> NoReturn:
     """Guard the commit git is making in the current directory (the hook's cwd): print
     the refusal report on stderr and exit 1, or exit 0 to let the commit through."""
     cwd = os.getcwd()
-    warm = Warm.start(cwd)  # git and the log read run while the rules load
+    warm = Warm.start(cwd)  # git and the log read run while the rules load:
+    # the rules are imported after it started (measured: 13 ms of a guarded commit)
+    from git_gasp.guard.commit_guard import run_guard
+    from git_gasp.guard.rejection import report
+
     rejections = run_guard(cwd, warm=warm)
     if rejections:
         sys.stderr.write(report(rejections, hook=name) + "\n")
@@ -34,6 +38,8 @@ def pre_receive(check: bool) -> int:
     """The server's pre-receive in the current directory (a bare repository): OLD NEW
     REF lines on stdin; each refusal and the fix hint on stderr; 1 when it refused."""
     # the server's checks load here only: 18 ms off every guarded commit (pre-commit)
+    from pathlib import Path
+
     from git_gasp.guard.receive import fix_hint, run_pre_receive
 
     data = sys.stdin.buffer.read()
