@@ -8,7 +8,8 @@ both alike, and with bytecode cached (as after a pip install): (a) baseline
 `python -X importtime`, every module from dulwich, yaml, orjson or
 git_gasp.protocol/store/conformance imported at start-up (there should be none): once
 for `import git_gasp.cli.main` and once for a whole `--version` run in-process.
-Then times `git-gasp --help` and `git-gasp CMD --help` for every command of
+Then times `git-gasp --help`, `git-gasp CMD --help` (the man page) and `git-gasp CMD -h`
+(click's help, the command's module loaded) for every command of
 `cli.table.COMMANDS` (as ``python -m git_gasp.cli.main``); with ``--baseline PYTHON``
 (another checkout's interpreter, e.g. the code before a change) the same runs of that
 interpreter are interleaved with these and each row gets the ratio this/baseline.
@@ -84,7 +85,9 @@ def time_help(pythons: dict[str, str], repeat: int, env: dict[str, str]
     sys.path.insert(0, str(ROOT))
     from git_gasp.cli.table import COMMANDS
 
-    argvs = [["--version"], ["--help"], *([name, "--help"] for name in COMMANDS)]
+    argvs = [["--version"], ["--help"], *([name, "--help"] for name in COMMANDS),
+             *([name, "-h"] for name in COMMANDS)]  # --help shows the man page; -h loads
+    # the command's module and prints click's help
     runs = {(label, " ".join(argv)): [python, "-m", "git_gasp.cli.main", *argv]
             for argv in argvs for label, python in pythons.items()}
     with tempfile.TemporaryDirectory() as cwd:
