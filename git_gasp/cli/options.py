@@ -18,12 +18,12 @@ from typing import Any
 import click
 
 from git_gasp.base.errors import UsageError
-from git_gasp.conformance.runner import resolve_agent_root
 from git_gasp.protocol.jsonstrict import JsonError, loads_strict, unwritable
 from git_gasp.runtime.state import AgentState
 from git_gasp.store.append import WriteRefused
 from git_gasp.store.lease import Lease, default_worker_id
 from git_gasp.store.lease_wait import take
+from git_gasp.store.location import resolve_agent_root
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 WAIT = "--wait"

@@ -4,49 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 
-from git_gasp.base.errors import UsageError
 from git_gasp.conformance.checks import run_all
 from git_gasp.conformance.report import Report
 from git_gasp.conformance.since import baseline, grandfather
 from git_gasp.store.agent import load_agent
-from git_gasp.store.location import MANIFEST, find_root, not_an_agent_repository, require_root
-
-
-def find_agent_root(path: str | None) -> str:
-    """The agent root for PATH; without PATH, the nearest directory up holding AGENT.md,
-    else the state directory the repository's config names (`store.location`).
-
-    The upward search stops at the git work-tree root. A PATH that holds AGENT.md or
-    the log is the root; another PATH is searched up from as the current directory is.
-    No agent found is the one "not an agent repository" error (`store.location`, exit
-    2); a missing manifest of a directory that holds a log is check 6's to report. A
-    str as `str()` of a pathlib.Path shows it.
-    """
-    if path is not None:
-        root = str(Path(path))
-        if not Path(root).exists():
-            raise UsageError(f"{path}: no such directory")
-        if not Path(root).is_dir():
-            raise UsageError(f"{path}: not a directory")
-        if _agent_like(root):
-            return root
-        found = find_root(str(Path(os.path.abspath(root))))  # inside an agent: that agent
-        if found is None:
-            raise not_an_agent_repository(path)
-        return found
-    cwd = str(Path(os.getcwd()))
-    return cwd if find_root(cwd) is None and _agent_like(cwd) else require_root(cwd)
-
-
-def _agent_like(root: str) -> bool:
-    return Path(root, MANIFEST).exists() or Path(root, "state", "events.jsonl").exists()
-
-
-def resolve_agent_root(path: str | None) -> Path:
-    """`find_agent_root` as a pathlib.Path."""
-    return Path(find_agent_root(path))
 
 
 def check_repo(root: str | os.PathLike, *, fixture: bool = False, use_cache: bool = True,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from git_gasp.base.errors import GaspError
+from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.odb.gitdirs import local_config_value, locate
 
 MANIFEST = "AGENT.md"
@@ -80,3 +80,38 @@ def require_root(start: str | os.PathLike) -> str:
     if root is None:
         raise not_an_agent_repository(str(Path(start)))
     return root
+
+
+def find_agent_root(path: str | None) -> str:
+    """The agent root for PATH; without PATH, the nearest directory up holding AGENT.md,
+    else the state directory the repository's config names (`store.location`).
+
+    The upward search stops at the git work-tree root. A PATH that holds AGENT.md or
+    the log is the root; another PATH is searched up from as the current directory is.
+    No agent found is the one "not an agent repository" error (`store.location`, exit
+    2); a missing manifest of a directory that holds a log is check 6's to report. A
+    str as `str()` of a pathlib.Path shows it.
+    """
+    if path is not None:
+        root = str(Path(path))
+        if not Path(root).exists():
+            raise UsageError(f"{path}: no such directory")
+        if not Path(root).is_dir():
+            raise UsageError(f"{path}: not a directory")
+        if _agent_like(root):
+            return root
+        found = find_root(str(Path(os.path.abspath(root))))  # inside an agent: that agent
+        if found is None:
+            raise not_an_agent_repository(path)
+        return found
+    cwd = str(Path(os.getcwd()))
+    return cwd if find_root(cwd) is None and _agent_like(cwd) else require_root(cwd)
+
+
+def _agent_like(root: str) -> bool:
+    return Path(root, MANIFEST).exists() or Path(root, "state", "events.jsonl").exists()
+
+
+def resolve_agent_root(path: str | None) -> Path:
+    """`find_agent_root` as a pathlib.Path."""
+    return Path(find_agent_root(path))

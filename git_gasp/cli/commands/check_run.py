@@ -12,9 +12,10 @@ from git_gasp.base.errors import GaspError
 from git_gasp.base.progress import Progress, is_terminal
 from git_gasp.cli.colour import Painter, wanted
 from git_gasp.cli.notes import driver_note
-from git_gasp.conformance.runner import check_repo, find_agent_root
+from git_gasp.conformance.runner import check_repo
 from git_gasp.store.attributes import lineendings_error
 from git_gasp.store.lastcheck import save
+from git_gasp.store.location import find_agent_root
 
 PROGRESS_DELAY: float | None = None  # seconds before progress shows (None: base.progress's)
 

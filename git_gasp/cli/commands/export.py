@@ -14,9 +14,9 @@ from git_gasp.attribution.agent_trace import build_records, dumps
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.files import write_output
 from git_gasp.cli.ids import NodeId
-from git_gasp.conformance.runner import resolve_agent_root
 from git_gasp.otel.exporter import export_otel
 from git_gasp.runtime.state import AgentState
+from git_gasp.store.location import resolve_agent_root
 
 
 @click.command("export", context_settings={"help_option_names": ["-h", "--help"]})

@@ -20,11 +20,11 @@ from git_gasp.attribution.trace_import import import_records
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.progress import on_terminal
 from git_gasp.cli.options import open_state, release_lease
-from git_gasp.conformance.runner import resolve_agent_root
 from git_gasp.otel.importer import OtelWriter, group_runs
 from git_gasp.otel.otlp import read_spans
 from git_gasp.runtime import AgentState, commit_run
 from git_gasp.runtime.commit import commit_paths
+from git_gasp.store.location import resolve_agent_root
 
 
 @click.command("import")

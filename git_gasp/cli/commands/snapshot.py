@@ -6,9 +6,9 @@ import click
 
 from git_gasp.base.errors import GaspError
 from git_gasp.cli.ids import EventId
-from git_gasp.conformance.runner import resolve_agent_root
 from git_gasp.protocol.snapshot import SnapshotError
 from git_gasp.protocol.summary import printable
+from git_gasp.store.location import resolve_agent_root
 from git_gasp.store.logview import fold_agent
 from git_gasp.store.snapshots import write_snapshot
 
