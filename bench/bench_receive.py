@@ -3,7 +3,7 @@ log into a bare repository with no hook, with our hook, and with our hook ``--ch
 (checks 1, 5 and 7 on the appended lines), measured round-robin in one run.
 
 Run: ``.venv/bin/python bench/bench_receive.py [--events N] [--append K] [--runs R]
-[--quick]``
+[--baseline DIR] [--quick]``
 
 Builds an agent repository (``git gasp init``) whose log holds N conformant events
 (default 100,000, as goal.created + ops pairs) in one commit, packed by ``git gc``,
@@ -19,7 +19,9 @@ editable-install finder). Then (``--refs M``, default 50) one push of M new bran
 at once, each one commit of K events, onto a 1,000-event log (a big log would make it
 time git's packing of M big blobs). Prints medians, ratios against the plain push of
 the same run, and the hook's own time (push minus the plain push); asserts only that
-the pushes succeed.
+the pushes succeed. ``--baseline DIR``: two more bare clones, ``base-hook`` and
+``base-check``, get the hooks of the checkout DIR (e.g. the code before a change),
+pushed to in the same rotation, so both meet the same machine load.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from installed import interpreter  # noqa: E402
 from tests.testing.events import goal_pair  # noqa: E402
 
 LOG = "state/events.jsonl"
-REMOTES = ("plain", "hook", "check")
+REMOTES = ["plain", "hook", "check"]
 SMALL = 1_000  # events of the log the many-branch push builds on
 MANY_RUNS = 3
 
@@ -62,7 +64,8 @@ def environment(home: pathlib.Path) -> dict:
     return env
 
 
-def build(base: pathlib.Path, cli: list[str], env: dict, events: int) -> pathlib.Path:
+def build(base: pathlib.Path, cli: list[str], env: dict, events: int,
+          baseline: list[str] | None = None) -> pathlib.Path:
     base.mkdir(exist_ok=True)
     agent = base / "agent"
     run(base, *cli, "init", str(agent), "--agent-id", "bench", env=env)
@@ -77,6 +80,9 @@ def build(base: pathlib.Path, cli: list[str], env: dict, events: int) -> pathlib
             str(base / f"{name}.git"), env=env)
     run(base / "hook.git", *cli, "install-hooks", "--server", env=env)
     run(base / "check.git", *cli, "install-hooks", "--server", "--check", env=env)
+    if baseline is not None:
+        run(base / "base-hook.git", *baseline, "install-hooks", "--server", env=env)
+        run(base / "base-check.git", *baseline, "install-hooks", "--server", "--check", env=env)
     return agent
 
 
@@ -123,8 +129,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--refs", type=int, default=50,
                     help="then one push of this many new branches (0: skip)")
+    ap.add_argument("--baseline", type=pathlib.Path, default=None,
+                    help="also time the hooks of this checkout, interleaved")
     ap.add_argument("--quick", action="store_true", help="10,000 events, 3 runs")
     args = ap.parse_args()
+    if args.baseline is not None:
+        REMOTES.extend(["base-hook", "base-check"])
     if args.quick:
         args.events, args.runs = 10_000, 3
     base = pathlib.Path(tempfile.mkdtemp(prefix="bench-receive-"))
@@ -133,30 +143,40 @@ def main() -> None:
         home.mkdir()
         env = environment(home)
         cli = interpreter(base, "venv-installed", HERE)
+        bcli = (interpreter(base, "venv-baseline", args.baseline.resolve())
+                if args.baseline is not None else None)
         t0 = time.perf_counter()
-        agent = build(base, cli, env, args.events)
+        agent = build(base, cli, env, args.events, bcli)
         size = (agent / LOG).stat().st_size
         print(f"log: {args.events:,} events, {size / 1e6:.1f} MB; built in "
               f"{time.perf_counter() - t0:.1f} s; pushes of {args.append} events in one commit")
         pusher = Pusher(agent, base, env, args.append)
         times: dict[str, list[float]] = {name: [] for name in REMOTES}
-        cold: list[float] = []
+        checks = [name for name in REMOTES if name.endswith("check")]
+        colds: dict[str, list[float]] = {name: [] for name in checks}
+        cold = colds["check"]
         pusher.commit()
         for name in REMOTES:  # the first push: --check has no saved state yet
-            (cold if name == "check" else times[name]).append(pusher.push(name))
+            (colds[name] if name in colds else times[name]).append(pusher.push(name))
+        n = len(REMOTES)
         for r in range(args.runs):
             pusher.commit()
-            order = REMOTES[r % 3:] + REMOTES[:r % 3]
+            order = REMOTES[r % n:] + REMOTES[:r % n]
             for name in order:
                 times[name].append(pusher.push(name))
         for _ in range(args.runs):
             pusher.commit()
-            shutil.rmtree(base / "check.git" / "gasp", ignore_errors=True)
-            cold.append(pusher.push("check"))
+            for name in checks:
+                shutil.rmtree(base / f"{name}.git" / "gasp", ignore_errors=True)
+                colds[name].append(pusher.push(name))
         plain = statistics.median(times["plain"])
         rows = [("no hook (`git push`)", times["plain"]), ("hook", times["hook"]),
                 ("hook --check (resumed)", times["check"]),
                 ("hook --check (cold: no saved state)", cold)]
+        if args.baseline is not None:
+            rows += [("baseline hook", times["base-hook"]),
+                     ("baseline hook --check (resumed)", times["base-check"]),
+                     ("baseline hook --check (cold)", colds["base-check"])]
         print()
         print("| push into | median | min | vs no hook | hook's own time |")
         print("|---|---|---|---|---|")
@@ -165,12 +185,19 @@ def main() -> None:
             own = "" if values is times["plain"] else fmt(med - plain)
             print(f"| {label} | {fmt(med)} | {fmt(min(values))} | {med / plain:.2f}x | {own} |")
         print(f"\n({len(times['plain'])} pushes each, {len(cold)} cold; medians)")
+        if args.baseline is not None:
+            for mine, theirs in (("hook", "base-hook"), ("check", "base-check")):
+                own = statistics.median(times[mine]) - plain
+                base_own = statistics.median(times[theirs]) - plain
+                ratio = statistics.median(times[mine]) / statistics.median(times[theirs])
+                print(f"{mine}: this/baseline push {ratio:.2f}x, "
+                      f"hook's own time {own / base_own:.2f}x")
         if args.refs:  # on a small log: git's own packing of big blobs would dominate
             small = base / "small"
-            pusher = Pusher(build(small, cli, env, SMALL), small, env, args.append)
+            pusher = Pusher(build(small, cli, env, SMALL, bcli), small, env, args.append)
             runs: dict[str, list[float]] = {name: [] for name in REMOTES}
             for r in range(MANY_RUNS):
-                for name in REMOTES[r % 3:] + REMOTES[:r % 3]:
+                for name in REMOTES[r % n:] + REMOTES[:r % n]:
                     specs = pusher.branches(args.refs, f"{name}-{r}-")
                     runs[name].append(pusher.push(name, *specs))
             many = {name: statistics.median(v) for name, v in runs.items()}

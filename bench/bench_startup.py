@@ -1,4 +1,5 @@
-"""Benchmark: start-up time of `git-gasp --version` against a bare `import click`.
+"""Benchmark: start-up time of `git-gasp --version` and of every command's `--help`
+against a bare `import click`.
 
 Times, as subprocesses of the same interpreter, interleaved so background load hits
 both alike, and with bytecode cached (as after a pip install): (a) baseline
@@ -7,9 +8,14 @@ both alike, and with bytecode cached (as after a pip install): (a) baseline
 `python -X importtime`, every module from dulwich, yaml, orjson or
 git_gasp.protocol/store/conformance imported at start-up (there should be none): once
 for `import git_gasp.cli.main` and once for a whole `--version` run in-process.
+Then times `git-gasp --help`, `git-gasp CMD --help` (the man page) and `git-gasp CMD -h`
+(click's help, the command's module loaded) for every command of
+`cli.table.COMMANDS` (as ``python -m git_gasp.cli.main``); with ``--baseline PYTHON``
+(another checkout's interpreter, e.g. the code before a change) the same runs of that
+interpreter are interleaved with these and each row gets the ratio this/baseline.
 Never asserts.
 
-    .venv/bin/python bench/bench_startup.py [--quick] [--repeat N]
+    .venv/bin/python bench/bench_startup.py [--quick] [--repeat N] [--baseline PYTHON]
 """
 
 from __future__ import annotations
@@ -72,6 +78,55 @@ def time_startup(script: str, repeat: int, env: dict[str, str]) -> dict[str, lis
     return times
 
 
+def time_help(pythons: dict[str, str], repeat: int, env: dict[str, str]
+              ) -> dict[tuple[str, str], list[float]]:
+    """(interpreter label, argv text) -> times of ``python -m git_gasp.cli.main ARGS``
+    for ``--version``, ``--help`` and every command's ``--help``, interleaved."""
+    sys.path.insert(0, str(ROOT))
+    from git_gasp.cli.table import COMMANDS
+
+    argvs = [["--version"], ["--help"], *([name, "--help"] for name in COMMANDS),
+             *([name, "-h"] for name in COMMANDS)]  # --help shows the man page; -h loads
+    # the command's module and prints click's help
+    runs = {(label, " ".join(argv)): [python, "-m", "git_gasp.cli.main", *argv]
+            for argv in argvs for label, python in pythons.items()}
+    with tempfile.TemporaryDirectory() as cwd:
+        for argv in runs.values():  # compile the bytecode, warm the page cache
+            _run_in(argv, env, cwd)
+        times: dict[tuple[str, str], list[float]] = {k: [] for k in runs}
+        for _ in range(repeat):
+            for key, argv in runs.items():
+                times[key].append(_run_in(argv, env, cwd))
+    return times
+
+
+def _run_in(argv: list[str], env: dict[str, str], cwd: str) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                   cwd=cwd)
+    return time.perf_counter() - t0
+
+
+def report_help(times: dict[tuple[str, str], list[float]], click_s: float) -> None:
+    labels = sorted({label for label, _ in times}, key=lambda x: x != "this")
+    print()
+    print(f"{'python -m git_gasp.cli.main ...':<34}"
+          + "".join(f"{label + ' ms':>14}" for label in labels)
+          + f"{'vs click':>10}" + (f"{'this/base':>11}" if len(labels) > 1 else ""))
+    ratios = []
+    for args in dict.fromkeys(a for _, a in times):
+        med = {label: statistics.median(times[(label, args)]) for label in labels}
+        row = f"{args:<34}" + "".join(f"{med[label] * 1000:>14.1f}" for label in labels)
+        row += f"{med['this'] / click_s:>9.2f}x"
+        if len(labels) > 1:
+            ratios.append(med["this"] / med["baseline"])
+            row += f"{ratios[-1]:>10.2f}x"
+        print(row)
+    if ratios:
+        print(f"this/baseline: median {statistics.median(ratios):.2f}x, "
+              f"worst {max(ratios):.2f}x")
+
+
 def imported_modules(code: str, env: dict[str, str]) -> list[tuple[str, int, int]]:
     """(module, self µs, cumulative µs) for every module `code` imports, in order."""
     proc = subprocess.run(
@@ -116,6 +171,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10 repetitions instead of 40")
     ap.add_argument("--repeat", type=int, default=None, help="repetitions of each command")
+    ap.add_argument("--baseline", default=None, metavar="PYTHON",
+                    help="another checkout's interpreter, timed interleaved with this one")
     args = ap.parse_args()
     repeat = args.repeat or (10 if args.quick else 40)
     script = find_script()
@@ -138,6 +195,10 @@ def main() -> None:
             ("`git-gasp --version` run in-process", RUN_VERSION),
         ]
         probes = [(label, imported_modules(code, env)) for label, code in imports]
+        pythons = {"this": sys.executable}
+        if args.baseline:
+            pythons["baseline"] = args.baseline
+        helps = time_help(pythons, repeat, env)
     med = {k: statistics.median(v) for k, v in times.items()}
     best = {k: min(v) for k, v in times.items()}
     print()
@@ -154,6 +215,7 @@ def main() -> None:
         f"(b)/(a) = {med['gasp'] / med['click']:.2f}x; git-gasp adds "
         f"{(med['gasp'] - med['click']) * 1000:+.1f} ms over importing click"
     )
+    report_help(helps, med["click"])
     for label, mods in probes:
         print()
         report_imports(label, mods)

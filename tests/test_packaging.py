@@ -23,14 +23,14 @@ import pytest
 
 import git_gasp
 from git_gasp.cli.table import COMMANDS
-from tests.testing.imports import IMPORTED_BY, ImportTrace
+from tests.testing.imports import imported
 from tests.testing.paths import REPO_ROOT
 from tests.testing.readme import marked_blocks
 from tests.testing.run import git_gasp_exe as _git_gasp_exe
 
 MAN_DIR = REPO_ROOT / "man"
 MAN_PAGES = sorted(["git-gasp.1", *(f"git-gasp-{name}.1" for name in COMMANDS)])
-# Modules that must not load when the CLI starts (`git gasp --version`, the hook).
+# Modules `git gasp --version` does not load (bench/bench_startup.py holds its time).
 HEAVY = ("dulwich", "yaml", "orjson")
 LAYERS = tuple(
     f"git_gasp.{layer}"
@@ -144,17 +144,6 @@ def _env_with(bin_dir: Path) -> dict[str, str]:
     env.pop("MANPATH", None)  # a set MANPATH stops man-db deriving paths from PATH
     env.update(LC_ALL="C", LANG="C", MANWIDTH="80", MANPAGER="cat", PAGER="cat", GIT_PAGER="cat")
     return env
-
-
-def _imported_modules(importtime_stderr: str) -> list[str]:
-    """Module names from `-X importtime` output."""
-    mods = []
-    for line in importtime_stderr.splitlines():
-        if line.startswith("import time:") and "|" in line:
-            name = line.rsplit("|", 1)[1].strip()
-            if name != "imported package":
-                mods.append(name)
-    return mods
 
 
 def _heavy(mods: list[str]) -> list[str]:
@@ -453,39 +442,6 @@ def test_git_gasp_h_lists_the_commands(tmp_path):
     assert {"check", "fold", "snapshot", "init"} <= found, proc.stdout
 
 
-def test_import_of_cli_loads_no_heavy_modules(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import git_gasp.cli.main"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr
-    mods = _imported_modules(proc.stderr)
-    trace = ImportTrace(proc.stderr)
-    # the fast paths (hook, plain check) run without click
-    assert "click" not in mods, trace.explain(["click"], "import git_gasp.cli.main")
-    assert not _heavy(mods), trace.explain(_heavy(mods), "import git_gasp.cli.main")
-
-
-def test_command_modules_load_nothing_heavy_until_they_run(tmp_path):
-    """The lazy group imports a command's module to show or run it; the module itself
-    imports only click (and base), the layers it drives load inside its functions."""
-    modules = sorted({target.split(":")[0] for target in COMMANDS.values()})
-    code = "".join(f"import {m}\n" for m in modules)
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr
-    mods = _imported_modules(proc.stderr)
-    assert set(modules) <= set(mods)
-    assert not _heavy(mods), ImportTrace(proc.stderr).explain(_heavy(mods),
-                                                              "importing every command")
-
-
 def test_version_run_loads_no_heavy_modules(tmp_path):
     """The real entry point, end to end: `git-gasp --version` under PYTHONPROFILEIMPORTTIME."""
     env = dict(os.environ, PYTHONPROFILEIMPORTTIME="1")
@@ -493,47 +449,9 @@ def test_version_run_loads_no_heavy_modules(tmp_path):
         [*_git_gasp_exe(), "--version"], capture_output=True, text=True, cwd=tmp_path, env=env
     )
     assert proc.returncode == 0, proc.stderr
-    mods = _imported_modules(proc.stderr)
+    mods = imported(proc.stderr)
     assert "git_gasp.cli.main" in mods
-    assert not _heavy(mods), ImportTrace(proc.stderr).explain(_heavy(mods), "git-gasp --version")
-
-
-def test_import_trace_names_the_chain_that_loaded_a_module(tmp_path):
-    """The fast-path tests' failure message: the imports that pulled a forbidden module
-    in, from `-X importtime`'s nesting (and, with IMPORTED_BY, who imported at run
-    time) — a probe that imports one through two modules at load and another from a
-    function at run time."""
-    (tmp_path / "probe_top.py").write_text(
-        "import probe_mid\n\ndef run():\n    import probe_late\n")
-    (tmp_path / "probe_mid.py").write_text("import probe_ok\nimport probe_heavy\n")
-    (tmp_path / "probe_heavy.py").write_text("import probe_heavy_part\n")
-    for name in ("probe_ok", "probe_heavy_part", "probe_late"):
-        (tmp_path / f"{name}.py").write_text("")
-
-    def trace(prefix: str = "") -> ImportTrace:
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-c",
-                               prefix + "import probe_top\nprobe_top.run()\n"],
-                              capture_output=True, text=True, cwd=tmp_path)
-        assert proc.returncode == 0, proc.stderr
-        return ImportTrace(proc.stderr)
-
-    plain = trace()
-    assert plain.chain("probe_heavy_part") == [
-        "probe_top", "probe_mid", "probe_heavy", "probe_heavy_part"]
-    assert plain.chain("probe_late") == ["probe_late"]  # imported by the running code
-    forbidden = ["probe_heavy", "probe_heavy_part", "probe_late"]
-    assert plain.culprits(forbidden) == [["probe_top", "probe_mid", "probe_heavy"],
-                                         ["probe_late"]]
-    assert plain.culprits(lambda m: m.startswith("probe_heavy")) == [
-        ["probe_top", "probe_mid", "probe_heavy"]]
-    assert plain.culprits(["probe_not_loaded"]) == []
-    traced = trace(IMPORTED_BY)
-    assert traced.modules == plain.modules  # the finder loads nothing of its own
-    assert traced.chain("probe_late") == ["probe_top", "probe_late"]  # run() imported it
-    assert traced.explain(forbidden, "the probe").splitlines() == [
-        "the probe loaded forbidden modules:",
-        "  probe_top -> probe_mid -> probe_heavy",
-        "  probe_top -> probe_late"]
+    assert not _heavy(mods) and "click" not in mods, _heavy(mods)
 
 
 # --- README and CI agree -----------------------------------------------------------

@@ -19,22 +19,21 @@ from __future__ import annotations
 import json
 import os
 import time
+from hashlib import sha256
+from typing import Any
 
+from git_gasp.adapters.codex import exit_codes
 from git_gasp.adapters.lifting import Lifted, Lifter
 from git_gasp.adapters.payloads import HookEvent
-from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
+from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record, read_raw
 from git_gasp.adapters.session_close import (
     agent_process,
     archive_transcript,
     locate_transcript,
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
-from git_gasp.base.digest import sha256
 from git_gasp.base.files import atomic_write, open_file, read_text, remove_file
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from git_gasp.runtime.state import _AUTO, AgentState, OpenRun, create_node, relate, update_node
 
 KEEP_HEAD, KEEP_TAIL = 1000, 3000  # of a tool output kept for the lifting rules
 RECENT = 256  # record keys remembered to recognise a replayed payload
@@ -70,11 +69,11 @@ def _lifted(d: dict) -> Lifted:
 class HookSession(SessionWriter):
     """One agent session as seen through its hooks, resumed from its progress file."""
 
-    def __init__(self, state: Any, agent: str, session_id: str, gdir: str, *,
+    def __init__(self, state: AgentState, agent: str, session_id: str, gdir: str, *,
                  cwd: str | None = None, transcript_path: str | None = None) -> None:
         base = run_id_for(agent, session_id)
         safe = base[len("run_"):]
-        self.gdir = gdir = os.fspath(gdir)  # strs: the hook's path never imports pathlib
+        self.gdir = gdir = os.fspath(gdir)
         self.path = os.path.join(gdir, "sessions", f"{safe}.json")
         self.closed_path = os.path.join(gdir, "sessions", "closed", f"{safe}.json")
         side, self.closed = self._load()
@@ -116,7 +115,7 @@ class HookSession(SessionWriter):
         return found
 
     @classmethod
-    def for_event(cls, state: Any, h: HookEvent, gdir: str) -> HookSession:
+    def for_event(cls, state: AgentState, h: HookEvent, gdir: str) -> HookSession:
         return cls(state, h.agent, h.session_id, gdir, cwd=h.cwd,
                    transcript_path=h.transcript_path)
 
@@ -163,8 +162,6 @@ class HookSession(SessionWriter):
 
     def make_current(self) -> None:
         """Make this session's (running) run the state's open run."""
-        from git_gasp.runtime.state import OpenRun
-
         st = self.state
         if st.run is not None and st.run.run_id == self.run_id:
             return
@@ -250,8 +247,6 @@ class HookSession(SessionWriter):
 
     def _goal(self, item: Any) -> None:
         """goal.created whose ops pair also links the open run to it (run serves goal)."""
-        from git_gasp.runtime.state import create_node, relate, update_node
-
         st = self.state
         gid = self.stable_id("goal", item.key)
         if st.graph.has_node(gid):  # recorded already (a replayed hook entry)
@@ -367,15 +362,11 @@ class HookSession(SessionWriter):
         rollout = self.transcript() if call_id else None
         if not rollout:
             return None
-        from git_gasp.adapters.codex import exit_codes
-
         path = rollout
         codes: dict = dict(self.rollout.get("codes") or {})
         offset = int(self.rollout.get("offset") or 0)
         try:
             if path.endswith((".zst", ".gz")):
-                from git_gasp.adapters.records import read_raw
-
                 data, offset, codes = read_raw(path), 0, {}
             else:
                 with open_file(path) as fh:
@@ -396,8 +387,6 @@ class HookSession(SessionWriter):
 
     def stop(self, h: HookEvent) -> None:
         if h.last_message:
-            from git_gasp.runtime.state import _AUTO
-
             text = self.r.text(h.last_message)[:2000]
             digest = sha256(text.encode()).hexdigest()[:16]
             self.observation(f"stop:{self.prompts}:{digest}", text, self.run_id,

@@ -57,7 +57,7 @@ from git_gasp.adapters.payloads import HOOK_EVENTS
 from git_gasp.base import git
 from git_gasp.base.agentfiles import AGENTS, read_settings
 from git_gasp.base.errors import FormatError, GaspError
-from git_gasp.base.files import SMALL_FILE, atomic_write, is_link, link_target, read_file
+from git_gasp.base.files import SMALL_FILE, atomic_write, link_target, read_file
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 AGENT_EVENTS = {
@@ -165,7 +165,7 @@ def _load(path: Path) -> tuple[str, dict]:
     writers would write through it (inside the project's tree or $HOME)."""
     try:
         real = link_target(path, [project_tree(path.parent.parent), Path.home()]) \
-            if is_link(path) else path
+            if path.is_symlink() else path
         text, data = read_settings(path, real=real)
     except FileNotFoundError:
         return "", {}

@@ -40,13 +40,12 @@ record named by ``after``; ``ref`` fields name other lifted items by ``key``.
 
 from __future__ import annotations
 
-from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
-from git_gasp.base.lazyre import LazyPattern
-from git_gasp.base.record import Record as Value
+import re
+import shlex
+from typing import Any
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record
+from git_gasp.base.record import Record as Value
 
 RULES = (
     "first-prompt-goal",
@@ -63,7 +62,7 @@ SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_
 EDIT_TOOLS = frozenset({"write", "edit", "multiedit", "notebookedit", "apply_patch",
                         "str_replace_based_edit_tool", "create_file", "write_file"})
 
-_TEST = LazyPattern(
+_TEST = re.compile(
     r"""(?x)^(?:
         (?:python[0-9.]*\s+-m\s+)?(?:pytest|py\.test|unittest|nose2|tox|nox|hatch\s+(?:test|run)) |
         (?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:test|build|check|typecheck|ci)\b |
@@ -76,15 +75,15 @@ _TEST = LazyPattern(
         dotnet\s+(?:test|build)\b | mypy\b | pyright\b | swift\s+(?:test|build)\b |
         bazel\s+(?:test|build)\b | meson\s+test\b | ninja\b
     )""")
-_FAIL_SUMMARY = LazyPattern(
+_FAIL_SUMMARY = re.compile(
     r"(?im)^(?:=+\s*)?(?:.*\b\d+\s+(?:failed|errors?)\b|FAILED\b|FAIL\b|error(?:\[E\d+\])?:|"
     r"test result: FAILED|Tests?:\s+\d+\s+failed)")
-_GIT_COMMIT = LazyPattern(r"(?:^|[\s;&|(])git(?:\s+-[cC]\s+\S+|\s+--\S+)*\s+commit\b")
-_SHA_BRACKET = LazyPattern(r"\[[^\]\n]*?\s([0-9a-f]{7,40})\]\s*(.*)")
-_SHA_LINE = LazyPattern(r"(?m)^([0-9a-f]{7,40})\s+(.*)$")
-_ASSIGNMENT = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_PATCH_FILE = LazyPattern(r"(?m)^\*\*\* (?:Add|Update|Delete) File: (.+)$")
-_MESSAGE = LazyPattern(r"""(?:^|\s)(?:-[a-zA-Z]*m|--message(?:=|\s))\s*"""
+_GIT_COMMIT = re.compile(r"(?:^|[\s;&|(])git(?:\s+-[cC]\s+\S+|\s+--\S+)*\s+commit\b")
+_SHA_BRACKET = re.compile(r"\[[^\]\n]*?\s([0-9a-f]{7,40})\]\s*(.*)")
+_SHA_LINE = re.compile(r"(?m)^([0-9a-f]{7,40})\s+(.*)$")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PATCH_FILE = re.compile(r"(?m)^\*\*\* (?:Add|Update|Delete) File: (.+)$")
+_MESSAGE = re.compile(r"""(?:^|\s)(?:-[a-zA-Z]*m|--message(?:=|\s))\s*"""
                        r"""(?:'([^']*)'|"([^"]*)"|(\S+))""")
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "\n"})
 
@@ -141,8 +140,6 @@ def command_of(tool_input: Any) -> str | None:
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             if len(value) >= 3 and value[-2] in ("-c", "-lc", "-ic"):
                 return value[-1]
-            import shlex  # only for a command given as a list
-
             return shlex.join(value)
     return None
 
@@ -156,8 +153,6 @@ _WRAPPERS = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", "rye", "npx", "
 
 
 def _segments(cmd: str) -> list[list[str]]:
-    import shlex  # only for a shell command
-
     try:
         lex = shlex.shlex(cmd, posix=True, punctuation_chars=True)
         lex.whitespace_split = True

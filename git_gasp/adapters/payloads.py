@@ -16,10 +16,12 @@ differences (Claude Code 2.1.328, Codex 0.171.0):
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from git_gasp.adapters.records import output_text
 from git_gasp.base.agentfiles import AGENTS
 from git_gasp.base.errors import GaspError
-from git_gasp.base.lazyre import LazyPattern
 from git_gasp.base.outside import load_json
 from git_gasp.base.record import Record as Value
 
@@ -33,9 +35,6 @@ HOOK_EVENTS = (
     "SessionEnd",
 )
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 # What of one payload string is ever stored: the hook keeps at most the first 2,000
 # characters of a tool input string and the first 1,000 / last 3,000 of an output
 # (``hook_session``), so a payload is cut to this much before it is redacted.
@@ -44,7 +43,7 @@ TRIM_ITEMS = 200  # of a list: the first and the last half
 TRIM_DEPTH = 32  # containers nested deeper are cut to TRIM_MARK (the log allows 127 levels)
 TRIM_MARK = "\n…\n"
 _CUT_WINDOW = 1024  # a cut moves to whitespace within this many characters
-_EXIT = LazyPattern(r"^(?:Error: )?Exit code (\d{1,9})(?!\d)")  # longer is no exit status
+_EXIT = re.compile(r"^(?:Error: )?Exit code (\d{1,9})(?!\d)")  # longer is no exit status
 
 
 class HookEvent(Value):

@@ -21,7 +21,11 @@ from types import SimpleNamespace
 
 from git_gasp.adapters.install import project_tree, write_project_file
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import is_link, link_target, read_file, read_text
+from git_gasp.base.files import link_target, read_file, read_text
+from git_gasp.protocol.manifest import ManifestError, parse_manifest
+from git_gasp.runtime.memory import Facts
+from git_gasp.store.agentfs import AgentFileError, list_files, read_regular
+from git_gasp.store.logview import fold_agent
 
 BEGIN = "<!-- gasp:begin -->"
 END = "<!-- gasp:end -->"
@@ -34,8 +38,6 @@ IDENTITY_LIMIT = 8000
 
 
 def _identity(root: Path, ident_rel: str) -> list[tuple[str, str]]:
-    from git_gasp.store.agentfs import AgentFileError, list_files
-
     try:
         files = list_files(root, ident_rel)
     except AgentFileError:
@@ -57,11 +59,6 @@ def _one_line(text: object, limit: int = 200) -> str:
 
 def section(root: Path, agent: str) -> str:
     """The generated section, markers included."""
-    from git_gasp.protocol.manifest import ManifestError, parse_manifest
-    from git_gasp.runtime.memory import Facts
-    from git_gasp.store.agentfs import AgentFileError, read_regular
-    from git_gasp.store.logview import fold_agent
-
     try:
         manifest = parse_manifest(read_regular(root, "AGENT.md"))
     except (AgentFileError, ManifestError) as exc:
@@ -203,7 +200,7 @@ def prime(root: Path, agent: str, *, at: Path | None = None) -> tuple[Path, bool
     at = root if at is None else at
     path = at / SURFACES[agent]
     try:
-        real = link_target(path, [project_tree(at)]) if is_link(path) else path  # as written
+        real = link_target(path, [project_tree(at)]) if path.is_symlink() else path  # as written
         existing = read_file(real).decode("utf-8")  # as it is: no newline translation
     except FileNotFoundError:
         existing = ""

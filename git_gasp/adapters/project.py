@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from git_gasp.adapters.lifting import Lifted, lift
 from git_gasp.adapters.records import (
@@ -44,6 +43,7 @@ from git_gasp.adapters.session_writer import (
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
 from git_gasp.redact import capture
+from git_gasp.runtime.state import AgentState, create_node, relate, update_node
 
 
 @dataclass
@@ -59,7 +59,7 @@ class ImportResult:
     goal: str | None = None
 
 
-def _hook_run(state: Any, run_id: str) -> bool:
+def _hook_run(state: AgentState, run_id: str) -> bool:
     """True when `run_id` was started by the live hooks (``live.py``)."""
     node = state.graph.node(run_id)
     meta = node["props"].get("metadata") if node else None
@@ -69,7 +69,7 @@ def _hook_run(state: Any, run_id: str) -> bool:
 class Projector(SessionWriter):
     """Writes one transcript into an open AgentState."""
 
-    def __init__(self, state: Any, transcript: Transcript, raw: bytes) -> None:
+    def __init__(self, state: AgentState, transcript: Transcript, raw: bytes) -> None:
         sid = transcript.session.session_id or hashlib.sha256(raw).hexdigest()[:32]
         super().__init__(state, transcript.session.agent, transcript.session.session_id,
                          run_id_for(transcript.session.agent, sid), cwd=transcript.session.cwd)
@@ -79,8 +79,6 @@ class Projector(SessionWriter):
                                    warnings=list(transcript.warnings))
 
     def run(self) -> ImportResult:
-        from git_gasp.runtime.state import create_node, relate, update_node
-
         st = self.state
         if st.graph.has_node(self.run_id):
             self.result.already = True
@@ -176,7 +174,5 @@ class Projector(SessionWriter):
 def import_session(root: Path, transcript: Transcript, raw: bytes, *,
                    worker_id: str | None = None) -> ImportResult:
     """Open the agent repo at `root` and project one parsed session into it."""
-    from git_gasp.runtime import AgentState
-
     with AgentState.open(root, worker_id or "git-gasp-import") as state:
         return Projector(state, transcript, raw).run()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
 
 from git_gasp.adapters.hook_queue import drain
 from git_gasp.adapters.hook_session import HookSession
@@ -22,11 +21,12 @@ from git_gasp.adapters.session_close import transcript_finished
 from git_gasp.adapters.session_sweep import close_session, commit_closed, open_sessions
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import try_lock
+from git_gasp.runtime.state import AgentState
 
 LOCK_WAIT_S = 30.0
 
 
-def _orphans(state: Any, agent: str, known: set[str]) -> list[dict]:
+def _orphans(state: AgentState, agent: str, known: set[str]) -> list[dict]:
     """Open runs the hooks started for `agent` that no progress file accounts for."""
     found = []
     for node in state._unfinished_runs():
@@ -41,8 +41,6 @@ def _orphans(state: Any, agent: str, known: set[str]) -> list[dict]:
 
 def reconcile(root: str | os.PathLike, agent: str) -> list[str]:
     """Close every open run of `agent`'s sessions that ended; return what was done."""
-    from git_gasp.runtime import AgentState
-
     root = os.fspath(root)
     gdir = gasp_dir(root)
     lock = os.path.join(gdir, "hook.lock")

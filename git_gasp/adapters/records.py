@@ -23,21 +23,22 @@ it (or None at a root) and ``ts_ms`` when the agent recorded a time.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
+import shutil
+import subprocess
 from collections import Counter
 from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
 
 from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.outside import load_json
-from git_gasp.base.paths import path_str
 from git_gasp.base.record import Record as Value
 from git_gasp.redact.redactor import Redactor
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 USER_PROMPT = "user_prompt"
 ASSISTANT_TEXT = "assistant_text"
@@ -162,8 +163,6 @@ def parse_ts(value: Any) -> int | None:
         if text.endswith("Z"):
             text = text[:-1] + "+00:00"
         try:
-            from datetime import datetime  # only transcripts hold ISO times
-
             return int(datetime.fromisoformat(text).timestamp() * 1000)
         except (ValueError, OverflowError, OSError):
             return None
@@ -189,9 +188,6 @@ def _zstd_stream(path: str) -> io.BufferedIOBase:
         return io.BytesIO(zstd.decompress(raw))
     except ImportError:
         pass
-    import shutil
-    import subprocess
-
     exe = shutil.which("zstd")
     if exe is None:
         raise GaspError(
@@ -210,15 +206,13 @@ def _zstd_stream(path: str) -> io.BufferedIOBase:
 
 def read_raw(path: str | os.PathLike) -> bytes:
     """The decompressed bytes of a session file (.jsonl, .jsonl.zst or .jsonl.gz)."""
-    path = path_str(path)
+    path = str(Path(path))
     try:
         if path.endswith(".zst"):
             return _zstd_stream(path).read()
         with open(path, "rb") as fh:
             data = fh.read()
         if path.endswith(".gz"):
-            import gzip
-
             return gzip.decompress(data)
         return data
     except OSError as exc:

@@ -20,6 +20,7 @@ from git_gasp.adapters.session_close import archived
 from git_gasp.adapters.session_writer import redacted_archive, run_id_for
 from git_gasp.base.files import atomic_write
 from git_gasp.redact.redactor import Redactor
+from git_gasp.runtime import AgentState
 
 
 def session_runs(graph, base: str) -> list[str]:
@@ -36,8 +37,6 @@ def session_runs(graph, base: str) -> list[str]:
 def rescue(root: Path, transcript: Transcript, raw: bytes) -> list[str]:
     """Archive `raw` for every run of its session lacking a transcript; return the
     archive paths written (relative to `root`)."""
-    from git_gasp.runtime import AgentState
-
     s = transcript.session
     sid = s.session_id or hashlib.sha256(raw).hexdigest()[:32]
     written: list[str] = []

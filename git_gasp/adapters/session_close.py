@@ -19,16 +19,17 @@ and the redacted transcript archived in the cold tier at its boundary commit.
 from __future__ import annotations
 
 import os
+from hashlib import sha256
+from pathlib import Path
+from typing import Any
 
 from git_gasp.adapters.hook.agent_proc import agent_pid, proc_info
+from git_gasp.adapters.records import read_raw
 from git_gasp.adapters.session_writer import redacted_archive
-from git_gasp.base.digest import sha256
-from git_gasp.base.files import atomic_write, is_dir, is_file, join
+from git_gasp.base.files import atomic_write
+from git_gasp.redact.capture import load
 from git_gasp.redact.redactor import Redactor
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from git_gasp.runtime.state import AgentState
 
 PROC = "/proc"
 
@@ -56,7 +57,7 @@ def alive(proc: Any) -> bool | None:
     """Whether the agent process `proc` (from `agent_process`) still runs; None: unknown."""
     if not isinstance(proc, dict) or not isinstance(proc.get("pid"), int):
         return None
-    if not is_dir(PROC) or _boot_id() is None:
+    if not Path(PROC).is_dir() or _boot_id() is None:
         return None
     if proc.get("boot") != _boot_id():
         return False  # the machine rebooted since
@@ -71,8 +72,6 @@ def locate_transcript(agent: str, session_id: str | None) -> str | None:
     ``/sessions/YYYY/MM/DD/rollout-*-<id>.jsonl[.zst]``."""
     if not session_id or "/" in session_id or "*" in session_id:
         return None
-    from pathlib import Path  # only where a payload's transcript path is unusable
-
     home = Path(os.environ.get("HOME") or "~").expanduser()
     if agent == "codex":
         top = Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"
@@ -85,10 +84,8 @@ def locate_transcript(agent: str, session_id: str | None) -> str | None:
 
 def transcript_finished(agent: str, path: str | os.PathLike | None) -> bool:
     """True when the transcript at `path` ends on a finished turn (False if unreadable)."""
-    if not path or not is_file(path):
+    if not path or not Path(path).is_file():
         return False
-    from git_gasp.adapters.records import read_raw
-
     try:
         data = read_raw(path)
     except Exception:  # noqa: BLE001 - a transcript we cannot read shows nothing
@@ -100,15 +97,12 @@ def transcript_finished(agent: str, path: str | os.PathLike | None) -> bool:
     return turn_finished(data)
 
 
-def archive_transcript(state: Any, run_id: str, agent: str, path: str | os.PathLike | None,
+def archive_transcript(state: AgentState, run_id: str, agent: str, path: str | os.PathLike | None,
                        root: str | os.PathLike) -> dict | None:
     """Archive the redacted transcript at `path` for `run_id` and attach it to the run;
     return ``{"uri", "hash"}`` (None when there is no transcript to archive)."""
-    if not path or not is_file(path):
+    if not path or not Path(path).is_file():
         return None
-    from git_gasp.adapters.records import read_raw
-    from git_gasp.redact.capture import load
-
     if not load(root).transcripts:  # [capture] transcripts = false
         return None
     try:
@@ -118,20 +112,20 @@ def archive_transcript(state: Any, run_id: str, agent: str, path: str | os.PathL
     archive = redacted_archive(raw, Redactor())
     rel = f"transcripts/{run_id}.jsonl.gz"
     digest = "sha256:" + sha256(archive).hexdigest()
-    atomic_write(join(root, rel), archive, root=root, make_parents=True)
+    atomic_write(str(Path(root, rel)), archive, root=root, make_parents=True)
     if not _has_archive(state, run_id, rel, digest):
         state.attach_artifact(run_id, kind="transcript", uri=rel, hash=digest,
                               summary=f"{agent} session transcript (redacted)")
     return {"uri": rel, "hash": digest}
 
 
-def _has_archive(state: Any, run_id: str, uri: str, digest: str) -> bool:
+def _has_archive(state: AgentState, run_id: str, uri: str, digest: str) -> bool:
     node = state.graph.node(run_id)
     return node is not None and any(
         a.get("uri") == uri and a.get("hash") == digest for a in node.get("artifacts") or [])
 
 
-def archived(state: Any, run_id: str) -> bool:
+def archived(state: AgentState, run_id: str) -> bool:
     """True when run `run_id` has a transcript artifact already."""
     node = state.graph.node(run_id)
     return node is not None and any(a.get("kind") == "transcript"

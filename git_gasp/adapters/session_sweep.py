@@ -16,15 +16,16 @@ import json
 import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from git_gasp.adapters.hook_session import HookSession
 from git_gasp.adapters.session_close import alive, transcript_finished
 from git_gasp.adapters.session_writer import run_id_for
-from git_gasp.base.files import exists, is_dir, read_text
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from git_gasp.adapters.sync_hook import request
+from git_gasp.base.files import atomic_write, read_text
+from git_gasp.runtime import commit_run
+from git_gasp.runtime.commit import CommitError
+from git_gasp.runtime.state import AgentState
 
 STALE_MS = 6 * 3600 * 1000  # a session whose agent cannot be checked: ended when this quiet
 
@@ -57,12 +58,9 @@ class BoundaryCommit:
         return f"{self.run_id} finished ({self.outcome}), committed {self.sha[:12]}{then}"
 
 
-def commit_closed(state: Any, root: str, sess: HookSession,
+def commit_closed(state: AgentState, root: str, sess: HookSession,
                   closed: tuple[str, str, list[str]]) -> BoundaryCommit:
     """The boundary commit of a run `sess` closed: what was done."""
-    from git_gasp.runtime import commit_run
-    from git_gasp.runtime.commit import CommitError
-
     run_id, outcome, paths = closed
     try:  # the guard's rules apply to this commit too (runtime.commit)
         sha = commit_run(root, run_id, sess.goal, outcome, paths, log_rel=state.store.rel)
@@ -70,8 +68,6 @@ def commit_closed(state: Any, root: str, sess: HookSession,
         note_failed_commit(sess.gdir, run_id, outcome, str(exc))
         return BoundaryCommit(run_id, outcome, failure=str(exc))
     sha = sha.decode() if isinstance(sha, bytes) else str(sha)
-    from git_gasp.adapters.sync_hook import request
-
     return BoundaryCommit(run_id, outcome, sha, sync_requested=request(root))
 
 
@@ -95,11 +91,9 @@ def failed_commits(gdir: str, since_ms: int = 0) -> list[BoundaryCommit]:
 def note_failed_commit(gdir: str, run_id: str, outcome: str, reason: str) -> None:
     """Remember that run `run_id`'s boundary commit failed (`githooks.doctor_state`
     reports it until a commit with its Run-Id trailer is on the branch). Never raises."""
-    from git_gasp.base.files import atomic_write
-
     path = os.path.join(gdir, FAILED_COMMITS)
     try:
-        old = json.loads(read_text(path)) if exists(path) else []
+        old = json.loads(read_text(path)) if Path(path).exists() else []
     except (OSError, ValueError):
         old = []
     kept = [f for f in old if isinstance(f, dict) and f.get("run_id") != run_id]
@@ -115,7 +109,7 @@ def note_failed_commit(gdir: str, run_id: str, outcome: str, reason: str) -> Non
 def open_sessions(gdir: str, agent: str) -> list[str]:
     """Progress files of `agent`'s sessions whose run is open, oldest name first."""
     sdir = os.path.join(gdir, "sessions")
-    if not is_dir(sdir):
+    if not Path(sdir).is_dir():
         return []
     prefix = f"{agent}."  # the names `glob(f"{agent}.*.json")` matches
     return sorted(os.path.join(sdir, name) for name in os.listdir(sdir)
@@ -123,7 +117,7 @@ def open_sessions(gdir: str, agent: str) -> list[str]:
                   and len(name) >= len(prefix) + len(".json"))
 
 
-def close_session(state: Any, path: str, gdir: str, root: str, *, how: str,
+def close_session(state: AgentState, path: str, gdir: str, root: str, *, how: str,
                   force: bool = False) -> str | BoundaryCommit | None:
     """Close the open run of the session whose progress is `path` if its agent is gone
     (or `force`, unless it is known to run); return what was done (None: nothing)."""
@@ -155,7 +149,7 @@ def close_session(state: Any, path: str, gdir: str, root: str, *, how: str,
     return commit_closed(state, root, sess, closed)
 
 
-def sweep(state: Any, gdir: str, root: str, agent: str,
+def sweep(state: AgentState, gdir: str, root: str, agent: str,
           current: str) -> list[str | BoundaryCommit]:
     """Close the runs of `agent`'s other sessions that ended without SessionEnd."""
     notes: list[str | BoundaryCommit] = []

@@ -9,20 +9,20 @@ Also here: the run id of a session (`run_id_for`), the redacted transcript archi
 
 from __future__ import annotations
 
+import gzip
 import json
+from hashlib import sha256
+from pathlib import Path
+from typing import Any
 
 from git_gasp.adapters.lifting import Lifted
 from git_gasp.adapters.records import Record
 from git_gasp.base import git
-from git_gasp.base.digest import sha256
 from git_gasp.base.outside import valid_text
-from git_gasp.base.paths import is_dir
 from git_gasp.redact import capture
 from git_gasp.redact.redactor import Redactor
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from git_gasp.runtime.state import _AUTO, AgentState, _clean, create_node, relate, update_node
+from git_gasp.runtime.transitions import EVAL_STATUSES, canonical
 
 
 def run_id_for(agent: str, session_id: str) -> str:
@@ -34,8 +34,6 @@ def run_id_for(agent: str, session_id: str) -> str:
 
 def redacted_archive(raw: bytes, redactor: Redactor) -> bytes:
     """The transcript with every line redacted, gzip-compressed reproducibly (mtime 0)."""
-    import gzip
-
     out = []
     for line in raw.split(b"\n"):
         if not line.strip():
@@ -65,7 +63,7 @@ class SessionWriter:
     entry replayed after a crash) adds nothing.
     """
 
-    def __init__(self, state: Any, agent: str, session_id: str | None, run_id: str, *,
+    def __init__(self, state: AgentState, agent: str, session_id: str | None, run_id: str, *,
                  cwd: str | None = None) -> None:
         self.state = state
         self.agent = agent
@@ -73,7 +71,7 @@ class SessionWriter:
         self.run_id = run_id
         self.cwd = cwd
         self.r = Redactor()
-        root = getattr(state, "root_str", None) or getattr(state, "root", None)
+        root = getattr(state, "root", None)
         self.capture = capture.load(root) if root is not None else capture.Capture()
         self.event_of: dict[str, str] = {}  # record key -> event id that recorded it
         self.node_of: dict[str, str] = {}  # record or lifted key -> node id
@@ -85,8 +83,6 @@ class SessionWriter:
         return {"source": src, **extra}
 
     def _emit(self, kind: str, payload: dict, ops: list, cause: str | None) -> str:
-        from git_gasp.runtime.state import _AUTO
-
         return self.state.emit(kind, payload, ops, cause=cause if cause else _AUTO).id
 
     def stable_id(self, prefix: str, key: str) -> str:
@@ -129,8 +125,6 @@ class SessionWriter:
     def observation(self, key: str, summary: str, about: str, metadata: dict,
                     cause: Any) -> str:
         """observation.created of `about` with the stable id of `key`."""
-        from git_gasp.runtime.state import _clean, relate
-
         oid = self.stable_id("observation", key)
         payload = _clean({"id": oid, "summary": summary, "source": self.agent})
         payload["metadata"] = metadata
@@ -140,8 +134,6 @@ class SessionWriter:
 
     def tool_called(self, rec: Record, cause: str | None) -> str:
         """tool.called + the tool_call node for a ``tool_use`` record; return the event id."""
-        from git_gasp.runtime.state import create_node, relate
-
         tid = self.tool_call_id(rec.key)
         if self.state.graph.has_node(tid):  # recorded already (a replayed hook entry)
             self.node_of[rec.key] = tid
@@ -166,8 +158,6 @@ class SessionWriter:
     def tool_finished(self, rec: Record, cause: str | None) -> str | None:
         """tool.finished + an observation of the call for a ``tool_result`` record (None
         when its call is unknown)."""
-        from git_gasp.runtime.state import update_node
-
         st = self.state
         tid = self.node_for(rec.parent)
         if tid is None:
@@ -198,9 +188,6 @@ class SessionWriter:
 
     def lifted(self, item: Lifted, rec_key: str, goal: str | None) -> None:
         """Record one lifted item (not goals: the caller records those)."""
-        from git_gasp.runtime.state import _AUTO, _clean, create_node, relate
-        from git_gasp.runtime.transitions import EVAL_STATUSES, canonical
-
         st = self.state
         d = item.data
         meta = self._src(rec_key, **item.metadata)
@@ -247,7 +234,7 @@ class SessionWriter:
                 self.node_of[item.key] = pid
                 return
             commit = _full_commit(self.cwd, d.get("commit")) if (
-                self.cwd and is_dir(self.cwd)) else d.get("commit")
+                self.cwd and Path(self.cwd).is_dir()) else d.get("commit")
             title = self.r.text(d["title"])
             files = [self.r.text(f) for f in d["files"]]
             meta.update(files=files)

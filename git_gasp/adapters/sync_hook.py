@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write, exists, remove_file
+from git_gasp.base.files import atomic_write, remove_file
+from git_gasp.merge.sync import Options, sync
 
 CONFIG_KEY = "gasp.sync"
 REQUEST = "sync.requested"
@@ -47,7 +49,7 @@ def request(root: str | os.PathLike) -> bool:
     try:
         if not enabled(root):
             return False
-        gitdir = git.git_dir_str(root)
+        gitdir = git.git_dir(root)
         atomic_write(os.path.join(gitdir, "gasp", REQUEST), b"", root=gitdir, make_parents=True)
         return True
     except (GaspError, OSError):
@@ -57,7 +59,7 @@ def request(root: str | os.PathLike) -> bool:
 def run_requested(root: str, gdir: str, deadline: float) -> str | None:
     """Sync when a boundary commit asked for it; the line to log (None: nothing asked)."""
     flag = os.path.join(gdir, REQUEST)
-    if not exists(flag):
+    if not Path(flag).exists():
         return None
     try:
         if not enabled(root):
@@ -66,8 +68,6 @@ def run_requested(root: str, gdir: str, deadline: float) -> str | None:
         left = deadline - time.monotonic()
         if left < MIN_BUDGET_S:
             return f"sync: {left:.1f} s of the hook's budget left; the next hook syncs"
-        from git_gasp.merge.sync import Options, sync
-
         remove_file(flag)
         outcome = sync(root, Options(attempts=ATTEMPTS, max_wait=min(5.0, left / 3),
                                      timeout=left / 3, keep_conflict=False))

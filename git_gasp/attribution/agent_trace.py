@@ -20,22 +20,22 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timezone
+from typing import Any
 from urllib.parse import quote
 
+from git_gasp import __version__
 from git_gasp.attribution.diffranges import added_ranges, resolve
 from git_gasp.attribution.pins import Pins, Why
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.protocol.jsonstrict import dumps_canonical
+from git_gasp.runtime.state import AgentState
 
 VERSION = "0.1"
 VENDOR = "dev.git-gasp"  # our key under `metadata` (the spec's reverse-domain advice)
 NAMESPACE = uuid.UUID("5b1d3a7e-2c4f-5e6a-9b8c-0d1e2f3a4b5c")
 MODEL_ID_MAX = 250
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def timestamp(ms: int) -> str:
@@ -52,7 +52,7 @@ def gasp_url(kind: str, node_id: str) -> str:
     return f"gasp:{kind}/{quote(node_id, safe='')}"
 
 
-def _models(state: Any) -> dict[str, str]:
+def _models(state: AgentState) -> dict[str, str]:
     """run id -> the model id of its last model call (provider/model where known)."""
     graph = state.graph
     out: dict[str, str] = {}
@@ -82,7 +82,7 @@ def since_filter(cwd: str, since: str, commits: list[str]) -> set[str]:
     return {c for c in commits if c in listed}
 
 
-def build_records(state: Any, cwd: str, *, since: str | None = None) -> list[dict]:
+def build_records(state: AgentState, cwd: str, *, since: str | None = None) -> list[dict]:
     """The records of every patch of `state` that pins a commit of the repository at
     `cwd` (pins naming no commit there are left out), in the fold's order."""
     pins = Pins(state.graph)
@@ -131,12 +131,10 @@ def build_records(state: Any, cwd: str, *, since: str | None = None) -> list[dic
 
 
 def _version() -> str:
-    from git_gasp import __version__
-
     return __version__
 
 
-def _creation_times(state: Any, patches: set[str]) -> dict[str, int]:
+def _creation_times(state: AgentState, patches: set[str]) -> dict[str, int]:
     """patch id -> ts_ms of the event that created it."""
     creators = {state.creator_of(p): p for p in patches}
     out: dict[str, int] = {}

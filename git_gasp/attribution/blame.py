@@ -16,18 +16,17 @@ for the notes only when ``refs/notes/ai`` exists and a line is still unexplained
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from git_gasp.attribution.gitai import read_notes
 from git_gasp.attribution.pins import Pins, Why
 from git_gasp.attribution.porcelain import BlameLine, CommitInfo, PorcelainError, parse_porcelain
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from git_gasp.protocol.graph import Graph
+from git_gasp.odb.gitdirs import locate
+from git_gasp.protocol.graph import Graph
 
 
 class BlameError(GaspError):
@@ -91,10 +90,6 @@ def run_blame(cwd: str, path: str, *, ranges: Sequence[str] = (), rev: str | Non
 def top_relative(cwd: str, path: str) -> bytes | None:
     """`path` (from `cwd`) from the top of its work tree, as git names it; None when the
     repository's layout is not a plain one (`odb.gitdirs.locate`)."""
-    import os
-
-    from git_gasp.odb.gitdirs import locate
-
     try:
         dirs = locate(cwd)
     except (OSError, ValueError):
@@ -164,8 +159,6 @@ def blame(cwd: str, path: str, graph: Graph, *, ranges: Sequence[str] = (),
     rest = [s for s, i in commits.items() if s not in why and not i.uncommitted]
     notes = {}
     if rest:
-        from git_gasp.attribution.gitai import read_notes
-
         notes = read_notes(cwd, rest)
     rows = []
     for src in lines:

@@ -5,6 +5,7 @@ empty (git shows none without -m); binary files and deletions add no line."""
 
 from __future__ import annotations
 
+from git_gasp.attribution.porcelain import unquote_path
 from git_gasp.base import git
 
 _ALL = "0123456789abcdef"
@@ -22,8 +23,6 @@ def _hunk(header: bytes) -> tuple[int, int, int] | None:
 
 
 def _new_path(raw: bytes) -> bytes | None:
-    from git_gasp.attribution.porcelain import unquote_path
-
     path = unquote_path(raw.rstrip(b"\t"))
     if path == b"/dev/null":
         return None

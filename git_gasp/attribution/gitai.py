@@ -28,7 +28,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from git_gasp.attribution.porcelain import unquote_path
 from git_gasp.base import git
+from git_gasp.odb.gitdirs import locate
 
 NOTES_REF = "refs/notes/ai"
 SCHEMA = "authorship/3.0.0"
@@ -86,8 +88,6 @@ def _ranges(spec: bytes) -> list[tuple[int, int]]:
 
 def parse_note(data: bytes) -> Note | None:
     """`data` read as an authorship log, or None when it is not one (no ``---``)."""
-    from git_gasp.attribution.porcelain import unquote_path
-
     lines = data.split(b"\n")
     try:
         cut = next(i for i, line in enumerate(lines) if line.rstrip(b"\r") == b"---")
@@ -124,8 +124,6 @@ def parse_note(data: bytes) -> Note | None:
 def may_have_notes(cwd: str) -> bool:
     """False when the repository at `cwd` surely has no ``refs/notes/ai`` (no loose ref,
     none in packed-refs): then no git process is started for the notes."""
-    from git_gasp.odb.gitdirs import locate
-
     try:
         dirs = locate(cwd)
     except (OSError, ValueError):

@@ -3,16 +3,14 @@ run, the goal it advances, the eval that validated it and the decision on it."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from git_gasp.base.lazyre import LazyPattern
+from git_gasp.protocol.graph import Graph
 
-_HEX = LazyPattern(r"[0-9a-f]{4,64}")
+_HEX = re.compile(r"[0-9a-f]{4,64}")
 _RELS = ("advances", "produced_by", "validated_by", "approved_by", "rejected_by", "serves")
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from git_gasp.protocol.graph import Graph
 
 
 @dataclass

@@ -5,13 +5,11 @@ imported Agent Trace record says of it. Bytes out; names are decoded nowhere."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 from git_gasp.attribution.blame import Row
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
+from git_gasp.protocol.summary import printable
 
 
 def _date(epoch: int, tz: bytes) -> bytes:
@@ -47,8 +45,6 @@ def render(rows: list[Row], final: bytes | None, short: Callable[[str], str],
     """The lines `git gasp blame` prints (each without its newline): a path column when
     some line comes from a name other than `final` (the file's path from the top of the
     work tree; None: unknown), as git blame shows one after a rename."""
-    from git_gasp.protocol.summary import printable
-
     if not rows:
         return []
     names = {r.src.orig_path for r in rows}

@@ -16,17 +16,18 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from git_gasp.attribution.agent_trace import VENDOR
 from git_gasp.attribution.diffranges import resolve
 from git_gasp.attribution.pins import Pins
+from git_gasp.redact.redactor import Redactor
+from git_gasp.runtime.ops import create_node, relate
+from git_gasp.runtime.state import AgentState
 
 SOURCE = "agent-trace"
 MAX_RANGES = 10_000  # per record: a bigger one is cut (and says so)
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 @dataclass
@@ -114,12 +115,9 @@ def _kept(rec: dict, commit: str, redactor: Any) -> dict:
     return kept
 
 
-def import_records(state: Any, cwd: str, data: bytes) -> ImportResult:
+def import_records(state: AgentState, cwd: str, data: bytes) -> ImportResult:
     """Record each usable record of JSONL `data` as an observation of `state` (which
     holds the lease); commits are resolved in the repository at `cwd`."""
-    from git_gasp.redact.redactor import Redactor
-    from git_gasp.runtime.ops import create_node, relate
-
     result = ImportResult()
     usable: list[tuple[int, dict]] = []
     for n, rec in read_records(data):

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from git_gasp.base.errors import FormatError
 from git_gasp.base.files import SMALL_FILE, read_file
-from git_gasp.base.lazyre import LazyPattern
 from git_gasp.base.outside import why_unreadable
 from git_gasp.base.toml import tomllib
 
 AGENTS = ("claude-code", "codex")
 MAX_DEPTH = 64  # a settings file nests a few levels; deeper is not one
-_STRING = LazyPattern(r'(?s)"(?:[^"\\]|\\.)*"')
-_BRACKETS = LazyPattern(r"[\[\]{}]")
+_STRING = re.compile(r'(?s)"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 def read_settings(path: str | os.PathLike[str], *, real: str | os.PathLike[str] | None = None

@@ -15,29 +15,16 @@ its target only when the caller names where that target may lie
 from __future__ import annotations
 
 import errno
+import fcntl
+import mmap
 import os
 import stat
 import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.paths import (  # the str-path helpers, re-exported
-    _relative,
-    exists,
-    is_dir,
-    is_file,
-    is_link,
-    is_within,
-    join,
-    parents,
-    path_str,
-    relative_to,
-)
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from pathlib import Path
-    from types import TracebackType
 
 
 class UnsafePath(GaspError):
@@ -49,20 +36,26 @@ class FileLocked(GaspError):
 
 
 __all__ = ["MAX_FILE", "SMALL_FILE", "AtomicFile", "FileLocked", "NotARegularFile",
-           "UnsafePath", "atomic_write", "exists", "file_lock", "fsync_dir", "held_lock",
-           "is_dir", "is_file", "is_link", "is_within", "join", "link_target",
-           "map_regular_file", "move_into_place", "open_file", "open_output", "open_regular",
-           "parents", "path_str", "read_file", "read_regular_file", "read_text",
-           "refuse_links", "relative_to", "remove_file", "try_lock", "write_output"]
+           "UnsafePath", "atomic_write", "file_lock", "fsync_dir", "held_lock",
+           "link_target", "map_regular_file", "move_into_place", "open_file", "open_output",
+           "open_regular", "read_file", "read_regular_file", "read_text", "refuse_links",
+           "remove_file", "try_lock", "write_output"]
 
 
-def _as_given(given: str | os.PathLike, path: str) -> str | Path:
-    """`path` in the caller's kind: a str for a str argument, else a pathlib.Path."""
-    if isinstance(given, str):
-        return path
-    from pathlib import Path
+# removed once the hook rewrite lands: adapters/live.py and adapters/hook_queue.py use them
+def path_str(path: str | os.PathLike) -> str:
+    """``str(Path(path))``."""
+    return str(Path(path))
 
-    return Path(path)
+
+def exists(path: str | os.PathLike) -> bool:  # removed once the hook rewrite lands
+    """``Path(path).exists()``."""
+    return Path(path).exists()
+
+
+def is_dir(path: str | os.PathLike) -> bool:  # removed once the hook rewrite lands
+    """``Path(path).is_dir()``."""
+    return Path(path).is_dir()
 
 
 # --- reading ----------------------------------------------------------------------------
@@ -192,8 +185,6 @@ def map_regular_file(path: str | os.PathLike, *, root: str | os.PathLike | None 
     """The regular file `path` (`open_regular`) mapped read-only (an ``mmap.mmap``; None
     for an empty file, which cannot be mapped), for a file too big to read whole (a
     pack, its index); FileNotFoundError when it is missing."""
-    import mmap
-
     fd = open_regular(path, root=root)
     try:
         return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
@@ -212,42 +203,40 @@ def _refuse_links(path: str | os.PathLike, root: str | os.PathLike | None = None
         parts = [target]
     else:
         base = os.path.abspath(root)
-        rel = _relative(target, base)
-        if rel is None:
+        if not Path(target).is_relative_to(base):
             raise UnsafePath(f"{target}: outside {base}; refusing to write there")
-        parts = [join(base, *rel[: i + 1]) for i in range(len(rel))]
+        rel = Path(target).relative_to(base).parts
+        parts = [os.path.join(base, *rel[: i + 1]) for i in range(len(rel))]
     for part in parts:
-        if is_link(part):
+        if os.path.islink(part):
             what = "is a symbolic link" if part == target else f"lies under a link ({part})"
             raise UnsafePath(f"{target}: {what}; refusing to write through it")
     return target
 
 
 def refuse_links(path: str | os.PathLike, root: str | os.PathLike | None = None
-                 ) -> str | Path:
+                 ) -> Path:
     """Raise UnsafePath when `path`, or a directory from `root` down to it, is a link.
 
     With `root`, `path` must also lie inside it. Returns `path` made absolute (not
-    resolved: the point is that nothing on the way needed resolving), a str for a str
-    `path`, else a Path.
+    resolved: the point is that nothing on the way needed resolving).
     """
-    return _as_given(path, _refuse_links(path, root))
+    return Path(_refuse_links(path, root))
 
 
 def _link_target(path: str | os.PathLike, allowed: Sequence[str | os.PathLike]) -> str:
     real = os.path.realpath(path)
     for place in allowed:
-        if _relative(real, os.path.realpath(place)) is not None:
+        if Path(real).is_relative_to(os.path.realpath(place)):
             return real
     raise UnsafePath(f"{path}: a link to {real}, outside "
                      + " and ".join(str(p) for p in allowed) + "; refusing to write through it")
 
 
-def link_target(path: str | os.PathLike, allowed: Sequence[str | os.PathLike]) -> str | Path:
+def link_target(path: str | os.PathLike, allowed: Sequence[str | os.PathLike]) -> Path:
     """Where a write to the link `path` should land: its resolved target, which must
-    lie inside one of `allowed` (raises UnsafePath otherwise); a str for a str `path`,
-    else a Path."""
-    return _as_given(path, _link_target(path, allowed))
+    lie inside one of `allowed` (raises UnsafePath otherwise)."""
+    return Path(_link_target(path, allowed))
 
 
 def fsync_dir(directory: str | os.PathLike) -> None:
@@ -279,7 +268,7 @@ class AtomicFile:
                  mode: int | None = None, durable: bool = True,
                  make_parents: bool = False) -> None:
         target = os.path.abspath(path)
-        if link_targets_within and is_link(target):
+        if link_targets_within and os.path.islink(target):
             if root is not None:
                 _refuse_links(os.path.dirname(target), root)
             target = _link_target(target, link_targets_within)
@@ -350,16 +339,15 @@ class AtomicFile:
             self.abort()
 
 
-def atomic_write(path: str | os.PathLike, data: bytes, **options) -> str | Path:
+def atomic_write(path: str | os.PathLike, data: bytes, **options) -> Path:
     """Replace `path` with `data` atomically (options as for `AtomicFile`); returns
-    the path written (a link's target when `link_targets_within` allowed it): a str
-    for a str `path`, else a Path."""
+    the path written (a link's target when `link_targets_within` allowed it)."""
     with AtomicFile(path, **options) as fh:
         fh.write(data)
-    return _as_given(path, fh.path)
+    return Path(fh.path)
 
 
-def write_output(path: str | os.PathLike, data: bytes, **options) -> str | Path:
+def write_output(path: str | os.PathLike, data: bytes, **options) -> Path:
     """Write `data` to an output file the user named (``-o FILE``): a character device
     or FIFO there (``/dev/stdout``, ``/dev/null``, a pipe) is written to as a shell's
     ``>`` would, never replaced by a file; a block device, socket or directory is
@@ -377,7 +365,7 @@ def write_output(path: str | os.PathLike, data: bytes, **options) -> str | Path:
                 view = view[os.write(fd, view):]
         finally:
             os.close(fd)
-        return _as_given(path, os.fspath(path))
+        return Path(path)
     if mode is not None and not stat.S_ISREG(mode):
         what = ("a directory" if stat.S_ISDIR(mode) else "a block device"
                 if stat.S_ISBLK(mode) else "not a regular file")
@@ -417,8 +405,6 @@ class _Flock:
         self.held = False
 
     def acquire(self) -> None:
-        import fcntl
-
         path = self.path
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
@@ -455,8 +441,6 @@ class _Flock:
     def release(self) -> None:
         fd, self.fd, self.held = self.fd, None, False
         if fd is not None:
-            import fcntl
-
             try:
                 fcntl.flock(fd, fcntl.LOCK_UN)
             finally:

@@ -10,14 +10,13 @@ it writes, e.g. caches, stay written).
 from __future__ import annotations
 
 import os
+import pickle
+import signal
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import TypeVar
-
-    T = TypeVar("T")
+T = TypeVar("T")
 
 NO_FORK_ENV = "GASP_NO_FORK"  # set (to anything but "" or "0"): never fork
 
@@ -53,8 +52,6 @@ class Forked:
         return self._pid is not None
 
     def _start(self) -> None:
-        import pickle  # here: a run that never forks never loads it
-
         try:
             read, write = os.pipe()
         except OSError:
@@ -97,8 +94,6 @@ class Forked:
     def _collect(self) -> T:
         payload = self._drain()
         if payload:
-            import pickle
-
             try:
                 ok, value = pickle.loads(payload)
             except Exception:  # noqa: BLE001 - truncated: the child died mid-write
@@ -137,8 +132,6 @@ class Forked:
         """Stop a child whose result is no longer wanted (and reap it)."""
         if self._fd is None or self._done:
             return
-        import signal
-
         try:
             os.kill(self._pid, signal.SIGKILL)  # type: ignore[arg-type]
         except ProcessLookupError:

@@ -13,16 +13,13 @@ failure is one `GitError` carrying the command, exit code and git's stderr.
 from __future__ import annotations
 
 import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import BinaryIO
 
 from git_gasp.base import gitdir
 from git_gasp.base.errors import GaspError, NotAGitRepo
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import subprocess
-    from collections.abc import Mapping, Sequence
-    from pathlib import Path
-    from typing import BinaryIO
 
 # Inherited GIT_* variables that only say *how* to talk to the user or which config
 # files exist; everything else named GIT_* is dropped unless the caller asks for it.
@@ -87,8 +84,6 @@ def run(
     process then holds no output); `pass_fds`: descriptors git inherits (a lock
     held until git and its children are done too).
     """
-    import subprocess  # here: a check that runs no git never loads it
-
     argv = ["git", "-c", "core.quotepath=off", *args]
     try:
         proc = subprocess.run(
@@ -121,13 +116,7 @@ def ok(cwd: Path | str, *args: str, **kw) -> bool:
     return run(cwd, *args, check=False, **kw).returncode == 0
 
 
-# The helpers below return a pathlib.Path (their callers' kind), imported when one runs:
-# the check and the hook call none of them.
-
-
 def _path_out(cwd: Path | str, text: str) -> Path:
-    from pathlib import Path
-
     return Path(os.path.normpath(Path(cwd) / text))
 
 
@@ -136,8 +125,6 @@ def work_tree_top(cwd: Path | str) -> Path:
     proc = run(cwd, "rev-parse", "--show-toplevel", check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise NotAGitRepo(f"{cwd} is not inside a git work tree")
-    from pathlib import Path
-
     return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))
 
 
@@ -147,36 +134,31 @@ def git_path(cwd: Path | str, name: str) -> Path:
     return _path_out(cwd, out(cwd, "rev-parse", "--git-path", name))
 
 
-def git_dir_str(cwd: Path | str) -> str:
-    """`git_dir` as a str (for the paths that never import pathlib)."""
+def git_dir(cwd: Path | str) -> Path:
+    """This work tree's git dir (for a linked worktree, its own dir under worktrees/)."""
     proc = run(cwd, "rev-parse", "--absolute-git-dir", check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise NotAGitRepo(f"{cwd} is not inside a git repository")
-    return os.fsdecode(proc.stdout.rstrip(b"\n"))
-
-
-def git_dir(cwd: Path | str) -> Path:
-    """This work tree's git dir (for a linked worktree, its own dir under worktrees/)."""
-    from pathlib import Path
-
-    return Path(git_dir_str(cwd))
-
-
-def find_git_dir_str(root: Path | str) -> str | None:
-    """`find_git_dir` as a str (for the paths that never import pathlib)."""
-    return gitdir.find_git_dir(root)
+    return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))
 
 
 def find_git_dir(root: Path | str) -> Path | None:
     """The git dir of the work tree holding `root`, read from its `.git` dir or `.git`
-    file without starting git (for hot paths such as opening the state); None when
-    there is none or it cannot be read. `git_dir` asks git itself."""
-    found = find_git_dir_str(root)
-    if found is None:
-        return None
-    from pathlib import Path
+    file without starting git (`base.gitdir`, the one finder); None when there is none
+    or it cannot be read. `git_dir` asks git itself."""
+    found = gitdir.find_git_dir(root)
+    return Path(found) if found is not None else None
 
-    return Path(found)
+
+def git_dir_str(cwd: Path | str) -> str:  # removed once the hook rewrite lands
+    """`str(git_dir(cwd))`, for adapters/live.py until the hook rewrite replaces it."""
+    return str(git_dir(cwd))
+
+
+def find_git_dir_str(root: Path | str) -> str | None:  # removed once the hook rewrite lands
+    """`find_git_dir` as a str, for adapters/live.py until the hook rewrite replaces it."""
+    found = find_git_dir(root)
+    return None if found is None else str(found)
 
 
 def common_dir(cwd: Path | str) -> Path:
@@ -241,7 +223,7 @@ def is_tracked(cwd: Path | str, path: str) -> bool:
 
 def have_git() -> None:
     """Raise a one-line GaspError when no git is on PATH."""
-    import shutil
+    import shutil  # here: shutil (bz2, lzma, fnmatch) is 2 ms CPU of every guarded commit
 
     if shutil.which("git") is None:
         raise GaspError("git is not installed (or not on PATH)")

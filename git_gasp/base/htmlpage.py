@@ -10,20 +10,19 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from typing import Any
+
+import orjson
 
 
 def script_json(obj: Any) -> str:
     """JSON that is safe inside a <script> element (nothing can end or comment it).
     What orjson refuses (an integer past 64 bits, a lone surrogate) is written by the
     json module, ASCII-escaped."""
-    import orjson
-
     try:
         text = orjson.dumps(obj).decode("utf-8")
     except (TypeError, orjson.JSONEncodeError):
-        import json
-
         text = json.dumps(obj, separators=(",", ":"))
     return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 
-from git_gasp.base.lazyre import LazyPattern
-
-_ID = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
 
 
 def now_ms() -> int:

@@ -8,12 +8,11 @@ their own strict parser: ``protocol.jsonstrict``.)"""
 
 from __future__ import annotations
 
-from git_gasp.base.errors import FormatError
-from git_gasp.base.lazyre import LazyPattern
+import json
+import re
+from typing import Any
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from git_gasp.base.errors import FormatError
 
 
 def why_unreadable(exc: BaseException) -> str:
@@ -31,7 +30,7 @@ def why_unreadable(exc: BaseException) -> str:
 
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what a log line may hold (protocol.jsonstrict)
 _INF = float("inf")
-_LONE_SURROGATE = LazyPattern("[\ud800-\udfff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def valid_text(text: str) -> str:
@@ -68,8 +67,6 @@ def load_json(data: bytes, what: str) -> Any:
     characters inside strings kept; NaN, ±Infinity and numbers beyond a double's range
     read as null (what ``JSON.stringify`` writes for them); integers beyond 64 bits as
     the nearest double. FormatError ``WHAT is not JSON: …`` when no JSON is there."""
-    import json
-
     try:
         text = data.decode(json.detect_encoding(data), "replace")
         value = json.loads(text.removeprefix("\ufeff"), strict=False, parse_float=_number,

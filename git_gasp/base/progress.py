@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import os
 import time
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 DELAY = 1.0  # seconds of work before progress shows (GASP_PROGRESS_DELAY overrides it)
 

@@ -20,17 +20,17 @@ on the 2-core machine of issue 40), more than the guard's own work. The tests co
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 from git_gasp.base.errors import FormatError
-from git_gasp.base.lazyre import LazyPattern
 from git_gasp.base.outside import why_unreadable
 
-_LINE = LazyPattern(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+(.*?))?[ ]*")
-_INT = LazyPattern(r"0|[1-9][0-9]{0,17}")
-_PLAIN = LazyPattern(r"(?:[A-Za-z_/]|\.[A-Za-z])[A-Za-z0-9 _./,()'+=?!;@$~^-]*")
-_HEX = LazyPattern(r"[0-9a-f]*[a-f][0-9a-f]*")
-_QUOTED = LazyPattern(r'"([^"\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]*)"')
+_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+(.*?))?[ ]*")
+_INT = re.compile(r"0|[1-9][0-9]{0,17}")
+_PLAIN = re.compile(r"(?:[A-Za-z_/]|\.[A-Za-z])[A-Za-z0-9 _./,()'+=?!;@$~^-]*")
+_HEX = re.compile(r"[0-9a-f]*[a-f][0-9a-f]*")
+_QUOTED = re.compile(r'"([^"\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]*)"')
 # Words YAML 1.1 resolves to a bool or null (compared case-insensitively: conservative).
 _WORDS = frozenset(("yes", "no", "true", "false", "on", "off", "null", "y", "n", ".inf", ".nan"))
 _NULLS = ("", "~", "null", "Null", "NULL")  # YAML 1.1's null, exactly

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import webbrowser
 from pathlib import Path
 
 
@@ -14,8 +15,6 @@ def open_page(path: Path) -> bool:
     if not (sys.platform in ("darwin", "win32") or os.environ.get("DISPLAY")
             or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("BROWSER")):
         return False
-    import webbrowser
-
     try:
         return bool(webbrowser.open(path.resolve().as_uri()))
     except Exception:  # noqa: BLE001 - no browser is not an error

@@ -5,10 +5,9 @@
 from __future__ import annotations
 
 import os
+from typing import TextIO
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import TextIO
+from git_gasp.base.git import run
 
 STYLES = {"ok": "32", "fail": "1;31", "warn": "33", "id": "33", "dim": "2", "kind": "36",
           "bold": "1"}
@@ -32,8 +31,6 @@ def wanted(stream: TextIO, *, paged: bool = False) -> bool:
 
 
 def _git_says(tty: bool) -> bool:
-    from git_gasp.base.git import run
-
     try:
         proc = run(os.getcwd(), "config", "--get-colorbool", "color.gasp",
                    "true" if tty else "false", check=False, inherit_git_env=True)

@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from datetime import datetime, time, timedelta
 
+from git_gasp.base.errors import UsageError
+from git_gasp.store.logview import event_index
+
 _AGO = re.compile(r"(\d+)[ .]+(second|minute|hour|day|week|month|year)s?[ .]+ago")
 _UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400,
           "month": 30 * 86400, "year": 365 * 86400}
@@ -21,9 +24,6 @@ def event_bound(events: list, option: str, text: str) -> tuple[int | None, int |
     """Where ``--since``/``--until TEXT`` falls among `events`: (the index of the event
     it names, None), or (None, epoch milliseconds) for a number of them or a date; a
     UsageError naming `option` for anything else (a 5,000-digit number included)."""
-    from git_gasp.base.errors import UsageError
-    from git_gasp.store.logview import event_index
-
     idx = event_index(events, text)
     if idx is not None:
         return idx, None

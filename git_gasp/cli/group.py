@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from typing import NoReturn
@@ -40,8 +41,6 @@ class LazyGroup(click.Group):
         """click's, with git's "did you mean" for a mistyped command name."""
         name = args[0] if args else ""
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
-            import difflib
-
             close = difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.6)
             if close:
                 ctx.fail(f"No such command {name!r}. Did you mean {close[0]!r}?")

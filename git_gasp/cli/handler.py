@@ -5,13 +5,17 @@ paths (`cli.main`), the click group (`cli.group`) and the manual (`cli.help`); a
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
+from git_gasp.base.errors import GaspError
+
+# typing costs 6 ms of --version and of every git hook (bench_startup, bench_guard), so
+# NoReturn is imported for the type checker only
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
-
 
 # errors of the machine a writer can meet anywhere: one line and exit 1, as a GaspError
 _ENVIRONMENT = ("ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO", "EMFILE", "ENFILE",
@@ -19,8 +23,6 @@ _ENVIRONMENT = ("ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO", "EMFILE",
 
 
 def _of_environment(exc: BaseException) -> bool:
-    import errno
-
     return isinstance(exc, OSError) and exc.errno in {
         getattr(errno, name) for name in _ENVIRONMENT if hasattr(errno, name)}
 
@@ -32,8 +34,6 @@ def _error(message: str) -> None:
 
 def exit_for_error(exc: BaseException) -> NoReturn:
     """The one error handler's end: a known error as one line and its exit code."""
-    from git_gasp.base.errors import GaspError
-
     if isinstance(exc, GaspError):
         _error(f"git gasp: error: {exc}")
         sys.exit(exc.exit_code)
@@ -60,8 +60,5 @@ def exit_for_error(exc: BaseException) -> NoReturn:
 
 def leave(code: int) -> NoReturn:
     """Exit with `code` at once, nothing torn down (the log's objects are not freed one
-    by one), once the patterns this run compiled are in the cache (`base.lazyre`)."""
-    from git_gasp.base.lazyre import save
-
-    save()
+    by one)."""
     os._exit(code)

@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 import sys
-from typing import TYPE_CHECKING, NoReturn
+import textwrap
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from git_gasp.base.errors import UsageError
 from git_gasp.cli.handler import exit_for_error
-
-if TYPE_CHECKING:  # the rest loads when a page is shown: `--version` never pays for it
-    from importlib.abc import Traversable
-    from pathlib import Path
 
 _PACKAGE = "git_gasp.man"
 
@@ -55,9 +57,6 @@ def page_name(command: str | None) -> str:
 
 def _man_dir() -> Traversable:
     """The package's copy of the pages, else the checkout's man/ (a source tree on sys.path)."""
-    from importlib import resources
-    from pathlib import Path
-
     try:
         return resources.files(_PACKAGE)
     except ModuleNotFoundError:
@@ -72,16 +71,12 @@ def packaged_page(name: str) -> Traversable | None:
 
 def installed_man_dir() -> Path | None:
     """The MANPATH entry of a regular install (``<prefix>/share/man``), if it placed the pages."""
-    from pathlib import Path
-
     share = Path(sys.prefix) / "share" / "man"
     return share if (share / "man1" / "git-gasp.1").is_file() else None
 
 
 def _run(argv: list[str], **kw) -> int | None:
     """The exit status of `argv`, or None when it cannot run."""
-    import subprocess
-
     try:
         return subprocess.run(argv, **kw).returncode
     except OSError:
@@ -90,9 +85,6 @@ def _run(argv: list[str], **kw) -> int | None:
 
 def show_manual(name: str) -> int:
     """Show page `name` (see the module docstring); the exit status to end with."""
-    import shutil
-    from importlib import resources
-
     page = packaged_page(name)
     man = shutil.which("man")
     if man is not None:
@@ -118,8 +110,6 @@ def run_manual(name: str) -> NoReturn:
 
 
 def _width() -> int:
-    import shutil
-
     try:
         width = int(os.environ.get("MANWIDTH", ""))
     except ValueError:
@@ -130,8 +120,6 @@ def _width() -> int:
 def _page(text: str) -> None:
     """`text` through the manual pager on a terminal (MANPAGER, PAGER, else less as git
     runs it: LESS=FRX), plain on a pipe or when no pager runs."""
-    import shutil
-
     if sys.stdout.isatty():
         pager = os.environ.get("MANPAGER") or os.environ.get("PAGER")
         if pager is None and shutil.which("less"):
@@ -144,8 +132,6 @@ def _page(text: str) -> None:
 
 def _through(pager: str, text: str) -> bool:
     """Whether the shell command `pager` ran and was given `text`."""
-    import subprocess
-
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")
     try:
@@ -244,8 +230,6 @@ class _Renderer:
             self.out.append("")
 
     def flush(self) -> None:
-        import textwrap
-
         if self.tag is not None:
             tag, self.tag = self.tag, None
             self.out.append(" " * (self.base) + tag.replace(_NBSP, " "))

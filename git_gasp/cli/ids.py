@@ -13,6 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from click.shell_completion import CompletionItem
+
+from git_gasp.cli.options import agent_root
+from git_gasp.protocol.idmatch import completions, match_id
+from git_gasp.store.logview import fold_agent
 
 
 class NodeId(click.ParamType):
@@ -29,8 +34,6 @@ class NodeId(click.ParamType):
 
     def shell_complete(self, ctx: click.Context, param: click.Parameter,
                        incomplete: str) -> list:
-        from click.shell_completion import CompletionItem
-
         return [CompletionItem(i) for i in node_candidates(self.kinds, incomplete)]
 
 
@@ -45,8 +48,6 @@ class EventId(click.ParamType):
 
     def shell_complete(self, ctx: click.Context, param: click.Parameter,
                        incomplete: str) -> list:
-        from click.shell_completion import CompletionItem
-
         return [CompletionItem(i) for i in event_candidates(incomplete)]
 
 
@@ -55,8 +56,6 @@ def resolve_node(graph, value: str | None, *kinds: str) -> str | None:
     unique prefix of; unchanged when exact or matching nothing (module doc)."""
     if not value:
         return value
-    from git_gasp.protocol.idmatch import match_id
-
     def of_kind(node_id: str) -> bool:
         node = graph.node(node_id)
         return node is not None and node.get("kind") in kinds
@@ -93,8 +92,6 @@ def shell_safe(ids: list[str]) -> list[str]:
 def node_candidates(kinds: tuple[str, ...], incomplete: str) -> list[str]:
     """Node ids (of `kinds`) starting with `incomplete`, from the fold here; none when
     there is no readable agent here (completion never fails loudly)."""
-    from git_gasp.protocol.idmatch import completions
-
     try:
         graph = _fold_here().result.graph
         ids = [i for i in graph.node_ids() if i.startswith(incomplete)]
@@ -107,8 +104,6 @@ def node_candidates(kinds: tuple[str, ...], incomplete: str) -> list[str]:
 
 def event_candidates(incomplete: str) -> list[str]:
     """Event ids of the log here starting with `incomplete` (none when unreadable)."""
-    from git_gasp.protocol.idmatch import completions
-
     try:
         parsed = _fold_here().repo.parsed
         return shell_safe(completions((e.id for e in parsed.events), incomplete))
@@ -117,7 +112,4 @@ def event_candidates(incomplete: str) -> list[str]:
 
 
 def _fold_here():
-    from git_gasp.cli.options import agent_root
-    from git_gasp.store.logview import fold_agent
-
     return fold_agent(agent_root())

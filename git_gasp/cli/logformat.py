@@ -13,6 +13,9 @@ from datetime import datetime, timezone
 
 from git_gasp.base.errors import UsageError
 from git_gasp.cli.colour import STYLES
+from git_gasp.cli.shortids import ShortIds
+from git_gasp.protocol.summary import printable
+from git_gasp.runtime.queries import label
 
 ONELINE = "%C(id)%h%C(reset)  %C(dim)%d%C(reset)  %C(kind)%K%C(reset) %S  %m"
 MEDIUM = ("%C(id)event %H%C(reset)  (line %l)%nKind:    %k%nDate:    %d%nActor:   %a"
@@ -74,8 +77,6 @@ class Formatter:
     event of the log) and the graph's nodes, with tails of at least `abbrev`."""
 
     def __init__(self, graph, event_ids: list[str], paint, abbrev: int | None = None) -> None:
-        from git_gasp.cli.shortids import ShortIds
-
         self.graph, self.paint = graph, paint
         self.ids = ShortIds(graph.nodes, event_ids, abbrev)
 
@@ -83,8 +84,6 @@ class Formatter:
         return self.ids.node(node_id)
 
     def render(self, e, template: str) -> str:
-        from git_gasp.protocol.summary import printable
-
         fields = self._fields(e)
         on = self.paint.on
 
@@ -107,8 +106,6 @@ class Formatter:
         return _CODE.sub(code, template).rstrip(" ")
 
     def _fields(self, e) -> dict[str, str]:
-        from git_gasp.runtime.queries import label
-
         p = e.payload if isinstance(e.payload, dict) else {}
         node_id = p.get("id") or p.get("run_id") or ""
         node_id = node_id if isinstance(node_id, str) else str(node_id)

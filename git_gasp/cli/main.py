@@ -3,10 +3,9 @@ subcommands (`cli.table`) load lazily; every error goes through `cli.handler`.
 
 Nothing heavy is imported at start-up, not even click: what git runs on every commit,
 ``git gasp hook NAME``, what a server runs on every push, ``git gasp hook pre-receive
-[--check]``, a plain ``git gasp check [PATH] [FLAGS]`` and ``--version`` run without it
-(`hook_main`, `check_main`), with the same output, exit codes and one-line errors as
-through click, which parses everything else (`click_main`); each command's module (and
-the object readers, yaml, the protocol layers) is imported when that command runs. The
+[--check]``, and ``--version`` run without it (`hook_main`, `receive_main`), with the
+same output, exit codes and one-line errors as through click, which parses everything
+else (`click_main`); each command's module is imported when that command runs. The
 agent hook is a program of its own, ``git-gasp-hook`` (`adapters.hook.entry`).
 """
 
@@ -54,19 +53,6 @@ def receive_main(check: bool) -> NoReturn:
     leave(code)
 
 
-def check_main(kw: dict) -> NoReturn:
-    """Run `git gasp check` without click (`kw`: `check_run.fast_args`)."""
-    try:
-        from git_gasp.cli.commands.check_run import run_check
-
-        code = run_check(**kw)
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BaseException as exc:  # noqa: BLE001 - the one handler decides
-        exit_for_error(exc)
-    leave(code)
-
-
 def main(argv: list[str] | None = None) -> NoReturn:
     """Run the CLI, turning known errors into one line and an exit code."""
     args = sys.argv[1:] if argv is None else argv
@@ -82,12 +68,6 @@ def main(argv: list[str] | None = None) -> NoReturn:
         hook_main(name)
     if args in (["hook", "pre-receive"], ["hook", "pre-receive", "--check"]):
         receive_main(check=len(args) == 3)
-    if args[:1] == ["check"]:
-        from git_gasp.cli.commands.check_run import fast_args
-
-        kw = fast_args(args)
-        if kw is not None:
-            check_main(kw)
     click_main(args)
 
 

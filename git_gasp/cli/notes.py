@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import sys
 
+from git_gasp.store.attributes import missing_driver_note
+
 
 def driver_note(root) -> None:
     """Warn on stderr, in one line with the fix, when .gitattributes names the gasp merge
     driver but no git config defines it (a plain `git pull` would text-merge the log)."""
-    from git_gasp.store.attributes import missing_driver_note
-
     note = missing_driver_note(root)
     if note:
         sys.stderr.write(f"git gasp: {note}\n")

@@ -4,17 +4,26 @@ JSON-object options and the options every `record` subcommand takes.
 The agent root is the nearest directory up from here holding AGENT.md. The lease
 is taken by the first append and kept while a run is open (so no other worker can
 write into it); otherwise each command gives it back when it is done.
-
-Only click is imported here; the runtime is imported when a helper runs.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import click
+
+from git_gasp.base.errors import UsageError
+from git_gasp.protocol.jsonstrict import JsonError, loads_strict, unwritable
+from git_gasp.runtime.state import AgentState
+from git_gasp.store.append import WriteRefused
+from git_gasp.store.lease import Lease, default_worker_id
+from git_gasp.store.lease_wait import take
+from git_gasp.store.location import resolve_agent_root
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 WAIT = "--wait"
@@ -75,8 +84,6 @@ def wait_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def agent_root():
     """The agent root: the nearest directory at or above the cwd holding AGENT.md."""
-    from git_gasp.conformance.runner import resolve_agent_root
-
     return resolve_agent_root(None)
 
 
@@ -89,14 +96,9 @@ def open_state(*, notes: bool = True, write: bool = False, wait: float | None = 
     other writer in between: a held lease is refused at once, or waited for up to
     `wait` seconds. Its lease is given back (or kept for an open run) when the command
     ends, however it ends."""
-    from git_gasp.runtime.state import AgentState
-    from git_gasp.store.lease import Lease, default_worker_id
-
     root, worker = root if root is not None else agent_root(), default_worker_id()
     lease = None
     if write:
-        from git_gasp.store.lease_wait import take
-
         lease = Lease(root, worker)
         take(lease, wait)
     state = AgentState.open(root, worker)
@@ -133,9 +135,6 @@ def json_obj(text: str | None, what: str, where: str = "payload.metadata") -> di
     line: no NaN/Infinity, no number out of range, no duplicate key, no lone surrogate.
     UsageError naming the option (and the field, `where` being the object's place in the
     event) otherwise."""
-    from git_gasp.base.errors import UsageError
-    from git_gasp.protocol.jsonstrict import JsonError, loads_strict
-
     if text is None:
         return {}
     try:
@@ -153,10 +152,6 @@ def json_obj(text: str | None, what: str, where: str = "payload.metadata") -> di
 
 def _locate(text: str, where: str) -> str | None:
     """The field (and reason) a strict parse refused, found by a lenient parse."""
-    import json
-
-    from git_gasp.protocol.jsonstrict import unwritable
-
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
@@ -166,10 +161,6 @@ def _locate(text: str, where: str) -> str | None:
 
 def finite_float(ctx: click.Context, param: click.Parameter, value: float | None):
     """A click callback: the number must be finite (JSON has no NaN or infinity)."""
-    import math
-
-    from git_gasp.base.errors import UsageError
-
     if value is not None and not math.isfinite(value):
         raise UsageError(f"{param.opts[0]}: must be a finite number, not {value}")
     return value
@@ -190,9 +181,6 @@ def option_labels(flags: dict[str, Any], json_keys=()) -> dict[str, str]:
 def refused_input(labels: dict[str, str]) -> Iterator[None]:
     """Turn the writer's refusal of a field the user gave into a usage error naming the
     option: `--metadata: payload.metadata.x: integer … does not fit in 64 bits`."""
-    from git_gasp.base.errors import UsageError
-    from git_gasp.store.append import WriteRefused
-
     try:
         yield
     except WriteRefused as exc:
@@ -203,8 +191,6 @@ def refused_input(labels: dict[str, str]) -> Iterator[None]:
 
 
 def _label_for(field: str | None, labels: dict[str, str]) -> str | None:
-    import re
-
     if not field:
         return None
     for segment in re.split(r"[.\[\]]+", field)[1:]:  # after "payload"

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from git_gasp.base.git import run
+
 
 def pager_command() -> str | None:
     """The pager git would run here, or None for none (``cat`` or empty)."""
-    from git_gasp.base.git import run
-
     try:
         proc = run(os.getcwd(), "var", "GIT_PAGER", check=False, inherit_git_env=True)
     except Exception:  # noqa: BLE001 - no git: no pager

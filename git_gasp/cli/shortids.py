@@ -2,8 +2,6 @@
 `protocol.idmatch.abbreviations` among every event id of the log and, apart, every node
 of the graph (git's --abbrev rule), so each one printed is typed back as printed
 (`lineage ID`, `fold --at ID`, `snapshot --at ID`). `--abbrev N` sets the least tail.
-
-Only click is imported here; the protocol is imported when ids are first shortened.
 """
 
 from __future__ import annotations
@@ -12,6 +10,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import click
+
+from git_gasp.protocol.idmatch import MIN_TAIL, abbreviations
 
 ABBREV_HELP = "Short ids end in at least N characters (default: 6)."
 
@@ -28,16 +28,12 @@ class ShortIds:
 
     def __init__(self, node_ids: Iterable[str], event_ids: Iterable[str] = (),
                  abbrev: int | None = None) -> None:
-        from git_gasp.protocol.idmatch import MIN_TAIL
-
         self.minimum = MIN_TAIL if abbrev is None else abbrev
         self._sources = {"node": node_ids, "event": event_ids}
         self._short: dict[str, dict[str, str]] = {}
 
     def _table(self, which: str) -> dict[str, str]:
         if which not in self._short:
-            from git_gasp.protocol.idmatch import abbreviations
-
             self._short[which] = abbreviations(self._sources[which], self.minimum)
         return self._short[which]
 
@@ -56,8 +52,6 @@ def abbreviate_some(ids: Iterable[str], wanted: Iterable[str],
     them, without sorting all of `ids`: an id that shares fewer than the least tail's
     characters with another cannot lengthen its tail, so each wanted id is shortened
     among the ids ending with the same least tail only (one pass over `ids`)."""
-    from git_gasp.protocol.idmatch import MIN_TAIL, abbreviations
-
     minimum = MIN_TAIL if abbrev is None else abbrev
     wanted = set(wanted)
     groups: dict[str, list[str]] = {w[-minimum:]: [] for w in wanted}

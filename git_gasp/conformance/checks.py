@@ -10,24 +10,29 @@ examine is a failure, not a pass.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from pathlib import Path
 
 from git_gasp.base.agentconfig import parse_config
-from git_gasp.base.errors import FormatError
-from git_gasp.base.files import exists, is_dir, join, open_file
+from git_gasp.base.errors import FormatError, NotAGitRepo
+from git_gasp.base.files import open_file
+from git_gasp.base.forked import Forked
+from git_gasp.conformance.history.cache import walk_is_short
+from git_gasp.conformance.history.check import check_history
+from git_gasp.conformance.history.tipfacts import PendingTip, TipFacts
+from git_gasp.conformance.logcheck import LogAnalysis, analyze_log
 from git_gasp.conformance.packs import load_vocabulary
 from git_gasp.conformance.report import CheckResult
+from git_gasp.odb.gitdirs import locate
+from git_gasp.odb.policy import PolicyError
+from git_gasp.odb.repo import open_repo, prefix_of
 from git_gasp.protocol.graph import Graph
+from git_gasp.protocol.identity import identity_hash, normalize_declared
+from git_gasp.protocol.skill import SkillError, parse_skill
 from git_gasp.store.agent import MANIFEST, AgentRepo
 from git_gasp.store.agentfs import AgentFileError, file_paths, read_regular
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from git_gasp.conformance.history.tipfacts import PendingTip, TipFacts
-    from git_gasp.conformance.logcheck import LogAnalysis
-
-    Progress = Callable[[int, int], None]
+Progress = Callable[[int, int], None]
 
 NAMES = {
     1: "envelope round-trip",
@@ -46,8 +51,6 @@ def _result(number: int) -> CheckResult:
 
 def analysis_of(repo: AgentRepo, *, fixture: bool = False) -> LogAnalysis | None:
     """The cold analysis of `repo`'s log, made once per repo (None: the log is unreadable)."""
-    from git_gasp.conformance.logcheck import analyze_log
-
     key = ("log_analysis", fixture)
     if key not in repo.extra:
         repo.extra[key] = analyze_log(repo, load_vocabulary(repo.root), fixture=fixture)
@@ -145,10 +148,6 @@ def append_only(repo: AgentRepo, *, use_cache: bool = True, progress: Progress |
 
     `progress` (commits walked, commits to walk) is handed to the walk when it takes
     one (``check_history(progress=...)``)."""
-    from git_gasp.base.errors import NotAGitRepo
-    from git_gasp.conformance.history.check import check_history
-    from git_gasp.odb.policy import PolicyError
-
     res = _result(4)
     try:
         hist = check_history(repo.root, use_cache=use_cache, log_path=repo.log_rel.encode(),
@@ -207,8 +206,6 @@ def fixture_facts(graph: Graph) -> list[str]:
 
 
 def _check_identity(repo: AgentRepo, res: CheckResult) -> None:
-    from git_gasp.protocol.identity import identity_hash, normalize_declared
-
     ident = repo.location("identity")
     try:
         files = file_paths(repo.root, ident)
@@ -244,13 +241,11 @@ def _read(path: str) -> bytes:
 
 
 def _check_skills(repo: AgentRepo, res: CheckResult) -> None:
-    from git_gasp.protocol.skill import SkillError, parse_skill
-
-    base = join(repo.root, "skills")
-    if not is_dir(base):
+    base = str(Path(repo.root, "skills"))
+    if not Path(base).is_dir():
         return
     for name in sorted(os.listdir(base)):
-        if not is_dir(join(base, name)):
+        if not Path(base, name).is_dir():
             continue
         rel = f"skills/{name}/SKILL.md"
         try:
@@ -261,7 +256,7 @@ def _check_skills(repo: AgentRepo, res: CheckResult) -> None:
 
 def _check_config(repo: AgentRepo, res: CheckResult) -> None:
     rel = ".agent/config.toml"
-    if not exists(join(repo.root, rel)):
+    if not Path(repo.root, rel).exists():
         res.notes.append(".agent/config.toml is missing; restore binds no executor")
         return
     try:
@@ -309,9 +304,6 @@ def check_pairing(repo: AgentRepo, log: LogAnalysis | None = None) -> CheckResul
 def _walk_is_short(root: str | os.PathLike) -> bool:
     """True when check 4's cache already covers HEAD or its parents (a re-check): then
     the walk runs here, not in a forked child, whose start costs more than it saves."""
-    from git_gasp.conformance.history.cache import walk_is_short
-    from git_gasp.odb.gitdirs import locate
-
     dirs = locate(str(root))
     head = dirs.head() if dirs is not None else None
     return isinstance(head, bytes) and walk_is_short(dirs.commondir(), dirs.objects_dir(), head)
@@ -319,11 +311,6 @@ def _walk_is_short(root: str | os.PathLike) -> bool:
 
 def _pending_tip(repo: AgentRepo, walk) -> PendingTip | None:
     """Check 4's facts to come, keyed where the walk will key them (None outside git)."""
-    from git_gasp.base.errors import NotAGitRepo
-    from git_gasp.conformance.history.tipfacts import PendingTip
-    from git_gasp.odb.gitdirs import locate
-    from git_gasp.odb.repo import open_repo, prefix_of
-
     dirs = locate(str(repo.root))  # without the object store in the plain layouts
     if dirs is not None:
         return PendingTip(dirs.commondir(), prefix_of(repo.root, dirs.path),
@@ -347,9 +334,6 @@ def run_all(repo: AgentRepo, *, fixture: bool = False, use_cache: bool = True,
     into failures. Check 4's walk runs in a forked child where it can (`base.forked`),
     beside the log pass; `meanwhile` runs once beside it (else first); what it raises
     stops the check."""
-    from git_gasp.base.forked import Forked
-    from git_gasp.conformance.logcheck import analyze_log
-
     packs = _result(3)
     def check4() -> tuple[CheckResult, TipFacts | None]:
         try:

@@ -10,6 +10,7 @@ states, so their findings are equal by construction. Without `tip` (check 4's
 from __future__ import annotations
 
 import marshal
+from pathlib import Path
 
 from git_gasp.base.record import Record
 from git_gasp.conformance.history.tipfacts import EXTENDS, SAME, PendingTip, TipFacts
@@ -17,6 +18,8 @@ from git_gasp.conformance.logfindings import Findings, dump_records, findings
 from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.logstate import LogState
 from git_gasp.conformance.report import CheckResult
+from git_gasp.conformance.saved.lineindex import MAX_LINES
+from git_gasp.conformance.saved.logstate_cache import LogStateCache, entry_of
 from git_gasp.conformance.snapshot_check import SnapshotCheck
 from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.graph import Graph
@@ -54,8 +57,6 @@ def analyze_log(repo: AgentRepo, vocab: Vocabulary, *,
         return None
     cache = None
     if tip is not None and not repo.log_loaded:
-        from git_gasp.conformance.saved.logstate_cache import LogStateCache
-
         cache = LogStateCache(tip.common_dir, tip.prefix, repo.log_rel)
     source = _source(repo, cache is not None)
     if source is None:
@@ -80,10 +81,8 @@ def analyze_log(repo: AgentRepo, vocab: Vocabulary, *,
 
 def _source(repo: AgentRepo, from_file: bool) -> LogSource | None:
     if from_file:
-        from git_gasp.base.files import join  # the root may be a str or a Path
-
         try:
-            return LogSource.open(join(repo.root, repo.log_rel))
+            return LogSource.open(str(Path(repo.root, repo.log_rel)))
         except OSError:
             pass  # read it whole below, which records why it cannot be read
     data = repo.log_bytes
@@ -193,8 +192,6 @@ def _save_point(cache, tip: TipFacts | None, state: LogState, tail: bytes) -> in
         return None
     if tip.worktree not in (SAME, EXTENDS):
         return None
-    from git_gasp.conformance.saved.lineindex import MAX_LINES
-
     cut, start = tip.head_length, state.length
     if cut == start:
         return cut if cache.resumed and cache.resumed[0] == tip.head_log else None
@@ -206,6 +203,4 @@ def _save_point(cache, tip: TipFacts | None, state: LogState, tail: bytes) -> in
 
 
 def _saved_form(state: LogState):
-    from git_gasp.conformance.saved.logstate_cache import entry_of
-
     return entry_of(state), marshal.loads(dump_records(state)), state.line_count

@@ -7,8 +7,13 @@ import marshal
 
 from git_gasp.base.record import Record
 from git_gasp.conformance.logstate import Line, LogState
-from git_gasp.conformance.rules import chained_ops, unseen_cause, vocabulary_view
-from git_gasp.protocol.envelope import EnvelopeError, parse_line, unterminated_message
+from git_gasp.conformance.rules import (
+    chained_ops,
+    unseen_cause,
+    vocabulary_problems,
+    vocabulary_view,
+)
+from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, parse_line, unterminated_message
 from git_gasp.protocol.ops import OpError, parse_op
 
 RECORDS_FORMAT = 1
@@ -121,9 +126,6 @@ def load_records(state: LogState, raw: bytes) -> None:
 
 def recheck_vocabulary(state: LogState) -> None:
     """Check 3 again over the saved lines (the packs changed what they decide)."""
-    from git_gasp.conformance.rules import vocabulary_problems
-    from git_gasp.protocol.envelope import OPS_KIND
-
     failures = []
     data = state.source.read(0, state.length)
     for number, raw in enumerate(data.split(b"\n")[:state.old_lines], 1):

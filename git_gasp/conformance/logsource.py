@@ -5,8 +5,8 @@ index hit sends it to), never the whole file."""
 from __future__ import annotations
 
 import os
+from hashlib import sha256
 
-from git_gasp.base.digest import sha256
 from git_gasp.base.files import open_regular
 from git_gasp.odb.blobid import blob_hasher
 
@@ -101,5 +101,5 @@ class LogSource:
 
     def sha256(self, length: int) -> str | None:
         """The sha256 hex digest of bytes [0, length), or None if there are fewer."""
-        digest = sha256(long=True)
+        digest = sha256()
         return digest.hexdigest() if self._digest(digest, length) else None

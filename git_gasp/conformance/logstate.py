@@ -22,6 +22,8 @@ pairing of a domain event is recomputed when a later ops event claims it.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from git_gasp.conformance.logsource import LogSource
 from git_gasp.conformance.rules import (
@@ -52,11 +54,6 @@ from git_gasp.protocol.envelope import (
 from git_gasp.protocol.fold import missing_node_reason
 from git_gasp.protocol.ops import NEEDS_NODE, OP_FIELDS, OpError, parse_op
 from git_gasp.protocol.vocab import ENTITY_CREATING, Vocabulary
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-    from typing import Any
 
 FIRST, DUP, CLAIM, ENTITY, OPS_ONLY, NODE = 1, 2, 3, 4, 5, 6  # the key tables
 # The fields of the ops `_ops` validates inline (``ops.OP_FIELDS``; tests pin the types).

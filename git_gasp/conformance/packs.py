@@ -8,22 +8,19 @@ the checks.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-from git_gasp.base.files import exists, is_dir, is_link, join
+from git_gasp.conformance.report import CheckResult
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
 from git_gasp.protocol.vocab import PackError, Vocabulary, parse_pack
 from git_gasp.store.agentfs import AgentFileError, read_regular
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from git_gasp.conformance.report import CheckResult
 
 
 def load_vocabulary(root: str | os.PathLike, res: CheckResult | None = None) -> Vocabulary:
     """The baseline plus .agent/packs/*.json; a pack that does not parse is a failure."""
     packs = []
-    base = join(root, ".agent", "packs")
-    if is_dir(base) and not is_link(base):
+    base = str(Path(root, ".agent", "packs"))
+    if Path(base).is_dir() and not Path(base).is_symlink():
         for name in sorted(os.listdir(base)):
             if not name.endswith(".json"):
                 continue
@@ -33,6 +30,6 @@ def load_vocabulary(root: str | os.PathLike, res: CheckResult | None = None) -> 
             except (AgentFileError, JsonError, PackError) as exc:
                 if res is not None:
                     res.fail(f"pack does not parse: {exc}", path=rel)
-    elif exists(base) and res is not None:
+    elif Path(base).exists() and res is not None:
         res.fail("must be a directory of *.json packs", path=".agent/packs")
     return Vocabulary.with_packs(packs)

@@ -9,6 +9,9 @@ other events, and returns the failure messages: the messages are built here only
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
 from git_gasp.protocol.envelope import (
     OPS_KIND,
     EnvelopeError,
@@ -20,11 +23,6 @@ from git_gasp.protocol.envelope import (
 )
 from git_gasp.protocol.jsonstrict import JsonError, json_equal
 from git_gasp.protocol.vocab import ENTITY_CREATING, Vocabulary
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
-    from typing import Any
 
 
 # --- check 1 -------------------------------------------------------------------------

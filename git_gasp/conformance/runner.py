@@ -3,58 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
-from git_gasp.base.errors import UsageError
-from git_gasp.base.files import exists, is_dir, join, path_str
 from git_gasp.conformance.checks import run_all
 from git_gasp.conformance.report import Report
+from git_gasp.conformance.since import baseline, grandfather
 from git_gasp.store.agent import load_agent
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from pathlib import Path
-
-
-def find_agent_root(path: str | None) -> str:
-    """The agent root for PATH; without PATH, the nearest directory up holding AGENT.md,
-    else the state directory the repository's config names (`store.location`).
-
-    The upward search stops at the git work-tree root. A PATH that holds AGENT.md or
-    the log is the root; another PATH is searched up from as the current directory is.
-    No agent found is the one "not an agent repository" error (`store.location`, exit
-    2); a missing manifest of a directory that holds a log is check 6's to report. A
-    str as `str()` of a pathlib.Path shows it.
-    """
-    from git_gasp.store.location import find_root, not_an_agent_repository, require_root
-
-    if path is not None:
-        root = path_str(path)
-        if not exists(root):
-            raise UsageError(f"{path}: no such directory")
-        if not is_dir(root):
-            raise UsageError(f"{path}: not a directory")
-        if _agent_like(root):
-            return root
-        found = find_root(path_str(os.path.abspath(root)))  # inside an agent: that agent
-        if found is None:
-            raise not_an_agent_repository(path)
-        return found
-    cwd = path_str(os.getcwd())
-    return cwd if find_root(cwd) is None and _agent_like(cwd) else require_root(cwd)
-
-
-def _agent_like(root: str) -> bool:
-    from git_gasp.store.location import MANIFEST
-
-    return exists(join(root, MANIFEST)) or exists(join(root, "state", "events.jsonl"))
-
-
-def resolve_agent_root(path: str | None) -> Path:
-    """`find_agent_root` as a pathlib.Path."""
-    from pathlib import Path
-
-    return Path(find_agent_root(path))
 
 
 def check_repo(root: str | os.PathLike, *, fixture: bool = False, use_cache: bool = True,
@@ -70,13 +24,9 @@ def check_repo(root: str | os.PathLike, *, fixture: bool = False, use_cache: boo
     repo = load_agent(root)
     base = None
     if since is not None:
-        from git_gasp.conformance.since import baseline
-
         base = baseline(root, since, repo.log_rel)  # a bad REV is refused before the walk
     results = run_all(repo, fixture=fixture, use_cache=use_cache, strict=strict,
                       progress=progress, meanwhile=meanwhile)
     if base is not None:
-        from git_gasp.conformance.since import grandfather
-
         grandfather(results, base, repo.log_rel, root)
     return Report(label or str(root), results)

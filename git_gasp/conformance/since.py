@@ -6,6 +6,7 @@ not extend HEAD", which names no commit) is never forgiven."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +39,6 @@ class Baseline:
 
     def log_unchanged(self, root: str | os.PathLike, log_rel: str) -> bool:
         """Whether the log on disk starts with the bytes REV's log held."""
-        import hashlib
-
         try:
             with open_file(os.path.join(root, log_rel)) as f:
                 head = f.read(self.log_bytes)
@@ -56,8 +55,6 @@ def baseline(root: Path, rev: str, log_rel: str) -> Baseline:
         raise UsageError(f"--since {rev}: not a commit of this repository")
     listed = git.run(root, "rev-list", commit, check=False)
     commits = frozenset(listed.stdout.decode("ascii", "replace").split())
-    import hashlib
-
     blob = git.run(root, "cat-file", "blob", f"{commit}:./{log_rel}", check=False)
     data = blob.stdout if blob.returncode == 0 else b""
     return Baseline(rev, commit, commits, data.count(b"\n"), len(data),

@@ -13,22 +13,22 @@ already proven equal to its prefix — or from the start, fed along with a cold 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
-from git_gasp.base.files import exists, is_dir, is_link, join
 from git_gasp.conformance.logstate import LogState
 from git_gasp.conformance.report import CheckResult
 from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, parse_line
 from git_gasp.protocol.fold import fold
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import JsonError, loads_slow
+from git_gasp.protocol.snapshot import SnapshotError, integrity_mismatch, parse_snapshot
 from git_gasp.store.agentfs import AgentFileError, read_regular
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterator
+from git_gasp.store.snapshots import load_document
 
 # Verdict kinds. BAD: the bytes alone fail (unreadable as a snapshot, misnamed);
 # INTEGRITY / UNPARSED: the record does not match the prefix / it covers bad lines;
@@ -78,13 +78,11 @@ class SnapshotCheck:
     def prepare(self, state: LogState) -> None:
         """List the snapshots, reuse what verdicts hold, load the others; attach the
         replay to the coming feed when it starts where the feed does."""
-        from git_gasp.protocol.snapshot import SnapshotError, parse_snapshot
-
         known = {(v[0], v[1]): v for v in state.snapshots}
         by_sig = {(v[0], v[2]): v[1] for v in state.snapshots if v[2] is not None}
         for name in self._names():
             snap = _Snapshot(name)
-            path = join(self.root, snap.rel)
+            path = str(Path(self.root, snap.rel))
             try:
                 st = os.lstat(path)
             except OSError:
@@ -124,16 +122,16 @@ class SnapshotCheck:
         self._plan_replay(state)
 
     def _names(self) -> Iterator[str]:
-        base = join(self.root, "snapshots")
-        if not exists(base):
+        base = str(Path(self.root, "snapshots"))
+        if not Path(base).exists():
             return
-        if is_link(base) or not is_dir(base):
+        if Path(base).is_symlink() or not Path(base).is_dir():
             self.res.fail("snapshots is not a directory", path="snapshots")
             return
         for name in sorted(os.listdir(base)):
-            if not is_dir(join(base, name)):
+            if not Path(base, name).is_dir():
                 continue
-            if not os.path.lexists(join(base, name, "graph.json")):
+            if not os.path.lexists(str(Path(base, name, "graph.json"))):
                 # An interrupted snapshot: nothing to verify (the reference checker notes it).
                 self.res.soft_fail("snapshot directory without graph.json; ignored",
                                    path=f"snapshots/{name}")
@@ -165,9 +163,6 @@ class SnapshotCheck:
             state.listeners.append(self.replay.take)
 
     def _load_graph(self, snap: _Snapshot) -> Graph | None:
-        from git_gasp.protocol.snapshot import SnapshotError, parse_snapshot
-        from git_gasp.store.snapshots import load_document
-
         try:
             raw = read_regular(self.root, snap.rel)
             if _sha256(raw) != snap.sha:
@@ -210,10 +205,6 @@ class SnapshotCheck:
     def _integrity(self, state: LogState, snaps: list[_Snapshot]) -> None:
         if not snaps:
             return
-        import hashlib  # here: a check with no snapshot to decide hashes none
-
-        from git_gasp.protocol.snapshot import integrity_mismatch
-
         terminated = state.line_count - (state.last_line is not None)
         ends = []
         for snap in snaps:
@@ -263,8 +254,6 @@ class SnapshotCheck:
 
 
 def _sha256(data: bytes) -> str:
-    import hashlib  # here: a re-check whose snapshots' stat proves their hash hashes none
-
     return hashlib.sha256(data).hexdigest()
 
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import SMALL_FILE, read_file
+from git_gasp.base.files import SMALL_FILE, NotARegularFile, read_file, read_regular_file
 from git_gasp.base.git import (
     config_get,
     config_origin,
@@ -21,7 +21,10 @@ from git_gasp.base.git import (
 )
 from git_gasp.githooks import doctor_state, install, managers
 from git_gasp.githooks.finding import ERROR, OK, WARN, Finding, exit_status, report
+from git_gasp.githooks.manager_config import runs_guard
 from git_gasp.store import attributes
+from git_gasp.store.lease import MAX_LEASE_BYTES
+from git_gasp.store.location import configured_root
 
 LEASE = ".agent/lease"
 IGNORED = (LEASE, ".agent/HEAD")
@@ -129,16 +132,12 @@ def _hook(root: Path, top: Path, hooks_dir: Path, hooks_path: str | None, name: 
 def _beside_a_project(root: Path) -> bool:
     """True when `root` is the state directory its repository's config names (the
     state branch's worktree `init --branch` made), not the project itself."""
-    from git_gasp.store.location import configured_root
-
     found = configured_root(str(root))
     return found is not None and os.path.realpath(found) == os.path.realpath(root)
 
 
 def managers_runs_guard(data: bytes) -> bool:
     """A hook script of someone else's that runs the guard (a command, not a comment)."""
-    from git_gasp.githooks.manager_config import runs_guard
-
     return any(runs_guard(line, comments=True)
                for line in data.decode("utf-8", "replace").splitlines())
 
@@ -231,9 +230,6 @@ def _ignored(root: Path, findings: list[Finding]) -> None:
 
 def _lease(root: Path, now_ms: int) -> list[Finding]:
     """The lease, read as every writer reads it: a link, FIFO or device is an error."""
-    from git_gasp.base.files import NotARegularFile, read_regular_file
-    from git_gasp.store.lease import MAX_LEASE_BYTES
-
     try:
         data = read_regular_file(root / LEASE, limit=MAX_LEASE_BYTES, root=root)
     except NotARegularFile as exc:

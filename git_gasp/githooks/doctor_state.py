@@ -15,8 +15,11 @@ from pathlib import Path
 
 from git_gasp.base.agentfiles import AGENTS
 from git_gasp.base.files import SMALL_FILE, read_file, read_regular_file
-from git_gasp.base.git import git_dir
+from git_gasp.base.git import git_dir, run
 from git_gasp.githooks.finding import ERROR, OK, WARN, Finding
+from git_gasp.protocol.envelope import parse_log
+from git_gasp.store.agent import load_agent
+from git_gasp.store.append import torn_error
 from git_gasp.store.lease import LEASE_REL, LeaseCorrupt, parse_lease, span, when
 
 LOG_SCAN_BYTES = 1 << 20  # a longer log: only its last MiB is parsed (check does all)
@@ -51,10 +54,6 @@ def lease(root: Path, now_ms: int, read: bytes | None) -> list[Finding]:
 def log(root: Path) -> list[Finding]:
     """Would `git gasp check` fail check 1? Parses the log's lines (the last
     LOG_SCAN_BYTES of a longer one) with the checks' own parser."""
-    from git_gasp.protocol.envelope import parse_log
-    from git_gasp.store.agent import load_agent
-    from git_gasp.store.append import torn_error
-
     repo = load_agent(root)
     rel = repo.log_rel
     data = repo.log_bytes
@@ -172,9 +171,6 @@ FAILED_COMMITS = "commit-failed.json"  # adapters/session_sweep.py writes it (th
 def failed_commits(root: Path) -> list[Finding]:
     """Session runs whose boundary commit failed (the live hook's note) and that no
     commit on the branch has committed since (no ``Run-Id:`` trailer naming them)."""
-    from git_gasp.base.git import run
-    from git_gasp.store.lease import when
-
     try:
         path = git_dir(root) / "gasp" / FAILED_COMMITS
         failures = json.loads(read_file(path, limit=SMALL_FILE)) if path.exists() else []

@@ -13,6 +13,8 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
+import yaml
+
 from git_gasp.base.files import SMALL_FILE, read_file
 from git_gasp.base.toml import tomllib
 
@@ -55,8 +57,6 @@ def _load(path: Path) -> object:
     name = path.name
     try:
         if name.endswith((".yml", ".yaml")):
-            import yaml
-
             return yaml.safe_load(text)
         if name.endswith(".toml"):
             return tomllib.loads(text)

@@ -24,6 +24,8 @@ from git_gasp.githooks.install import (
     render,
     template_version,
 )
+from git_gasp.guard.push import Settings
+from git_gasp.guard.receive_check import KEEP, save_tip_states
 
 
 def bare_git_dir(path: Path) -> Path:
@@ -104,9 +106,6 @@ def _install_script(git_dir: Path, check: bool) -> Outcome:
 def _prime(git_dir: Path, out: Outcome) -> None:
     """Save the checks' state of the protected branches' logs (the newest few), so the
     first push onto one feeds only its own lines."""
-    from git_gasp.guard.push import Settings
-    from git_gasp.guard.receive_check import KEEP, save_tip_states
-
     proc = git.run(git_dir, "for-each-ref", "--sort=-committerdate",
                    "--format=%(objectname) %(objecttype) %(refname)", "refs/heads/",
                    check=False)

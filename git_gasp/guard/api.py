@@ -9,13 +9,14 @@ the same rules as a commit made by hand.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from git_gasp.conformance.saved.index_cache import CommittedLogCache
 from git_gasp.guard.commit_guard import _Guard
 from git_gasp.guard.rejection import Rejection
 from git_gasp.guard.staged import File
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
     from git_gasp.odb.repo import Repo
 
 

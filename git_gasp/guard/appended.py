@@ -4,6 +4,7 @@ with the committed log's index as their context."""
 from __future__ import annotations
 
 from collections import ChainMap
+from collections.abc import Callable
 
 from git_gasp.conformance.rules import (
     causation_problems,
@@ -17,11 +18,7 @@ from git_gasp.guard.rejection import CHECK5, CHECK7
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.vocab import ENTITY_CREATING
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    Reject = Callable[[bytes, "int | None", str, str], None]  # (path, line, rule, message)
+Reject = Callable[[bytes, "int | None", str, str], None]  # (path, line, rule, message)
 
 
 class AppendedEvents:

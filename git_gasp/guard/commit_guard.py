@@ -28,12 +28,22 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from git_gasp.conformance.history.proven import record_extensions
 from git_gasp.conformance.rules import roundtrip_problem
 from git_gasp.conformance.saved.committed_log import CommittedLog, TooLarge
 from git_gasp.conformance.saved.index_cache import CommittedLogCache
 from git_gasp.guard.appended import AppendedEvents
+from git_gasp.guard.identity_rule import (
+    IDENTITY_FIX,
+    IDENTITY_RULE,
+    identity_dir,
+    identity_problem,
+    staged_under,
+    touches_identity,
+)
 from git_gasp.guard.rejection import (
     CHECK1,
     DELETED_FIX,
@@ -44,8 +54,10 @@ from git_gasp.guard.rejection import (
     Rejection,
 )
 from git_gasp.guard.staged import File, StagedSides, index_file
+from git_gasp.guard.warm import Warm
 from git_gasp.odb.blobid import extends_by_hash
 from git_gasp.odb.gitdirs import GitDirs, locate
+from git_gasp.odb.repo import open_repo
 from git_gasp.protocol.appendonly import (
     LOG_PATH,
     AppendOnlyPaths,
@@ -55,13 +67,9 @@ from git_gasp.protocol.appendonly import (
 )
 from git_gasp.protocol.envelope import EnvelopeError, Event, parse_line, split_lines
 from git_gasp.protocol.manifest import LOCAL_ONLY as LOCAL_ONLY_NAMES
-from git_gasp.protocol.manifest import manifest_paths
+from git_gasp.protocol.manifest import ManifestError, manifest_paths
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from git_gasp.guard.warm import Warm
+if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
     from git_gasp.odb.repo import Repo
 
 
@@ -151,16 +159,6 @@ class _Guard(StagedSides):
         """Check 6's identity rule (`identity_rule`) for every agent root whose AGENT.md
         or identity files the commit changes (after `guarded`, which looked up every
         root's AGENT.md)."""
-        from git_gasp.guard.identity_rule import (
-            IDENTITY_FIX,
-            IDENTITY_RULE,
-            identity_dir,
-            identity_problem,
-            staged_under,
-            touches_identity,
-        )
-        from git_gasp.protocol.manifest import ManifestError
-
         changed = self.changed_paths()
         roots = {b"/".join(path.split(b"/")[:depth]) for path in changed
                  for depth in range(path.count(b"/") + 1)}
@@ -461,8 +459,6 @@ def run_guard(cwd: Path | str, *, cache: bool = True, warm: Warm | None = None
     began before the guard loaded (`warm.Warm`), for the repository around `cwd`."""
     repo = warm.repo if warm is not None else locate(os.fspath(cwd))
     if repo is None:  # an unusual layout: odb.repo finds it (or says why not)
-        from git_gasp.odb.repo import open_repo
-
         repo = GitDirs.of(open_repo(cwd)[0])
     with repo:
         facts = CommittedLogCache(repo.commondir()) if cache else None

@@ -7,18 +7,17 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.git import run
+from git_gasp.odb.gitdirs import GitDirs
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from git_gasp.odb.gitdirs import GitDirs
+if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
     from git_gasp.odb.repo import Repo
 
-    File = tuple[int, bytes]  # (mode, blob id)
+File = tuple[int, bytes]  # (mode, blob id)
 
 
 _RAW = re.compile(rb":([0-7]{6}) ([0-7]{6}) ([0-9a-f]{40}|[0-9a-f]{64}) "

@@ -7,16 +7,13 @@ mismatched digest, and so does this rule."""
 from __future__ import annotations
 
 import stat
+from collections.abc import Callable, Iterable
 
 from git_gasp.guard.staged import IndexFiles, TreeFiles
 from git_gasp.protocol.identity import identity_hash, normalize_declared
 from git_gasp.protocol.manifest import ManifestError, parse_manifest
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
-
-    File = tuple[int, bytes]  # (mode, blob id), as the guard's sides hold them
+File = tuple[int, bytes]  # (mode, blob id), as the guard's sides hold them
 
 IDENTITY_RULE = "check 6, identity hash"
 IDENTITY_FIX = ("record an approved identity change in one commit with `git gasp identity "

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base import git
+from git_gasp.odb.database import ObjectDatabase
 
 DEFAULT_PROTECT = "refs/heads/*"
 
@@ -71,8 +72,6 @@ def protected(git_dir: Path, ref: str) -> bool:
 
 def object_store(git_dir: Path):
     """The repository's objects, with the push's quarantine first when there is one."""
-    from git_gasp.odb.database import ObjectDatabase
-
     quarantine = os.environ.get("GIT_QUARANTINE_PATH")
     return ObjectDatabase.open(str(Path(git.common_dir(git_dir)) / "objects"),
                                quarantine if quarantine and os.path.isdir(quarantine) else None

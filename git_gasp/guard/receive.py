@@ -23,7 +23,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from git_gasp.conformance.history.walk import Walker
 from git_gasp.guard.push import Refusal, Settings, Update, git_run, object_store, reach
+from git_gasp.guard.receive_check import check_appended
+from git_gasp.odb.database import ObjectDatabase
+from git_gasp.odb.objects import ObjectError
 from git_gasp.protocol.appendonly import LOG_PATH
 
 CHECK_BLOB_BUDGET = 256 << 20  # with --check: blobs up to a quarter of it stay in memory
@@ -46,8 +50,6 @@ def _zero(sha: str) -> bool:
 def peel(store, sha: bytes) -> bytes | None:
     """The commit `sha` names, through annotated tags; None for a tree or blob (or an
     object that cannot be read: the walk reports a commit it cannot read)."""
-    from git_gasp.odb.database import ObjectDatabase
-
     return ObjectDatabase(store).peel(sha)
 
 
@@ -55,8 +57,6 @@ def check_push(git_dir: Path, updates: list[tuple[str, str, str]], *,
                check: bool = False) -> list[Refusal]:
     """Why the push of `updates` into the repository at `git_dir` must be refused
     (`check`: also checks 1, 5 and 7 on the log lines each update appends)."""
-    from git_gasp.conformance.history.walk import Walker
-
     settings = Settings.read(git_dir)
     store = object_store(git_dir)
     refusals: list[Refusal] = []
@@ -109,8 +109,6 @@ def check_push(git_dir: Path, updates: list[tuple[str, str, str]], *,
             refusals += rewound
             update.refused = update.refused or bool(rewound)
     if check:
-        from git_gasp.guard.receive_check import check_appended
-
         refusals += check_appended(git_dir, walker, live, pushed)
     return refusals
 
@@ -122,8 +120,6 @@ def _ancestor(git_dir: Path, old: str, new: str) -> bool:
 def _rewound(walker, ref: str, old: bytes | None, new: bytes) -> list[Refusal]:
     """A non-fast-forward update: each append-only file at OLD must be where NEW keeps
     it (a role's file where NEW's manifest puts that role), starting with OLD's bytes."""
-    from git_gasp.odb.objects import ObjectError
-
     if old is None:
         return []  # OLD named no commit: no history of files to keep
     objects = walker.objects

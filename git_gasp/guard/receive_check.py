@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_gasp.base import git
+from git_gasp.conformance.history.walk import Walker
 from git_gasp.conformance.history.worktree import log_blob
 from git_gasp.conformance.logfindings import Findings, dump_records, findings
 from git_gasp.conformance.logsource import LogSource
@@ -52,8 +54,6 @@ Key = tuple[str, bytes, str]  # (rule, the line's bytes, the message without lin
 def check_appended(git_dir: Path, walker, updates: list[Update],
                    pushed: set[bytes]) -> list[Refusal]:
     """Checks 1, 5 and 7 on the lines each update that check 4 accepted appends."""
-    from git_gasp.base import git
-
     common = str(git.common_dir(git_dir))
     caches: dict[bytes, LogStateCache] = {}
     out: list[Refusal] = []
@@ -75,9 +75,6 @@ def save_tip_states(git_dir: Path, commits: list[str]) -> int:
     """Save the checks' state of the log at each of `commits` (branch tips), so the
     first ``--check`` push onto one resumes instead of reading the whole log; the
     number of states saved (not counting those saved before)."""
-    from git_gasp.base import git
-    from git_gasp.conformance.history.walk import Walker
-
     settings = Settings.read(git_dir)
     walker = Walker(object_store(git_dir), settings.root, frozenset())
     logs = _Logs(str(git.common_dir(git_dir)), walker, {})

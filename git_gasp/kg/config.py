@@ -16,12 +16,15 @@ two sessions binding at once cannot lose each other's entry.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.files import atomic_write, file_lock
@@ -66,8 +69,6 @@ def config_path() -> Path:
 
 def load() -> Config:
     """Read config.yml (missing file -> empty Config with exists=False)."""
-    import yaml
-
     path = config_path()
     try:
         text = path.read_text(encoding="utf-8")
@@ -99,22 +100,16 @@ def load() -> Config:
 
 def _plain(value: str) -> str:
     """`value` as Perstate writes it (raw) when YAML reads that back unchanged."""
-    import yaml
-
     if value and "\n" not in value:
         try:
             if yaml.load(f"k: {value}", Loader=yaml.BaseLoader) == {"k": value}:  # noqa: S506
                 return value
         except yaml.YAMLError:
             pass
-    import json
-
     return json.dumps(value, ensure_ascii=False)
 
 
 def render(cfg: Config) -> str:
-    import yaml
-
     lines = [f"default_repo: {_plain(cfg.default_repo)}"]
     lines.append(f"default_branch: {_plain(cfg.default_branch)}")
     if cfg.extra:

@@ -23,6 +23,8 @@ import datetime as _dt
 import re
 from typing import Any
 
+import orjson
+
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.yamlread import load_yaml
 
@@ -40,8 +42,6 @@ def load_document(text: str) -> dict[str, Any]:
     if not stripped:
         raise UsageError("the save document is empty")
     if stripped.startswith(("{", "[")):
-        import orjson
-
         try:
             doc = orjson.loads(text)
         except orjson.JSONDecodeError as exc:

@@ -10,6 +10,7 @@ from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
 from git_gasp.kg import config as cfgmod
+from git_gasp.kg.save import commit
 from git_gasp.kg.workspace import (
     Workspace,
     check_branch,
@@ -165,8 +166,6 @@ def run_init(repo: str, branch: str, session_id: str | None) -> tuple[Workspace,
             atomic_write(p, text.encode("utf-8"), root=ws.path)
             created.append(rel)
     if created:
-        from git_gasp.kg.save import commit
-
         if fresh:
             git.run(ws.path, "add", "--", *created)
             git.run(ws.path, *_identity(ws.path), "commit", "--quiet", "--amend",

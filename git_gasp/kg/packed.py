@@ -13,6 +13,7 @@ bytes out; where the files live and when they are rebuilt is `index`'s business.
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 from array import array
@@ -20,6 +21,8 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from git_gasp.base.files import open_file
 from git_gasp.kg.records import (
@@ -230,8 +233,6 @@ def pack(records: list[list[Any]], meta: dict[str, Any]) -> bytes:
     sec["docs"], sec["docs_off"] = bblob(docs)
     meta = dict(meta, n_entities=n_ent, n_docs=len(records), n_relations=len(records) - n_ent,
                 valid=counts["v"], superseded=counts["s"], undeclared=counts["u"], size=size)
-    import orjson
-
     table = []
     pos = 0
     for name in SECTIONS:
@@ -243,8 +244,6 @@ def pack(records: list[list[Any]], meta: dict[str, Any]) -> bytes:
 
 def unpack(data: Any) -> Part | None:
     """An Index over `data` (bytes or an mmap); sections are zero-copy views."""
-    import orjson
-
     if bytes(data[: len(MAGIC)]) != MAGIC:
         return None
     (hlen,) = struct.unpack_from("<Q", data, len(MAGIC))
@@ -259,8 +258,6 @@ def unpack(data: Any) -> Part | None:
 
 def load_file(path: Path) -> Part | None:
     """The part stored at `path`, mmapped; None when missing or unreadable."""
-    import mmap
-
     try:
         with open_file(path) as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -289,8 +286,6 @@ def doc_numbers(base: Part, paths: set[str]) -> list[int]:
 
 def repack(part: Part) -> bytes:
     """The bytes of an in-memory part (to persist a delta)."""
-    import orjson
-
     header = orjson.dumps({"meta": part.meta, "sections": _table(part)})
     return (MAGIC + struct.pack("<Q", len(header)) + header
             + b"".join(bytes(part._raw[n]) for n in SECTIONS))

@@ -7,12 +7,14 @@ A record is a list (cheap to build 400,000 times) indexed by the R_* constants;
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 from git_gasp.base.files import read_file
 from git_gasp.kg.frontmatter import lenient_fields, split
 from git_gasp.kg.ids import is_safe_component
+from git_gasp.kg.model import inside
 
 # record: [path, kind, id_or_from, label, type, aliases, valid, valid_until,
 #          updated_at, created_at, size, text_lc, to]
@@ -47,8 +49,6 @@ def utf8_name(rel: str) -> bool:
         return True
     except UnicodeEncodeError:
         if rel not in _REPORTED:
-            import sys
-
             _REPORTED.add(rel)
             shown = rel.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
             print(f"git gasp: warning: kg: skipped {shown}: its name is not UTF-8",
@@ -94,8 +94,6 @@ def parse_file(rel: str, raw: bytes) -> list[Any] | None:
 
 def read_record(root: Path, rel: str) -> list[Any] | None:
     """The record of the worktree file `rel`; None when missing or not a graph file."""
-    from git_gasp.kg.model import inside
-
     path = inside(root, rel)
     if path is None:
         return None

@@ -25,7 +25,7 @@ from git_gasp.base.files import atomic_write
 from git_gasp.kg import index, model
 from git_gasp.kg.document import load_document, today_utc
 from git_gasp.kg.plan import Plan, make_plan, summarise
-from git_gasp.kg.workspace import Workspace, fetch_branch, locked, mark_synced
+from git_gasp.kg.workspace import Workspace, _pull_ff, fetch_branch, locked, mark_synced
 
 __all__ = ["Result", "apply_plan", "commit", "load_document", "save"]
 
@@ -176,8 +176,6 @@ def save(ws: Workspace, doc: dict[str, Any], *, push: bool = True,
     res = Result()
     with locked(ws):
         if ws.bare is not None and push:
-            from git_gasp.kg.workspace import _pull_ff
-
             _pull_ff(ws)
         root = ws.path
         _check_index_clean(root)

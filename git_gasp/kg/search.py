@@ -20,6 +20,7 @@ from typing import Any
 from git_gasp.base.errors import UsageError
 from git_gasp.kg import index
 from git_gasp.kg.frontmatter import lenient_fields, split
+from git_gasp.kg.model import inside, read_text
 
 _META = set(".^$*+?{}[]\\|()")
 
@@ -96,8 +97,6 @@ class Hit:
 
 
 def snippet(root: Path, rel: str, m: Matcher, width: int = 110) -> str:
-    from git_gasp.kg.model import read_text
-
     text = read_text(root, rel)
     if text is None:
         return ""
@@ -149,8 +148,6 @@ class Outcome:
 
 
 def _relation_valid(root: Path, rel: str) -> bool:
-    from git_gasp.kg.model import read_text
-
     text = read_text(root, rel)
     if text is None:
         return False
@@ -159,8 +156,6 @@ def _relation_valid(root: Path, rel: str) -> bool:
 
 
 def outgoing(root: Path, eid: str, rel: str | None, valid_only: bool) -> list[tuple[str, str]]:
-    from git_gasp.kg.model import inside
-
     base = inside(root, f"entities/{eid}")
     out: list[tuple[str, str]] = []
     if base is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
@@ -9,8 +10,6 @@ from git_gasp.base.files import atomic_write, read_text
 
 
 def skill_text() -> str:
-    from importlib import resources
-
     try:
         return resources.files("git_gasp.kg").joinpath("skill/SKILL.md").read_text("utf-8")
     except (FileNotFoundError, ModuleNotFoundError, OSError):

@@ -20,14 +20,13 @@ from git_gasp.base.htmlpage import script_json
 from git_gasp.kg import index
 from git_gasp.kg.config import state_home
 from git_gasp.kg.frontmatter import lenient_fields, split
+from git_gasp.kg.model import read_text
 from git_gasp.kg.workspace import Workspace
 
 MAX_TEXT = 20_000  # characters of body kept per entity/relation
 
 
 def _read(root: Path, rel: str) -> tuple[dict[str, Any], str]:
-    from git_gasp.kg.model import read_text
-
     text = read_text(root, rel)
     if text is None:
         return {}, ""

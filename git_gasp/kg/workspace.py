@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -117,8 +118,6 @@ def ensure_bare(repo: str) -> Path:
     tmp = home / f".{bare.name}.tmp-{os.getpid()}"
     proc = git.run(home, "clone", "--bare", "--quiet", repo, str(tmp), check=False)
     if proc.returncode != 0:
-        import shutil
-
         shutil.rmtree(tmp, ignore_errors=True)
         msg = proc.stderr.decode(errors="replace").strip().splitlines()
         raise GaspError(f"cannot clone {repo}: {msg[-1] if msg else 'git clone failed'}")
@@ -127,12 +126,8 @@ def ensure_bare(repo: str) -> Path:
     try:
         move_into_place(tmp, bare, root=home)
     except OSError:  # another process cloned it first
-        import shutil
-
         shutil.rmtree(tmp, ignore_errors=True)
     except UnsafePath:
-        import shutil
-
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     git.run(bare, "fetch", "--quiet", "origin", check=False)

@@ -7,13 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.kg import search
+from git_gasp.kg.config import load
+from git_gasp.kg.ids import check_existing_id
+from git_gasp.kg.model import entity_rel, read_text
+from git_gasp.kg.workspace import resolve
 from git_gasp.mcp.search import check_limit
 
 
 def configured() -> bool:
     """Whether a knowledge graph is configured for this user."""
-    from git_gasp.kg.config import load
-
     try:
         cfg = load()
     except GaspError:
@@ -22,15 +25,11 @@ def configured() -> bool:
 
 
 def _workspace():
-    from git_gasp.kg.workspace import resolve
-
     return resolve(None, None)
 
 
 def kg_search(query: str, limit: int | None = None) -> dict[str, Any]:
     """The ranked entities and relations matching `query` (as `kg search --json`)."""
-    from git_gasp.kg import search
-
     if not isinstance(query, str) or not query.strip():
         raise UsageError("query must hold at least one word")
     ws = _workspace()
@@ -40,10 +39,6 @@ def kg_search(query: str, limit: int | None = None) -> dict[str, Any]:
 
 def kg_read(entity_id: str) -> dict[str, Any]:
     """An entity's file (front matter and body) and its outgoing relations."""
-    from git_gasp.kg import search
-    from git_gasp.kg.ids import check_existing_id
-    from git_gasp.kg.model import entity_rel, read_text
-
     if not isinstance(entity_id, str) or not entity_id.strip():
         raise UsageError("id must be an entity id")
     eid = check_existing_id(entity_id.strip())

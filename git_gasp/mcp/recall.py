@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from git_gasp.base.files import read_file
 from git_gasp.mcp.search import check_limit
 from git_gasp.runtime.memory import Facts
 
@@ -33,8 +34,6 @@ def recall(state, query: str, limit: int | None = None) -> dict[str, Any]:
 def active_memory(state) -> bytes:
     """memory/active_memory.md as its bytes, or when it was never written, what
     `git gasp memory synthesize` would write (nothing is written here)."""
-    from git_gasp.base.files import read_file
-
     facts = Facts(state)
     try:
         return read_file(facts.active_path, root=facts.root)

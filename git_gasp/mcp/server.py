@@ -18,6 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field, ValidationError
 
+from git_gasp import __version__
 from git_gasp.base.agentconfig import read_config
 from git_gasp.base.errors import GaspError
 from git_gasp.mcp import files, knowledge, ready, recall, search, writes
@@ -65,8 +66,6 @@ def _answer(fn, *args) -> dict[str, Any]:
 
 def build(service: Service) -> MCPServer:
     """The server over `service`, its write tools listed when ``[mcp] write = true``."""
-    from git_gasp import __version__
-
     config = read_config(service.root).mcp
     server = GaspServer(NAME, version=__version__, instructions=INSTRUCTIONS,
                         log_level="WARNING")

@@ -22,6 +22,7 @@ from git_gasp.adapters.live import drain_pending
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.mcp.adjacency import Adjacency, Texts
 from git_gasp.protocol.idmatch import match_id
+from git_gasp.runtime.queries import lineage
 from git_gasp.runtime.state import AgentState
 
 QUEUE_WAIT_S = 5.0  # for a drainer at work, before an answer
@@ -53,8 +54,6 @@ class Service:
 
     def lineage(self, node_id: str, depth: int) -> dict:
         """`AgentState.lineage` through the kept index; the node itself as `node`."""
-        from git_gasp.runtime.queries import lineage
-
         graph = self._state.graph
         index = self.adjacency.update(graph)
         out = lineage(graph, node_id, depth, (index.out_by, index.in_by)).to_json()

@@ -14,9 +14,12 @@ its comments are not (said when it had any).
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 from typing import Any
+
+import tomli_w
 
 from git_gasp.adapters.install import write_project_file
 from git_gasp.adapters.json_edit import apply_member
@@ -102,8 +105,6 @@ def install_claude(repo: Path, uninstall: bool = False) -> tuple[Path, bool]:
 def install_codex(repo: Path, uninstall: bool = False) -> tuple[Path, bool, bool]:
     """Set (or remove) ``[mcp_servers.gasp]`` in `repo`/.codex/config.toml;
     (path, whether it changed, whether comments were dropped)."""
-    import tomli_w
-
     path = repo / CODEX_CONFIG
     text, data = _untouched(path, "mcp_servers")
     servers = _merged(path, _servers(path, data, "mcp_servers"),
@@ -129,8 +130,6 @@ def _command_problem(value: dict) -> str | None:
         return f"runs `{command}`, which is not on PATH"
     if command == COMMAND and shutil.which("git-gasp") is None:
         return "runs `git gasp`, but git-gasp is not on PATH (git finds `git gasp` there)"
-    import importlib.util
-
     if importlib.util.find_spec("mcp") is None:
         return "runs `git gasp mcp`, but the mcp SDK is not installed"
     return None

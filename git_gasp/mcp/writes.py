@@ -14,6 +14,10 @@ from typing import Any
 from git_gasp.base.agentconfig import CONFIG_REL, read_config
 from git_gasp.base.errors import UsageError
 from git_gasp.mcp.service import Service
+from git_gasp.redact.redactor import Redactor
+from git_gasp.runtime.commit import commit_paths
+from git_gasp.runtime.memory import Facts
+from git_gasp.store.lease_wait import take
 
 WRITE_TOOLS = ("gasp_remember", "gasp_observe", "gasp_decide")
 SOURCE = "mcp"  # an observation's `source` when the caller gives none
@@ -30,9 +34,6 @@ def disabled(tool: str) -> WritesDisabled:
 
 
 def _commit(state, tool: str, new_id: str) -> str:
-    from git_gasp.runtime.commit import commit_paths
-    from git_gasp.runtime.memory import Facts
-
     paths = [state.store.rel]
     facts = Facts(state)
     if facts.path.exists():
@@ -45,15 +46,11 @@ def _commit(state, tool: str, new_id: str) -> str:
 def _redacted(text: str) -> str:
     """What an agent writes through MCP, redacted as the hooks redact what it sends
     (`redact.redactor`): a key it read in a file never reaches the log or memory."""
-    from git_gasp.redact.redactor import Redactor
-
     return Redactor().text(text)
 
 
 def gated(service: Service, tool: str, write: Callable[[Any], str]) -> dict[str, Any]:
     """Run `write(state)` (which returns the new id) behind the write gate."""
-    from git_gasp.store.lease_wait import take
-
     config = read_config(service.root).mcp
     if not config.write:
         raise disabled(tool)
@@ -73,8 +70,6 @@ def gated(service: Service, tool: str, write: Callable[[Any], str]) -> dict[str,
 
 def remember(service: Service, text: str, derived_from: list[str]) -> dict[str, Any]:
     """Append a fact learned from `derived_from` (event or node ids, prefixes allowed)."""
-    from git_gasp.runtime.memory import Facts
-
     if not isinstance(text, str) or not text.strip():
         raise UsageError("text must be the fact, in words")
     if isinstance(derived_from, str):

@@ -15,6 +15,8 @@ from pathlib import Path
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write, read_file
+from git_gasp.merge.journal import merge_journal
+from git_gasp.merge.jsonl import merge_jsonl
 from git_gasp.merge.lines import MergeResult
 
 DISABLE_ENV = "GASP_NO_MERGE_DRIVER"
@@ -59,11 +61,7 @@ def merge_bytes(
 ) -> MergeResult:
     """Apply the `jsonl` or `journal` rule to three versions held in memory."""
     if rule == "jsonl":
-        from git_gasp.merge.jsonl import merge_jsonl
-
         return merge_jsonl(base, ours, theirs, marker_size)
-    from git_gasp.merge.journal import merge_journal
-
     return merge_journal(base, ours, theirs, marker_size)
 
 

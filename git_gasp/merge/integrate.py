@@ -18,6 +18,7 @@ from pathlib import Path
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import SMALL_FILE, atomic_write, read_file, read_text
+from git_gasp.merge.driver import disabled, merge_bytes, rule_for
 from git_gasp.merge.sync_state import Session, last_line
 from git_gasp.store import attributes
 
@@ -119,8 +120,6 @@ def merge(s: Session, onto: str, message: str) -> str | None:
     link) aborts that and merges again with the driver itself, so the outcome is the
     driver's; a criss-cross merge (several merge bases, which the driver merges too)
     goes to the driver at once."""
-    from git_gasp.merge.driver import disabled
-
     args = ("merge", "--no-edit", "--no-ff", "--no-autostash", "-m", message, onto)
     bases = git.run(s.top, "merge-base", "--all", "HEAD", onto, check=False).stdout.split()
     fast = not disabled() and len(bases) == 1  # a criss-cross: the driver merges the bases
@@ -145,8 +144,6 @@ def merge(s: Session, onto: str, message: str) -> str | None:
 def _merge_append_only(s: Session) -> list[str] | None:
     """Stage the driver's clean merge of every path the merge left, when all of them are
     append-only files (``merge=gasp``, both sides changed); their paths, else None."""
-    from git_gasp.merge.driver import merge_bytes, rule_for
-
     proc = git.run(s.top, "ls-files", "-u", "-z", check=False)
     stages: dict[str, dict[int, tuple[str, str]]] = {}
     for entry in proc.stdout.split(b"\0") if proc.returncode == 0 else ():

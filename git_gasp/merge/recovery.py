@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 from git_gasp.base import git
+from git_gasp.protocol.manifest import ManifestError, parse_manifest
+from git_gasp.store.agentfs import AgentFileError, read_regular
 
 PREFIX = "refs/gasp/recovery/"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -42,9 +44,6 @@ def ref_part(text: str) -> str:
 
 def agent_id(agent_root: Path) -> str:
     """The manifest's agent id, or ``unknown``."""
-    from git_gasp.protocol.manifest import ManifestError, parse_manifest
-    from git_gasp.store.agentfs import AgentFileError, read_regular
-
     try:
         return parse_manifest(read_regular(agent_root, "AGENT.md")).agent_id
     except (AgentFileError, ManifestError, OSError):

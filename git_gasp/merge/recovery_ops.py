@@ -24,6 +24,7 @@ from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.merge import integrate, sync, sync_state, validate
 from git_gasp.merge.recovery import PREFIX
 from git_gasp.merge.sync_state import CannotStart
+from git_gasp.store.attributes import log_location
 
 LIST_TIMEOUT_S = 30.0  # of the remote's listing and of a fetch or push
 
@@ -211,8 +212,6 @@ def _prefix_of(top: Path, agent_root: Path) -> str:
 
 def show(start: Path, given: str, remote: str | None = None) -> Shown:
     """The commits and log lines recovery ref `given` holds that the branch has not."""
-    from git_gasp.store.attributes import log_location
-
     top = _top(start)
     listing = list_refs(start, remote)
     ref = resolve(listing, given)
@@ -272,8 +271,6 @@ def apply(start: Path, given: str, remote: str | None = None,
           wait: float | None = None) -> Applied:
     """Merge recovery ref `given` into the current branch, validated as a sync's merge is
     (see the module doc); nothing is pushed."""
-    from git_gasp.store.attributes import log_location
-
     out = Applied("cannot-start")
     try:
         with sync_state.session(Path(start)) as s:

@@ -43,6 +43,9 @@ from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.merge import integrate, recovery, sync_state, validate
 from git_gasp.merge.backoff import DEFAULT_MAX_WAIT_S, Backoff
 from git_gasp.merge.sync_state import CannotStart, Session
+from git_gasp.store.attributes import log_location
+from git_gasp.store.lease import Lease, LeaseError, LeaseHeld
+from git_gasp.store.lease_wait import take
 
 EXIT = {"pushed": 0, "up-to-date": 0, "fast-forwarded": 0, "aborted": 0, "refused": 1,
         "moved": 1, "conflict": 1, "gave-up": 4, "cannot-start": 5, "stranded": 6}
@@ -175,9 +178,6 @@ def holding_lease(root: Path, wait_s: float | None = None) -> Iterator[None]:
     is waited for up to `wait_s` seconds (None: refused at once). This worker's lease
     kept between its commands (an open run, pid 0) is taken under this process and kept
     again afterwards; one this very process holds (an agent that embeds sync) is used."""
-    from git_gasp.store.lease import Lease, LeaseError, LeaseHeld
-    from git_gasp.store.lease_wait import take
-
     lease = Lease(root)
     try:
         current = lease.read()
@@ -237,8 +237,6 @@ def sync(start: Path, opts: Options, *, rng: random.Random | None = None,
 
 def _attempts(s: Session, root: Path, out: Outcome, opts: Options, backoff: Backoff,
               sleep: Callable[[float], None]) -> None:
-    from git_gasp.store.attributes import log_location
-
     orig = out.local
     log_rel = log_location(root)
     s.config = integrate.driver_config(s, root, log_rel)

@@ -8,6 +8,10 @@ import os
 from pathlib import Path
 
 from git_gasp.base import git
+from git_gasp.conformance.history.walk import Walker
+from git_gasp.conformance.runner import check_repo
+from git_gasp.odb.database import ObjectDatabase
+from git_gasp.odb.repo import prefix_of
 from git_gasp.protocol.failure import Failure
 
 
@@ -21,10 +25,6 @@ def new_commit_failures(top: Path, agent_root: Path, log_rel: str, tip: str,
     """Check 4's rules on the commits reachable from `tip` and not from `base` (every
     commit when `base` is None), the boundary commits counting as verified: what the
     remote's pre-receive would refuse."""
-    from git_gasp.conformance.history.walk import Walker
-    from git_gasp.odb.database import ObjectDatabase
-    from git_gasp.odb.repo import prefix_of
-
     listed = git.run(top, "rev-list", "--boundary", tip, *(("--not", base) if base else ()),
                      check=False)
     if listed.returncode != 0:
@@ -48,8 +48,6 @@ def new_commit_failures(top: Path, agent_root: Path, log_rel: str, tip: str,
 def check_failures(agent_root: Path, since: str | None = None) -> list[str]:
     """A cached `git gasp check` of the agent at `agent_root` (its work tree and
     history): each failure as ``check N (name): where: why``."""
-    from git_gasp.conformance.runner import check_repo
-
     report = check_repo(agent_root, use_cache=True, since=since)
     return [f"check {c.number} ({c.name}): {_say(f)}" for c in report.checks
             for f in c.failures]

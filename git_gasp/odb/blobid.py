@@ -4,13 +4,14 @@ committed blob whose id and length are known (the old blob is never read)."""
 
 from __future__ import annotations
 
-from git_gasp.base.digest import sha1
+import hashlib
+from typing import Any
 
 
-def blob_hasher(length: int):
+def blob_hasher(length: int) -> Any:
     """A SHA-1 object fed git's header of a `length`-byte blob: feed it the blob's bytes
     and its hex digest is the blob's (sha1) git id."""
-    return sha1(b"blob %d\x00" % length)
+    return hashlib.sha1(b"blob %d\x00" % length)
 
 
 def blob_id(data: bytes | memoryview) -> bytes:

@@ -6,12 +6,12 @@ or a push's quarantine in front of it (the server hook's overlay)."""
 from __future__ import annotations
 
 import stat
+from typing import TYPE_CHECKING
 
 from git_gasp.odb.objects import CommitInfo, ObjectError, commit_info, parse_tree
 from git_gasp.odb.policy import implementation, native
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
     from git_gasp.odb.repo import BaseObjectStore
 
 File = tuple[int, bytes]  # (mode, object id)

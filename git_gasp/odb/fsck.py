@@ -10,7 +10,7 @@ git's message id (``duplicateEntries``, ``treeNotSorted``, ...) and the entry's 
 
 from __future__ import annotations
 
-from git_gasp.base.lazyre import LazyPattern
+import re
 
 _DIR, _SUBMODULE = 0o040000, 0o160000
 # git fsck's standard modes (0o100664 is tolerated only without --strict)
@@ -22,10 +22,10 @@ _HFS_IGNORED = tuple(chr(c).encode() for c in (
 
 
 # one well-formed entry: a standard mode, unpadded; a name with neither NUL nor '/'
-_ENTRY = LazyPattern(rb"(?s)(100644|100755|120000|40000|160000) ([^\0/]+)\0.{20}")
+_ENTRY = re.compile(rb"(?s)(100644|100755|120000|40000|160000) ([^\0/]+)\0.{20}")
 # in the names joined by NULs: '.', '..', a '.git' look-alike, or a byte starting one
 # of the code points HFS+ ignores (U+200C.., U+202A.., U+206A.., U+FEFF)
-_SUSPECT = LazyPattern(rb"(?i)\0(?:\.\.?|\.git[. ]*|git~1)\0|[\xe2\xef]")
+_SUSPECT = re.compile(rb"(?i)\0(?:\.\.?|\.git[. ]*|git~1)\0|[\xe2\xef]")
 
 
 class TreeProblem(ValueError):

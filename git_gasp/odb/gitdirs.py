@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 from git_gasp.base.digest import is_object_id
-from git_gasp.base.files import is_within, open_file
+from git_gasp.base.files import open_file
 
 _OTHER_ENV = ("GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
               "GIT_NAMESPACE")
@@ -148,7 +149,7 @@ def locate(cwd: str) -> GitDirs | None:
         if git_dir:  # as git sets it for a linked worktree's hooks
             here = os.path.realpath(os.environ.get("GIT_WORK_TREE") or os.getcwd())
             controldir = git_dir
-            if not os.path.isdir(controldir) or not is_within(start, here):
+            if not os.path.isdir(controldir) or not Path(start).is_relative_to(here):
                 return None
         elif os.environ.get("GIT_WORK_TREE"):
             return None
@@ -169,7 +170,7 @@ def locate(cwd: str) -> GitDirs | None:
                 return None
     except OSError:
         return None
-    if is_within(start, controldir):
+    if Path(start).is_relative_to(controldir):
         return None
     return GitDirs(here, controldir, commondir)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import stat
 from collections import namedtuple
+from typing import TYPE_CHECKING
 
 from git_gasp.base.digest import is_hex
 from git_gasp.odb.errors import ObjectError
@@ -17,8 +18,7 @@ from git_gasp.odb.fsck import TreeProblem, check_tree
 from git_gasp.odb.policy import implementation, native
 from git_gasp.protocol.appendonly import AppendOnlyPaths
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # dulwich loads when an object is read: 20 ms off the pre-commit guard
     from collections.abc import Iterator
 
     from dulwich.object_store import BaseObjectStore

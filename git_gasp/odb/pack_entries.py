@@ -14,12 +14,9 @@ import bisect
 import zlib
 from array import array
 from collections import namedtuple
+from collections.abc import Iterator
 
 from git_gasp.protocol.appendonly import common_prefix_len
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 BLOB, OFS_DELTA, REF_DELTA = 3, 6, 7
 _FULL_TYPES = frozenset({1, 2, 3, 4})

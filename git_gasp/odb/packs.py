@@ -19,6 +19,7 @@ import binascii
 import os
 import zlib
 from collections import OrderedDict, namedtuple
+from collections.abc import Iterator
 
 from git_gasp.base.files import NotARegularFile, map_regular_file
 from git_gasp.odb.errors import ObjectError
@@ -35,10 +36,7 @@ from git_gasp.odb.pack_entries import (
     parse_delta,
 )
 from git_gasp.odb.pack_index import PackIndex, PackIndexError, PackIndexRefused
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterator
+from git_gasp.odb.repo import LazyDiskStore
 
 Loc = tuple[int, int | bytes]  # (pack number, offset), or (-1, hex id) for a loose object
 READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError)
@@ -111,8 +109,6 @@ class PackFiles:
     def for_store(cls, store: object) -> PackFiles | None:
         """The packs of an on-disk sha1 store: a `store.gitrepo.LazyDiskStore` or a
         dulwich ``DiskObjectStore`` (None for any other kind of store)."""
-        from git_gasp.odb.repo import LazyDiskStore
-
         if isinstance(store, LazyDiskStore):
             return cls.for_objects_dir(store.path)
         from dulwich.object_store import DiskObjectStore  # already loaded: `store` is one

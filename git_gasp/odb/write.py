@@ -4,13 +4,14 @@ made, its files added and committed)."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 from git_gasp.base.errors import GaspError
+from git_gasp.odb.repo import require_sha1
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import os
-    from collections.abc import Iterable
-
+if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
     from git_gasp.odb.repo import BaseObjectStore, Repo
 
 
@@ -50,8 +51,6 @@ def discover_or_init(path: str) -> Repo:
     is refused (`repo.UnsupportedObjectFormat`) before anything is written."""
     from dulwich.errors import NotGitRepository
     from dulwich.repo import Repo
-
-    from git_gasp.odb.repo import require_sha1
 
     try:
         repo = Repo.discover(path)

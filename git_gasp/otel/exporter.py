@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from git_gasp import __version__
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.otel.otlp import (
     KIND_CLIENT,
@@ -39,6 +40,9 @@ from git_gasp.otel.otlp import (
     span_id,
     trace_id,
 )
+from git_gasp.protocol.fold import fold
+from git_gasp.protocol.idmatch import match_id
+from git_gasp.store.agent import load_agent
 
 SCOPE = "git-gasp"
 FAILED_OUTCOMES = frozenset({"failed", "error", "errored", "crashed"})
@@ -138,9 +142,6 @@ class Exporter:
     """The OTLP/JSON lines of one agent repo's runs."""
 
     def __init__(self, root: Path) -> None:
-        from git_gasp.protocol.fold import fold
-        from git_gasp.store.agent import load_agent
-
         repo = load_agent(root)
         if repo.manifest is None:
             raise GaspError(f"{root}: not an agent repo ({repo.manifest_error})")
@@ -166,8 +167,6 @@ class Exporter:
             raise GaspError(f"no runs in {self.log_rel}: nothing to export")
         if run is None:
             return self.runs
-        from git_gasp.protocol.idmatch import match_id
-
         full = match_id((n["id"] for n in self.runs), run, "run")
         found = [n for n in self.runs if n["id"] == full]
         if not found:
@@ -186,8 +185,6 @@ class Exporter:
 
     @staticmethod
     def _scope() -> dict:
-        from git_gasp import __version__
-
         return {"name": SCOPE, "version": __version__}
 
     def _start(self, node: dict) -> tuple[str | None, int]:

@@ -49,6 +49,8 @@ from git_gasp.otel.semconv import (
     TOOL_NAMES,
 )
 from git_gasp.redact.redactor import Redactor, summarize
+from git_gasp.runtime.ops import clean, create_node, relate, update_node
+from git_gasp.runtime.state import AgentState
 
 FORMAT = "otlp"
 
@@ -211,7 +213,7 @@ def _tool_of(span: Span) -> str | None:
 class OtelWriter:
     """Records `OtelRun`s into an open AgentState."""
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: AgentState) -> None:
         self.state = state
         self.r = Redactor()
 
@@ -315,8 +317,6 @@ class OtelWriter:
     def _prepare(self, kind: str, span: Span, run_id: str, trace: str,
                  taken: set[str]) -> _Call:
         """The events of one call: .called, and .finished unless it was still running."""
-        from git_gasp.runtime.ops import clean, create_node, relate, update_node
-
         a = span.attrs
         nid = self._call_id(kind, span, run_id, taken)
         end = max(span.end_ns, span.start_ns)

@@ -8,9 +8,10 @@ one event per line terminated by b"\\n".
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 from git_gasp.base.errors import FormatError
-from git_gasp.base.lazyre import LazyPattern
 from git_gasp.base.record import Record
 from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.jsonstrict import (
@@ -22,10 +23,6 @@ from git_gasp.protocol.jsonstrict import (
     unwritable,
 )
 from git_gasp.protocol.vocab import payload_problem
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 ENVELOPE_KEYS = (
     "id",
@@ -264,7 +261,7 @@ def canonical_layout(event: Event, raw: bytes) -> bool:
 
 # An exponent "e-" of a number in compact JSON: its digits end the number, so a ",",
 # "}", "]" or the end follows them (in a UUID a hex digit, "-" or '"' follows, mostly).
-_E_MINUS = LazyPattern(rb"e-[0-9]+(?:[,}\]]|\Z)")
+_E_MINUS = re.compile(rb"e-[0-9]+(?:[,}\]]|\Z)")
 
 
 def float_differs(raw: bytes) -> bool:

@@ -7,17 +7,15 @@ Folding never mutates the events it reads (nested props are copied on write).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 from git_gasp.base.errors import FormatError
 from git_gasp.base.record import Record
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_op
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
-    from typing import Any
 
 
 class SkippedOp(Record):

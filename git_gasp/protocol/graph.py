@@ -7,14 +7,11 @@ Graph JSON: {"nodes": {id: {"id","kind","props","stale","tombstoned","artifacts"
 from __future__ import annotations
 
 import marshal
+from collections.abc import Iterator
+from typing import Any
 
 from git_gasp.base.errors import FormatError
 from git_gasp.protocol.jsonstrict import json_equal
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
 
 
 class GraphError(FormatError):

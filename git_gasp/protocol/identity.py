@@ -6,12 +6,10 @@ b"identity/IDENTITY.md"), matching the spec's shell recipe.
 
 from __future__ import annotations
 
-from git_gasp.base.digest import is_hex, sha256
+from collections.abc import Iterable
+from hashlib import sha256
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
+from git_gasp.base.digest import is_hex
 
 
 def identity_hash(files: Iterable[tuple[bytes, bytes]]) -> str:

@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 from git_gasp.base.errors import FormatError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 STDLIB_CALLS = 256  # asks answered the slow way before orjson is worth its import
 _orjson: Any = None  # the module once loaded; False when it cannot be

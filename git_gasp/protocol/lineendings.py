@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
+
 
 def lf_fix(paths: list[str]) -> str:
     """The one-line explanation and fix for GASP files a checkout converted to CRLF."""
-    import shlex
-
     named = " ".join(shlex.quote(p) for p in paths)  # names come from a cloned repo
     return ("git converted the line endings of this checkout to CRLF (core.autocrlf or an "
             "eol attribute); GASP files are LF: run `git gasp install-hooks` (it pins "

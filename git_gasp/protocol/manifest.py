@@ -6,26 +6,23 @@ Fields: spec_version, agent_id, identity_hash, executor, and optional `locations
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from git_gasp.base.errors import FormatError
-from git_gasp.base.lazyre import LazyPattern
 from git_gasp.base.record import Record
 from git_gasp.base.yamlread import load_yaml
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-    from git_gasp.protocol.appendonly import AppendOnlyPaths
+from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 # The control plane's machine-local files (spec Part I: LOCAL-ONLY, gitignored): never
 # committed, as `.agent/<name>` below an agent root.
 AGENT_DIR, LOCAL_ONLY = b".agent", (b"lease", b"HEAD")
 DEFAULT_LOCATIONS = {"identity": "identity", "memory": "memory", "log": "state/events.jsonl"}
-_FENCE = LazyPattern(r"(?ms)^```ya?ml[ \t]*\n(.*?)^```[ \t]*$")
-_FRONT_END = LazyPattern(r"(?m)^---[ \t]*$")
-_LOCATIONS = LazyPattern(r"(?im)^#+\s*Locations\s*$")
-_HEADING = LazyPattern(r"(?m)^#+\s")
-_TABLE_ROW = LazyPattern(r"(?m)^\|\s*`?([A-Za-z_ ]+?)`?\s*\|\s*`?([^|`]+?)`?\s*\|")
+_FENCE = re.compile(r"(?ms)^```ya?ml[ \t]*\n(.*?)^```[ \t]*$")
+_FRONT_END = re.compile(r"(?m)^---[ \t]*$")
+_LOCATIONS = re.compile(r"(?im)^#+\s*Locations\s*$")
+_HEADING = re.compile(r"(?m)^#+\s")
+_TABLE_ROW = re.compile(r"(?m)^\|\s*`?([A-Za-z_ ]+?)`?\s*\|\s*`?([^|`]+?)`?\s*\|")
 
 
 class ManifestError(FormatError):
@@ -115,7 +112,7 @@ def parse_manifest(data: bytes) -> Manifest:
 
 
 APPEND_ONLY_ROLES = ("log", "facts", "journal")
-_ROW = LazyPattern(r"(?m)^\|(.*)\|[ \t]*$")
+_ROW = re.compile(r"(?m)^\|(.*)\|[ \t]*$")
 
 
 def _cell(text: str) -> str:
@@ -184,8 +181,6 @@ def append_only_locations(data: bytes) -> tuple[dict[str, str], frozenset[str]]:
 def manifest_paths(data: bytes | None, extra: frozenset[bytes] = frozenset()) -> AppendOnlyPaths:
     """The append-only paths of a commit whose AGENT.md holds `data` (None: no
     manifest; the defaults), plus `extra` (paths declared from outside)."""
-    from git_gasp.protocol.appendonly import AppendOnlyPaths
-
     if data is None or (b"ocations" not in data and b"append_only" not in data):
         return AppendOnlyPaths(declared=extra)  # the fast path: nothing moved, no YAML
     roles, declared = append_only_locations(data)

@@ -6,11 +6,9 @@ a list of (tag, body) pairs or raises OpError naming the op index and the field.
 
 from __future__ import annotations
 
-from git_gasp.base.errors import FormatError
+from typing import Any
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from git_gasp.base.errors import FormatError
 
 # tag -> {field: allowed types}; None stands for JSON null.
 _STR = (str,)

@@ -6,14 +6,12 @@ newlines included; `event_id` is the id of the last event of that prefix.
 
 from __future__ import annotations
 
-from git_gasp.base.digest import sha256
+from hashlib import sha256
+from typing import Any
+
 from git_gasp.base.errors import FormatError
 from git_gasp.base.record import Record
 from git_gasp.protocol.graph import Graph, GraphError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 class SnapshotError(FormatError):

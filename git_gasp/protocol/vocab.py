@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from git_gasp.base.errors import FormatError
 from git_gasp.base.record import Record
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 BASE_NODE_KINDS = frozenset(
     {

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from hashlib import sha256
 
 from git_gasp.base import agentconfig
-from git_gasp.base.digest import sha256
-from git_gasp.base.lazyre import LazyPattern
 
 SUMMARY_CHARS = 500
 FILE_TOOLS = {"Write": ("content",), "Edit": ("old_string", "new_string"),
               "MultiEdit": ("edits",), "NotebookEdit": ("new_source",)}
-_DIGEST = LazyPattern(r"<\d+ bytes, sha256 [0-9a-f]{12}>: ")
+_DIGEST = re.compile(r"<\d+ bytes, sha256 [0-9a-f]{12}>: ")
 
 
 class Capture(agentconfig.Capture):

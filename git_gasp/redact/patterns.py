@@ -12,9 +12,6 @@ Every pattern here runs in time linear in its input, whatever the input (proved 
   caller on the match (``re.sub`` then resumes after it): a long run is scanned once
   even when it turns out not to be a secret;
 - context checks (``mysql -p…``) look back a bounded window, never the whole text.
-
-Patterns compile when first used (`base.lazyre.LazyPattern`): a hook recording one
-payload pays only for the detectors its text reaches.
 """
 
 from __future__ import annotations
@@ -23,14 +20,11 @@ import math
 import re
 from collections import Counter
 
-from git_gasp.base.lazyre import LazyPattern
-from git_gasp.base.lazyre import compile as compile_cached
-
 TOKEN_PREFIX = "[REDACTED:"
-TOKEN_RE = LazyPattern(r"\[REDACTED:[a-z_]+:[0-9a-f]{8}\]")
+TOKEN_RE = re.compile(r"\[REDACTED:[a-z_]+:[0-9a-f]{8}\]")
 
-PRIVATE_SPAN = LazyPattern(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
-PEM = LazyPattern(
+PRIVATE_SPAN = re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
+PEM = re.compile(
     r"-----BEGIN (?P<label>[A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?)-----.*?"
     r"(?:-----END (?P=label)-----|\Z)",
     re.S,
@@ -85,7 +79,7 @@ _VENDOR_BRANCHES = [
     r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
     *(c + r"[A-Za-z0-9_-]{23,27}+\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}+" for c in "MNO"),
 ]
-VENDOR = LazyPattern("|".join(b[0] + _G + b[1:] for b in _VENDOR_BRANCHES))
+VENDOR = re.compile("|".join(b[0] + _G + b[1:] for b in _VENDOR_BRANCHES))
 _VENDOR_PREFIXES = (
     ("sk-ant-", "anthropic_key"), ("sk_", "stripe_key"), ("rk_", "stripe_key"),
     ("whsec_", "stripe_key"), ("sk-", "openai_key"), ("AIza", "google_api_key"),
@@ -107,39 +101,39 @@ def vendor_kind(token: str) -> str:
 
 # -- secrets named by their context -----------------------------------------------------
 # Whole URL paths that are the secret (webhooks).
-WEBHOOK = LazyPattern(
+WEBHOOK = re.compile(
     r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/(?P<slack>[A-Za-z0-9_/-]++)"
     r"|discord(?:app)?\.com/api/webhooks/(?P<discord>[0-9]++/[A-Za-z0-9_-]++))"
 )
 # scheme://user:password@host (the user may be empty: redis://:pw@host).
-URL_PASSWORD = LazyPattern(r"://[^\s:/@\"'<>]*+:(?P<s>[^\s@/\"'<>]++)@")
+URL_PASSWORD = re.compile(r"://[^\s:/@\"'<>]*+:(?P<s>[^\s@/\"'<>]++)@")
 # Authorization: <scheme> <credential> (any scheme, or none).
-AUTH_HEADER = LazyPattern(
+AUTH_HEADER = re.compile(
     r"[AaPp](?<![A-Za-z0-9].)(?i:(?<=[Pp])roxy-a|(?<=[Aa]))(?i:uthorization)[\"']?[ \t]*+[:=]"
     r"[ \t]*+[\"']?(?>(?i:bearer|basic|token|digest|negotiate|bot|apikey|key)[ \t]++)?"
     r"(?P<s>[^\s\"'\[\],;<>]++)"
 )
 # A bare "Bearer x" / "Basic x" anywhere (the caller rejects plain words).
-BEARER = LazyPattern(r"[Bb](?<![A-Za-z0-9].)(?i:earer|asic)[ \t]++(?P<s>[A-Za-z0-9._~+/-]{8,}+=*+)")
+BEARER = re.compile(r"[Bb](?<![A-Za-z0-9].)(?i:earer|asic)[ \t]++(?P<s>[A-Za-z0-9._~+/-]{8,}+=*+)")
 
 # CLI flags: --password x, --token=x, -u user:pass, mysql -pSECRET, sshpass -p x.
 _FLAG_VALUE = r"(?:\"(?P<dq>[^\"\n]*+)\"|'(?P<sq>[^'\n]*+)'|(?P<bare>(?!-)[^\s\"'`;|&<>()]++))"
-LONG_FLAG = LazyPattern(
+LONG_FLAG = re.compile(
     r"-(?<![^\s'\"(=]-)-?(?P<flag>[A-Za-z][A-Za-z0-9_-]{0,40}+)(?:=|[ \t]++)" + _FLAG_VALUE
 )
-SHORT_FLAG_ATTACHED = compile_cached(
+SHORT_FLAG_ATTACHED = re.compile(
     r"-(?<![^\s'\"]-)(?P<flag>[pu])(?P<bare>[^\s\"'`;|&<>()-][^\s\"'`;|&<>()]*+)"
 )
-SECRET_FLAG = LazyPattern(
+SECRET_FLAG = re.compile(
     r"(?i)(?:^|[-_])(?:password|passwd|pass|pwd|token|secret|api[-_]?key|apikey|"
     r"access[-_]?key|secret[-_]?key|auth[-_]?token|client[-_]?secret|access[-_]?token|"
     r"refresh[-_]?token|bearer|passphrase|credentials?)$"
 )
-USER_FLAG = LazyPattern(r"(?i)^(?:u|user|proxy-user)$")
+USER_FLAG = re.compile(r"(?i)^(?:u|user|proxy-user)$")
 # -p / -a with a separate value mean a password only after these commands.
-SEPARATE_P_COMMANDS = LazyPattern(r"\b(?:sshpass|docker login|podman login|helm registry login)\b")
-SEPARATE_A_COMMANDS = LazyPattern(r"\bredis-cli\b")
-ATTACHED_P_COMMANDS = LazyPattern(r"\b(?:mysql\w*|mariadb\w*)\b")
+SEPARATE_P_COMMANDS = re.compile(r"\b(?:sshpass|docker login|podman login|helm registry login)\b")
+SEPARATE_A_COMMANDS = re.compile(r"\bredis-cli\b")
+ATTACHED_P_COMMANDS = re.compile(r"\b(?:mysql\w*|mariadb\w*)\b")
 CONTEXT_WINDOW = 400
 
 # NAME op VALUE where NAME ends in a secret word (the name itself is never matched, so
@@ -178,7 +172,7 @@ _ASSIGN_OP = (
     r"|(?P<eq>" + _OPQ + r"=(?!=[ \t])[ \t]*+)(?:" + _quoted("2") + r"|(?P<bare>" + _WORD1 + r")))"
 )
 # An existing token is matched whole (its kind may be a secret word).
-ASSIGN = LazyPattern(first_char_alternation(
+ASSIGN = re.compile(first_char_alternation(
     _WORDS, tail=_ASSIGN_OP, more=("[", r"(?P<tok>REDACTED:[a-z_]+:[0-9a-f]{8}\])")))
 # The same words read backwards from their operator, in the reversed text: a pass over
 # the reversed text stops only at ':' and '=' (a leading set again), and gives every
@@ -189,7 +183,7 @@ def _both_cases(regex: str) -> str:
     return "".join(f"[{c}{c.upper()}]" if "a" <= c <= "z" else c for c in regex)
 
 
-ASSIGN_REVERSED = LazyPattern(
+ASSIGN_REVERSED = re.compile(
     r"[:=][ \t]*+[\"']?\\?(?:" + _both_cases(
         "yek(?:[_-]?(?:etavirp|terces|gningis|ssecca[_-]?derahs|ipa|ssecca|tnuocca"
         "|noitpyrcne|retsam))?|nekot(?:[_-]?(?:noisses|htua|ssecca|hserfer))?"
@@ -208,25 +202,25 @@ BARE_LITERALS = frozenset(
 )
 # A value that is a name in code (`token = Error`, `password = parsed.auth_decoded`)
 # when the operator is spaced the way code is: no digits, nothing but identifiers.
-CODE_NAME = LazyPattern(r"[A-Za-z_]++(?:\.[A-Za-z_]++)*+")
+CODE_NAME = re.compile(r"[A-Za-z_]++(?:\.[A-Za-z_]++)*+")
 # `x_pass: ShrinkPass`, `secret: SecretStr`: a type annotation, not a setting.
-TYPE_NAME = LazyPattern(r"(?:[A-Z][a-z0-9]++){2,}+")
+TYPE_NAME = re.compile(r"(?:[A-Z][a-z0-9]++){2,}+")
 # What follows a bare value when it is code, not a setting: `secret = tmp / "x"`.
-EXPRESSION_AFTER = LazyPattern(r"[ \t]++(?:[-+*/%|&^<>=!.?]|(?:if|else|or|and|for|in)\b)")
-REFERENCE = LazyPattern(
+EXPRESSION_AFTER = re.compile(r"[ \t]++(?:[-+*/%|&^<>=!.?]|(?:if|else|or|and|for|in)\b)")
+REFERENCE = re.compile(
     r"^(?:process\.env|os\.environ|os\.getenv|env|ENV|self|this|config|settings|"
     r"secrets|vars|cls|ctx|args|opts|options|params|props|request|req)\.|^\$|^%[A-Za-z_]\w*%$|"
     r"^\{\{|^<[A-Za-z_ -]*>?$|^\*+$|^x+$|^\.+$|^#[0-9a-fA-F]{3,8}$",
 )
 
 # JSON object members whose key names a secret (the whole value) or an id (no entropy).
-SECRET_KEY = LazyPattern(
+SECRET_KEY = re.compile(
     r"(?i)^(?:.*[_-])?(?:password|passwd|passphrase|secret|api[_-]?key|apikey|"
     r"access[_-]?key|private[_-]?key|secret[_-]?key|account[_-]?key|client[_-]?secret|"
     r"token|access[_-]?token|auth[_-]?token|refresh[_-]?token|session[_-]?token|"
     r"authorization|credentials?|cookie)$"
 )
-ID_KEY = LazyPattern(
+ID_KEY = re.compile(
     r"(?i)(?:^|[_-]|[a-z])(?:id|uuid|ids|hash|digest|sha|sha1|sha256|ref|signature)$|^id$"
 )
 
@@ -235,17 +229,17 @@ ID_KEY = LazyPattern(
 # tail); a secret the cut went through is no longer whole, so no shape above matches
 # it. A run of token characters touching the ellipsis is replaced when it could be one.
 _C = r"A-Za-z0-9+/_=.~-"
-CUT_BEFORE = LazyPattern(rf"[{_C}](?<![{_C}].)[{_C}]{{7,}}+(?=…)")
-CUT_AFTER = LazyPattern(rf"…\n?(?P<s>[{_C}]{{8,}}+)")
+CUT_BEFORE = re.compile(rf"[{_C}](?<![{_C}].)[{_C}]{{7,}}+(?=…)")
+CUT_AFTER = re.compile(rf"…\n?(?P<s>[{_C}]{{8,}}+)")
 
 # -- high-entropy tokens ----------------------------------------------------------------
-CANDIDATE = LazyPattern(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_-].)[A-Za-z0-9+/_-]{19,}+={0,2}")
+CANDIDATE = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_-].)[A-Za-z0-9+/_-]{19,}+={0,2}")
 _HEX_CHARS = frozenset("0123456789abcdefABCDEF")
 _HEXDASH = "0123456789abcdefABCDEF-"
 _UUID_SOURCE = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_UUID = LazyPattern(_UUID_SOURCE)
-_WORDY = LazyPattern(r"[-_]*+[A-Za-z]?[a-z_-]*+|[0-9]++")
-_PREFIX = LazyPattern(r"[A-Za-z]++(?:[_-][A-Za-z]++)*+")
+_UUID = re.compile(_UUID_SOURCE)
+_WORDY = re.compile(r"[-_]*+[A-Za-z]?[a-z_-]*+|[0-9]++")
+_PREFIX = re.compile(r"[A-Za-z]++(?:[_-][A-Za-z]++)*+")
 
 
 def shannon_entropy(text: str) -> float:
@@ -304,7 +298,7 @@ def _transition_ratio(word: str) -> float:
 # camelCase / snake_case / UPPER_SNAKE names made of words
 # (cacheCreationEphemeral5mInputTokens, PytestRemovedIn10Warning, PEP517_BUILD_BACKEND):
 # fewer than 1 in 1,000 random 20-character tokens read as one, none of 40.
-NAME = LazyPattern(
+NAME = re.compile(
     r"(?:[_-]?+(?:[A-Z]?[a-z]{2,}+|(?:In|Of|To|Is|At|By|On|Or|As|If|Id|No|Up|Do)(?![a-z])"
     r"|[0-9]{1,4}+[a-z]?))++"
     r"|[A-Z]{2,}+[0-9]{0,4}+(?:[_-](?:[A-Z]++[0-9]{0,4}+|[0-9]{1,4}+))++"
@@ -313,7 +307,7 @@ NAME = LazyPattern(
 
 # Ids agents put in file names: a UUID, an ISO time with '-' or ':' between its fields
 # (Codex's rollout-2026-12-01T19-23-31-<uuid>.jsonl). Judged without them.
-_NAME_IDS = LazyPattern(_UUID_SOURCE + r"|\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}")
+_NAME_IDS = re.compile(_UUID_SOURCE + r"|\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}")
 
 
 def _segment_is_secret(seg: str) -> bool:

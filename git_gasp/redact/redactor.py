@@ -59,19 +59,15 @@ import bisect
 import json
 import re
 from collections import Counter
+from hashlib import sha256
+from typing import Any
 
-from git_gasp.base.digest import sha256
-from git_gasp.base.lazyre import LazyPattern
 from git_gasp.redact import patterns as P
 from git_gasp.redact.patterns import (
     TOKEN_PREFIX,
     looks_high_entropy,
     shannon_entropy,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["TOKEN_PREFIX", "Redactor", "is_redacted", "looks_high_entropy", "redact",
            "redact_field", "redact_text", "shannon_entropy", "summarize", "token_for"]
@@ -351,7 +347,7 @@ def _not_a_value(value: str) -> bool:
             or P.REFERENCE.match(v) is not None)
 
 
-_SEPARATOR = LazyPattern(r"[\n;|&]")
+_SEPARATOR = re.compile(r"[\n;|&]")
 
 
 def _command_before(m: re.Match[str], command: re.Pattern[str], cache: dict) -> bool:
@@ -376,7 +372,7 @@ def _command_before(m: re.Match[str], command: re.Pattern[str], cache: dict) -> 
     return k < 0 or seps[k] < ends[j]
 
 
-_KEY_KIND = LazyPattern(r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|_key|key$")
+_KEY_KIND = re.compile(r"api[_-]?key|apikey|access[_-]?key|private[_-]?key|_key|key$")
 
 
 def _assign_kind(name: str) -> str:

@@ -7,11 +7,7 @@ Names are loaded lazily so `import git_gasp.runtime` stays cheap.
 
 from __future__ import annotations
 
-import sys
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+import importlib
 
 _EXPORTS = {
     "AgentState": "state",
@@ -45,13 +41,13 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
+    """One of `__all__`, imported from its module when first asked for."""
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'git_gasp.runtime' has no attribute {name!r}")
     if "." not in module:
         module = f"git_gasp.runtime.{module}"
-    __import__(module)  # not importlib: it imports warnings, on every agent hook's path
-    value = getattr(sys.modules[module], name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

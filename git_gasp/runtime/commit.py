@@ -17,8 +17,13 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import read_file
+from git_gasp.base.files import UnsafePath, read_file, refuse_links
+from git_gasp.guard.api import check_tree, refusal_line
+from git_gasp.odb.database import ObjectDatabase
+from git_gasp.odb.repo import open_repo
+from git_gasp.odb.write import add_blob, stage, write_tree
 
 
 class CommitError(GaspError):
@@ -76,8 +81,6 @@ def _git_dirs(root: Path, top: Path) -> list[Path]:
     """The git dirs of `root`'s repository whose files may not be committed: all but one
     that holds the work tree `top` itself (a linked worktree git-gasp keeps under the
     git dir, `store.statebranch`: its files are the work tree's, not the git dir's)."""
-    from git_gasp.base import git
-
     real_top = Path(os.path.realpath(top))
     dirs = {Path(os.path.realpath(git.git_dir(root))),
             Path(os.path.realpath(git.common_dir(root)))}
@@ -95,8 +98,6 @@ def _link_problem(full: Path, top: Path) -> str | None:
 
 def _signing(root: Path) -> list[str]:
     """`-S` when commit.gpgsign is true: the commit is signed by git as `git commit` would."""
-    from git_gasp.base import git
-
     proc = git.run(root, "config", "--type=bool", "--get", "commit.gpgsign", check=False)
     return ["-S"] if proc.returncode == 0 and proc.stdout.strip() == b"true" else []
 
@@ -106,8 +107,6 @@ def make_commit(root: Path, tree: bytes, parent: bytes | None, message: bytes, *
     """Build the commit of `tree` on `parent` with `git commit-tree` (signed when
     commit.gpgsign says so) and move `ref` to it, only if `ref` still points at `old`
     (None: `parent` for HEAD, or that `ref` does not exist yet)."""
-    from git_gasp.base import git
-
     if old is None and ref == "HEAD":
         old = parent
     args = ["commit-tree", *_signing(root), tree.decode()]
@@ -134,12 +133,6 @@ def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes,
     tree, under a symlinked directory or linking outside the work tree are refused.
     `dry_run`: make every check (a match with HEAD included), commit nothing, return None.
     """
-    from git_gasp.base.files import UnsafePath, refuse_links
-    from git_gasp.guard.api import check_tree, refusal_line
-    from git_gasp.odb.database import ObjectDatabase
-    from git_gasp.odb.repo import open_repo
-    from git_gasp.odb.write import add_blob, stage, write_tree
-
     repo, prefix = open_repo(root)
     with repo:
         top = Path(repo.path)

@@ -34,14 +34,11 @@ import marshal
 import os
 import sys
 import zlib
+from typing import Any
 
-from git_gasp.base.files import AtomicFile, UnsafePath
-from git_gasp.base.git import find_git_dir_str
+from git_gasp.base.files import MAX_FILE, AtomicFile, UnsafePath, open_regular, read_regular_file
+from git_gasp.base.git import find_git_dir
 from git_gasp.protocol.graph import Graph
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 DIR = ("gasp", "end-state")
 _MAGIC = b"gasp-end-state/1"
@@ -72,8 +69,6 @@ def entry_path(gitdir: str | os.PathLike, root: str | os.PathLike, rel: str) -> 
 
 
 def _read(path: str | os.PathLike) -> bytes | None:
-    from git_gasp.base.files import MAX_FILE, read_regular_file
-
     try:  # a link or a FIFO put in its place is no entry (NotARegularFile is an OSError)
         return read_regular_file(path, limit=MAX_FILE)
     except OSError:
@@ -107,8 +102,6 @@ def _prefix_crc(path: str | os.PathLike, size: int) -> int | None:
     (the hook's open checked the log up to the end state it loaded; saving it again
     after appending reads only the lines appended since, not the whole log twice); the
     next open checks the entry against the log itself either way."""
-    from git_gasp.base.files import open_regular
-
     name = os.fspath(path)
     start, crc = _verified.get(name, (0, 0))
     if start > size:
@@ -137,7 +130,7 @@ def _prefix_crc(path: str | os.PathLike, size: int) -> int | None:
 def load(root: str | os.PathLike, rel: str, log_path: str | os.PathLike) -> EndState | None:
     """The saved end state of log `rel`, when the log still starts with the bytes it was
     saved from (else None: read the log as before)."""
-    gitdir = find_git_dir_str(root)
+    gitdir = find_git_dir(root)
     blob = _read(entry_path(gitdir, root, rel)) if gitdir is not None else None
     head = _header(blob) if blob else None
     if head is None:
@@ -175,7 +168,7 @@ def save(state: Any) -> str | None:
     if state.skipped:
         return "the fold skipped ops"
     store = state.store
-    gitdir = find_git_dir_str(state.root_str)
+    gitdir = find_git_dir(state.root)
     digest = _prefix_crc(store.path, store.size) if gitdir is not None else None
     if digest is None:
         return "the log or the git dir cannot be read"
@@ -189,7 +182,7 @@ def save(state: Any) -> str | None:
         return f"not written ({exc})"
     header = b" ".join([_MAGIC, _PY, b"%08x" % digest, b"%d" % store.size, b"%d" % store.line_count,
                         b"%08x" % zlib.crc32(payload), b"%d" % len(payload)]) + b"\n"
-    entry = entry_path(gitdir, state.root_str, store.rel)
+    entry = entry_path(gitdir, state.root, store.rel)
     try:
         os.makedirs(os.path.dirname(entry), exist_ok=True)
         with AtomicFile(entry, root=gitdir, durable=False) as fh:  # a cache: rebuilt if lost

@@ -10,17 +10,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
+
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.ids import new_id, now_ms
-from git_gasp.protocol.envelope import OPS_KIND, Event, serialize, split_lines
+from git_gasp.guard.api import check_tree, refusal_line
+from git_gasp.odb.database import ObjectDatabase
+from git_gasp.odb.repo import open_repo
+from git_gasp.odb.write import add_blob, write_tree
+from git_gasp.protocol.envelope import OPS_KIND, Event, parse_line, serialize, split_lines
+from git_gasp.protocol.idmatch import match_id
+from git_gasp.protocol.manifest import parse_manifest
+from git_gasp.protocol.vocab import ENTITY_CREATING
+from git_gasp.runtime.commit import make_commit
+from git_gasp.runtime.queries import read_at_revision
 from git_gasp.runtime.state import create_node
 
 
 def _fields(raw: bytes) -> tuple[object, object, object]:
     """(id, kind, causation_id) of a committed line, leniently (Nones when not JSON)."""
-    import orjson
-
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -34,8 +43,6 @@ def _keep_pairs(lines: list[bytes], count: int) -> int:
     """How many lines the fork keeps when cut after line `count`: the cut is moved past
     the state.ops_applied event pairing each entity-creating event it keeps (check 7),
     so `--at` may name a domain event as `git gasp log` shows it."""
-    from git_gasp.protocol.vocab import ENTITY_CREATING
-
     fields = [_fields(raw) for raw in lines]
     claimed: dict[object, int] = {}  # domain event id -> line index of its first ops claim
     for i, (_eid, kind, cause) in enumerate(fields):
@@ -51,12 +58,6 @@ def _keep_pairs(lines: list[bytes], count: int) -> int:
 
 def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp")) -> bytes:
     """Create branch `name` forked at event `at` (default: the last committed event)."""
-    from git_gasp.odb.database import ObjectDatabase
-    from git_gasp.odb.repo import open_repo
-    from git_gasp.odb.write import add_blob, write_tree
-    from git_gasp.protocol.manifest import parse_manifest
-    from git_gasp.runtime.queries import read_at_revision
-
     root = Path(root)
     if name.startswith("-") or not git.ok(root, "check-ref-format", "--branch", name):
         raise UsageError(f"{name!r} is not a valid branch name")
@@ -68,13 +69,9 @@ def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp"
     lines, terminated = split_lines(log)
     if not terminated:
         raise GaspError(f"{rel} at HEAD ends in a torn line; repair it first")
-    from git_gasp.protocol.envelope import parse_line
-
     count = len(lines)
     at_id = None
     if at is not None:
-        from git_gasp.protocol.idmatch import match_id
-
         numbered: dict[str, int] = {}  # event id -> its first line
         for n, raw in enumerate(lines, 1):
             if raw.startswith(b'{"id":"'):
@@ -119,9 +116,6 @@ def fork(root: Path, name: str, at: str | None = None, *, actor=("agent", "gasp"
         path = (pfx + b"/" if pfx else b"") + rel.encode()
         entries[path] = (0o100644, blob_id)
         tree = write_tree(repo.object_store, entries)
-        from git_gasp.guard.api import check_tree, refusal_line
-        from git_gasp.runtime.commit import make_commit
-
         rejections = check_tree(repo, entries, base_id)
         if rejections:
             raise GaspError(refusal_line(rejections))

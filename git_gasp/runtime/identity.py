@@ -13,14 +13,15 @@ from pathlib import Path
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write, read_file
 from git_gasp.protocol.identity import identity_hash, normalize_declared
+from git_gasp.protocol.manifest import ManifestError, parse_manifest
+from git_gasp.runtime.commit import commit_paths
+from git_gasp.store.agentfs import AgentFileError, list_files, read_regular
 
 _HASH_LINE = re.compile(r"^(\s*identity_hash\s*:\s*)(\"?)(?:sha256:)?[0-9A-Fa-f]*\2[ \t]*$", re.M)
 
 
 def compute_identity_hash(root: Path, ident_rel: str = "identity") -> str:
     """SHA-256 over identity/ as the spec recipe prints it (paths as identity/<file>)."""
-    from git_gasp.store.agentfs import AgentFileError, list_files
-
     try:
         files = list_files(Path(root), ident_rel)
     except AgentFileError as exc:
@@ -34,9 +35,6 @@ def compute_identity_hash(root: Path, ident_rel: str = "identity") -> str:
 
 def declared_identity_hash(root: Path):
     """(manifest, declared digest or None)."""
-    from git_gasp.protocol.manifest import ManifestError, parse_manifest
-    from git_gasp.store.agentfs import AgentFileError, read_regular
-
     try:
         manifest = parse_manifest(read_regular(Path(root), "AGENT.md"))
     except (AgentFileError, ManifestError) as exc:
@@ -103,8 +101,6 @@ class _Writes:
 
 def _hash_with(root: Path, ident: str, changes: dict[str, bytes]) -> str:
     """The identity hash identity/ would have with `changes` written (nothing is written)."""
-    from git_gasp.store.agentfs import AgentFileError, list_files
-
     try:
         files = {rel: read_file(p, root=root) for rel, p in list_files(root, ident)}
     except AgentFileError as exc:
@@ -126,9 +122,6 @@ def amend_identity(state, approver: str, reason: str,
     The decision's checks (lease, policy, validation) run before any file is written;
     the files are replaced atomically and put back as they were if recording the
     decision then fails, so a refused amend leaves nothing on disk."""
-    from git_gasp.runtime.commit import commit_paths
-    from git_gasp.store.agentfs import AgentFileError, read_regular
-
     root = Path(state.root)
     if not approver or "\n" in approver:
         raise GaspError("an identity amend needs the approver's name (one line)")

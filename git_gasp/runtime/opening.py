@@ -6,20 +6,21 @@ from __future__ import annotations
 
 import gc
 import os
+from pathlib import Path
 
-from git_gasp.base.errors import GaspError
-from git_gasp.base.paths import is_dir, path_str
+from git_gasp.base.errors import GaspError, NotAGitRepo
 from git_gasp.base.record import Record as Value
+from git_gasp.odb.repo import open_repo
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.fold import FoldResult, fold
 from git_gasp.protocol.graph import Graph
-from git_gasp.protocol.manifest import Manifest
+from git_gasp.protocol.manifest import Manifest, ManifestError, parse_manifest
+from git_gasp.runtime import seed as seeds
+from git_gasp.runtime.endstate import EndState, load
+from git_gasp.store.agentfs import AgentFileError, read_regular
 from git_gasp.store.append import EventStore, parse_tail, torn_error
 from git_gasp.store.lease import Lease
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from git_gasp.runtime.endstate import EndState
+from git_gasp.store.snapshots import find_seed
 
 
 class Opened(Value):
@@ -49,9 +50,6 @@ class Opened(Value):
 
 def _refuse_missing_tracked_log(root: str, rel: str) -> None:
     """A log that git tracks but the working tree lost is an error, not an empty log."""
-    from git_gasp.base.errors import NotAGitRepo
-    from git_gasp.odb.repo import open_repo
-
     try:
         repo, prefix = open_repo(root)
     except NotAGitRepo:
@@ -89,11 +87,8 @@ def open_state(path: str | os.PathLike, worker_id: str | None, *, fsync: bool, l
 
     Raises GaspError when AGENT.md is missing or the log has a bad or torn line.
     """
-    from git_gasp.protocol.manifest import ManifestError, parse_manifest
-    from git_gasp.store.agentfs import AgentFileError, read_regular
-
-    root = path_str(path)  # a str: the hook's path never imports pathlib
-    if not is_dir(root):
+    root = str(Path(path))
+    if not Path(root).is_dir():
         raise GaspError(f"{root}: no such directory")
     try:
         manifest = parse_manifest(read_regular(root, "AGENT.md"))
@@ -108,16 +103,9 @@ def open_state(path: str | os.PathLike, worker_id: str | None, *, fsync: bool, l
     if not store.check_path():
         _refuse_missing_tracked_log(root, rel)
     if end_state:
-        from git_gasp.runtime.endstate import load
-
         end = load(root, rel, store.path)
         if end is not None:
             return _from_end_state(root, store, manifest, end)
-    from pathlib import Path  # the snapshot caches: not for an end state
-
-    from git_gasp.runtime import seed as seeds
-    from git_gasp.store.snapshots import find_seed
-
     tree = Path(root)
 
     notes: list[str] = []

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
-    Op = dict[str, Any]
-else:
-    Op = dict  # dict[str, Any], without importing typing at run time
+Op = dict[str, Any]
 
 
 def create_node(node_id: str, kind: str, props: dict) -> Op:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write, read_text
+from git_gasp.conformance.packs import load_vocabulary
 from git_gasp.protocol.vocab import BASE_NODE_KINDS, BASE_RELATIONS, Vocabulary
 
 PACK_REL = ".agent/packs/gasp-runtime.json"
@@ -26,8 +27,6 @@ def declare(root: Path, kind: str, required_props: list[str], description: str,
             relations: dict[str, str]) -> Vocabulary:
     """Add `kind` (and `relations`: rel -> description) to the runtime pack; return the
     repo's vocabulary afterwards. Baseline kinds and relations are not restated."""
-    from git_gasp.conformance.packs import load_vocabulary
-
     path = Path(root) / PACK_REL
     try:
         doc = json.loads(read_text(path, root=root)) if path.exists() else _empty()

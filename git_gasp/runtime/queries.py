@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -9,8 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.git import resolve_commit
+from git_gasp.odb.database import ObjectDatabase
+from git_gasp.odb.objects import ObjectError
+from git_gasp.odb.repo import open_repo
+from git_gasp.protocol.envelope import parse_log
+from git_gasp.protocol.fold import fold
 from git_gasp.protocol.graph import Graph
+from git_gasp.protocol.idmatch import match_id
 from git_gasp.protocol.jsonstrict import json_equal
+from git_gasp.store.agent import load_agent
+from git_gasp.store.logview import fold_agent
 
 _LABEL_KEYS = ("title", "summary", "statement", "command", "reason", "task", "tool", "model")
 
@@ -238,8 +248,6 @@ class GraphDiff:
 
 
 def _short(value: Any) -> str:
-    import json
-
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -249,8 +257,6 @@ def _props(r: dict) -> str:
 
 
 def _rel_key(r: dict) -> str:
-    import json
-
     return json.dumps([r["from"], r["rel"], r["to"], r.get("props", {})], sort_keys=True)
 
 
@@ -294,14 +300,8 @@ def diff_graphs(a: Graph, b: Graph) -> GraphDiff:
 def fold_at(root: Path, ref: str | None = None) -> Graph:
     """The graph at an event id of the current log, or at a git revision (branch,
     tag, commit) whose committed log is folded; None/"" means the working tree."""
-    from git_gasp.store.logview import fold_agent
-
     if not ref:
         return fold_agent(Path(root)).result.graph
-    from git_gasp.base.git import resolve_commit
-    from git_gasp.protocol.idmatch import match_id
-    from git_gasp.store.agent import load_agent
-
     repo = load_agent(Path(root))
     data = repo.log_bytes or b""
     if f'{{"id":"{ref}",'.encode() in data or any(e.id == ref for e in repo.parsed.events):
@@ -317,10 +317,6 @@ def fold_at(root: Path, ref: str | None = None) -> Graph:
 
 def read_at_revision(root: Path, rev: str, rel: str) -> bytes:
     """The bytes of `rel` (relative to the agent root) at git revision `rev`."""
-    from git_gasp.odb.database import ObjectDatabase
-    from git_gasp.odb.objects import ObjectError
-    from git_gasp.odb.repo import open_repo
-
     sha = resolve_rev(Path(root), rev)
     repo, prefix = open_repo(Path(root))
     with repo:
@@ -337,8 +333,6 @@ def read_at_revision(root: Path, rev: str, rel: str) -> bytes:
 
 def resolve_rev(root: Path, rev: str) -> bytes:
     """The commit id of any git revision (`main`, `HEAD~2`, a tag, an abbreviated id)."""
-    from git_gasp.base.git import resolve_commit
-
     if rev.startswith("-"):
         raise GaspError(f"{rev!r} is not a revision")
     sha = resolve_commit(root, rev)
@@ -348,9 +342,6 @@ def resolve_rev(root: Path, rev: str) -> bytes:
 
 
 def fold_revision(root: Path, rev: str, rel: str) -> Graph:
-    from git_gasp.protocol.envelope import parse_log
-    from git_gasp.protocol.fold import fold
-
     parsed = parse_log(read_at_revision(root, rev, rel))
     if parsed.errors:
         first = parsed.errors[0]

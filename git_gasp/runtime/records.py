@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from typing import Any
 
 from git_gasp.base.ids import new_id
-from git_gasp.base.lazyre import LazyPattern
 from git_gasp.protocol.vocab import BASE_NODE_KINDS, ENTITY_CREATING
 from git_gasp.runtime.ops import Op, clean, create_node, relate, update_node
 from git_gasp.runtime.transitions import (
@@ -17,11 +18,8 @@ from git_gasp.runtime.transitions import (
 )
 from git_gasp.runtime.writepath import AUTO, StateError
 
-_NOT_ID = LazyPattern(r"[^A-Za-z0-9]+")  # a kind's characters a node id may not hold
+_NOT_ID = re.compile(r"[^A-Za-z0-9]+")  # a kind's characters a node id may not hold
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 class EntityRecords:

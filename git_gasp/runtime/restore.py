@@ -15,10 +15,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import tomli_w
+
 from git_gasp.base import git
 from git_gasp.base.agentconfig import read_config
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.base.files import atomic_write, move_into_place, read_file
+from git_gasp.base.files import atomic_write, move_into_place, read_file, refuse_links
+from git_gasp.protocol.fold import FoldResult
+from git_gasp.protocol.skill import SkillError, parse_skill
+from git_gasp.protocol.summary import open_goals
+from git_gasp.runtime.identity import declared_identity_hash, verify_identity
+from git_gasp.runtime.runs import is_unfinished_run
+from git_gasp.runtime.state import AgentState
+from git_gasp.store.agentfs import AgentFileError, list_files, read_regular
+from git_gasp.store.attributes import lineendings_error, register_driver
+from git_gasp.store.logview import fold_agent
 
 SUPPORTED_SPEC = {1, "1", "1.0"}
 
@@ -71,9 +82,6 @@ def bind_model(root: Path, model: str) -> None:
     The file is read with tomllib and written with tomli_w (so any model name, accents
     and quotes included, comes out as valid TOML); comments in it are not kept. A link
     at the file or on the way to it is refused."""
-    import tomli_w
-
-    from git_gasp.base.files import refuse_links
     if "\n" in model or "\r" in model or not model.strip():
         raise UsageError("a model name is one non-empty line")
     path = refuse_links(root / ".agent" / "config.toml", root)
@@ -86,9 +94,6 @@ def bind_model(root: Path, model: str) -> None:
 
 def load_skills(root: Path) -> list[str]:
     """Parse every skills/*/SKILL.md (front matter validated); return the skill names."""
-    from git_gasp.protocol.skill import SkillError, parse_skill
-    from git_gasp.store.agentfs import AgentFileError, read_regular
-
     names = []
     base = root / "skills"
     if not base.is_dir():
@@ -106,17 +111,9 @@ def load_skills(root: Path) -> list[str]:
 
 def where_it_stands(root: Path, *, at: str | None = None) -> RestoreReport:
     """Verify and load an agent checkout; report open goals, an unfinished run, decisions."""
-    from git_gasp.protocol.summary import open_goals
-    from git_gasp.runtime.identity import verify_identity
-    from git_gasp.runtime.state import AgentState
-    from git_gasp.store.agentfs import list_files
-    from git_gasp.store.attributes import lineendings_error
-
     if converted := lineendings_error(root):  # a CRLF checkout: one line with the fix
         raise GaspError(converted)
     _declared, actual = verify_identity(root)
-    from git_gasp.runtime.identity import declared_identity_hash
-
     manifest, _ = declared_identity_hash(root)
     if manifest.spec_version not in SUPPORTED_SPEC:
         raise GaspError(f"AGENT.md declares spec_version {manifest.spec_version!r}; this "
@@ -135,9 +132,6 @@ def where_it_stands(root: Path, *, at: str | None = None) -> RestoreReport:
         run_info = None if run is None else {"run_id": run.run_id, "goal_id": run.goal_id,
                                              "task": graph.nodes[run.run_id]["props"].get("task")}
     else:
-        from git_gasp.runtime.runs import is_unfinished_run
-        from git_gasp.store.logview import fold_agent
-
         view = fold_agent(root, at=at)
         graph, last, seeded = view.result.graph, view.last_event_id, view.seeded_from
         notes += view.notes
@@ -145,8 +139,6 @@ def where_it_stands(root: Path, *, at: str | None = None) -> RestoreReport:
         run_info = None if not running else {"run_id": running[-1]["id"],
                                              "goal_id": running[-1]["props"].get("goal_id"),
                                              "task": running[-1]["props"].get("task")}
-    from git_gasp.protocol.fold import FoldResult
-
     goals = open_goals(FoldResult(graph))
     decisions = [n for n in graph.nodes.values() if n["kind"] == "decision"][-3:]
     model = read_config(root).executor.model or None
@@ -187,8 +179,6 @@ def restore(url: str, dest: str | Path | None = None, *, at: str | None = None,
         if model is not None:
             bind_model(tmp, model)
             report.model = model.strip()
-        from git_gasp.store.attributes import register_driver
-
         register_driver(tmp)
         if install_hooks is not None:
             install_hooks(tmp)

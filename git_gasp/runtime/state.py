@@ -15,27 +15,27 @@ importable from here).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-from git_gasp.base.paths import path_str
-from git_gasp.protocol.envelope import OPS_KIND, Event
+from git_gasp.conformance.packs import load_vocabulary
+from git_gasp.protocol.envelope import OPS_KIND, Event, parse_log
 from git_gasp.protocol.fold import FoldResult, fold
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.manifest import DEFAULT_LOCATIONS
 from git_gasp.protocol.vocab import ENTITY_CREATING, Vocabulary
+from git_gasp.runtime.endstate import save
 from git_gasp.runtime.opening import open_state
 from git_gasp.runtime.ops import Op, create_node, relate, update_node
 from git_gasp.runtime.ops import clean as _clean
 from git_gasp.runtime.policy import PolicySet
+from git_gasp.runtime.queries import lineage, track_record
 from git_gasp.runtime.records import EntityRecords
 from git_gasp.runtime.runs import OpenRun, RunLifecycle
 from git_gasp.runtime.writepath import AUTO as _AUTO
 from git_gasp.runtime.writepath import MAX_BEHAVIOUR_DEPTH, Behaviour, StateError, WritePath
 from git_gasp.store.append import EventStore, parse_tail
-from git_gasp.store.lease import DEFAULT_TTL_MS
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from pathlib import Path
+from git_gasp.store.lease import DEFAULT_TTL_MS, LeaseError
+from git_gasp.store.snapshots import write_snapshot
 
 __all__ = ["MAX_BEHAVIOUR_DEPTH", "AgentState", "Behaviour", "Op", "OpenRun", "StateError",
            "_AUTO", "_clean", "create_node", "relate", "update_node"]
@@ -47,7 +47,7 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
     def __init__(self, root: str | os.PathLike, store: EventStore, graph: Graph, *,
                  agent_id: str, vocab: Vocabulary, policy: PolicySet,
                  notes: list[str]) -> None:
-        self.root_str = path_str(root)  # the hook's path never imports pathlib: see `root`
+        self.root = Path(root)  # the agent root (the directory holding AGENT.md)
         self.store = store
         self.graph = graph
         self.agent_id = agent_id
@@ -70,13 +70,6 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
         self._data_for_index: bytes | None = None
         self._running_hint: list[str] | None = None  # unfinished runs of a lazy seed
 
-    @property
-    def root(self) -> Path:
-        """The agent root (the directory holding AGENT.md), as a pathlib.Path."""
-        from pathlib import Path
-
-        return Path(self.root_str)
-
     # --- opening -------------------------------------------------------------
     @classmethod
     def open(cls, path: str | os.PathLike, worker_id: str | None = None, *, fsync: bool = True,
@@ -89,8 +82,6 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
 
         Raises GaspError when AGENT.md is missing or the log has a bad or torn line.
         """
-        from git_gasp.conformance.packs import load_vocabulary
-
         opened = open_state(path, worker_id, fsync=fsync, lease_ttl_ms=lease_ttl_ms,
                             use_snapshots=use_snapshots, end_state=end_state)
         root = opened.root
@@ -131,8 +122,6 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
         """Parse the snapshot-covered prefix too (only when an old id must be looked up)."""
         if self._full_index:
             return
-        from git_gasp.protocol.envelope import parse_log
-
         data = self._data_for_index or self.store.read_bytes()
         self._index(parse_log(data).events)
         self._full_index = True
@@ -174,23 +163,17 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
     def events(self) -> list[Event]:
         """Every event of the log, parsed (reads the whole file)."""
         data = self.store.read_bytes()
-        return parse_tail(data, 0, 1, self.store.rel, self.root_str)
+        return parse_tail(data, 0, 1, self.store.rel, self.root)
 
     # --- queries (thin; see runtime.queries) ---------------------------------------------
     def lineage(self, node_id: str, depth: int = 3):
-        from git_gasp.runtime.queries import lineage
-
         return lineage(self.graph, node_id, depth)
 
     def track_record(self, skill: str):
-        from git_gasp.runtime.queries import track_record
-
         return track_record(self.graph, skill)
 
     def write_snapshot(self) -> str:
         """Write snapshots/<last-event>/graph.json for the whole log; return its path."""
-        from git_gasp.store.snapshots import write_snapshot
-
         if self.last_event_id is None:
             raise StateError("the log is empty: nothing to snapshot")
         self.refresh()
@@ -206,8 +189,6 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
     def save_end_state(self) -> str | None:
         """Keep this fold for the next ``open(..., end_state=True)`` of the log (call it
         holding the lease); returns why it was not kept, or None."""
-        from git_gasp.runtime.endstate import save
-
         return save(self)
 
     # --- lease -------------------------------------------------------------------------
@@ -219,8 +200,6 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
         """After a command: give the lease back, or, while a run is open, keep it for the
         worker's next command with no process holding it (`Lease.keep_between_commands`).
         A lease already lost is left alone."""
-        from git_gasp.store.lease import LeaseError
-
         try:
             if self.run is None:
                 self.store.lease.release()

@@ -5,6 +5,8 @@ behaviours subscribed to the event; policy gates and approvals on the way."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from fnmatch import fnmatchcase
+from typing import Any, TypeVar
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.ids import new_id, now_ms, valid_id
@@ -13,6 +15,7 @@ from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.fold import apply_op
 from git_gasp.protocol.ops import NEEDS_NODE, OpError, parse_ops
 from git_gasp.runtime.ops import Op
+from git_gasp.runtime.packs import declare
 from git_gasp.runtime.policy import ApprovalRequired, Gate, PolicyDenied, Verdict
 from git_gasp.store.append import refuse_unwritable
 
@@ -34,11 +37,7 @@ class Behaviour(Value):
         self.name = name
 
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, TypeVar
-
-    _State = TypeVar("_State", bound="WritePath")  # the class WritePath is mixed into
+_State = TypeVar("_State", bound="WritePath")  # the class WritePath is mixed into
 
 
 class WritePath:
@@ -67,8 +66,6 @@ class WritePath:
                      description: str = "", relations: dict[str, str] | None = None) -> None:
         """Declare a node kind (and relations) in the runtime's pack so the repo stays
         conformant (check 3)."""
-        from git_gasp.runtime.packs import declare
-
         self.vocab = declare(self.root, kind, required_props or [], description,
                              relations or {})
 
@@ -211,8 +208,6 @@ class WritePath:
     def _dispatch(self, event: Event) -> None:
         if not self.behaviours:
             return
-        from fnmatch import fnmatchcase  # only once a behaviour is registered
-
         matching = [b for b in self.behaviours if fnmatchcase(event.kind, b.pattern)]
         if not matching:
             return

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
-from git_gasp.base.files import is_dir, is_link, is_within, join, open_file, parents
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from pathlib import Path
+from git_gasp.base.files import open_file
 
 MAX_FILE = 1 << 34  # refuse absurd files rather than exhausting memory (16 GiB)
 
@@ -24,7 +21,7 @@ class AgentFileError(ValueError):
 
 def read_regular(root: str | os.PathLike, relpath: str) -> bytes:
     """Read root/relpath, which must be a regular file inside root (not a symlink)."""
-    path = join(root, relpath)
+    path = str(Path(root, relpath))
     regular_file(root, relpath)
     try:
         with open_file(path) as f:
@@ -35,7 +32,7 @@ def read_regular(root: str | os.PathLike, relpath: str) -> bytes:
 
 def regular_file(root: str | os.PathLike, relpath: str) -> os.stat_result:
     """The lstat of root/relpath after `read_regular`'s checks, without reading it."""
-    path = join(root, relpath)
+    path = str(Path(root, relpath))
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -44,7 +41,7 @@ def regular_file(root: str | os.PathLike, relpath: str) -> os.stat_result:
         raise AgentFileError(f"{relpath} cannot be read: {exc.strerror}") from None
     if stat.S_ISLNK(st.st_mode):
         target = os.readlink(path)
-        inside = is_within(os.path.realpath(path), os.path.realpath(root))
+        inside = Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
         where = "inside" if inside else "outside"
         raise AgentFileError(
             f"{relpath} is a symlink to {target!r} ({where} the repo); git would commit the "
@@ -56,8 +53,8 @@ def regular_file(root: str | os.PathLike, relpath: str) -> os.stat_result:
         raise AgentFileError(f"{relpath} is not a regular file")
     if st.st_size > MAX_FILE:
         raise AgentFileError(f"{relpath} is larger than 16 GiB")
-    for parent in parents(relpath):
-        if parent != "." and is_link(join(root, parent)):
+    for parent in [str(p) for p in Path(relpath).parents]:
+        if parent != "." and Path(root, parent).is_symlink():
             raise AgentFileError(f"{parent} (holding {relpath}) is a symlink")
     return st
 
@@ -67,10 +64,10 @@ def file_paths(root: str | os.PathLike, reldir: str) -> list[tuple[bytes, str]]:
 
     Symlinked files or directories are refused (AgentFileError); the walk is iterative.
     """
-    base = join(root, reldir)
-    if is_link(base):
+    base = str(Path(root, reldir))
+    if Path(base).is_symlink():
         raise AgentFileError(f"{reldir}/ is a symlink")
-    if not is_dir(base):
+    if not Path(base).is_dir():
         raise AgentFileError(f"{reldir}/ is missing")
     out: list[tuple[bytes, str]] = []
     stack = [base]
@@ -91,6 +88,4 @@ def file_paths(root: str | os.PathLike, reldir: str) -> list[tuple[bytes, str]]:
 
 def list_files(root: str | os.PathLike, reldir: str) -> list[tuple[bytes, Path]]:
     """`file_paths` with each absolute path a pathlib.Path."""
-    from pathlib import Path
-
     return [(rel, Path(path)) for rel, path in file_paths(root, reldir)]

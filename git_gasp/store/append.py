@@ -11,16 +11,21 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable
+from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import exists, is_link, join, open_file, parents, path_str
+from git_gasp.base.files import open_file, refuse_links
+from git_gasp.base.git import run
 from git_gasp.protocol.envelope import (
+    OPS_KIND,
     EnvelopeError,
     Event,
     parse_line,
     serialize,
     writable_problem,
 )
+from git_gasp.protocol.vocab import ENTITY_CREATING
+from git_gasp.store.agentfs import AgentFileError, read_regular
 from git_gasp.store.lease import Lease
 
 
@@ -109,9 +114,6 @@ def torn_error(rel: str, data: bytes, root: str | os.PathLike | None = None) -> 
     lacks its newline, or a torn line (with a domain event whose pair was cut off).
 
     With `root` (the agent root) the advice never cuts into HEAD's committed log."""
-    from git_gasp.protocol.envelope import OPS_KIND
-    from git_gasp.protocol.vocab import ENTITY_CREATING
-
     start = data.rfind(b"\n") + 1
     partial = data[start:]
     line = data.count(b"\n") + 1
@@ -139,8 +141,6 @@ def torn_error(rel: str, data: bytes, root: str | os.PathLike | None = None) -> 
 
 def _committed_size(root: str | os.PathLike, rel: str) -> int:
     """The size of `rel`'s blob in HEAD (0 when there is none or git cannot tell)."""
-    from git_gasp.base.git import run
-
     try:
         proc = run(root, "cat-file", "-s", f"HEAD:./{rel}", check=False)
     except GaspError:
@@ -180,9 +180,9 @@ class EventStore:
 
     def __init__(self, root: str | os.PathLike, rel: str, lease: Lease, *,
                  fsync: bool = True) -> None:
-        self.root = path_str(root)  # strs: the hook's path never imports pathlib
+        self.root = str(Path(root))
         self.rel = rel
-        self.path = join(self.root, rel)
+        self.path = str(Path(self.root, rel))
         self.lease = lease
         self.fsync = fsync
         self.size = 0  # bytes of the log we have read or written
@@ -191,8 +191,8 @@ class EventStore:
     def check_path(self) -> bool:
         """Refuse a log that is not a regular file of this repo (a symlink, a FIFO, a
         directory, or under a symlinked directory); return whether it exists."""
-        for parent in reversed(parents(self.rel)):
-            if parent != "." and is_link(join(self.root, parent)):
+        for parent in reversed([str(p) for p in Path(self.rel).parents]):
+            if parent != "." and Path(self.root, parent).is_symlink():
                 raise LogError(f"{parent}/ (holding {self.rel}) is a symlink; git would commit "
                                "the link, not the log — replace it with the real directory")
         try:
@@ -206,8 +206,6 @@ class EventStore:
         return True
 
     def _read_regular(self) -> bytes:
-        from git_gasp.store.agentfs import AgentFileError, read_regular
-
         try:
             return read_regular(self.root, self.rel)
         except AgentFileError as exc:
@@ -338,11 +336,9 @@ def append_line_file(path: str | os.PathLike, data: bytes, *, fsync: bool = True
 
     A link at `path`, or on the way to it from `root`, is refused (UnsafePath). A
     failed write or fsync leaves the file as it was and raises LogError."""
-    from git_gasp.base.files import refuse_links
-
     refuse_links(path, root)
-    path = path_str(path)
-    created = not exists(path)
+    path = str(Path(path))
+    created = not Path(path).exists()
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fd = _open_append(path, path)
     try:

@@ -11,10 +11,14 @@ matches at every depth below it, including the directory itself.
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
+import stat
 import sys
+from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import is_dir, is_link, join, open_file, relative_to
+from git_gasp.base.files import open_file
 from git_gasp.base.git import (
     check_attr,
     config_get,
@@ -22,6 +26,9 @@ from git_gasp.base.git import (
     config_unset_local,
     run,
 )
+from git_gasp.odb.gitdirs import local_config_sets
+from git_gasp.protocol.lineendings import crlf_converted, lf_fix
+from git_gasp.protocol.manifest import DEFAULT_LOCATIONS, ManifestError, parse_manifest
 
 DRIVER = "gasp"
 DRIVER_NAME = "GASP union merge for append-only agent state"
@@ -35,13 +42,9 @@ SAMPLE_PATHS = ("memory/facts.jsonl", "journal/JOURNAL.md")
 
 def gasp_command() -> list[str]:
     """How to run this installation of git-gasp: its console script, else `python -m`."""
-    from pathlib import Path  # here: install-hooks, not the check
-
     beside = Path(sys.executable).with_name("git-gasp")
     if beside.is_file():
         return [str(beside)]
-    import shutil
-
     found = shutil.which("git-gasp")
     if found:
         return [found]
@@ -50,17 +53,13 @@ def gasp_command() -> list[str]:
 
 def driver_command() -> str:
     """The `merge.gasp.driver` value: shell words git runs, with git's placeholders."""
-    import shlex
-
     return " ".join(shlex.quote(w) for w in gasp_command()) + " " + DRIVER_ARGS
 
 
 def locations(root: str | os.PathLike) -> dict[str, str]:
     """The manifest's locations (log, identity, memory), or the defaults."""
-    from git_gasp.protocol.manifest import DEFAULT_LOCATIONS, ManifestError, parse_manifest
-
     try:
-        with open_file(join(root, "AGENT.md")) as f:
+        with open_file(str(Path(root, "AGENT.md"))) as f:
             data = f.read()
     except OSError:
         return dict(DEFAULT_LOCATIONS)
@@ -120,10 +119,6 @@ _PROBE = 1 << 16
 
 def _converted(path: str) -> bool:
     """True when the regular file at `path` reads as LF text converted to CRLF."""
-    import stat
-
-    from git_gasp.protocol.lineendings import crlf_converted
-
     try:
         st = os.lstat(path)
         if not stat.S_ISREG(st.st_mode):
@@ -149,12 +144,12 @@ def crlf_paths(root: str | os.PathLike) -> list[str]:
     rels = [locs["log"], "AGENT.md", ".agent/config.toml", f"{locs['memory']}/facts.jsonl",
             "journal/JOURNAL.md"]
     for top in (locs["identity"], "snapshots"):
-        base = join(root, top)
-        if is_dir(base) and not is_link(base):
+        base = str(Path(root, top))
+        if Path(base).is_dir() and not Path(base).is_symlink():
             for dirpath, _dirs, files in os.walk(base):
-                rel_dir = relative_to(dirpath, root)
+                rel_dir = Path(dirpath).relative_to(root).as_posix()
                 rels += [f"{rel_dir}/{name}" for name in sorted(files)]
-    found = [rel for rel in rels if _converted(join(root, rel))]
+    found = [rel for rel in rels if _converted(str(Path(root, rel)))]
     return _git_converted(root, found) if found else []
 
 
@@ -174,8 +169,6 @@ def _git_converted(root: str | os.PathLike, rels: list[str]) -> list[str]:
 
 def lineendings_error(root: str | os.PathLike) -> str | None:
     """The one line (with its fix) when git converted GASP files of `root` to CRLF."""
-    from git_gasp.protocol.lineendings import lf_fix
-
     paths = crlf_paths(root)
     return lf_fix(paths) if paths else None
 
@@ -239,8 +232,6 @@ def missing_driver_note(root: str | os.PathLike) -> str | None:
     The driver's config is asked first: when this clone's own config file sets it (every
     clone with the hooks installed) no git process runs; else git is asked, and only
     when it is unset anywhere are the attributes read."""
-    from git_gasp.odb.gitdirs import local_config_sets
-
     if local_config_sets(str(root), "merge", DRIVER, "driver"):
         return None
     try:

@@ -12,14 +12,13 @@ import os
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import NotARegularFile, atomic_write, read_regular_file
+from git_gasp.odb.gitdirs import locate
 
 MAGIC = b"gasp-last-check 1"
 _LIMIT = 4096
 
 
 def _path(root: str) -> str | None:
-    from git_gasp.odb.gitdirs import locate
-
     dirs = locate(root)
     return None if dirs is None else os.path.join(dirs.controldir(), "gasp", "last-check")
 
@@ -27,8 +26,6 @@ def _path(root: str) -> str | None:
 def save(root: str, *, conformant: bool, failed: list[int], now_ms: int) -> None:
     """Record the verdict of a check of the agent at `root` against its HEAD now (best
     effort: a verdict that cannot be written is not a check failure)."""
-    from git_gasp.odb.gitdirs import locate
-
     dirs = locate(root)
     path = _path(root)
     if dirs is None or path is None:

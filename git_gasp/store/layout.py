@@ -12,7 +12,9 @@ from pathlib import Path
 
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.files import atomic_write, read_file, refuse_links
+from git_gasp.odb.write import add_paths, commit_index, discover_or_init, head_tree, index_tree
 from git_gasp.protocol.identity import identity_hash
+from git_gasp.store.attributes import attribute_lines, updated_gitattributes
 
 # the lease and HEAD are local-only (spec Part I); the rest are the names of the
 # temporary files a killed or failed writer could leave (lease.py, base.files)
@@ -132,8 +134,6 @@ def _ensure_gitignore(root: Path, created: Created) -> None:
 
 def _ensure_gitattributes(root: Path, created: Created) -> None:
     """The merge=gasp lines for the append-only files, committed with the layout."""
-    from git_gasp.store.attributes import attribute_lines, updated_gitattributes
-
     path = refuse_links(root / ".gitattributes", root)
     old = read_file(path, root=root) if path.exists() else None
     new = updated_gitattributes(old, attribute_lines(root))
@@ -160,8 +160,6 @@ def init_agent(root: Path, agent_id: str | None = None, *,
     rolls back every file (and hook, and config key) it wrote when anything fails.
     What the hook installer did goes to `notes` when given.
     """
-    from git_gasp.odb.write import add_paths, commit_index, discover_or_init
-
     agent_id = validate_agent_id(agent_id or default_agent_id(root))
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root}: not a directory")
@@ -199,8 +197,6 @@ def init_agent(root: Path, agent_id: str | None = None, *,
 
 def _refuse_staged_changes(repo) -> None:
     """Init commits only its own files: refuse when the index already differs from HEAD."""
-    from git_gasp.odb.write import head_tree, index_tree
-
     tree, staged = head_tree(repo), index_tree(repo)
     if tree is None:
         if staged is not None:

@@ -15,6 +15,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import (
@@ -26,7 +27,6 @@ from git_gasp.base.files import (
     remove_file,
 )
 from git_gasp.base.ids import new_uuid, now_ms
-from git_gasp.base.paths import join, path_str
 from git_gasp.base.record import Record as Value
 from git_gasp.store import holder
 
@@ -155,8 +155,8 @@ class Lease:
 
     def __init__(self, root: str | os.PathLike, worker_id: str | None = None,
                  ttl_ms: int = DEFAULT_TTL_MS) -> None:
-        self.root = path_str(root)  # strs: the hook's path never imports pathlib
-        self.path = join(self.root, LEASE_REL)
+        self.root = str(Path(root))
+        self.path = str(Path(self.root, LEASE_REL))
         self.worker_id = worker_id or default_worker_id()
         self.ttl_ms = ttl_ms
         self._held_until = 0  # expiry of the lease we last wrote (0: not held)

@@ -11,9 +11,10 @@ machine, by `git gasp init --branch` (or by the user); it is read without runnin
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-from git_gasp.base.errors import GaspError
-from git_gasp.base.files import exists, is_file, join, parents, path_str
+from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.odb.gitdirs import local_config_value, locate
 
 MANIFEST = "AGENT.md"
 SECTION, KEY = "gasp", "state"  # gasp.state: the state's directory
@@ -24,11 +25,11 @@ def root_above(start: str, *, with_log: bool = False) -> str | None:
     """The nearest directory at or above `start` holding AGENT.md (`with_log`: and the
     default log beside it), up to the git work tree's top (or the filesystem's root
     outside one); None if there is none."""
-    for candidate in (start, *parents(start)):
-        if is_file(join(candidate, MANIFEST)) and (
-                not with_log or exists(join(candidate, "state", "events.jsonl"))):
+    for candidate in (start, *[str(p) for p in Path(start).parents]):
+        if Path(candidate, MANIFEST).is_file() and (
+                not with_log or Path(candidate, "state", "events.jsonl").exists()):
             return candidate
-        if exists(join(candidate, ".git")):
+        if Path(candidate, ".git").exists():
             return None
     return None
 
@@ -36,8 +37,6 @@ def root_above(start: str, *, with_log: bool = False) -> str | None:
 def configured_root(start: str) -> str | None:
     """The state directory the repository around `start` names in `gasp.state` (a path
     relative to the git common dir, or absolute), if it holds AGENT.md."""
-    from git_gasp.odb.gitdirs import local_config_value, locate
-
     try:
         value = local_config_value(start, SECTION, None, KEY)
         if not value:
@@ -47,7 +46,7 @@ def configured_root(start: str) -> str | None:
         root = os.path.normpath(os.path.join(base, os.fsdecode(value)))
     except (OSError, ValueError):
         return None
-    return root if is_file(join(root, MANIFEST)) else None
+    return root if Path(root, MANIFEST).is_file() else None
 
 
 def find_root(start: str | os.PathLike) -> str | None:
@@ -56,7 +55,7 @@ def find_root(start: str | os.PathLike) -> str | None:
     else any AGENT.md at or above; None when there is none. An AGENT.md without a log may
     be a project's own agent instructions, so a configured state wins over it (and the
     common case, the agent repository itself, is decided without reading the config)."""
-    here = path_str(start)
+    here = str(Path(start))
     return root_above(here, with_log=True) or configured_root(here) or root_above(here)
 
 
@@ -79,5 +78,40 @@ def require_root(start: str | os.PathLike) -> str:
     """`find_root`, or `not_an_agent_repository` when there is no state to act on."""
     root = find_root(start)
     if root is None:
-        raise not_an_agent_repository(path_str(start))
+        raise not_an_agent_repository(str(Path(start)))
     return root
+
+
+def find_agent_root(path: str | None) -> str:
+    """The agent root for PATH; without PATH, the nearest directory up holding AGENT.md,
+    else the state directory the repository's config names (`store.location`).
+
+    The upward search stops at the git work-tree root. A PATH that holds AGENT.md or
+    the log is the root; another PATH is searched up from as the current directory is.
+    No agent found is the one "not an agent repository" error (`store.location`, exit
+    2); a missing manifest of a directory that holds a log is check 6's to report. A
+    str as `str()` of a pathlib.Path shows it.
+    """
+    if path is not None:
+        root = str(Path(path))
+        if not Path(root).exists():
+            raise UsageError(f"{path}: no such directory")
+        if not Path(root).is_dir():
+            raise UsageError(f"{path}: not a directory")
+        if _agent_like(root):
+            return root
+        found = find_root(str(Path(os.path.abspath(root))))  # inside an agent: that agent
+        if found is None:
+            raise not_an_agent_repository(path)
+        return found
+    cwd = str(Path(os.getcwd()))
+    return cwd if find_root(cwd) is None and _agent_like(cwd) else require_root(cwd)
+
+
+def _agent_like(root: str) -> bool:
+    return Path(root, MANIFEST).exists() or Path(root, "state", "events.jsonl").exists()
+
+
+def resolve_agent_root(path: str | None) -> Path:
+    """`find_agent_root` as a pathlib.Path."""
+    return Path(find_agent_root(path))

@@ -6,15 +6,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.protocol.envelope import parse_log
 from git_gasp.protocol.fold import FoldError, FoldResult, fold
+from git_gasp.protocol.idmatch import match_id
+from git_gasp.protocol.snapshot import prefix_bytes
 from git_gasp.store.agent import AgentRepo, load_agent
+from git_gasp.store.attributes import lineendings_error
+from git_gasp.store.snapshots import find_seed
 
 
 def event_index(events: list, at: str) -> int | None:
     """The index in `events` of the event `at` names: its id or a unique prefix of one
     (`protocol.idmatch`; several matches raise AmbiguousId); None when none matches."""
-    from git_gasp.protocol.idmatch import match_id
-
     full = match_id((e.id for e in events), at, "event")
     return next((i for i, e in enumerate(events) if e.id == full), None)
 
@@ -38,11 +41,6 @@ def fold_agent(root: Path, *, at: str | None = None, strict: bool = False,
     With a verified snapshot at or before the target, only the lines after it are
     parsed (their line numbers stay those of the whole log).
     """
-    from git_gasp.protocol.envelope import parse_log
-    from git_gasp.protocol.snapshot import prefix_bytes
-    from git_gasp.store.attributes import lineendings_error
-    from git_gasp.store.snapshots import find_seed
-
     repo = load_agent(root)
     if repo.log_error is not None:
         raise GaspError(repo.log_error)

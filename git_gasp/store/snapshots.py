@@ -12,7 +12,8 @@ from git_gasp.base.files import SMALL_FILE, atomic_write, open_file, read_file
 from git_gasp.base.git import find_git_dir
 from git_gasp.base.record import Record as Value
 from git_gasp.odb.blobid import blob_id
-from git_gasp.protocol.envelope import EnvelopeError, parse_line
+from git_gasp.protocol.envelope import EnvelopeError, parse_line, parse_log
+from git_gasp.protocol.fold import fold
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.jsonstrict import JsonError, dumps_canonical, loads_slow
 from git_gasp.protocol.snapshot import (
@@ -76,9 +77,6 @@ def graph_matches_prefix(root: Path, log: bytes, offset: int, graph: Graph,
                          raw: bytes) -> bool:
     """True when `graph` (loaded from the graph.json bytes `raw`) equals the fold of
     log[:offset]; the verdict is remembered in the git dir, keyed by raw's blob id."""
-    from git_gasp.protocol.envelope import parse_log
-    from git_gasp.protocol.fold import fold
-
     blob = blob_id(raw).decode()
     path = _verdict_path(root, blob)
     if path is not None:

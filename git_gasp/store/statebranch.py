@@ -17,7 +17,10 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.store.location import BRANCH_KEY, KEY, SECTION, find_root
+from git_gasp.base.files import SMALL_FILE, atomic_write, read_regular_file
+from git_gasp.store.attributes import register_driver, restore_config
+from git_gasp.store.layout import default_agent_id, init_agent
+from git_gasp.store.location import BRANCH_KEY, KEY, SECTION, configured_root, find_root, root_above
 
 DEFAULT_BRANCH = "gasp/state"
 DEFAULT_DIR = "gasp-state"  # under the git common dir
@@ -37,8 +40,6 @@ def init_branch(project: Path, branch: str = DEFAULT_BRANCH, worktree: Path | No
     (agent id, the state branch's first commit, the worktree's path). Refuses (and
     changes nothing) when the project already has agent state, the branch exists, or
     the worktree path is taken; takes back what it did when a later step fails."""
-    from git_gasp.store.layout import init_agent
-
     top = git.work_tree_top(project)
     common = git.common_dir(top)
     if not git.ok(top, "check-ref-format", "--branch", branch) or branch.startswith("-"):
@@ -72,14 +73,10 @@ def _has_state(here: str) -> bool:
     """True when the project at `here` has GASP state: a configured one, or an AGENT.md
     at or above with its log beside it (an AGENT.md alone may be the project's own
     agent instructions)."""
-    from git_gasp.store.location import configured_root, root_above
-
     return root_above(here, with_log=True) is not None or configured_root(here) is not None
 
 
 def _default_id(top: Path) -> str:
-    from git_gasp.store.layout import default_agent_id
-
     return default_agent_id(top)
 
 
@@ -102,8 +99,6 @@ def _exclude(top: Path, path: Path, undo: list) -> None:
         rel = path.resolve().relative_to(top.resolve())
     except ValueError:
         return
-    from git_gasp.base.files import SMALL_FILE, atomic_write, read_regular_file
-
     exclude = git.git_path(top, "info/exclude")
     old = read_regular_file(exclude, limit=SMALL_FILE)
     line = ("/" + rel.as_posix() + "/\n").encode()
@@ -116,8 +111,6 @@ def _exclude(top: Path, path: Path, undo: list) -> None:
 def _register(top: Path, common: Path, path: Path, branch: str, undo: list) -> None:
     """Record the state's place in the project's config, and the merge driver in the
     worktree's repository (git config: no file of the project's changes)."""
-    from git_gasp.store.attributes import register_driver, restore_config
-
     try:
         value = os.path.relpath(path, common)
     except ValueError:  # another drive (Windows)

@@ -16,8 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from git_gasp.base.errors import GaspError
+from git_gasp.base.errors import GaspError, NotAGitRepo
 from git_gasp.base.files import write_output
+from git_gasp.base.git import git_dir
 from git_gasp.base.htmlpage import script_json, strict_csp
 
 ASSETS = ("page.html", "page.css", "page.js")
@@ -45,9 +46,6 @@ def render(data: dict[str, Any]) -> bytes:
 def default_path(root: Path) -> tuple[Path, Path]:
     """(page, the git dir it lies in): `<gitdir>/gasp/view.html` of the repository
     holding the agent at `root`."""
-    from git_gasp.base.errors import NotAGitRepo
-    from git_gasp.base.git import git_dir
-
     try:
         gd = git_dir(root)
     except NotAGitRepo:

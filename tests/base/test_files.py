@@ -160,7 +160,7 @@ def test_write_output_refuses_a_directory_and_replaces_a_regular_file(tmp_path):
     out = tmp_path / "page.html"
     out.write_bytes(b"old")
     assert write_output(out, b"new") == out and out.read_bytes() == b"new"
-    assert write_output(str(tmp_path / "new.html"), b"n") == str(tmp_path / "new.html")
+    assert write_output(str(tmp_path / "new.html"), b"n") == tmp_path / "new.html"
 
 
 def test_write_output_under_a_root_never_writes_through_a_link(tmp_path):

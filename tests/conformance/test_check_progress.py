@@ -13,6 +13,7 @@ import pytest
 
 from git_gasp.cli.commands import check as check_cmd
 from git_gasp.cli.commands import check_run
+from git_gasp.conformance import checks
 from git_gasp.conformance.history import check as history
 
 
@@ -63,7 +64,7 @@ def _fake_walk(monkeypatch, calls: list) -> None:
             progress(3, 3)
         return real(root, use_cache=use_cache, log_path=log_path)
 
-    monkeypatch.setattr(history, "check_history", walk)
+    monkeypatch.setattr(checks, "check_history", walk)
     monkeypatch.setattr(check_run, "PROGRESS_DELAY", 0.0)
 
 

@@ -1,4 +1,4 @@
-"""conformance.runner.find_agent_root: the str `str(resolve_agent_root(...))` shows."""
+"""store.location.find_agent_root: the str `str(resolve_agent_root(...))` shows."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import os
 import pytest
 
 from git_gasp.base.errors import UsageError
-from git_gasp.conformance.runner import find_agent_root, resolve_agent_root
-from git_gasp.store.location import NotAnAgentRepository
+from git_gasp.store.location import NotAnAgentRepository, find_agent_root, resolve_agent_root
 
 
 def test_the_agent_root_found_is_the_path_as_pathlib_shows_it(tmp_path, monkeypatch):

@@ -2,9 +2,32 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
+
+from git_gasp.adapters.hook.entry import USAGE, read_stdin
+from git_gasp.adapters.hook.entry import run as queue_payload
+from git_gasp.adapters.install import (
+    claude_settings_path,
+    codex_hooks_path,
+    codex_trust_note,
+    has_ours,
+    hook_command,
+    keep_local_untracked,
+    merge_hooks,
+    on_path_note,
+    project_tree,
+)
+from git_gasp.adapters.live import find_agent_root
+from git_gasp.adapters.prime import prime
+from git_gasp.adapters.sync_hook import set_enabled
+from git_gasp.base.errors import GaspError
+from git_gasp.cli.commands.mcp import EXTRA, sdk_missing
+from git_gasp.cli.commands.reconcile import reconcile_command
+from git_gasp.mcp import wiring
+from git_gasp.store.location import root_above
 
 _REPO = click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
                      default=".", show_default=True,
@@ -25,8 +48,6 @@ _MCP = click.option("--mcp", "mcp", is_flag=True,
 def _mcp_entry(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
     if not mcp:
         return
-    from git_gasp.mcp import wiring
-
     if agent == "claude-code":
         path, changed = wiring.install_claude(repo, uninstall)
         comments = False
@@ -41,8 +62,6 @@ def _mcp_entry(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
     if comments:
         click.echo(f"note: {path} was rewritten from its data; its comments were not kept",
                    err=True)
-    from git_gasp.cli.commands.mcp import EXTRA, sdk_missing
-
     if sdk_missing() is not None:
         click.echo(f"note: the server needs the mcp SDK here: {EXTRA}", err=True)
 
@@ -50,9 +69,6 @@ def _mcp_entry(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
 def _sync_opt_in(repo: Path, sync: bool, uninstall: bool) -> None:
     if not (sync or uninstall):
         return
-    from git_gasp.adapters.live import find_agent_root
-    from git_gasp.adapters.sync_hook import set_enabled
-
     root = find_agent_root(repo) or repo
     said = set_enabled(root, not uninstall)
     if said:
@@ -79,19 +95,15 @@ def hook(agent: str | None, repo: str | None) -> int:
     """Queue one hook payload (JSON on stdin) for recording, as `git-gasp-hook AGENT`
     does (what older versions installed; `install` upgrades it). Always exits 0;
     problems go to <gitdir>/gasp/adapter.log."""
-    from git_gasp.adapters.hook.entry import USAGE, read_stdin, run
-
     data = read_stdin()
     if data is None:
         click.echo(USAGE, err=True)
         return 0
-    run(data, agent, repo)
+    queue_payload(data, agent, repo)
     return 0
 
 
 def _install(agent: str, path: Path, uninstall: bool, *, scope: str = "project") -> None:
-    from git_gasp.adapters.install import hook_command, merge_hooks, on_path_note
-
     command = None if uninstall else hook_command(agent, absolute=scope == "local")
     result = merge_hooks(path, agent, command, user_scope=scope == "user")
     if uninstall:
@@ -109,27 +121,16 @@ def _install(agent: str, path: Path, uninstall: bool, *, scope: str = "project")
 
 
 def _agent_root_note(repo: Path) -> None:
-    from git_gasp.adapters.live import find_agent_root
-
     if find_agent_root(repo) is None:
         click.echo(f"note: {repo} is not inside an agent repo (no AGENT.md); the hooks record "
                    "nothing until you run `git gasp init` there", err=True)
 
 
 def _prime(agent: str, repo: Path) -> None:
-    from git_gasp.adapters.live import find_agent_root
-    from git_gasp.adapters.prime import prime
-    from git_gasp.base.errors import GaspError
-
     root = find_agent_root(repo)
     if root is None:
         raise GaspError(f"{repo} is not inside an agent repo (no AGENT.md); create one with "
                         "`git gasp init`")
-    import os
-
-    from git_gasp.adapters.install import project_tree
-    from git_gasp.store.location import root_above
-
     beside = root_above(os.path.realpath(repo)) is None  # found through gasp.state
     path, changed = prime(Path(root), agent, at=project_tree(repo) if beside else None)
     click.echo(f"{'wrote' if changed else 'up to date:'} the gasp section of {path}")
@@ -153,12 +154,6 @@ def claude_code() -> None:
 def claude_install(repo: Path, scope: str, uninstall: bool, sync: bool, mcp: bool) -> None:
     """Merge git-gasp's hook entries into Claude Code's settings (idempotent); with
     --mcp also the gasp server into the project's .mcp.json."""
-    from git_gasp.adapters.install import (
-        claude_settings_path,
-        has_ours,
-        keep_local_untracked,
-    )
-
     _install("claude-code", claude_settings_path(repo, scope), uninstall, scope=scope)
     _sync_opt_in(repo, sync, uninstall)
     _mcp_entry("claude-code", repo, mcp, uninstall)
@@ -195,8 +190,6 @@ def codex() -> None:
 def codex_install(repo: Path, uninstall: bool, sync: bool, mcp: bool) -> None:
     """Merge git-gasp's hook entries into .codex/hooks.json and say how Codex trusts them;
     with --mcp also [mcp_servers.gasp] into .codex/config.toml."""
-    from git_gasp.adapters.install import codex_hooks_path, codex_trust_note
-
     _install("codex", codex_hooks_path(repo), uninstall)
     _sync_opt_in(repo, sync, uninstall)
     _mcp_entry("codex", repo, mcp, uninstall)
@@ -213,8 +206,6 @@ def codex_prime(repo: Path) -> None:
 
 
 def _add_reconcile() -> None:
-    from git_gasp.cli.commands.reconcile import reconcile_command
-
     claude_code.add_command(reconcile_command("claude-code"))
     codex.add_command(reconcile_command("codex"))
 

@@ -3,10 +3,23 @@ patch that pinned its commit, that patch's goal, run, eval and decision."""
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+
 import click
 
+from git_gasp.attribution.blame import blame as run
+from git_gasp.attribution.blame import top_relative
+from git_gasp.attribution.render import render
+from git_gasp.attribution.trace_import import Imported
+from git_gasp.base.errors import UsageError
+from git_gasp.base.git import resolve_commit
 from git_gasp.cli.options import CONTEXT
-from git_gasp.cli.shortids import abbrev_option
+from git_gasp.cli.pager import paged
+from git_gasp.cli.shortids import abbrev_option, abbreviate_some
+from git_gasp.runtime.state import AgentState
+from git_gasp.store.location import require_root
 
 
 @click.command("blame", context_settings=CONTEXT)
@@ -25,15 +38,6 @@ def blame(args: tuple[str, ...], ranges: tuple[str, ...], as_json: bool, abbrev:
     blame, with what a Git AI note (refs/notes/ai) or an imported Agent Trace record
     says of them. FILE is blamed in the work tree, or at REV (`REV FILE`, `REV -- FILE`,
     or git's older `FILE REV`, taken when its last word names a commit)."""
-    import json
-    import os
-    import sys
-
-    from git_gasp.attribution.blame import blame as run
-    from git_gasp.attribution.trace_import import Imported
-    from git_gasp.runtime.state import AgentState
-    from git_gasp.store.location import require_root
-
     rev, path = _split(args)
     cwd = os.getcwd()
     state = AgentState.open(require_root(cwd), end_state=True)
@@ -45,11 +49,6 @@ def blame(args: tuple[str, ...], ranges: tuple[str, ...], as_json: bool, abbrev:
         for row in rows:
             out.write(json.dumps(row.to_json(), ensure_ascii=False, sort_keys=True) + "\n")
         return
-    from git_gasp.attribution.blame import top_relative
-    from git_gasp.attribution.render import render
-    from git_gasp.cli.pager import paged
-    from git_gasp.cli.shortids import abbreviate_some
-
     wanted = {i for r in rows if r.why for i in (r.why.patch, r.why.goal) if i}
     table = abbreviate_some(state.graph.node_ids(), wanted, abbrev)
     short = lambda node_id: table.get(node_id, node_id)  # noqa: E731
@@ -68,8 +67,6 @@ def blame(args: tuple[str, ...], ranges: tuple[str, ...], as_json: bool, abbrev:
 def _split(args: tuple[str, ...]) -> tuple[str | None, str]:
     """(REV, FILE) from `[REV] FILE`, `[REV] -- FILE` or `FILE REV` (a UsageError
     otherwise), read as git blame reads them."""
-    from git_gasp.base.errors import UsageError
-
     words = list(args)
     if "--" in words:
         i = words.index("--")
@@ -80,10 +77,6 @@ def _split(args: tuple[str, ...]) -> tuple[str | None, str]:
     if len(words) == 1:
         return None, words[0]
     if len(words) == 2:  # git blame's rule: `FILE REV` when the last word is a revision
-        import os
-
-        from git_gasp.base.git import resolve_commit
-
         if resolve_commit(os.getcwd(), words[1]) is not None:
             return words[1], words[0]
         return words[0], words[1]

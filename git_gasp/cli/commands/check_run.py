@@ -1,42 +1,35 @@
-"""What `git gasp check` does, without click: the CLI's fast path (`cli.main` runs a plain
-``check [PATH] [FLAGS]`` before click is imported) and the click command share it."""
+"""What `git gasp check` does: run the checks, print the report, remember the verdict."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
+from collections.abc import Callable
+from typing import TextIO
 
+from git_gasp.base.errors import GaspError
 from git_gasp.base.progress import Progress, is_terminal
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import TextIO
+from git_gasp.cli.colour import Painter, wanted
+from git_gasp.cli.notes import driver_note
+from git_gasp.conformance.runner import check_repo
+from git_gasp.store.attributes import lineendings_error
+from git_gasp.store.lastcheck import save
+from git_gasp.store.location import find_agent_root
 
 PROGRESS_DELAY: float | None = None  # seconds before progress shows (None: base.progress's)
-# The flags `check` takes (cli.commands.check declares the same; a test compares them).
-FLAGS = {"--fixture": "fixture", "--json": "as_json", "--no-cache": "no_cache",
-         "--strict": "strict"}
-VALUED = {"--since": "since"}  # options that take a value
 
 
 def run_check(path: str | None, *, fixture: bool = False, as_json: bool = False,
               no_cache: bool = False, strict: bool = False, since: str | None = None) -> int:
     """Check the agent repo at `path` (default: found from here), print the report on
     stdout (text or JSON) and return the exit status: 0 conformant, 1 not."""
-    from git_gasp.base.errors import GaspError
-    from git_gasp.conformance.runner import check_repo, find_agent_root
-
-    root = find_agent_root(path)  # a str: no pathlib on the check's path
+    root = find_agent_root(path)
 
     def beside_the_walk() -> None:
-        from git_gasp.store.attributes import lineendings_error  # here: off the walk's path
-
         converted = lineendings_error(root)
         if converted:  # one line with the fix instead of seven checks failing on every line
             raise GaspError(converted)
-        from git_gasp.cli.notes import driver_note
-
         driver_note(root)
 
     progress = None if as_json else terminal_progress(sys.stderr)
@@ -48,18 +41,12 @@ def run_check(path: str | None, *, fixture: bool = False, as_json: bool = False,
         if progress is not None:
             progress.clear()
     if not fixture:  # `git gasp status` shows it (a fixture check proves something else)
-        from git_gasp.store.lastcheck import save
-
         save(root, conformant=report.conformant, now_ms=int(time.time() * 1000),
              failed=[c.number for c in report.checks if not c.passed])
     if as_json:
-        import json
-
         text = json.dumps(report.to_json(), ensure_ascii=False, indent=2)
     else:
         text = report.to_text()
-        from git_gasp.cli.colour import Painter, wanted
-
         if sys.stdout.isatty() and wanted(sys.stdout):
             text = coloured(text, Painter(True))
     sys.stdout.write(text + "\n")
@@ -81,29 +68,6 @@ def coloured(text: str, paint) -> str:
             line = line[: -len("conformant")] + paint("conformant", "ok")
         lines.append(line)
     return "\n".join(lines)
-
-
-def fast_args(argv: list[str]) -> dict | None:
-    """`run_check`'s keywords when `argv` is ``check`` with only its options and at most
-    one PATH (no ``--``, ``-h``, abbreviations or anything click would parse), else None."""
-    if not argv or argv[0] != "check":
-        return None
-    kw: dict = {"path": None}
-    args = iter(argv[1:])
-    for arg in args:
-        name, eq, value = arg.partition("=")
-        if arg in FLAGS:
-            kw[FLAGS[arg]] = True
-        elif name in VALUED and VALUED[name] not in kw:
-            value = value if eq else next(args, None)
-            if not value or (not eq and value.startswith("-")):
-                return None  # click says what is missing
-            kw[VALUED[name]] = value
-        elif arg.startswith("-") or kw["path"] is not None or not arg:
-            return None
-        else:
-            kw["path"] = arg
-    return kw
 
 
 class WalkProgress(Progress):

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
+from git_gasp.base.errors import GaspError
 from git_gasp.cli.ids import NodeId, resolve_node
 from git_gasp.cli.options import CONTEXT, WaitCommand, open_state, release_lease, wait_option
+from git_gasp.runtime.commit import commit_run as do_commit
+from git_gasp.runtime.journal import JOURNAL_REL, append_journal
 
 
 @click.command("commit-run", context_settings=CONTEXT, cls=WaitCommand)
@@ -18,10 +23,6 @@ from git_gasp.cli.options import CONTEXT, WaitCommand, open_state, release_lease
 @wait_option
 def commit_run(paths, run_id, outcome, goal, no_journal, wait) -> None:
     """Make the run's closing commit: the log, projections and PATHS, with trailers."""
-    from git_gasp.base.errors import GaspError
-    from git_gasp.runtime.commit import commit_run as do_commit
-    from git_gasp.runtime.journal import JOURNAL_REL, append_journal
-
     state = open_state(write=True, wait=wait)
     run_id = resolve_node(state.graph, run_id, "run")
     goal = resolve_node(state.graph, goal, "goal")
@@ -48,8 +49,6 @@ def commit_run(paths, run_id, outcome, goal, no_journal, wait) -> None:
     root = state.root
     extra = [p for p in (JOURNAL_REL, "memory", ".agent/packs", "snapshots")
              if (root / p).exists()]
-    import os
-
     cwd = os.getcwd()
     extra += [os.path.relpath(os.path.join(cwd, p), root) for p in paths]
     sha = do_commit(root, node["id"], goal, outcome, extra, log_rel=state.store.rel)

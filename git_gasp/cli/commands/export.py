@@ -4,11 +4,19 @@ records."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import click
 
+from git_gasp.attribution.agent_trace import build_records, dumps
+from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.base.files import write_output
 from git_gasp.cli.ids import NodeId
+from git_gasp.otel.exporter import export_otel
+from git_gasp.runtime.state import AgentState
+from git_gasp.store.location import resolve_agent_root
 
 
 @click.command("export", context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,19 +40,12 @@ def export(format_: str, run: str | None, all_: bool, since: str | None,
     repository here: the lines that commit added, the model of the patch's run, the
     run and the GASP ids; the same log always gives the same bytes (store them as
     .agent-trace/traces.jsonl with -o)."""
-    import sys
-
-    from git_gasp.base.errors import UsageError
-    from git_gasp.conformance.runner import resolve_agent_root
-
     root = resolve_agent_root(str(repo) if repo is not None else None)
     if format_ == "agent-trace":
         if run is not None or all_:
             raise UsageError("agent-trace exports every pinned patch: it takes no RUN or --all")
         data, what = _agent_trace(root, since, repo is None), "record(s)"
     else:
-        from git_gasp.otel.exporter import export_otel
-
         if since is not None:
             raise UsageError("--since is for agent-trace")
         if all_ == (run is not None):
@@ -54,14 +55,10 @@ def export(format_: str, run: str | None, all_: bool, since: str | None,
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
-    from git_gasp.base.files import write_output
-
     try:
         output.parent.mkdir(parents=True, exist_ok=True)  # .agent-trace/ on a first export
         write_output(output, data)
     except OSError as exc:
-        from git_gasp.base.errors import GaspError
-
         raise GaspError(f"{output}: cannot write ({exc.strerror or exc})") from None
     lines = data.count(b"\n")
     click.echo(f"wrote {lines} {what} to {output}", err=True)
@@ -71,11 +68,6 @@ def _agent_trace(root: Path, since: str | None, here: bool) -> bytes:
     """The Agent Trace records of the state at `root`, commits read from the repository
     here (`here`: the project's work tree, the state may live on its own branch), else
     from the state's own repository (--repo)."""
-    import os
-
-    from git_gasp.attribution.agent_trace import build_records, dumps
-    from git_gasp.runtime.state import AgentState
-
     state = AgentState.open(root, end_state=True)
     for note in state.notes:
         click.echo(f"note: {note}", err=True)

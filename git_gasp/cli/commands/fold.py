@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from git_gasp.cli.ids import EventId
 from git_gasp.cli.shortids import ShortIds, abbrev_option
+from git_gasp.protocol.summary import printable, summarize
+from git_gasp.store.location import resolve_agent_root
+from git_gasp.store.logview import fold_agent
 
 
 @click.command()
@@ -19,12 +24,6 @@ def fold(path: str | None, at: str | None, as_json: bool, strict: bool,
          abbrev: int | None) -> int:
     """Fold the agent's state/events.jsonl (at PATH, default: here) into its graph; ids
     short, as log prints them (full in --json)."""
-    import json
-
-    from git_gasp.conformance.runner import resolve_agent_root
-    from git_gasp.protocol.summary import printable, summarize
-    from git_gasp.store.logview import fold_agent
-
     root = resolve_agent_root(path)
     view = fold_agent(root, at=at, strict=strict)
     for note in view.notes:
@@ -50,7 +49,5 @@ def _short_ids(root, view, partial: bool, abbrev: int | None) -> ShortIds:
     fold `--at` an event holds fewer), so each one printed names one id of the log."""
     nodes = set(view.result.graph.nodes)
     if partial:  # folded through an event: the whole fold may hold more nodes
-        from git_gasp.store.logview import fold_agent
-
         nodes.update(fold_agent(root).result.graph.nodes)
     return ShortIds(nodes, [e.id for e in view.repo.parsed.events], abbrev)

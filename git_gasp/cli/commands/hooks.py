@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import click
+
+from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.base.git import work_tree_top
+from git_gasp.cli.commands.hook_run import pre_receive, run_hook
+from git_gasp.githooks.doctor import diagnose, exit_status, report
+from git_gasp.githooks.install import install
+from git_gasp.githooks.install import uninstall as remove
+from git_gasp.githooks.server import install_server, uninstall_server
+from git_gasp.mcp.wiring import findings
+from git_gasp.store.location import NotAnAgentRepository, resolve_agent_root
 
 
 def _root(path: str | None):
     """The agent root, else the directory itself: hooks and their diagnosis belong to
     any git work tree (a project guarded before it holds an agent), so these two
     commands work where no AGENT.md is."""
-    from pathlib import Path
-
-    from git_gasp.conformance.runner import resolve_agent_root
-    from git_gasp.store.location import NotAnAgentRepository
-
     try:
         return resolve_agent_root(path)
     except NotAnAgentRepository:
@@ -37,18 +46,9 @@ def install_hooks(path: str | None, uninstall: bool, force: bool, server: bool,
                   check: bool) -> int:
     """Install the pre-commit guard and the merge driver for the agent at PATH (with
     --server: the pre-receive hook of the bare repository at PATH)."""
-    from git_gasp.githooks.install import install
-    from git_gasp.githooks.install import uninstall as remove
-
     if check and not server:
-        from git_gasp.base.errors import UsageError
-
         raise UsageError("--check goes with --server (the pre-receive hook's checks)")
     if server:
-        from pathlib import Path
-
-        from git_gasp.githooks.server import install_server, uninstall_server
-
         where = Path(path or ".")
         outcome = uninstall_server(where) if uninstall else install_server(where, check=check)
         for message in outcome.messages:
@@ -74,15 +74,9 @@ def hook(name: str, check: bool) -> int:
     rewrite or drop log lines, or that deletes or rewinds a protected branch (--check:
     or whose appended log lines fail checks 1, 5 or 7)."""
     if check and name != "pre-receive":
-        from git_gasp.base.errors import UsageError
-
         raise UsageError("--check goes with pre-receive (the server's checks)")
     if name == "pre-receive":
-        from git_gasp.cli.commands.hook_run import pre_receive
-
         return pre_receive(check)
-    from git_gasp.cli.commands.hook_run import run_hook
-
     run_hook(name)
 
 
@@ -93,13 +87,9 @@ def hook(name: str, check: bool) -> int:
 def doctor(path: str | None, as_json: bool) -> int:
     """Check that hooks, merge driver, lease, log, hook queue and ignores are set up in
     this clone."""
-    from git_gasp.githooks.doctor import diagnose, exit_status, report
-
     root = _root(path)
     findings = diagnose(root) + _mcp_findings(root)
     if as_json:
-        import json
-
         click.echo(json.dumps([f.to_json() for f in findings], indent=2))
         return exit_status(findings)
     text, status = report(findings, path or str(root))
@@ -110,13 +100,6 @@ def doctor(path: str | None, as_json: bool) -> int:
 def _mcp_findings(root) -> list:
     """The MCP entries of the agent's repository and of the project here (when the state
     lives beside it): a malformed file, an entry that would not start."""
-    import os
-    from pathlib import Path
-
-    from git_gasp.base.errors import GaspError
-    from git_gasp.base.git import work_tree_top
-    from git_gasp.mcp.wiring import findings
-
     places = [Path(root)]
     for start in (Path(root), Path(os.getcwd())):
         try:

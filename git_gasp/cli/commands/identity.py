@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
+from git_gasp.base.errors import UsageError
 from git_gasp.cli.options import (
     CONTEXT,
     WaitGroup,
@@ -11,6 +14,12 @@ from git_gasp.cli.options import (
     open_state,
     release_lease,
     wait_option,
+)
+from git_gasp.runtime.identity import (
+    amend_identity,
+    compute_identity_hash,
+    declared_identity_hash,
+    verify_identity,
 )
 
 
@@ -22,8 +31,6 @@ def identity() -> None:
 @identity.command("hash", context_settings=CONTEXT)
 def identity_hash() -> None:
     """Print the SHA-256 of identity/ (the spec recipe)."""
-    from git_gasp.runtime.identity import compute_identity_hash, declared_identity_hash
-
     root = agent_root()
     manifest, _ = declared_identity_hash(root)
     click.echo(compute_identity_hash(root, manifest.locations["identity"]))
@@ -32,8 +39,6 @@ def identity_hash() -> None:
 @identity.command("verify", context_settings=CONTEXT)
 def identity_verify() -> None:
     """Check identity/ against identity_hash in AGENT.md."""
-    from git_gasp.runtime.identity import verify_identity
-
     declared, _ = verify_identity(agent_root())
     click.echo(f"identity ok: {declared}")
 
@@ -48,11 +53,6 @@ def identity_verify() -> None:
 def identity_amend(approved_by: str, reason: str, sets: tuple[str, ...],
                    wait: float | None) -> None:
     """One commit: identity/ edits + the new hash in AGENT.md + the approving decision."""
-    from pathlib import Path
-
-    from git_gasp.base.errors import UsageError
-    from git_gasp.runtime.identity import amend_identity
-
     changes = {}
     for item in sets:
         target, sep, source = item.partition("=")

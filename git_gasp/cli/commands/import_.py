@@ -4,9 +4,27 @@
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 from pathlib import Path
 
 import click
+
+from git_gasp.adapters.live import find_agent_root
+from git_gasp.adapters.project import import_session
+from git_gasp.adapters.records import read_raw
+from git_gasp.adapters.rescue import rescue, rescue_message
+from git_gasp.adapters.sessions import find_sessions, store_of
+from git_gasp.attribution.trace_import import import_records
+from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.base.progress import on_terminal
+from git_gasp.cli.options import open_state, release_lease
+from git_gasp.otel.importer import OtelWriter, group_runs
+from git_gasp.otel.otlp import read_spans
+from git_gasp.runtime import AgentState, commit_run
+from git_gasp.runtime.commit import commit_paths
+from git_gasp.store.location import resolve_agent_root
 
 
 @click.command("import")
@@ -44,10 +62,6 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
 
 def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bool,
             out: Report) -> None:
-    from git_gasp.adapters.project import import_session
-    from git_gasp.adapters.records import read_raw
-    from git_gasp.base.errors import UsageError
-
     if agent == "agent-trace":
         if all_ or not paths:
             raise UsageError("name the Agent Trace files to import (.agent-trace/traces.jsonl)")
@@ -61,9 +75,6 @@ def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bo
         _import_otel(paths, repo, no_commit, out)
         return
     if all_:
-        from git_gasp.adapters.live import find_agent_root
-        from git_gasp.adapters.sessions import find_sessions, store_of
-
         found_root = find_agent_root(repo)
         project = Path(found_root) if found_root else repo.resolve()
         found = [p for p in find_sessions(agent, project) if p not in paths]
@@ -88,8 +99,6 @@ def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bo
             continue
         result = import_session(repo, transcript, raw)
         if result.already:
-            from git_gasp.adapters.rescue import rescue
-
             saved = rescue(repo, transcript, raw) if all_ else []
             rescued += saved
             out.say(f"{path}: {result.run_id} already imported; " + (
@@ -106,17 +115,12 @@ def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bo
                          outcome=result.outcome, lifted=dict(result.lifted),
                          skipped_lines=skipped, warnings=list(result.warnings))
         if not no_commit:
-            from git_gasp.runtime import commit_run
-
             commit = commit_run(repo, result.run_id, result.goal, result.outcome or "completed",
                                 [result.archive] if result.archive else [])
             sha = commit.decode() if isinstance(commit, bytes) else str(commit)
             out.say(f"  committed {sha[:12]}")
             record["commit"] = sha
     if rescued and not no_commit:
-        from git_gasp.adapters.rescue import rescue_message
-        from git_gasp.runtime.commit import commit_paths
-
         commit = commit_paths(repo, ["state/events.jsonl", *rescued], rescue_message(rescued),
                               log_rel="state/events.jsonl")
         sha = commit.decode() if isinstance(commit, bytes) else str(commit)
@@ -126,11 +130,6 @@ def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bo
 
 def _import_otel(paths: list[Path], repo: Path, no_commit: bool, out: Report) -> None:
     """`git gasp import otel FILE…`: each file's runs, each with its boundary commit."""
-    from git_gasp.base.errors import GaspError
-    from git_gasp.otel.importer import OtelWriter, group_runs
-    from git_gasp.otel.otlp import read_spans
-    from git_gasp.runtime import AgentState, commit_run
-
     for n, path in enumerate(paths):
         out.tick(n, len(paths))
         try:
@@ -176,13 +175,6 @@ SKIPS_SHOWN = 10  # skipped records named one by one, per file
 def _import_agent_trace(paths: list[Path], repo: Path, no_commit: bool, out: Report) -> None:
     """`git gasp import agent-trace FILE…`: through the write gate (the lease first), every
     file's records, then one commit of the log."""
-    import os
-
-    from git_gasp.attribution.trace_import import import_records
-    from git_gasp.base.errors import GaspError
-    from git_gasp.cli.options import open_state, release_lease
-    from git_gasp.conformance.runner import resolve_agent_root
-
     datas = []
     for path in paths:  # every file read before the lease is taken
         try:
@@ -208,8 +200,6 @@ def _import_agent_trace(paths: list[Path], repo: Path, no_commit: bool, out: Rep
                 skipped=len(result.skipped))
         added += len(result.added)
     if added and not no_commit:
-        from git_gasp.runtime.commit import commit_paths
-
         rel = state.store.rel
         message = f"import agent-trace: {added} record(s) as observations\n".encode()
         commit = commit_paths(root, [rel], message, log_rel=rel)
@@ -224,10 +214,6 @@ class Report:
     ``{"files": [{"file", "status": imported|already|skipped, "run_id", ...}], ...}``."""
 
     def __init__(self, as_json: bool) -> None:
-        import sys
-
-        from git_gasp.base.progress import on_terminal
-
         self.as_json = as_json
         self.files: list[dict] = []
         self.extra: dict = {}
@@ -256,7 +242,5 @@ class Report:
         if self.progress is not None:
             self.progress.clear()
         if self.as_json:
-            import json
-
             click.echo(json.dumps({"files": self.files, **self.extra}, ensure_ascii=False,
                                   sort_keys=True))

@@ -3,7 +3,14 @@ at PATH or, with --branch, on its own branch beside an existing project."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from git_gasp.base.errors import UsageError
+from git_gasp.githooks.install import install_for_init
+from git_gasp.store.layout import init_agent
+from git_gasp.store.statebranch import init_branch, point_here
 
 DEFAULT_BRANCH = "gasp/state"  # store.statebranch.DEFAULT_BRANCH (a test keeps them equal)
 
@@ -22,22 +29,13 @@ DEFAULT_BRANCH = "gasp/state"  # store.statebranch.DEFAULT_BRANCH (a test keeps 
 def init(path: str | None, agent_id: str | None, branch: str | None,
          worktree: str | None) -> int:
     """Create the GASP layout at PATH (default: here) and commit it."""
-    from pathlib import Path
-
     root = Path(path or ".")
     if branch is not None:
         return _init_branch(root, branch, Path(worktree) if worktree else None, agent_id)
     if worktree is not None:
-        from git_gasp.base.errors import UsageError
-
         raise UsageError("--worktree goes with --branch")
-    from git_gasp.githooks.install import install_for_init
-    from git_gasp.store.layout import init_agent
-
     agent, commit = init_agent(root, agent_id, install_hooks=install_for_init)
     click.echo(f"initialised agent {agent} in {root} (commit {commit.decode()[:12]})")
-    from git_gasp.store.statebranch import point_here
-
     named = point_here(root)
     if named:
         click.echo(named)
@@ -46,8 +44,6 @@ def init(path: str | None, agent_id: str | None, branch: str | None,
 
 
 def _init_branch(project, branch: str, worktree, agent_id: str | None) -> int:
-    from git_gasp.store.statebranch import init_branch
-
     agent, commit, where = init_branch(project, branch, worktree, agent_id)
     click.echo(f"initialised agent {agent} on branch {branch} (commit {commit.decode()[:12]}), "
                f"checked out in {where}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from git_gasp.githooks import machine
+
 
 @click.command("install")
 @click.option("--uninstall", is_flag=True,
@@ -14,8 +16,6 @@ import click
 def install(uninstall: bool, force: bool) -> int:
     """Define the union merge driver in your global git config, once per machine, so
     every clone merges the append-only files under a plain `git pull`."""
-    from git_gasp.githooks import machine
-
     for message in machine.uninstall() if uninstall else machine.install(force=force):
         click.echo(message)
     return 0

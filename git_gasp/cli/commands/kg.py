@@ -7,12 +7,25 @@ each command so `git gasp --version` stays fast.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
+import orjson
 
 from git_gasp.base.errors import GaspError, UsageError
+from git_gasp.base.progress import on_terminal
+from git_gasp.cli.browser import open_page
+from git_gasp.kg import branches, index, prune, skills, view
+from git_gasp.kg import config as cfgmod
+from git_gasp.kg import save as savemod
+from git_gasp.kg import search as s
+from git_gasp.kg.config import state_home
+from git_gasp.kg.info import info, status
+from git_gasp.kg.init import run_init
+from git_gasp.kg.workspace import repo_name, resolve, touch
 
 _session = click.option(
     "--session-id", "session_id", metavar="ID", envvar="PERSTATE_SESSION_ID",
@@ -29,8 +42,6 @@ _uncommitted = click.option(
 
 
 def _dump(obj: Any) -> None:
-    import orjson
-
     click.echo(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode())
 
 
@@ -71,8 +82,6 @@ def kg(ctx: click.Context, session_id: str | None, as_json: bool) -> None:
 @_json
 def status_cmd(session_id: str | None, as_json: bool) -> None:
     """Config completeness and session binding (no side effects)."""
-    from git_gasp.kg.info import status
-
     st = status(session_id)
     _dump(st) if as_json else _print_status(st)
 
@@ -84,9 +93,6 @@ def status_cmd(session_id: str | None, as_json: bool) -> None:
 @_session
 def init_cmd(repo: str | None, branch: str | None, yes: bool, session_id: str | None) -> None:
     """Clone the graph repo under the state home, create the worktree and structure."""
-    from git_gasp.kg import config as cfgmod
-    from git_gasp.kg.init import run_init
-
     cfg = cfgmod.load()
     repo = repo or cfg.default_repo or None
     branch = branch or cfg.default_branch or "main"
@@ -114,9 +120,6 @@ def init_cmd(repo: str | None, branch: str | None, yes: bool, session_id: str | 
 def save_cmd(source: str, no_push: bool, dry_run: bool, session_id: str | None,
              worktree: str | None, as_json: bool) -> None:
     """Create, merge, supersede or delete entities and relations from a YAML/JSON document."""
-    from git_gasp.kg import save as savemod
-    from git_gasp.kg.workspace import resolve, touch
-
     if source == "-":
         if sys.stdin.isatty():
             raise UsageError("give a FILE, or pipe the document on stdin")
@@ -171,13 +174,7 @@ def search_cmd(query: str | None, hop: int, rel: str | None, reverse_id: str | N
                literal: bool, uncommitted: bool, session_id: str | None, worktree: str | None,
                as_json: bool) -> None:
     """Ranked keyword/regex search over ids, labels, aliases and bodies."""
-    from git_gasp.kg import index
-    from git_gasp.kg import search as s
-    from git_gasp.kg.workspace import resolve
-
     if since is not None:
-        import re
-
         if not re.match(r"^\d{4}-\d{2}-\d{2}", since):
             raise UsageError("--since takes a date: YYYY-MM-DD")
     ws = resolve(session_id, worktree)
@@ -225,9 +222,6 @@ def search_cmd(query: str | None, hop: int, rel: str | None, reverse_id: str | N
 def info_cmd(uncommitted: bool, session_id: str | None, worktree: str | None,
              as_json: bool) -> None:
     """Repo, branch, path, size, entity and relation counts, recent commits."""
-    from git_gasp.kg.info import info
-    from git_gasp.kg.workspace import resolve
-
     ws = resolve(session_id, worktree)
     with _index_progress(as_json) as progress:
         data = info(ws, uncommitted=uncommitted, progress=progress)
@@ -253,25 +247,15 @@ def info_cmd(uncommitted: bool, session_id: str | None, worktree: str | None,
 def view_cmd(output: str | None, no_open: bool, uncommitted: bool, session_id: str | None,
              worktree: str | None) -> None:
     """Write the graph as one self-contained, offline HTML page (and open it)."""
-    from pathlib import Path
-
-    from git_gasp.kg import view
-    from git_gasp.kg.config import state_home
-    from git_gasp.kg.workspace import resolve
-
     ws = resolve(session_id, worktree)
     if output:
         out = Path(output)
     else:
-        from git_gasp.kg.workspace import repo_name
-
         safe = ws.branch.replace("/", "_")
         out = state_home() / "views" / f"{repo_name(ws.repo)}-{safe}.html"
     n_nodes, n_edges = view.write(ws, out, uncommitted=uncommitted)
     click.echo(f"wrote {out} ({n_nodes} entities, {n_edges} relations)")
     if not no_open:
-        from git_gasp.cli.browser import open_page
-
         if not open_page(out):
             click.echo("(no graphical browser here; open the file yourself)")
 
@@ -281,8 +265,6 @@ def view_cmd(output: str | None, no_open: bool, uncommitted: bool, session_id: s
 @_session
 def fork_cmd(name: str, session_id: str | None) -> None:
     """Fork a new branch from the session's branch and bind the session to it."""
-    from git_gasp.kg import branches
-
     for line in branches.fork(name, session_id):
         click.echo(line)
 
@@ -292,8 +274,6 @@ def fork_cmd(name: str, session_id: str | None) -> None:
 @_session
 def switch_cmd(branch: str, session_id: str | None) -> None:
     """Bind the session to an existing branch (creating its worktree)."""
-    from git_gasp.kg import branches
-
     if not session_id:
         raise UsageError("pass --session-id ID: switch rebinds a session")
     for line in branches.switch(branch, session_id):
@@ -306,8 +286,6 @@ def switch_cmd(branch: str, session_id: str | None) -> None:
 @_session
 def prune_cmd(age: str, execute: bool, session_id: str | None) -> None:
     """Remove expired session bindings, stale worktrees, branches whose remote is gone."""
-    from git_gasp.kg import prune
-
     for line in prune.run(age, execute=execute, current_session=session_id):
         click.echo(line)
 
@@ -318,8 +296,6 @@ def prune_cmd(age: str, execute: bool, session_id: str | None) -> None:
 @click.option("--force", is_flag=True, help="Overwrite a SKILL.md that differs.")
 def install_skill_cmd(target: str | None, force: bool) -> None:
     """Install the /perstate Agent Skill (SKILL.md) for Claude Code and other agents."""
-    from git_gasp.kg import skills
-
     path = skills.install(target, force=force)
     click.echo(f"installed {path}")
 
@@ -330,10 +306,6 @@ __all__ = ["kg", "GaspError"]
 @contextlib.contextmanager
 def _index_progress(as_json: bool):
     """``kg index: read N/M files`` on a terminal while the index is built (not --json)."""
-    import sys
-
-    from git_gasp.base.progress import on_terminal
-
     progress = None if as_json else on_terminal(sys.stderr, "kg index: read", "files")
     try:
         yield progress

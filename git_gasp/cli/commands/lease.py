@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
+from git_gasp.base.errors import GaspError
 from git_gasp.cli.options import CONTEXT, agent_root
+from git_gasp.runtime.state import AgentState
+from git_gasp.store import holder
+from git_gasp.store.lease import Lease, when
 
 
 @click.group(context_settings=CONTEXT)
@@ -14,9 +20,6 @@ def lease() -> None:
 
 def lease_json(rec) -> dict:
     """`lease status --json`: the lease and whether its holder runs (null: cannot tell)."""
-    from git_gasp.store import holder
-    from git_gasp.store.lease import when
-
     if rec is None:
         return {"held": False}
     verdict = rec.holder()
@@ -43,19 +46,12 @@ def status_line(rec) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the lease as a JSON object.")
 def lease_status(as_json: bool) -> None:
     """Who holds the lease, whether that process still runs, until when."""
-    import json
-
-    from git_gasp.store.lease import Lease
-
     rec = Lease(agent_root()).read()
     click.echo(json.dumps(lease_json(rec)) if as_json else status_line(rec))
 
 
 def left_run(root) -> str:
     """What happened to the run a dead holder left: the next open resumes it."""
-    from git_gasp.base.errors import GaspError
-    from git_gasp.runtime.state import AgentState
-
     try:
         state = AgentState.open(root, "git-gasp-lease-status")
     except GaspError:
@@ -71,8 +67,6 @@ def left_run(root) -> str:
               help="Remove a live lease of another worker (or a corrupt one).")
 def lease_release(force: bool) -> None:
     """Give up this worker's lease, or one that expired or whose holder is gone."""
-    from git_gasp.store.lease import Lease
-
     root = agent_root()
     mine = Lease(root)
     rec = mine.release(force=force)

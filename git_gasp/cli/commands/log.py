@@ -4,10 +4,17 @@ options (-n, --reverse, --format codes, --abbrev, --color)."""
 
 from __future__ import annotations
 
+import fnmatch
+import json
+
 import click
 
+from git_gasp.cli.colour import Painter, wanted
+from git_gasp.cli.dates import event_bound
 from git_gasp.cli.ids import EventId, NodeId, resolve_node
+from git_gasp.cli.logformat import Formatter, template_of
 from git_gasp.cli.options import CONTEXT, open_state
+from git_gasp.cli.pager import paged
 from git_gasp.cli.shortids import abbrev_option
 
 FORMATS = ("oneline", "medium")
@@ -60,12 +67,6 @@ class LogCommand(click.Command):
 def log(kinds, run_id, since, until, ops, limit, reverse, fmt, abbrev, color, as_json,
         no_pager) -> None:
     """A readable timeline of the event log, newest first, as git log shows commits."""
-    import json
-
-    from git_gasp.cli.colour import Painter, wanted
-    from git_gasp.cli.logformat import Formatter, template_of
-    from git_gasp.cli.pager import paged
-
     template = template_of(fmt)  # a bad --format is refused before anything is read
     state = open_state()
     run_id = resolve_node(state.graph, run_id, "run")
@@ -83,8 +84,6 @@ def log(kinds, run_id, since, until, ops, limit, reverse, fmt, abbrev, color, as
 
 
 def _select(events, kinds, run_id, since, until, ops, limit):
-    import fnmatch
-
     if since is not None:
         events = _after(events, since)
     if until is not None:
@@ -102,8 +101,6 @@ def _select(events, kinds, run_id, since, until, ops, limit):
 
 def _after(events, since: str):
     """Events after event `since`, after epoch ms `since`, or at/after date `since`."""
-    from git_gasp.cli.dates import event_bound
-
     idx, when = event_bound(events, "--since", since)  # refused even with no events
     if idx is not None:
         return events[idx + 1:]
@@ -113,8 +110,6 @@ def _after(events, since: str):
 
 def _through(events, until: str):
     """Events through event `until`, through epoch ms `until`, or at/before date `until`."""
-    from git_gasp.cli.dates import event_bound
-
     idx, when = event_bound(events, "--until", until)
     if idx is not None:
         return events[: idx + 1]

@@ -6,9 +6,13 @@ so without it this says how to install it, in one line, and exits 1.
 
 from __future__ import annotations
 
+import os
+
 import click
 
+from git_gasp.base.errors import GaspError
 from git_gasp.cli.options import CONTEXT
+from git_gasp.store.location import require_root
 
 EXTRA = "pip install 'git-gasp[mcp]'"
 
@@ -29,15 +33,10 @@ def sdk_missing() -> str | None:
 def mcp() -> None:
     """Serve the agent's history (search, lineage, memory, the work queue) as a Model
     Context Protocol server on stdin/stdout."""
-    import os
-
-    from git_gasp.base.errors import GaspError
-    from git_gasp.store.location import require_root
-
     why = sdk_missing()
     if why is not None:
         raise GaspError(why)
     root = require_root(os.getcwd())
-    from git_gasp.mcp.server import serve
+    from git_gasp.mcp.server import serve  # the optional mcp SDK: loaded once it is known there
 
     serve(root, start=os.getcwd())

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from itertools import chain
+
 import click
 
 from git_gasp.cli.options import CONTEXT, WaitGroup, open_state, release_lease, wait_option
+from git_gasp.protocol.idmatch import match_id
+from git_gasp.runtime.memory import Facts
 
 
 def _sources(state, sources: tuple[str, ...]) -> list[str]:
     """Each --from as the full id of the event or run it names (a unique prefix will do)."""
-    from itertools import chain
-
-    from git_gasp.protocol.idmatch import match_id
-
     graph = state.graph
     events = {e.id for e in state.events()}
 
@@ -35,8 +36,6 @@ def memory() -> None:
 @wait_option
 def memory_add(text: str, sources: tuple[str, ...], wait: float | None) -> None:
     """Append a fact; print its id."""
-    from git_gasp.runtime.memory import Facts
-
     state = open_state(write=True, wait=wait)
     click.echo(Facts(state).add(text, _sources(state, sources)))
     release_lease(state)
@@ -50,8 +49,6 @@ def memory_add(text: str, sources: tuple[str, ...], wait: float | None) -> None:
 @wait_option
 def memory_supersede(old: str, text: str, sources: tuple[str, ...], wait: float | None) -> None:
     """Append a fact that replaces OLD; print its id."""
-    from git_gasp.runtime.memory import Facts
-
     state = open_state(write=True, wait=wait)
     click.echo(Facts(state).supersede(old, text, _sources(state, sources)))
     release_lease(state)
@@ -62,10 +59,6 @@ def memory_supersede(old: str, text: str, sources: tuple[str, ...], wait: float 
 @click.option("--json", "as_json", is_flag=True, help="One fact object per line.")
 def memory_list(show_all: bool, as_json: bool) -> None:
     """The live facts (latest of each chain)."""
-    import json
-
-    from git_gasp.runtime.memory import Facts
-
     facts = Facts(open_state())
     for f in facts.load() if show_all else facts.live():
         click.echo(json.dumps(f, ensure_ascii=False) if as_json else f"{f['id']}  {f['text']}")
@@ -74,7 +67,5 @@ def memory_list(show_all: bool, as_json: bool) -> None:
 @memory.command("synthesize", context_settings=CONTEXT)
 def memory_synthesize() -> None:
     """Regenerate memory/active_memory.md from the live facts."""
-    from git_gasp.runtime.memory import Facts
-
     path = Facts(open_state()).synthesize()
     click.echo(f"wrote {path}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from git_gasp.merge.driver import run
+
 
 @click.command("merge-driver")
 @click.option("--ancestor", required=True, metavar="FILE", help="The common base (git's %O).")
@@ -40,7 +42,5 @@ def merge_driver(ancestor: str, current: str, other: str, marker_size: int,
     then runs `git merge-file -L ours -L base -L theirs --marker-size N` on the
     three files and exits with its status, exactly as git's text merge would.
     """
-    from git_gasp.merge.driver import run
-
     return run(ancestor, current, other, marker_size, repo_path,
                lambda message: click.echo(message, err=True))

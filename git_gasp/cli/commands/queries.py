@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from git_gasp.cli.ids import NodeId, resolve_node
 from git_gasp.cli.options import CONTEXT, agent_root, open_state
-from git_gasp.cli.shortids import abbrev_option
+from git_gasp.cli.shortids import ShortIds, abbrev_option
+from git_gasp.protocol.summary import printable
+from git_gasp.runtime.queries import diff_graphs, fold_at
 
 
 @click.command("lineage", context_settings=CONTEXT)
@@ -17,16 +21,11 @@ from git_gasp.cli.shortids import abbrev_option
 def lineage(node: str, depth: int, as_json: bool, abbrev: int | None) -> None:
     """The why-chain around NODE (goal -> patch -> eval -> decision ...); ids short, as
     log prints them (full in --json)."""
-    import json
-
     state = open_state()
     result = state.lineage(resolve_node(state.graph, node), depth)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
     else:
-        from git_gasp.cli.shortids import ShortIds
-        from git_gasp.protocol.summary import printable
-
         short = ShortIds(state.graph.nodes, abbrev=abbrev).node
         # one line at a time, escaped: no control character from the log reaches a terminal
         for line in result.to_markdown(short).splitlines():
@@ -39,16 +38,10 @@ def lineage(node: str, depth: int, as_json: bool, abbrev: int | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the difference as JSON.")
 def diff(a: str, b: str, as_json: bool) -> None:
     """Compare the folds at A and B: event ids of the log or git revisions (fork branches)."""
-    import json
-
-    from git_gasp.runtime.queries import diff_graphs, fold_at
-
     root = agent_root()
     result = diff_graphs(fold_at(root, a), fold_at(root, b))
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
     else:
-        from git_gasp.protocol.summary import printable
-
         for line in result.lines():
             click.echo(printable(line))

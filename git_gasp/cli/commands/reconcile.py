@@ -6,6 +6,10 @@ from pathlib import Path
 
 import click
 
+from git_gasp.adapters.live import LOCK_WAIT_S, drain_pending, find_agent_root
+from git_gasp.adapters.reconcile import reconcile as run
+from git_gasp.base.errors import GaspError
+
 
 def reconcile_command(agent: str) -> click.Command:
     """The `reconcile` subcommand of `adapt <agent>`."""
@@ -16,10 +20,6 @@ def reconcile_command(agent: str) -> click.Command:
     def reconcile(repo: Path) -> None:
         """Close the runs of sessions that ended without SessionEnd (killed, or an agent
         that sends none): outcome abandoned, or what the transcript shows."""
-        from git_gasp.adapters.live import LOCK_WAIT_S, drain_pending, find_agent_root
-        from git_gasp.adapters.reconcile import reconcile as run
-        from git_gasp.base.errors import GaspError
-
         root = find_agent_root(repo)
         if root is None:
             raise GaspError(f"{repo} is not inside an agent repo (no AGENT.md)")

@@ -6,8 +6,12 @@ its flags merged over `--json`, and prints the new id.
 
 from __future__ import annotations
 
+import inspect
+from contextlib import nullcontext
+
 import click
 
+from git_gasp.base.errors import UsageError
 from git_gasp.cli.ids import NodeId, resolve_node, resolve_options
 from git_gasp.cli.notes import driver_note
 from git_gasp.cli.options import (
@@ -22,6 +26,7 @@ from git_gasp.cli.options import (
     release_lease,
     wait_option,
 )
+from git_gasp.protocol.jsonstrict import unwritable
 
 # annotation words of the record_* helpers -> the JSON types --json may give for them
 _JSON_TYPES = {"str": (str,), "dict": (dict,), "float": (int, float), "int": (int,),
@@ -32,8 +37,6 @@ _TYPE_NAMES = {"str": "a string", "dict": "a JSON object", "float": "a number",
 
 def _json_kwargs(params, payload: str | None) -> dict:
     """--json's fields as helper arguments, each of the type the helper takes."""
-    from git_gasp.base.errors import UsageError
-
     kwargs = json_obj(payload, "--json", "payload")
     usable = {n: str(p.annotation) for n, p in params.items()
               if all(w.strip() in _JSON_TYPES for w in str(p.annotation).split("|"))}
@@ -52,10 +55,6 @@ def _json_kwargs(params, payload: str | None) -> dict:
 def _call(helper, positional: tuple, flags: dict, payload: str | None):
     """Call a record_* helper with flags merged over a --json payload; a field the log
     cannot hold is a usage error naming the option that gave it."""
-    import inspect
-
-    from git_gasp.base.errors import UsageError
-
     params = inspect.signature(helper).parameters
     kwargs = _json_kwargs(params, payload)
     labels = option_labels(flags, kwargs)
@@ -74,8 +73,6 @@ def _call(helper, positional: tuple, flags: dict, payload: str | None):
 
 def _record(helper_name: str, positional: tuple = (), **flags):
     """Open the state, call the helper under the options every record shares, print the id."""
-    from contextlib import nullcontext
-
     metadata = flags.pop("metadata", None)
     payload = flags.pop("payload", None)
     cause = flags.pop("cause", None)
@@ -199,12 +196,7 @@ def record_frame(**kw) -> None:
 
 def _call_pair(start: str, finish: str, start_kw: dict, output: str | None,
                success: bool | None, common_kw: dict) -> None:
-    from contextlib import nullcontext
-
     if output is not None:  # both events or neither: refuse it before tool.called is written
-        from git_gasp.base.errors import UsageError
-        from git_gasp.protocol.jsonstrict import unwritable
-
         problem = unwritable(output, "payload.output_summary", 3)
         if problem:
             raise UsageError(f"--output: {problem}")

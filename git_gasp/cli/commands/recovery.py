@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import click
 
 from git_gasp.cli.options import CONTEXT, WaitCommand, wait_option
+from git_gasp.merge.recovery_ops import apply, date_of, drop, list_refs, show
+from git_gasp.protocol.summary import printable
+from git_gasp.store.location import require_root
 
 _REMOTE = click.option("--remote", metavar="REMOTE", default=None,
                        help="The remote to look on (default: the branch's upstream remote, "
@@ -13,10 +19,6 @@ _JSON = click.option("--json", "as_json", is_flag=True, help="Print one JSON obj
 
 
 def _start():
-    from pathlib import Path
-
-    from git_gasp.store.location import require_root
-
     return Path(require_root(Path.cwd()))  # the state's branch, wherever it is
 
 
@@ -32,11 +34,6 @@ def recovery() -> None:
 def list_cmd(remote: str | None, as_json: bool) -> int:
     """The recovery refs on the remote and in this clone: where each is, its commit, when,
     and how many of its commits the current branch does not have."""
-    import json
-
-    from git_gasp.merge.recovery_ops import date_of, list_refs
-    from git_gasp.protocol.summary import printable
-
     listing = list_refs(_start(), remote)
     if as_json:
         click.echo(json.dumps({"remote": listing.remote, "branch": listing.branch,
@@ -71,11 +68,6 @@ def list_cmd(remote: str | None, as_json: bool) -> int:
 def show_cmd(name: str, remote: str | None, as_json: bool) -> int:
     """The commits recovery ref NAME holds that the current branch does not, and the log
     lines they add (fetched from the remote when this clone lacks it)."""
-    import json
-
-    from git_gasp.merge.recovery_ops import date_of, show
-    from git_gasp.protocol.summary import printable
-
     shown = show(_start(), name, remote)
     if as_json:
         click.echo(json.dumps({"ref": shown.ref.to_json(), "log": shown.log_rel,
@@ -116,10 +108,6 @@ def apply_cmd(name: str, remote: str | None, wait: float | None, as_json: bool) 
     on a conflict; 5 cannot start (dirty tree, detached HEAD, merge in progress,
     lease held).
     """
-    import json
-
-    from git_gasp.merge.recovery_ops import apply
-
     start = _start()
     out = apply(start, name, remote, wait)
     for note in out.cleaned:
@@ -151,8 +139,6 @@ def apply_cmd(name: str, remote: str | None, wait: float | None, as_json: bool) 
 def drop_cmd(name: str, remote: str | None, local_only: bool, force: bool) -> int:
     """Delete recovery ref NAME on the remote and in this clone; refused while it holds
     commits the current branch does not have (apply it first, or --force)."""
-    from git_gasp.merge.recovery_ops import drop
-
     for line in drop(_start(), name, remote, force=force, local_only=local_only):
         click.echo(line)
     return 0

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from git_gasp.cli.ids import EventId
 from git_gasp.cli.options import CONTEXT
+from git_gasp.githooks.install import install_for_init
+from git_gasp.runtime.queries import label
+from git_gasp.runtime.restore import restore as do_restore
 
 
 @click.command("restore", context_settings=CONTEXT)
@@ -22,10 +27,6 @@ from git_gasp.cli.options import CONTEXT
 def restore(url: str, directory: str | None, at: str | None, model: str | None,
             full: bool, branch: str | None, as_json: bool) -> None:
     """Clone URL and bring the agent up; print where it stands."""
-    from git_gasp.githooks.install import install_for_init
-    from git_gasp.runtime.queries import label
-    from git_gasp.runtime.restore import restore as do_restore
-
     rep = do_restore(url, directory, at=at, model=model, partial=not full,
                      install_hooks=install_for_init, branch=branch)
     if as_json:
@@ -54,10 +55,6 @@ def restore(url: str, directory: str | None, at: str | None, model: str | None,
 
 
 def _json(rep) -> str:
-    import json
-
-    from git_gasp.runtime.queries import label
-
     def brief(node: dict) -> dict:
         return {"id": node["id"], "status": node["props"].get("status"), "label": label(node)}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from git_gasp.cli.ids import NodeId, resolve_node
@@ -16,7 +18,8 @@ from git_gasp.cli.options import (
     release_lease,
     wait_option,
 )
-from git_gasp.cli.shortids import abbrev_option
+from git_gasp.cli.shortids import ShortIds, abbrev_option
+from git_gasp.protocol.summary import printable
 
 
 @click.group(context_settings=CONTEXT, cls=WaitGroup)
@@ -74,8 +77,6 @@ def run_status(as_json: bool, abbrev: int | None) -> None:
     run = state.run
     props = state.graph.nodes[run.run_id]["props"] if run is not None else {}
     if as_json:
-        import json
-
         shown = None if run is None else {
             "id": run.run_id, "task": props.get("task"), "goal_id": run.goal_id,
             "task_id": run.task_id, "status": props.get("status"),
@@ -85,9 +86,6 @@ def run_status(as_json: bool, abbrev: int | None) -> None:
     if run is None:
         click.echo("no open run")
         return
-    from git_gasp.cli.shortids import ShortIds
-    from git_gasp.protocol.summary import printable
-
     short = ShortIds(state.graph.nodes, abbrev=abbrev).node
     click.echo(printable(f"{short(run.run_id)}  {props.get('task', '')}"
                + (f"  (goal {short(run.goal_id)})" if run.goal_id else "")))

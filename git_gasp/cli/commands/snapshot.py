@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
+from git_gasp.base.errors import GaspError
 from git_gasp.cli.ids import EventId
+from git_gasp.protocol.snapshot import SnapshotError
+from git_gasp.protocol.summary import printable
+from git_gasp.store.location import resolve_agent_root
+from git_gasp.store.logview import fold_agent
+from git_gasp.store.snapshots import write_snapshot
 
 
 @click.command()
@@ -13,13 +19,6 @@ from git_gasp.cli.ids import EventId
               help="Snapshot through this event (default: last).")
 def snapshot(path: str | None, at: str | None) -> int:
     """Materialize the fold of the log (at PATH, default: here) as a snapshot."""
-    from git_gasp.base.errors import GaspError
-    from git_gasp.conformance.runner import resolve_agent_root
-    from git_gasp.protocol.snapshot import SnapshotError
-    from git_gasp.protocol.summary import printable
-    from git_gasp.store.logview import fold_agent
-    from git_gasp.store.snapshots import write_snapshot
-
     root = resolve_agent_root(path)
     view = fold_agent(root, at=at, strict=False, use_snapshots=False)  # from the log itself
     # Without --at the snapshot stands for the whole log: any bad line refuses it, rather

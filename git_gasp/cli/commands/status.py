@@ -8,11 +8,24 @@ same as one object.
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import click
 
+from git_gasp.base import git
+from git_gasp.base.errors import GaspError
+from git_gasp.base.files import NotARegularFile, open_file
+from git_gasp.cli.commands.lease import lease_json, status_line
 from git_gasp.cli.options import CONTEXT
+from git_gasp.githooks.doctor import diagnose
+from git_gasp.odb.gitdirs import local_config_value, locate
+from git_gasp.runtime.state import AgentState
+from git_gasp.store.attributes import log_location
+from git_gasp.store.lastcheck import load
+from git_gasp.store.lease import Lease
+from git_gasp.store.location import BRANCH_KEY, SECTION, require_root, root_above
 
 
 @click.command("status", context_settings=CONTEXT)
@@ -20,10 +33,6 @@ from git_gasp.cli.options import CONTEXT
 def status(as_json: bool) -> int:
     """Show where the agent's state lives and how it stands: sync, run, lease,
     uncommitted events, hooks and merge driver, the last check."""
-    import json
-
-    from git_gasp.store.location import require_root
-
     info = gather(require_root(os.getcwd()))
     click.echo(json.dumps(info, indent=2, sort_keys=True) if as_json else render(info))
     return 0
@@ -31,8 +40,6 @@ def status(as_json: bool) -> int:
 
 def gather(root: str) -> dict:
     """Everything `status` shows, for the agent at `root`."""
-    from git_gasp.base import git
-
     top = str(git.work_tree_top(root))
     return {"root": root, "location": _location(root, top), "branch": _branch(root),
             "run": _run(root), "lease": _lease(root), "uncommitted": _uncommitted(root),
@@ -40,9 +47,6 @@ def gather(root: str) -> dict:
 
 
 def _location(root: str, top: str) -> dict:
-    from git_gasp.odb.gitdirs import local_config_value
-    from git_gasp.store.location import BRANCH_KEY, SECTION, root_above
-
     here = root_above(os.getcwd())
     branch = local_config_value(os.getcwd(), SECTION, None, BRANCH_KEY)
     if here is None:  # found through gasp.state
@@ -53,8 +57,6 @@ def _location(root: str, top: str) -> dict:
 
 
 def _branch(root: str) -> dict:
-    from git_gasp.base import git
-
     name = git.run(root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
     upstream = git.run(root, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
                        check=False)
@@ -70,11 +72,6 @@ def _branch(root: str) -> dict:
 
 
 def _run(root: str) -> dict | None:
-    from pathlib import Path
-
-    from git_gasp.base.errors import GaspError
-    from git_gasp.runtime.state import AgentState
-
     try:
         state = AgentState.open(Path(root), "git-gasp-status")
     except GaspError as exc:
@@ -87,12 +84,6 @@ def _run(root: str) -> dict | None:
 
 
 def _lease(root: str) -> dict:
-    from pathlib import Path
-
-    from git_gasp.base.errors import GaspError
-    from git_gasp.cli.commands.lease import lease_json, status_line
-    from git_gasp.store.lease import Lease
-
     try:
         rec = Lease(Path(root)).read()
     except GaspError as exc:
@@ -103,10 +94,6 @@ def _lease(root: str) -> dict:
 def _uncommitted(root: str) -> dict:
     """Events in the work tree's log that HEAD's does not hold (the log only grows): the
     newlines past HEAD's size, read from there on (a 100 MB log costs its tail)."""
-    from git_gasp.base import git
-    from git_gasp.base.files import NotARegularFile, open_file
-    from git_gasp.store.attributes import log_location
-
     rel = log_location(root)
     size = git.run(root, "cat-file", "-s", f"HEAD:./{rel}", check=False)
     committed = int(size.stdout) if size.returncode == 0 and size.stdout.strip().isdigit() \
@@ -125,10 +112,6 @@ def _uncommitted(root: str) -> dict:
 
 
 def _wiring(root: str) -> list[dict]:
-    from pathlib import Path
-
-    from git_gasp.githooks.doctor import diagnose
-
     try:
         findings = diagnose(Path(root))
     except Exception as exc:  # noqa: BLE001 - status shows what it can
@@ -138,9 +121,6 @@ def _wiring(root: str) -> list[dict]:
 
 
 def _last_check(root: str) -> dict | None:
-    from git_gasp.odb.gitdirs import locate
-    from git_gasp.store.lastcheck import load
-
     last = load(root)
     if last is None:
         return None

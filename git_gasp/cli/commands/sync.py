@@ -3,9 +3,16 @@ with backoff; a recovery ref when it gives up."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import click
 
+from git_gasp.cli.notes import driver_note
 from git_gasp.cli.options import WaitCommand, wait_option
+from git_gasp.merge.sync import Options
+from git_gasp.merge.sync import sync as run_sync
+from git_gasp.store.location import require_root
 
 
 @click.command("sync", cls=WaitCommand)
@@ -52,14 +59,6 @@ def sync(remote: str | None, branch: str | None, rebase: bool, attempts: int | N
     detached HEAD, merge or rebase in progress, lease held); 6 gave up and the
     recovery ref could not be pushed.
     """
-    import json
-    from pathlib import Path
-
-    from git_gasp.cli.notes import driver_note
-    from git_gasp.merge.sync import Options
-    from git_gasp.merge.sync import sync as run_sync
-    from git_gasp.store.location import require_root
-
     start = Path(require_root(Path.cwd()))  # the state's branch, wherever it is
     outcome = run_sync(start, Options(remote, branch, rebase, attempts, max_wait, since,
                                       timeout, wait, abort=abort))

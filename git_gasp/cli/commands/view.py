@@ -7,8 +7,16 @@ from pathlib import Path
 
 import click
 
+from git_gasp.base.errors import UsageError
+from git_gasp.cli.browser import open_page
+from git_gasp.cli.dates import event_bound
 from git_gasp.cli.ids import EventId, NodeId
 from git_gasp.cli.options import CONTEXT, agent_root
+from git_gasp.protocol.idmatch import match_id
+from git_gasp.protocol.summary import printable
+from git_gasp.store.logview import fold_agent
+from git_gasp.view import data, page
+from git_gasp.view.data import run_ids
 
 
 @click.command("view", context_settings=CONTEXT)
@@ -23,10 +31,6 @@ from git_gasp.cli.options import CONTEXT, agent_root
 def view(output: str | None, since: str | None, run_id: str | None, no_open: bool) -> None:
     """Write the agent's history as one offline HTML page and open it: runs on a
     timeline, a goal's lineage, search over titles and ids, filters by kind and status."""
-    from git_gasp.protocol.summary import printable
-    from git_gasp.store.logview import fold_agent
-    from git_gasp.view import data, page
-
     root = agent_root()
     folded = fold_agent(root, use_snapshots=False)  # every event is read: one parse
     for note in folded.notes:
@@ -47,8 +51,6 @@ def view(output: str | None, since: str | None, run_id: str | None, no_open: boo
     click.echo(printable(f"wrote {out} ({len(built['nodes'])} nodes, {len(built['runs'])} "
                          f"runs, {len(built['rows'])} events; {len(html) / 1e6:.1f} MB)"))
     if not no_open:
-        from git_gasp.cli.browser import open_page
-
         if not open_page(out):
             click.echo("(no graphical browser here; open the file yourself)")
 
@@ -62,8 +64,6 @@ def _agent_id(repo) -> str:
 def _since(events, text: str) -> tuple[int, int | None]:
     """(first event index, first ts_ms) `--since` keeps: after an event (id or unique
     prefix), after epoch milliseconds, or at or after a date (as `log --since`)."""
-    from git_gasp.cli.dates import event_bound
-
     idx, when = event_bound(events, "--since", text)
     if idx is not None:
         return idx + 1, None
@@ -72,10 +72,6 @@ def _since(events, text: str) -> tuple[int, int | None]:
 
 def _run(graph, events, text: str, log: str) -> str:
     """The run `--run` names (its id, a unique prefix or the short id `log` prints)."""
-    from git_gasp.base.errors import UsageError
-    from git_gasp.protocol.idmatch import match_id
-    from git_gasp.view.data import run_ids
-
     ids = run_ids(graph, events)
     full = match_id(ids, text, "run")
     if full not in ids:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import zlib
+from hashlib import sha256
 
-from git_gasp.base.digest import is_hex, sha256
+from git_gasp.base.digest import is_hex
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write, open_file
 

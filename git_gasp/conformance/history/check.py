@@ -12,8 +12,10 @@ runs the commit rules alone over any object store, an in-memory one included.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from git_gasp.base.files import path_str
 from git_gasp.conformance.history.cache import VerifiedCache
 from git_gasp.conformance.history.proven import load_extensions
 from git_gasp.conformance.history.prover import PackProver
@@ -34,10 +36,7 @@ from git_gasp.odb.repo import (
 from git_gasp.protocol.appendonly import LOG_PATH
 from git_gasp.protocol.failure import Failure
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
+if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
     from git_gasp.odb.repo import BaseObjectStore, Repo
 
 __all__ = ["HistoryResult", "Progress", "check_history", "check_store"]
@@ -124,7 +123,7 @@ def check_history(
     Raises NotAGitRepo when `agent_root` is not in a git work tree; every other
     problem is reported as a failure.
     """
-    agent_root = path_str(agent_root)  # as pathlib shows it (in NotAGitRepo)
+    agent_root = str(Path(agent_root))  # as pathlib shows it (in NotAGitRepo)
     repo, prefix = open_plain(agent_root) or open_repo(agent_root)
     files = None
     try:

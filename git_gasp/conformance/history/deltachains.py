@@ -18,6 +18,7 @@ import bisect
 import zlib
 from array import array
 from collections import OrderedDict, namedtuple
+from collections.abc import Iterable
 
 from git_gasp.base.files import open_file
 from git_gasp.base.record import Record
@@ -31,10 +32,6 @@ from git_gasp.odb.pack_entries import (
     parse_delta,
 )
 from git_gasp.odb.packs import READ_ERRORS, Loc, PackFiles
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
 
 _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains prove nothing
 _DELTA_CACHE_BYTES = 16 << 20

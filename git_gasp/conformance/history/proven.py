@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import os
 import zlib
+from collections.abc import Iterable
 
 from git_gasp.base.digest import is_hex, is_object_id
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write, open_file
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
 
 FORMAT = 1
 KEEP = 256  # pairs kept (a few per commit: the log, facts, journal)

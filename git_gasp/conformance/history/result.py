@@ -4,11 +4,8 @@ decided its pairs (`WalkStats`), and the hint its append-only failures end with.
 from __future__ import annotations
 
 from git_gasp.base.record import Record
+from git_gasp.conformance.history.tipfacts import TipFacts
 from git_gasp.protocol.failure import Failure
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from git_gasp.conformance.history.tipfacts import TipFacts
 
 APPEND_HINT = ("append-only files may only grow at the end: rewrite or drop this commit "
                "and re-append its events as new lines (a revert does not help: the commit "

@@ -5,11 +5,9 @@ No git access here: the facts are plain data."""
 
 from __future__ import annotations
 
-from git_gasp.base.record import Record
+from collections.abc import Callable
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
+from git_gasp.base.record import Record
 
 SAME, EXTENDS = "same", "extends"  # how the working file relates to HEAD's blob
 

@@ -24,8 +24,10 @@ import os
 import stat
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from git_gasp.conformance.history.merges import MergeRule, Side
+from git_gasp.conformance.history.prover import PackProver
 from git_gasp.conformance.history.result import APPEND_HINT, HistoryResult
 from git_gasp.odb.blobid import extends_by_hash
 from git_gasp.odb.objects import (
@@ -44,21 +46,18 @@ from git_gasp.protocol.appendonly import (
 from git_gasp.protocol.failure import Failure
 from git_gasp.protocol.manifest import AGENT_DIR, LOCAL_ONLY, manifest_paths
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Protocol
-
-    from git_gasp.conformance.history.prover import PackProver
+if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
     from git_gasp.odb.repo import BaseObjectStore
 
-    class WorkTree(Protocol):
-        """What the walk asks of the working tree (``worktree.WorkTree``, which builds on
-        the walk: this module never imports that one)."""
 
-        def head_blob(self, walker: Walker, path: bytes, entry: Entry) -> bytes | None: ...
+class WorkTree(Protocol):
+    """What the walk asks of the working tree (``worktree.WorkTree``, which builds on
+    the walk: this module never imports that one)."""
 
-        def extends_in_file(self, walker: Walker, path: bytes, entry: Entry,
-                            old_sha: bytes, length: int | None) -> bool: ...
+    def head_blob(self, walker: Walker, path: bytes, entry: Entry) -> bytes | None: ...
+
+    def extends_in_file(self, walker: Walker, path: bytes, entry: Entry,
+                        old_sha: bytes, length: int | None) -> bool: ...
 
 Progress = Callable[[int, int], None]
 _PROGRESS_EVERY = 0.25  # seconds between progress calls

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from git_gasp.base.files import join, open_file, open_regular
+from git_gasp.base.files import open_file, open_regular
 from git_gasp.conformance.history.result import WORKTREE_HINT
 from git_gasp.conformance.history.tipfacts import EXTENDS, SAME, TipFacts
 from git_gasp.conformance.history.walk import Walker
@@ -23,11 +25,11 @@ from git_gasp.odb.indexstat import index_entry_stat, stat_proves
 from git_gasp.odb.objects import CommitInfo, Entry, ObjectError, TreeError
 from git_gasp.protocol.appendonly import extension_problem
 
+if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
+    from git_gasp.odb.repo import Repo
+
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
 _HASH_PIECE = 1 << 22  # a file hashed in pieces: no buffer of its size (page faults)
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from git_gasp.odb.repo import Repo
 
 class WorkTree:
     """The agent root's files (`agent_root`, at `prefix` in the repository `repo`)."""
@@ -48,7 +50,7 @@ class WorkTree:
         """
         if walker.head_blobs.get(path) != entry.sha:
             return None
-        full = join(self.agent_root, os.fsdecode(path))
+        full = str(Path(self.agent_root, os.fsdecode(path)))
         try:
             st = os.lstat(full)
             if not stat.S_ISREG(st.st_mode) or st.st_size < _WORKTREE_READ_MIN:
@@ -79,7 +81,7 @@ class WorkTree:
         if (length is None or len(old_sha) != 40 or walker.head_blobs.get(path) != entry.sha
                 or length < _WORKTREE_READ_MIN):
             return False
-        full = join(self.agent_root, os.fsdecode(path))
+        full = str(Path(self.agent_root, os.fsdecode(path)))
         try:
             st = os.lstat(full)
             if not stat.S_ISREG(st.st_mode) or st.st_size < length:
@@ -154,7 +156,7 @@ class WorkTree:
 
     def _lstat(self, path: bytes) -> os.stat_result | OSError:
         try:
-            return os.lstat(join(self.agent_root, os.fsdecode(path)))
+            return os.lstat(str(Path(self.agent_root, os.fsdecode(path))))
         except OSError as exc:
             return exc
 
@@ -179,7 +181,7 @@ class WorkTree:
         try:
             if isinstance(st, OSError):
                 raise st
-            with open_file(join(self.agent_root, os.fsdecode(path))) as fh:
+            with open_file(str(Path(self.agent_root, os.fsdecode(path)))) as fh:
                 data = fh.read()
         except OSError as exc:
             walker.fail(f"working tree: cannot read the file ({exc})", path=path)

@@ -18,6 +18,8 @@ are built only for the lines a new event refers to.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
+from typing import Any
 
 from git_gasp.conformance.rules import created_node_ids, entity_id
 from git_gasp.conformance.saved.lineindex import (
@@ -34,12 +36,7 @@ from git_gasp.conformance.saved.lineindex import (
 from git_gasp.protocol.envelope import OPS_KIND, EnvelopeError, Event, event_from_json, split_lines
 from git_gasp.protocol.gcpause import gc_paused
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
-
-    _Fields = tuple[str, Any, Any, Any]  # id, kind, causation_id, payload
+_Fields = tuple[str, Any, Any, Any]  # id, kind, causation_id, payload
 
 __all__ = ["LINE_MASK", "MAX_LINES", "CommittedLog", "TooLarge"]
 

@@ -44,6 +44,7 @@ import sys
 import zlib
 from array import array
 from time import time_ns as _time_ns
+from typing import BinaryIO
 
 from git_gasp.base.digest import is_object_id
 from git_gasp.base.errors import GaspError
@@ -51,10 +52,6 @@ from git_gasp.base.files import AtomicFile, open_file
 from git_gasp.base.record import Record
 from git_gasp.conformance.saved.lineindex import LINE_MASK, Keys, Offsets, flat, offset_words
 from git_gasp.conformance.saved.stamps import CHECKED, checked_stamp, is_stamp, stamp_of, vouch
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import BinaryIO
 
 MAX_DEPTH = 16  # deltas in a chain before a whole entry is written again
 SPREAD = 4  # ... or once the deltas' bytes reach a quarter of the whole entry's

@@ -18,11 +18,8 @@ from __future__ import annotations
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator
 from itertools import accumulate
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
 
 TABLE_SHIFT, HASH_SHIFT = 61, 29
 LINE_MASK = (1 << HASH_SHIFT) - 1

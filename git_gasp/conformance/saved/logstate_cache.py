@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 import zlib
+from collections.abc import Callable
 
 from git_gasp.conformance.logfindings import RECORDS_FORMAT, load_records
 from git_gasp.conformance.logsource import LogSource
@@ -25,10 +26,6 @@ from git_gasp.conformance.logstate import LogState
 from git_gasp.conformance.saved.index_files import Entry, IndexFiles
 from git_gasp.conformance.saved.lineindex import copy_offsets
 from git_gasp.protocol.vocab import Vocabulary
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 FORMAT = 2
 RULES_VERSION = 1  # bump when what a rule decides changes without its code changing
