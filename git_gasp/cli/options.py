@@ -74,7 +74,8 @@ def wait_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def agent_root():
-    """The agent root: the nearest directory at or above the cwd holding AGENT.md."""
+    """The agent root for the cwd (`store.location.find_root`: the configured state,
+    else the nearest GASP manifest at or above)."""
     from git_gasp.conformance.runner import resolve_agent_root
 
     return resolve_agent_root(None)

@@ -129,10 +129,10 @@ def _hook(root: Path, top: Path, hooks_dir: Path, hooks_path: str | None, name: 
 def _beside_a_project(root: Path) -> bool:
     """True when `root` is the state directory its repository's config names (the
     state branch's worktree `init --branch` made), not the project itself."""
-    from git_gasp.store.location import configured_root
+    from git_gasp.store.location import configured
 
-    found = configured_root(str(root))
-    return found is not None and os.path.realpath(found) == os.path.realpath(root)
+    found = configured(str(root))
+    return found is not None and os.path.realpath(found.path) == os.path.realpath(root)
 
 
 def managers_runs_guard(data: bytes) -> bool:

@@ -43,6 +43,7 @@ from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.merge import integrate, recovery, sync_state, validate
 from git_gasp.merge.backoff import DEFAULT_MAX_WAIT_S, Backoff
 from git_gasp.merge.sync_state import CannotStart, Session
+from git_gasp.store.location import find_root
 
 EXIT = {"pushed": 0, "up-to-date": 0, "fast-forwarded": 0, "aborted": 0, "refused": 1,
         "moved": 1, "conflict": 1, "gave-up": 4, "cannot-start": 5, "stranded": 6}
@@ -133,14 +134,10 @@ def _short(sha: str | None) -> str:
 
 
 def agent_root(start: Path, top: Path) -> Path:
-    """The nearest directory at or above `start` (up to `top`) holding AGENT.md."""
-    here = Path(start).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / "AGENT.md").is_file():
-            return candidate
-        if candidate == top.resolve():
-            break
-    return top
+    """The agent root for `start`, as every command finds it (`store.location`: the
+    configured state, else the nearest GASP manifest up), else the work tree top `top`."""
+    found = find_root(start)
+    return Path(found) if found is not None else top
 
 
 def target(top: Path, ref: str, remote: str | None, branch: str | None) -> tuple[str, str]:

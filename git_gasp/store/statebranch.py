@@ -69,12 +69,12 @@ def init_branch(project: Path, branch: str = DEFAULT_BRANCH, worktree: Path | No
 
 
 def _has_state(here: str) -> bool:
-    """True when the project at `here` has GASP state: a configured one, or an AGENT.md
-    at or above with its log beside it (an AGENT.md alone may be the project's own
-    agent instructions)."""
-    from git_gasp.store.location import configured_root, root_above
+    """True when the project at `here` has GASP state: a configured one, or a GASP
+    manifest at or above (an AGENT.md that is not one is the project's own agent
+    instructions)."""
+    from git_gasp.store.location import configured, root_above
 
-    return root_above(here, with_log=True) is not None or configured_root(here) is not None
+    return configured(here) is not None or root_above(here) is not None
 
 
 def _default_id(top: Path) -> str:

@@ -123,7 +123,8 @@ def test_init_branch_refuses_in_one_line_and_changes_nothing(project, tmp_path, 
     elif case == "branch-exists":
         git(project, "branch", "gasp/state")
     elif case == "root-layout":
-        (project / "AGENT.md").write_text("---\nspec_version: 0.1.0\n---\n")
+        (project / "AGENT.md").write_text("---\nspec_version: 0.1.0\nagent_id: a\n"
+                                          "identity_hash: null\nexecutor: x\n---\n")
         (project / "state").mkdir()
         (project / "state" / "events.jsonl").write_bytes(b"")
     else:

@@ -30,3 +30,24 @@ def make_fixture_repo(where: Path) -> Path:
     git(where, "init", "-q")
     commit_all(where, "fixture")
     return where
+
+
+def make_project(where: Path) -> Path:
+    """An existing project at `where`, not made by git-gasp: two commits of its own."""
+    where.mkdir(parents=True)
+    git(where, "init", "-q", "-b", "main")
+    (where / "app.py").write_text("print('hi')\n")
+    git(where, "add", "app.py")
+    git(where, "commit", "-qm", "app")
+    (where / "README").write_text("an app\n")
+    git(where, "add", "README")
+    git(where, "commit", "-qm", "readme")
+    return where
+
+
+def init_branch(project: Path, *args: str) -> Path:
+    """`git gasp init --branch ARGS` in `project`; the state's worktree path."""
+    proc = gasp(project, "init", "--branch", *args)
+    assert proc.returncode == 0, out(proc)
+    common = git(project, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    return (Path(common) / git(project, "config", "gasp.state").strip()).resolve()

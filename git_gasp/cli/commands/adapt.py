@@ -122,9 +122,9 @@ def _prime(agent: str, repo: Path) -> None:
     import os
 
     from git_gasp.adapters.install import project_tree
-    from git_gasp.store.location import root_above
+    from git_gasp.store.location import configured
 
-    beside = root_above(os.path.realpath(repo)) is None  # found through gasp.state
+    beside = configured(os.path.realpath(repo)) is not None  # the state is elsewhere
     path, changed = prime(Path(root), agent, at=project_tree(repo) if beside else None)
     click.echo(f"{'wrote' if changed else 'up to date:'} the gasp section of {path}")
 

@@ -40,14 +40,12 @@ def gather(root: str) -> dict:
 
 
 def _location(root: str, top: str) -> dict:
-    from git_gasp.odb.gitdirs import local_config_value
-    from git_gasp.store.location import BRANCH_KEY, SECTION, root_above
+    from git_gasp.store.location import configured
 
-    here = root_above(os.getcwd())
-    branch = local_config_value(os.getcwd(), SECTION, None, BRANCH_KEY)
-    if here is None:  # found through gasp.state
-        kind = "branch" if branch else "path"
-        return {"kind": kind, "branch": branch.decode() if branch else None, "path": root}
+    conf = configured(os.getcwd())
+    if conf is not None:  # found through gasp.state
+        kind = "branch" if conf.branch else "path"
+        return {"kind": kind, "branch": conf.branch, "path": root}
     return {"kind": "root" if os.path.samefile(root, top) else "folder", "branch": None,
             "path": root}
 
