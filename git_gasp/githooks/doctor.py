@@ -22,6 +22,7 @@ from git_gasp.base.git import (
 from git_gasp.githooks import doctor_state, install, managers
 from git_gasp.githooks.finding import ERROR, OK, WARN, Finding, exit_status, report
 from git_gasp.store import attributes
+from git_gasp.store.location import is_state_branch
 
 LEASE = ".agent/lease"
 IGNORED = (LEASE, ".agent/HEAD")
@@ -84,7 +85,7 @@ def _hook(root: Path, top: Path, hooks_dir: Path, hooks_path: str | None, name: 
         findings.extend(_managed(manager, name, data, told))
         return
     if data is None:
-        if _beside_a_project(root):  # init --branch installs none: the hooks are shared
+        if is_state_branch(root):  # init --branch installs none: the hooks are shared
             findings.append(Finding(WARN, f"no {name} hook in {hooks_dir}: git-gasp's own "
                                     "commits on the state branch apply the guard, hand-made "
                                     "ones are not guarded", "run `git gasp install-hooks` "
@@ -124,15 +125,6 @@ def _hook(root: Path, top: Path, hooks_dir: Path, hooks_path: str | None, name: 
     findings.extend(problems)
     if not any(p.level == ERROR for p in problems):
         findings.append(Finding(OK, f"GASP {name} hook installed in {hooks_dir}"))
-
-
-def _beside_a_project(root: Path) -> bool:
-    """True when `root` is the state directory its repository's config names (the
-    state branch's worktree `init --branch` made), not the project itself."""
-    from git_gasp.store.location import configured
-
-    found = configured(str(root))
-    return found is not None and os.path.realpath(found.path) == os.path.realpath(root)
 
 
 def managers_runs_guard(data: bytes) -> bool:

@@ -20,6 +20,7 @@ from git_gasp.base.errors import GaspError
 from git_gasp.base.files import SMALL_FILE, atomic_write, read_file, read_text
 from git_gasp.merge.sync_state import Session, last_line
 from git_gasp.store import attributes
+from git_gasp.store.location import is_state_branch
 
 # one line of `git push --porcelain`: flag, "from:to", summary (reason)
 _PUSH_LINE = re.compile(r"^(?P<flag>[ +\-*!=])\t(?P<refs>[^\t]*)\t(?P<summary>.*)$", re.M)
@@ -43,8 +44,11 @@ class Pushed:
 
 
 def driver_config(s: Session, agent_root: Path, log_rel: str) -> list[str]:
-    """The ``-c`` options that make sure this sync's merges use the driver."""
+    """The ``-c`` options that make sure this sync's merges use the driver (and, on a
+    state branch beside a project, that the project's own git hooks do not run)."""
     out = list(_FIXED)
+    if is_state_branch(agent_root):
+        out += git.NO_HOOKS
     if git.config_get(s.top, f"merge.{attributes.DRIVER}.driver") is None:
         out += ["-c", f"merge.{attributes.DRIVER}.name={attributes.DRIVER_NAME}",
                 "-c", f"merge.{attributes.DRIVER}.driver={attributes.driver_command()}"]

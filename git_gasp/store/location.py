@@ -127,6 +127,13 @@ def configured(start: str | os.PathLike) -> Configured | None:
     return Configured(path, values.get(BRANCH_KEY) or None, common)
 
 
+def is_state_branch(root: str | os.PathLike) -> bool:
+    """True when `root` is the state directory its repository's config names (the state
+    branch's worktree `init --branch` made, git-gasp's own), not the project itself."""
+    conf = configured(root)
+    return conf is not None and os.path.realpath(conf.path) == os.path.realpath(root)
+
+
 def configured_root(start: str) -> str | None:
     """The state directory `gasp.state` names, if it is one (a missing worktree of the
     state branch is recreated first); None otherwise."""

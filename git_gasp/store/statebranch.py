@@ -39,6 +39,22 @@ def init_branch(project: Path, branch: str = DEFAULT_BRANCH, worktree: Path | No
     the worktree path is taken; takes back what it did when a later step fails."""
     from git_gasp.store.layout import init_agent
 
+    top, common, path = _prepare(project, branch, worktree)
+    undo: list = []
+    try:
+        _add_worktree(top, path, branch, undo)
+        agent, commit = init_agent(path, agent_id or _default_id(top))
+        _register(top, common, path, branch, undo)
+    except BaseException:
+        for step in reversed(undo):
+            step()
+        raise
+    return agent, commit, path
+
+
+def _prepare(project: Path, branch: str, worktree: Path | None) -> tuple[Path, Path, Path]:
+    """(work tree top, git common dir, the worktree's path) for `init --branch`, after
+    the refusals both a new and a joined state share."""
     top = git.work_tree_top(project)
     common = git.common_dir(top)
     if not git.ok(top, "check-ref-format", "--branch", branch) or branch.startswith("-"):
@@ -56,16 +72,7 @@ def init_branch(project: Path, branch: str = DEFAULT_BRANCH, worktree: Path | No
     path = Path(os.path.abspath(worktree)) if worktree is not None else common / DEFAULT_DIR
     if path.exists() or path.is_symlink():
         raise _refuse(f"{path} exists (pick another: --worktree PATH)")
-    undo: list = []
-    try:
-        _add_worktree(top, path, branch, undo)
-        agent, commit = init_agent(path, agent_id or _default_id(top))
-        _register(top, common, path, branch, undo)
-    except BaseException:
-        for step in reversed(undo):
-            step()
-        raise
-    return agent, commit, path
+    return top, common, path
 
 
 def _has_state(here: str) -> bool:
@@ -84,15 +91,57 @@ def _default_id(top: Path) -> str:
 
 
 def _add_worktree(top: Path, path: Path, branch: str, undo: list) -> None:
-    """A linked worktree at `path` on the new orphan `branch`, its index and tree empty."""
+    """A linked worktree at `path` on the new orphan `branch`, its index and tree empty.
+    The project's git hooks do not run (`base.git.NO_HOOKS`); each undo is registered
+    before its step, so a step that fails halfway is taken back too."""
     empty_tree = git.out(top, "hash-object", "-t", "tree", "-w", "--stdin", input=b"").strip()
     seed = git.out(top, "commit-tree", empty_tree, "-m", "gasp: worktree seed",
                    input=b"").strip()  # unreferenced: only `worktree add` needs a commit
-    git.run(top, "worktree", "add", "-q", "--detach", str(path), seed)
-    undo.append(lambda: git.run(top, "worktree", "remove", "--force", str(path), check=False))
-    git.run(path, "checkout", "-q", "--orphan", branch)
+    undo.append(lambda: _remove_worktree(top, path))
+    git.run(top, *git.NO_HOOKS, "worktree", "add", "-q", "--detach", str(path), seed)
     undo.append(lambda: git.run(top, "update-ref", "-d", f"refs/heads/{branch}", check=False))
+    git.run(path, *git.NO_HOOKS, "checkout", "-q", "--orphan", branch)
     _exclude(top, path, undo)
+
+
+def _remove_worktree(top: Path, path: Path) -> None:
+    """Take back a worktree `init --branch` added: its files and git's registration."""
+    git.run(top, "worktree", "remove", "--force", str(path), check=False)
+    if path.exists() and not path.is_symlink():
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+    git.run(top, "worktree", "prune", check=False)
+
+
+def join_branch(project: Path, remote_ref: str, branch: str = DEFAULT_BRANCH,
+                worktree: Path | None = None) -> tuple[str, Path]:
+    """Join the agent history `remote_ref` (``REMOTE/BRANCH``, a remote-tracking branch)
+    holds: a local `branch` tracking it, checked out in a linked worktree, recorded in
+    the project's config as `init_branch` records a new one. Returns (agent id, the
+    worktree's path). Refuses (changing nothing) as `init_branch` does, and when the
+    remote branch holds no GASP manifest; takes back what it did when a step fails."""
+    from git_gasp.protocol.manifest import ManifestError, parse_manifest
+
+    top, common, path = _prepare(project, branch, worktree)
+    try:
+        manifest = parse_manifest(git.run(top, "show", f"refs/remotes/{remote_ref}:AGENT.md")
+                                  .stdout)
+    except (GaspError, ManifestError):
+        raise _refuse(f"{remote_ref} holds no GASP manifest (AGENT.md) at its top") from None
+    undo: list = []
+    try:
+        undo.append(lambda: git.run(top, "branch", "-D", branch, check=False))
+        git.run(top, "branch", "-q", "--track", branch, f"refs/remotes/{remote_ref}")
+        undo.append(lambda: _remove_worktree(top, path))
+        git.run(top, *git.NO_HOOKS, "worktree", "add", "-q", str(path), branch)
+        _exclude(top, path, undo)
+        _register(top, common, path, branch, undo)
+    except BaseException:
+        for step in reversed(undo):
+            step()
+        raise
+    return manifest.agent_id, path
 
 
 def _exclude(top: Path, path: Path, undo: list) -> None:
@@ -108,7 +157,10 @@ def _exclude(top: Path, path: Path, undo: list) -> None:
     old = read_regular_file(exclude, limit=SMALL_FILE)
     line = ("/" + rel.as_posix() + "/\n").encode()
     sep = b"" if not old or old.endswith(b"\n") else b"\n"
-    atomic_write(exclude, (old or b"") + sep + line, make_parents=True)
+    try:
+        atomic_write(exclude, (old or b"") + sep + line, make_parents=True)
+    except OSError as exc:
+        raise GaspError(f"cannot write {exclude}: {exc.strerror or exc}") from None
     undo.append(lambda: atomic_write(exclude, old) if old is not None
                 else exclude.unlink(missing_ok=True))
 
