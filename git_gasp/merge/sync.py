@@ -43,7 +43,8 @@ from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.merge import integrate, recovery, sync_state, validate
 from git_gasp.merge.backoff import DEFAULT_MAX_WAIT_S, Backoff
 from git_gasp.merge.sync_state import CannotStart, Session
-from git_gasp.store.location import find_root
+from git_gasp.store.joining import configured_remote
+from git_gasp.store.location import find_root, is_state_branch
 
 EXIT = {"pushed": 0, "up-to-date": 0, "fast-forwarded": 0, "aborted": 0, "refused": 1,
         "moved": 1, "conflict": 1, "gave-up": 4, "cannot-start": 5, "stranded": 6}
@@ -141,11 +142,14 @@ def agent_root(start: Path, top: Path) -> Path:
 
 
 def target(top: Path, ref: str, remote: str | None, branch: str | None) -> tuple[str, str]:
-    """(remote, remote branch): the given ones, else the branch's upstream, else
-    ``origin`` and the same name."""
+    """(remote, remote branch): the given ones, else (for a state branch) the remote
+    ``gasp.remote`` names, else the branch's upstream, else ``origin``; the branch's
+    upstream branch on that remote, else the same name."""
     name = ref[len(HEADS):]
     up_remote = git.config_get(top, f"branch.{name}.remote")
     up_merge = git.config_get(top, f"branch.{name}.merge")
+    if remote is None and is_state_branch(top):
+        remote = configured_remote(top)  # gasp.remote: there only, never origin instead
     if remote is None:
         remote = up_remote if up_remote and up_remote != "." else "origin"
     if branch is None:

@@ -13,6 +13,12 @@ DEFAULT_BRANCH = "gasp/state"
 REMOTE_KEY = "gasp.remote"
 
 
+def configured_remote(start: str | os.PathLike) -> str | None:
+    """The remote ``gasp.remote`` names (the state branch is shared there only: `sync`
+    never falls back to origin), or None."""
+    return git.config_get(start, REMOTE_KEY) or None
+
+
 def remote_state_branch(start: str | os.PathLike, branch: str = DEFAULT_BRANCH
                         ) -> str | None:
     """``REMOTE/BRANCH`` of the remote-tracking branch a remote of the repository around
@@ -31,7 +37,7 @@ def remote_state_branch(start: str | os.PathLike, branch: str = DEFAULT_BRANCH
                    if name.endswith(suffix) and name.count("/") >= 3)
     if not found:
         return None
-    preferred = git.config_get(start, REMOTE_KEY)
+    preferred = configured_remote(start)
     if preferred is not None:
         return f"{preferred}/{branch}" if preferred in found else None
     remote = "origin" if "origin" in found else found[0]
