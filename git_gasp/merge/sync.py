@@ -227,6 +227,8 @@ def sync(start: Path, opts: Options, *, rng: random.Random | None = None,
                 out.remote, out.branch = target(s.top, ref, opts.remote, opts.branch)
                 _attempts(s, root, out, opts, Backoff(opts.max_wait, rng=rng or random.Random()),
                           sleep)
+                if out.exit_code == 0:
+                    _track(s.top, out)
             out.head = git.resolve_commit(s.top, "HEAD")
     except CannotStart as exc:
         out.status, out.reason = "cannot-start", str(exc)
@@ -234,6 +236,18 @@ def sync(start: Path, opts: Options, *, rng: random.Random | None = None,
         out.status, out.reason = "moved", str(exc)
         out.head = git.resolve_commit(Path(start), "HEAD")
     return out
+
+
+def _track(top: Path, out: Outcome) -> None:
+    """After the first sync of a branch with no upstream, make the remote's branch its
+    upstream (as ``git push -u`` does), so `status` and git show how far apart they are;
+    a URL rather than a remote's name, or an upstream already set, is left alone."""
+    name = out.local_branch
+    if not name or git.config_get(top, f"branch.{name}.remote") is not None or \
+            git.config_get(top, f"remote.{out.remote}.url") is None:
+        return
+    git.config_set_local(top, f"branch.{name}.remote", out.remote)
+    git.config_set_local(top, f"branch.{name}.merge", HEADS + out.branch)
 
 
 def _attempts(s: Session, root: Path, out: Outcome, opts: Options, backoff: Backoff,

@@ -163,6 +163,7 @@ class NotAnAgentRepository(GaspError):
     exits outside a repository)."""
 
     exit_code = 2
+    remote: str | None = None  # REMOTE/BRANCH holding the state this clone may join
 
 
 def not_an_agent_repository(where: str, *, above: bool = True) -> NotAnAgentRepository:
@@ -177,9 +178,11 @@ def not_an_agent_repository(where: str, *, above: bool = True) -> NotAnAgentRepo
             "manifest; fix or unset it (git config --unset gasp.state)")
     remote = remote_state_branch(where) if above else None
     if remote is not None:
-        return NotAnAgentRepository(
+        error = NotAnAgentRepository(
             f"not an agent repository yet: {remote} holds this project's agent history; "
             "join it: git gasp init --branch")
+        error.remote = remote
+        return error
     place = f"no {MANIFEST} in {where}" + (" or above, and this repository's config "
                                            "names no state" if above else "")
     return NotAnAgentRepository(f"not an agent repository: {place}; run `git gasp init` "

@@ -16,9 +16,13 @@ if TYPE_CHECKING:
 def run_hook(name: str) -> NoReturn:
     """Guard the commit git is making in the current directory (the hook's cwd): print
     the refusal report on stderr and exit 1, or exit 0 to let the commit through."""
-    from git_gasp.guard.warm import Warm
+    from git_gasp.cli.handler import leave
 
     cwd = os.getcwd()
+    if _a_project_beside_its_state(cwd):
+        leave(0)  # the state is on its own branch: the project's commits are not the agent's
+    from git_gasp.guard.warm import Warm
+
     warm = Warm.start(cwd)  # git and the log read run while the rules load
     from git_gasp.guard.commit_guard import run_guard
     from git_gasp.guard.rejection import report
@@ -29,9 +33,17 @@ def run_hook(name: str) -> NoReturn:
     # Leave without tearing down what the guard built (nothing needs it any more).
     sys.stdout.flush()
     sys.stderr.flush()
-    from git_gasp.cli.handler import leave
-
     leave(1 if rejections else 0)
+
+
+def _a_project_beside_its_state(cwd: str) -> bool:
+    """True when the commit is made in a work tree of a project whose config names its
+    state elsewhere (`init --branch`): the guard hooks are shared by every worktree of
+    the repository, and only the state's own commits are the agent's."""
+    from git_gasp.store.location import configured
+
+    conf = configured(cwd)
+    return conf is not None and os.path.realpath(conf.path) != os.path.realpath(cwd)
 
 
 def pre_receive(check: bool) -> int:
