@@ -81,7 +81,10 @@ def _run(root: str) -> dict | None:
     if run is None:
         return None
     props = state.graph.nodes[run.run_id]["props"]
-    return {"id": run.run_id, "task": props.get("task"), "goal_id": run.goal_id}
+    meta = props.get("metadata")
+    who = meta.get("person") if isinstance(meta, dict) else None
+    return {"id": run.run_id, "task": props.get("task"), "goal_id": run.goal_id,
+            "person": who if isinstance(who, str) else None}
 
 
 def _lease(root: str) -> dict:
@@ -166,7 +169,8 @@ def render(info: dict) -> str:
                      f"{br['upstream']} (git gasp sync)")
     run = info["run"]
     lines.append("run: none open" if run is None else f"run: cannot tell ({run['error']})"
-                 if "error" in run else f"run: {run['id']} open  {run.get('task') or ''}".rstrip())
+                 if "error" in run else f"run: {run['id']} open  {run.get('task') or ''}".rstrip()
+                 + (f"  (by {run['person']})" if run.get("person") else ""))
     lines.append(f"lease: {info['lease']['line']}")
     unc = info["uncommitted"]
     lines.append(f"log: {unc['error']}" if unc.get("error") else
