@@ -163,6 +163,9 @@ def _exclude(top: Path, path: Path, undo: list) -> None:
         raise GaspError(f"cannot write {exclude}: {exc.strerror or exc}") from None
     undo.append(lambda: atomic_write(exclude, old) if old is not None
                 else exclude.unlink(missing_ok=True))
+    from git_gasp.store.installs import remember_exclude
+
+    remember_exclude(top, line.decode().rstrip("\n"))
 
 
 def _register(top: Path, common: Path, path: Path, branch: str, undo: list) -> None:
