@@ -101,20 +101,20 @@ def _beside_project(ran: Ran) -> None:
     assert git(ran.cwd, "config", "--global", "merge.gasp.driver").strip()
 
 
-# The first person's project, its state shared through a bare remote: what the team
-# steps assume exists.
+# The first person's project beside, its state shared through a bare remote (../shared.git,
+# as the README names it): what the team steps assume exists.
 TEAM_BEFORE = """
-git init -q --bare -b main shared.git
-git init -q -b main alice && cd alice && echo 'print(1)' > app.py && git add app.py
+git init -q --bare -b main ../shared.git
+git init -q -b main ../alice && cd ../alice && echo 'print(1)' > app.py && git add app.py
 git commit -qm 'the project' && git remote add origin ../shared.git && git push -q origin main
 git gasp init --branch >/dev/null && git gasp run start --task "alice's task" >/dev/null
 git gasp run finish --outcome promoted >/dev/null && git gasp commit-run >/dev/null
-git gasp sync -q && cd ..
+git gasp sync -q && cd ../people
 """
 
 
 def _team(ran: Ran) -> None:
-    alice, mate = ran.cwd / "alice", ran.cwd / "teammate"
+    alice, mate = ran.cwd.parent / "alice", ran.cwd / "teammate"
     assert git(mate, "rev-parse", "gasp/state") == git(alice, "rev-parse", "gasp/state")
     assert git(mate, "rev-parse", "--abbrev-ref", "gasp/state@{u}").strip() == \
         "origin/gasp/state"
@@ -284,9 +284,10 @@ PLANS = [
          before="git init -q your-project && echo 'print(1)' > your-project/app.py && "
                 "git -C your-project add app.py && git -C your-project commit -qm 'the project'",
          check=_beside_project),
-    Plan("git clone ../shared.git teammate", cwd="team", before=TEAM_BEFORE, check=_team),
-    Plan("git config gasp.remote history", cwd="team", check=_team_remote),
-    Plan("git gasp uninstall", cwd="team", check=_team_left),
+    Plan("git clone ../shared.git teammate", cwd="team/people", before=TEAM_BEFORE,
+         check=_team),
+    Plan("git config gasp.remote history", cwd="team/people", check=_team_remote),
+    Plan("git gasp uninstall", cwd="team/people", check=_team_left),
     Plan('export MANPATH="$(git gasp help --man-path):"',
          substitute=((":\"    # the trailing ':' keeps man's default path",
                       ':"\necho "MANPATH=$MANPATH"'),),  # and print what it set

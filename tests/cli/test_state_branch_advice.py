@@ -9,20 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.testing.repos import init_branch, make_project
+from tests.testing.repos import shared_project
 from tests.testing.run import gasp, git, out
 
 
 @pytest.fixture
 def shared(tmp_path: Path) -> tuple[Path, Path]:
-    project = make_project(tmp_path / "alice")
-    bare = tmp_path / "shared.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    git(project, "remote", "add", "origin", str(bare))
-    git(project, "push", "-q", "origin", "main")
-    init_branch(project)
-    assert gasp(project, "sync").returncode == 0
-    return project, bare
+    return shared_project(tmp_path)
 
 
 def test_a_clone_that_has_not_joined_gets_no_harmful_fix(shared, tmp_path: Path) -> None:

@@ -6,15 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.testing.repos import init_branch, make_project
+from tests.testing.repos import init_branch, make_project, record_run
 from tests.testing.run import gasp, git, out
-
-
-def _run(project: Path, title: str) -> None:
-    for args in (("run", "start", "--task", title), ("record", "goal", "--title", title),
-                 ("run", "finish", "--outcome", "promoted"), ("commit-run",)):
-        proc = gasp(project, *args)
-        assert proc.returncode == 0, (args, out(proc))
 
 
 def test_a_relative_remote_url_resolves_against_the_project(tmp_path: Path) -> None:
@@ -22,7 +15,7 @@ def test_a_relative_remote_url_resolves_against_the_project(tmp_path: Path) -> N
     git(tmp_path, "init", "-q", "--bare", "shared.git")
     git(project, "remote", "add", "origin", "../shared.git")
     init_branch(project)
-    _run(project, "one")
+    record_run(project, "one")
     proc = gasp(project, "sync")
     assert proc.returncode == 0, out(proc)
     assert git(tmp_path / "shared.git", "rev-parse", "gasp/state") == \
@@ -37,7 +30,7 @@ def test_gasp_remote_gets_the_state_and_origin_never_does(tmp_path: Path) -> Non
     git(project, "remote", "add", "private", str(tmp_path / "state.git"))
     git(project, "config", "gasp.remote", "private")
     init_branch(project)
-    _run(project, "one")
+    record_run(project, "one")
     proc = gasp(project, "sync")
     assert proc.returncode == 0, out(proc)
     assert "private/gasp/state" in out(proc)
@@ -45,7 +38,7 @@ def test_gasp_remote_gets_the_state_and_origin_never_does(tmp_path: Path) -> Non
     assert git(tmp_path / "origin.git", "branch", "--list") == ""
     # the private remote gone: sync fails, it never falls back to origin
     git(project, "remote", "set-url", "private", str(tmp_path / "gone.git"))
-    _run(project, "two")
+    record_run(project, "two")
     proc = gasp(project, "sync", "--max-wait", "0")
     assert proc.returncode != 0, out(proc)
     assert git(tmp_path / "origin.git", "branch", "--list") == ""
@@ -60,7 +53,7 @@ def test_a_non_bare_peer_with_the_branch_checked_out_gets_one_line(tmp_path: Pat
     git(peer, "checkout", "-q", "-b", "gasp/state", "origin/gasp/state")
     git(alice, "remote", "add", "peer", str(peer))
     git(alice, "fetch", "-q", "peer")
-    _run(alice, "one")
+    record_run(alice, "one")
     proc = gasp(alice, "sync", "peer", "--max-wait", "0")
     assert proc.returncode == 1, out(proc)
     err = proc.stderr.decode()

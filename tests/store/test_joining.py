@@ -10,30 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.testing.repos import init_branch, make_project
+from tests.testing.repos import make_project, record_run, shared_project
 from tests.testing.run import gasp, git, out
-
-
-def _run(project: Path, title: str) -> None:
-    for args in (("run", "start", "--task", title), ("record", "goal", "--title", title),
-                 ("run", "finish", "--outcome", "promoted"), ("commit-run",)):
-        proc = gasp(project, *args)
-        assert proc.returncode == 0, (args, out(proc))
 
 
 @pytest.fixture
 def shared(tmp_path: Path) -> tuple[Path, Path]:
     """(the first person's project, a bare remote both share), the state pushed."""
-    project = make_project(tmp_path / "alice")
-    bare = tmp_path / "shared.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    git(project, "remote", "add", "origin", str(bare))
-    git(project, "push", "-q", "origin", "main")
-    init_branch(project)
-    _run(project, "alice's run")
-    proc = gasp(project, "sync")
-    assert proc.returncode == 0, out(proc)
-    return project, bare
+    return shared_project(tmp_path)
 
 
 def test_a_clone_is_told_to_join_and_joins_the_same_agent(shared, tmp_path: Path) -> None:
@@ -51,7 +35,7 @@ def test_a_clone_is_told_to_join_and_joins_the_same_agent(shared, tmp_path: Path
         "origin/gasp/state"
     log = gasp(bob, "log", "--json")
     assert log.returncode == 0 and "alice's run" in out(log), out(log)
-    _run(bob, "bob's run")
+    record_run(bob, "bob's run")
     proc = gasp(bob, "sync")
     assert proc.returncode == 0, out(proc)  # no "refusing to merge unrelated histories"
     assert gasp(alice, "sync").returncode == 0
@@ -111,7 +95,7 @@ def test_the_projects_git_hooks_do_not_run_for_the_state(shared, tmp_path: Path)
     pre-push hook does not make every state sync exit 6."""
     alice, bare = shared
     _hooks(alice, "pre-push", "pre-commit", "post-merge", "commit-msg")
-    _run(alice, "second")
+    record_run(alice, "second")
     proc = gasp(alice, "sync")
     assert proc.returncode == 0, out(proc)
     assert "the project's hook ran" not in out(proc)

@@ -13,7 +13,7 @@ import pytest
 
 from git_gasp.merge.sync import agent_root
 from git_gasp.store.location import find_root, is_manifest
-from tests.testing.repos import init_branch, make_project
+from tests.testing.repos import init_branch, make_project, record_run
 from tests.testing.run import gasp, git, out
 
 TEAMMATE_MANIFEST = (b"# app\n\n```yaml\nspec_version: 1\nagent_id: other\n"
@@ -103,9 +103,7 @@ def test_a_submodules_core_worktree_does_not_lose_the_state(project: Path,
 
 def test_a_deleted_worktree_is_checked_out_again(project: Path) -> None:
     state = init_branch(project)
-    for args in (("run", "start", "--task", "t"), ("record", "goal", "--title", "before"),
-                 ("run", "finish", "--outcome", "promoted"), ("commit-run",)):
-        assert gasp(project, *args).returncode == 0, args
+    record_run(project, "before")
     shutil.rmtree(state)
     proc = gasp(project, "status")
     assert proc.returncode == 0, out(proc)

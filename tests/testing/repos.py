@@ -51,3 +51,26 @@ def init_branch(project: Path, *args: str) -> Path:
     assert proc.returncode == 0, out(proc)
     common = git(project, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
     return (Path(common) / git(project, "config", "gasp.state").strip()).resolve()
+
+
+def record_run(project: Path, title: str) -> None:
+    """One committed run with a goal: run start, record goal, run finish, commit-run."""
+    for args in (("run", "start", "--task", title), ("record", "goal", "--title", title),
+                 ("run", "finish", "--outcome", "promoted"), ("commit-run",)):
+        proc = gasp(project, *args)
+        assert proc.returncode == 0, (args, out(proc))
+
+
+def shared_project(tmp_path: Path) -> tuple[Path, Path]:
+    """(a project with its state on gasp/state, the bare remote it shares both through):
+    main pushed, `init --branch`, one run, `sync`."""
+    project = make_project(tmp_path / "alice")
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(project, "remote", "add", "origin", str(bare))
+    git(project, "push", "-q", "origin", "main")
+    init_branch(project)
+    record_run(project, "alice's run")
+    proc = gasp(project, "sync")
+    assert proc.returncode == 0, out(proc)
+    return project, bare
