@@ -81,6 +81,11 @@ def _hook(root: Path, top: Path, hooks_dir: Path, hooks_path: str | None, name: 
     data = _bytes(hook)
     version = install.hook_version(data) if data is not None else None
     manager = managers.detect(top, hooks_dir, hooks_path, data) if version is None else None
+    if manager is not None and is_state_branch(root):
+        # the project's hooks are the project's: no fix goes into its committed config
+        findings.append(Finding(OK, f"{manager.name} manages the project's {name} hook; "
+                                "git-gasp's own commits on the state branch apply the guard"))
+        return
     if manager is not None:
         findings.extend(_managed(manager, name, data, told))
         return
