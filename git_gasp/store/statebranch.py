@@ -52,6 +52,47 @@ def init_branch(project: Path, branch: str = DEFAULT_BRANCH, worktree: Path | No
     return agent, commit, path
 
 
+def reattach_branch(project: Path, branch: str = DEFAULT_BRANCH,
+                    worktree: Path | None = None) -> tuple[str, Path] | None:
+    """Attach the project again to its own state `branch` (left by `git gasp uninstall`
+    without --purge): its worktree (kept, or checked out again) and the config. None
+    when the branch does not exist or holds no GASP manifest (then a new state is made
+    or a remote's joined); refuses as `init_branch` does otherwise."""
+    from git_gasp.protocol.manifest import ManifestError, parse_manifest
+
+    top = git.work_tree_top(project)
+    common = git.common_dir(top)
+    shown = git.run(top, "show", f"refs/heads/{branch}:AGENT.md", check=False)
+    if shown.returncode != 0 or branch.startswith("-"):
+        return None
+    try:
+        manifest = parse_manifest(shown.stdout)
+    except ManifestError:
+        return None
+    if _has_state(os.path.realpath(project)):
+        raise _refuse(f"{project} already has agent state (gasp.state in its git config, "
+                      "or a GASP manifest)")
+    path = Path(os.path.abspath(worktree)) if worktree is not None else common / DEFAULT_DIR
+    undo: list = []
+    try:
+        if path.exists():
+            here = git.run(path, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+            if here.stdout.decode().strip() != branch:
+                raise _refuse(f"{path} exists and is not {branch}'s worktree (pick another: "
+                              "--worktree PATH)")
+        else:
+            git.run(top, "worktree", "prune", check=False)
+            undo.append(lambda: _remove_worktree(top, path))
+            git.run(top, *git.NO_HOOKS, "worktree", "add", "-q", str(path), branch)
+            _exclude(top, path, undo)
+        _register(top, common, path, branch, undo)
+    except BaseException:
+        for step in reversed(undo):
+            step()
+        raise
+    return manifest.agent_id, path
+
+
 def _prepare(project: Path, branch: str, worktree: Path | None) -> tuple[Path, Path, Path]:
     """(work tree top, git common dir, the worktree's path) for `init --branch`, after
     the refusals both a new and a joined state share."""

@@ -75,3 +75,16 @@ def test_purge_deletes_the_state_and_a_users_later_edit_is_kept(tmp_path: Path) 
     assert "left" in out(proc) and local.exists() and '"mine"' in local.read_text()
     assert git(project, "branch", "--list", "gasp/state") == ""
     assert "gasp-state" not in git(project, "worktree", "list")
+
+
+def test_init_branch_after_uninstall_attaches_to_the_kept_state(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "app")
+    assert gasp(project, "init", "--branch").returncode == 0
+    assert gasp(project, "record", "goal", "--title", "kept").returncode == 0
+    assert gasp(project, "commit-run").returncode == 0
+    assert gasp(project, "uninstall").returncode == 0
+    assert gasp(project, "status").returncode == 2
+    proc = gasp(project, "init", "--branch")
+    assert proc.returncode == 0 and "attached again" in out(proc), out(proc)
+    assert "kept" in out(gasp(project, "log"))
+    assert git(project, "rev-list", "--count", "gasp/state").strip() == "2"

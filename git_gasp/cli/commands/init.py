@@ -48,8 +48,13 @@ def init(path: str | None, agent_id: str | None, branch: str | None,
 
 def _init_branch(project, branch: str, worktree, agent_id: str | None) -> int:
     from git_gasp.store.joining import remote_state_branch
-    from git_gasp.store.statebranch import init_branch
+    from git_gasp.store.statebranch import init_branch, reattach_branch
 
+    again = reattach_branch(project, branch, worktree) if agent_id is None else None
+    if again is not None:  # the project's own state branch, left by `git gasp uninstall`
+        click.echo(f"attached again to agent {again[0]}: branch {branch}, checked out in "
+                   f"{again[1]}")
+        return 0
     remote = remote_state_branch(project, branch)
     if remote is not None:
         return _join(project, remote, branch, worktree, agent_id)
