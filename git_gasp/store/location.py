@@ -128,10 +128,12 @@ def configured(start: str | os.PathLike) -> Configured | None:
 
 
 def is_state_branch(root: str | os.PathLike) -> bool:
-    """True when `root` is the state directory its repository's config names (the state
-    branch's worktree `init --branch` made, git-gasp's own), not the project itself."""
+    """True when `root` is the worktree of the state branch its repository's config names
+    (``gasp.stateBranch``: `init --branch` made it, git-gasp's own), not the project nor
+    a folder of it (`init PATH` names those in ``gasp.state`` alone)."""
     conf = configured(root)
-    return conf is not None and os.path.realpath(conf.path) == os.path.realpath(root)
+    return conf is not None and conf.branch is not None and \
+        os.path.realpath(conf.path) == os.path.realpath(root)
 
 
 def configured_root(start: str) -> str | None:

@@ -37,13 +37,15 @@ def run_hook(name: str) -> NoReturn:
 
 
 def _a_project_beside_its_state(cwd: str) -> bool:
-    """True when the commit is made in a work tree of a project whose config names its
-    state elsewhere (`init --branch`): the guard hooks are shared by every worktree of
-    the repository, and only the state's own commits are the agent's."""
+    """True when the commit is made in a work tree of a project whose state is on a
+    branch of its own (`init --branch`: ``gasp.stateBranch``): the guard hooks are shared
+    by every worktree of the repository, and only the state's own commits are the
+    agent's. A state in a folder of the project (`init PATH`) is guarded as ever."""
     from git_gasp.store.location import configured
 
     conf = configured(cwd)
-    return conf is not None and os.path.realpath(conf.path) != os.path.realpath(cwd)
+    return conf is not None and conf.branch is not None and \
+        os.path.realpath(conf.path) != os.path.realpath(cwd)
 
 
 def pre_receive(check: bool) -> int:
