@@ -82,15 +82,22 @@ def reattach_branch(project: Path, branch: str = DEFAULT_BRANCH,
                               "--worktree PATH)")
         else:
             git.run(top, "worktree", "prune", check=False)
-            undo.append(lambda: _remove_worktree(top, path))
-            git.run(top, *git.NO_HOOKS, "worktree", "add", "-q", str(path), branch)
-            _exclude(top, path, undo)
+            _check_out(top, path, branch, undo)
         _register(top, common, path, branch, undo)
     except BaseException:
         for step in reversed(undo):
             step()
         raise
     return manifest.agent_id, path
+
+
+def _check_out(top: Path, path: Path, branch: str, undo: list) -> None:
+    """The existing `branch` checked out in a new linked worktree at `path` (without the
+    project's git hooks), kept out of `git status`; each undo registered before its
+    step."""
+    undo.append(lambda: _remove_worktree(top, path))
+    git.run(top, *git.NO_HOOKS, "worktree", "add", "-q", str(path), branch)
+    _exclude(top, path, undo)
 
 
 def _prepare(project: Path, branch: str, worktree: Path | None) -> tuple[Path, Path, Path]:
@@ -174,9 +181,7 @@ def join_branch(project: Path, remote_ref: str, branch: str = DEFAULT_BRANCH,
     try:
         undo.append(lambda: git.run(top, "branch", "-D", branch, check=False))
         git.run(top, "branch", "-q", "--track", branch, f"refs/remotes/{remote_ref}")
-        undo.append(lambda: _remove_worktree(top, path))
-        git.run(top, *git.NO_HOOKS, "worktree", "add", "-q", str(path), branch)
-        _exclude(top, path, undo)
+        _check_out(top, path, branch, undo)
         _register(top, common, path, branch, undo)
     except BaseException:
         for step in reversed(undo):
