@@ -12,7 +12,9 @@ inside the work tree is added to ``.git/info/exclude``, which is not committed).
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from git_gasp.base import git
@@ -25,6 +27,18 @@ DEFAULT_DIR = "gasp-state"  # under the git common dir
 
 class StateBranchError(GaspError):
     """`init --branch` cannot set the state up here; nothing was changed."""
+
+
+@contextlib.contextmanager
+def _taken_back() -> Iterator[list]:
+    """A list of undo steps, run in reverse order when the block fails (and re-raised)."""
+    undo: list = []
+    try:
+        yield undo
+    except BaseException:
+        for step in reversed(undo):
+            step()
+        raise
 
 
 def _refuse(why: str) -> StateBranchError:
@@ -40,15 +54,10 @@ def init_branch(project: Path, branch: str = DEFAULT_BRANCH, worktree: Path | No
     from git_gasp.store.layout import init_agent
 
     top, common, path = _prepare(project, branch, worktree)
-    undo: list = []
-    try:
+    with _taken_back() as undo:
         _add_worktree(top, path, branch, undo)
         agent, commit = init_agent(path, agent_id or _default_id(top))
         _register(top, common, path, branch, undo)
-    except BaseException:
-        for step in reversed(undo):
-            step()
-        raise
     return agent, commit, path
 
 
@@ -73,8 +82,7 @@ def reattach_branch(project: Path, branch: str = DEFAULT_BRANCH,
         raise _refuse(f"{project} already has agent state (gasp.state in its git config, "
                       "or a GASP manifest)")
     path = Path(os.path.abspath(worktree)) if worktree is not None else common / DEFAULT_DIR
-    undo: list = []
-    try:
+    with _taken_back() as undo:
         if path.exists():
             here = git.run(path, "symbolic-ref", "-q", "--short", "HEAD", check=False)
             if here.stdout.decode().strip() != branch:
@@ -84,10 +92,6 @@ def reattach_branch(project: Path, branch: str = DEFAULT_BRANCH,
             git.run(top, "worktree", "prune", check=False)
             _check_out(top, path, branch, undo)
         _register(top, common, path, branch, undo)
-    except BaseException:
-        for step in reversed(undo):
-            step()
-        raise
     return manifest.agent_id, path
 
 
@@ -177,16 +181,11 @@ def join_branch(project: Path, remote_ref: str, branch: str = DEFAULT_BRANCH,
                                   .stdout)
     except (GaspError, ManifestError):
         raise _refuse(f"{remote_ref} holds no GASP manifest (AGENT.md) at its top") from None
-    undo: list = []
-    try:
+    with _taken_back() as undo:
         undo.append(lambda: git.run(top, "branch", "-D", branch, check=False))
         git.run(top, "branch", "-q", "--track", branch, f"refs/remotes/{remote_ref}")
         _check_out(top, path, branch, undo)
         _register(top, common, path, branch, undo)
-    except BaseException:
-        for step in reversed(undo):
-            step()
-        raise
     return manifest.agent_id, path
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.adapters.samples import CLAUDE_HOOKS, read_jsonl
+from tests.testing.repos import make_project
 from tests.testing.run import gasp, git, out
 
 STATE_FILES = ("AGENT.md", "identity", "skills", "state", "memory", "journal", ".agent",
@@ -20,16 +21,7 @@ STATE_FILES = ("AGENT.md", "identity", "skills", "state", "memory", "journal", "
 @pytest.fixture
 def project(tmp_path) -> Path:
     """An existing project, not made by git-gasp: two commits of its own."""
-    repo = tmp_path / "app"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    (repo / "app.py").write_text("print('hi')\n")
-    git(repo, "add", "app.py")
-    git(repo, "commit", "-qm", "app")
-    (repo / "README").write_text("an app\n")
-    git(repo, "add", "README")
-    git(repo, "commit", "-qm", "readme")
-    return repo
+    return make_project(tmp_path / "app")
 
 
 def _tree(repo: Path, rev: str = "HEAD") -> list[str]:
