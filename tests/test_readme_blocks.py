@@ -101,6 +101,44 @@ def _beside_project(ran: Ran) -> None:
     assert git(ran.cwd, "config", "--global", "merge.gasp.driver").strip()
 
 
+# The first person's project beside, its state shared through a bare remote (../shared.git,
+# as the README names it): what the team steps assume exists.
+TEAM_BEFORE = """
+git init -q --bare -b main ../shared.git
+git init -q -b main ../alice && cd ../alice && echo 'print(1)' > app.py && git add app.py
+git commit -qm 'the project' && git remote add origin ../shared.git && git push -q origin main
+git gasp init --branch >/dev/null && git gasp run start --task "alice's task" >/dev/null
+git gasp run finish --outcome promoted >/dev/null && git gasp commit-run >/dev/null
+git gasp sync -q && cd ../people
+"""
+
+
+def _team(ran: Ran) -> None:
+    alice, mate = ran.cwd.parent / "alice", ran.cwd / "teammate"
+    assert git(mate, "rev-parse", "gasp/state") == git(alice, "rev-parse", "gasp/state")
+    assert git(mate, "rev-parse", "--abbrev-ref", "gasp/state@{u}").strip() == \
+        "origin/gasp/state"
+    assert git(mate, "ls-tree", "--name-only", "main").split() == ["app.py"]
+    assert git(mate, "status", "--porcelain") == ""
+    assert "run.started Test Author alice's task" in ran.stdout, ran.stdout
+
+
+def _team_remote(ran: Ran) -> None:
+    mate = ran.cwd / "teammate"
+    assert git(ran.cwd / "history.git", "rev-parse", "gasp/state") == \
+        git(mate, "rev-parse", "gasp/state")
+
+
+def _team_left(ran: Ran) -> None:
+    mate = ran.cwd / "teammate"
+    config = git(mate, "config", "--local", "--list")
+    assert "gasp.state" not in config and "merge.gasp" not in config, config
+    assert "gasp.remote=history" in config  # the user's own key: not git-gasp's to take
+    assert not (mate / ".claude" / "settings.local.json").exists()
+    assert git(mate, "status", "--porcelain", "--ignored") == ""
+    assert git(mate, "rev-parse", "--verify", "gasp/state").strip()  # the state stays
+
+
 def _manpath(ran: Ran) -> None:
     assert ran.stdout.splitlines()[-1] == f"MANPATH={ran.clone / '.venv/share/man'}:"
 
@@ -242,10 +280,14 @@ def _layout(block: Block, ran: Ran) -> None:
 PLANS = [
     Plan(".venv/bin/pip install . && .venv/bin/git-gasp check --fixture fixture",
          check=_quick_start),
-    Plan("git gasp init --branch", cwd="beside",
+    Plan("git gasp init --branch           # orphan branch", cwd="beside",
          before="git init -q your-project && echo 'print(1)' > your-project/app.py && "
                 "git -C your-project add app.py && git -C your-project commit -qm 'the project'",
          check=_beside_project),
+    Plan("git clone ../shared.git teammate", cwd="team/people", before=TEAM_BEFORE,
+         check=_team),
+    Plan("git config gasp.remote history", cwd="team/people", check=_team_remote),
+    Plan("git gasp uninstall", cwd="team/people", check=_team_left),
     Plan('export MANPATH="$(git gasp help --man-path):"',
          substitute=((":\"    # the trailing ':' keeps man's default path",
                       ':"\necho "MANPATH=$MANPATH"'),),  # and print what it set

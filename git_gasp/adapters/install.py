@@ -58,6 +58,7 @@ from git_gasp.base import git
 from git_gasp.base.agentfiles import AGENTS, read_settings
 from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.files import SMALL_FILE, atomic_write, link_target, read_file
+from git_gasp.store import installs
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 AGENT_EVENTS = {
@@ -313,6 +314,7 @@ def keep_local_untracked(repo: Path) -> str | None:
     sep = b"" if not old or old.endswith(b"\n") else b"\n"
     line = ("/" + rel.replace(os.sep, "/")).encode()
     atomic_write(exclude, old + sep + line + b"\n", root=common, make_parents=True)
+    installs.remember_exclude(tree, line.decode("utf-8", "surrogateescape"))
     return f"added {LOCAL_SETTINGS} to {exclude} (kept out of commits)"
 
 
@@ -352,6 +354,7 @@ def write_project_file(project: Path, rel: str | Path, data: bytes) -> Path:
     """Replace `project`/`rel` with `data`; return the path written (a link's target)."""
     real = Path(os.path.realpath(project))
     tree = project_tree(real)
+    installs.remember_file(tree, real / rel)  # what `git gasp uninstall` gives back
     return atomic_write(real / rel, data, root=tree, link_targets_within=[tree],
                         make_parents=True)
 

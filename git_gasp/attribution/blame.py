@@ -53,7 +53,8 @@ class Row:
             ("patch", "goal", "run", "eval", "decision"))
         out = {"line": self.src.line, "commit": self.commit,
                "path": self.src.orig_path.decode("utf-8", "replace"),
-               "orig_line": self.src.orig_line, **ids}
+               "orig_line": self.src.orig_line, **ids,
+               "person": self.why.person if self.why else None}
         if self.why is not None:
             out["pinned"] = self.pinned
         if self.ai is not None:

@@ -25,6 +25,7 @@ class Why:
     decision: str | None = None
     status: str | None = None
     run_started_ms: int | None = None
+    person: str | None = None  # who ran the run (its metadata.person)
 
     def ids(self) -> dict[str, str | None]:
         return {"patch": self.patch, "goal": self.goal, "run": self.run, "eval": self.eval,
@@ -88,7 +89,7 @@ class Pins:
         pid = node["id"]
         run = self._last(pid, "produced_by")
         goal = self._last(pid, "advances")
-        started = None
+        started = person = None
         if run is not None:
             props = self.graph.node(run)["props"]
             if goal is None:
@@ -99,9 +100,12 @@ class Pins:
                         "kind"] == "goal" else None
             value = props.get("started_ts_ms")
             started = value if type(value) is int else None
+            meta = props.get("metadata")
+            who = meta.get("person") if isinstance(meta, dict) else None
+            person = who if isinstance(who, str) else None
         return Why(pid, pin, goal=goal, run=run, eval=self._last(pid, "validated_by"),
                    decision=self._last(pid, "approved_by", "rejected_by"),
-                   status=node["props"].get("status"), run_started_ms=started)
+                   status=node["props"].get("status"), run_started_ms=started, person=person)
 
     def of(self, commit: str) -> Why | None:
         """The patch that pins `commit` (a full id), by its id or an abbreviation."""

@@ -34,6 +34,12 @@ _KEPT = frozenset({
 })
 
 
+# Options for a git run in the state branch's worktree: the project's own git hooks
+# (``core.hooksPath`` or the common dir's hooks/) are not run for the state branch,
+# which is git-gasp's (git looks a hook up under /dev/null/ and finds none).
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+
+
 class GitError(GaspError):
     """A git command exited non-zero (or could not start).
 

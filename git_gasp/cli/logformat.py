@@ -117,6 +117,9 @@ class Formatter:
         text = text if isinstance(text, str) else str(text)
         date = _date(e.ts_ms)
         actor = f"{e.actor_kind} {e.actor_id}"
+        who = self._person(e.correlation_id)
+        if e.kind == "run.started" and who:
+            text = f"{text}  (by {who})"
         one_line = _BREAKS.sub(" ⏎ ", text).strip()
         return {
             "H": e.id, "i": e.id, "h": self.ids.event(e.id),
@@ -127,5 +130,12 @@ class Formatter:
             "s": (text.strip().splitlines() or [""])[0].strip(),
             "N": node_id, "S": self.short_node(node_id) if node_id else "",
             "m": one_line, "M": text, "a": actor, "an": actor,
-            "r": e.correlation_id or "", "c": e.causation_id or "",
+            "r": e.correlation_id or "", "c": e.causation_id or "", "p": who,
         }
+
+    def _person(self, run_id: str | None) -> str:
+        """The person who ran the run `run_id` (its node's ``metadata.person``), or ""."""
+        node = self.graph.nodes.get(run_id) if run_id else None
+        meta = node["props"].get("metadata") if node is not None else None
+        who = meta.get("person") if isinstance(meta, dict) else None
+        return who if isinstance(who, str) else ""

@@ -83,7 +83,8 @@ def wait_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def agent_root():
-    """The agent root: the nearest directory at or above the cwd holding AGENT.md."""
+    """The agent root for the cwd (`store.location.find_root`: the configured state,
+    else the nearest GASP manifest at or above)."""
     return resolve_agent_root(None)
 
 

@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "adapt": "git_gasp.cli.commands.adapt:adapt",
     "install": "git_gasp.cli.commands.install:install",
     "install-hooks": "git_gasp.cli.commands.hooks:install_hooks",
+    "uninstall": "git_gasp.cli.commands.uninstall:uninstall",
     "hook": "git_gasp.cli.commands.hooks:hook",
     "doctor": "git_gasp.cli.commands.hooks:doctor",
     "merge-driver": "git_gasp.cli.commands.merge_driver:merge_driver",

@@ -24,7 +24,7 @@ from git_gasp.githooks.finding import ERROR, OK, WARN, Finding, exit_status, rep
 from git_gasp.githooks.manager_config import runs_guard
 from git_gasp.store import attributes
 from git_gasp.store.lease import MAX_LEASE_BYTES
-from git_gasp.store.location import configured_root
+from git_gasp.store.location import is_state_branch
 
 LEASE = ".agent/lease"
 IGNORED = (LEASE, ".agent/HEAD")
@@ -83,11 +83,16 @@ def _hook(root: Path, top: Path, hooks_dir: Path, hooks_path: str | None, name: 
     data = _bytes(hook)
     version = install.hook_version(data) if data is not None else None
     manager = managers.detect(top, hooks_dir, hooks_path, data) if version is None else None
+    if manager is not None and is_state_branch(root):
+        # the project's hooks are the project's: no fix goes into its committed config
+        findings.append(Finding(OK, f"{manager.name} manages the project's {name} hook; "
+                                "git-gasp's own commits on the state branch apply the guard"))
+        return
     if manager is not None:
         findings.extend(_managed(manager, name, data, told))
         return
     if data is None:
-        if _beside_a_project(root):  # init --branch installs none: the hooks are shared
+        if is_state_branch(root):  # init --branch installs none: the hooks are shared
             findings.append(Finding(WARN, f"no {name} hook in {hooks_dir}: git-gasp's own "
                                     "commits on the state branch apply the guard, hand-made "
                                     "ones are not guarded", "run `git gasp install-hooks` "
@@ -127,13 +132,6 @@ def _hook(root: Path, top: Path, hooks_dir: Path, hooks_path: str | None, name: 
     findings.extend(problems)
     if not any(p.level == ERROR for p in problems):
         findings.append(Finding(OK, f"GASP {name} hook installed in {hooks_dir}"))
-
-
-def _beside_a_project(root: Path) -> bool:
-    """True when `root` is the state directory its repository's config names (the
-    state branch's worktree `init --branch` made), not the project itself."""
-    found = configured_root(str(root))
-    return found is not None and os.path.realpath(found) == os.path.realpath(root)
 
 
 def managers_runs_guard(data: bytes) -> bool:

@@ -28,6 +28,7 @@ from git_gasp.base.git import config_get, git_path, is_tracked, work_tree_top
 from git_gasp.githooks import managers
 from git_gasp.githooks.templates import read_template
 from git_gasp.store import attributes
+from git_gasp.store.location import is_state_branch
 
 HOOK = "pre-commit"
 MERGE_HOOK = "pre-merge-commit"
@@ -181,6 +182,12 @@ def install_hook(top: Path, hooks_dir: Path, *, force: bool, out: Outcome,
             manager = managers.Manager(
                 "this repository", os.path.relpath(hook, top),
                 f"  {managers.guard_command(name)}", False, False)
+        if manager is not None and not force and is_state_branch(top):
+            out.manager = manager  # the project's hooks: no guard goes into its config
+            out.messages.append(f"{manager.name} manages the project's hooks, which git-gasp "
+                                "leaves alone: its own commits on the state branch apply the "
+                                "guard (--force installs ours, chaining theirs)")
+            return
         if manager is not None and not force:
             out.manager = manager
             out.messages.append(manager.message()

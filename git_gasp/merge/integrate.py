@@ -19,8 +19,10 @@ from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import SMALL_FILE, atomic_write, read_file, read_text
 from git_gasp.merge.driver import disabled, merge_bytes, rule_for
+from git_gasp.merge.remotes import relative_url_config
 from git_gasp.merge.sync_state import Session, last_line
 from git_gasp.store import attributes
+from git_gasp.store.location import is_state_branch
 
 # one line of `git push --porcelain`: flag, "from:to", summary (reason)
 _PUSH_LINE = re.compile(r"^(?P<flag>[ +\-*!=])\t(?P<refs>[^\t]*)\t(?P<summary>.*)$", re.M)
@@ -44,8 +46,11 @@ class Pushed:
 
 
 def driver_config(s: Session, agent_root: Path, log_rel: str) -> list[str]:
-    """The ``-c`` options that make sure this sync's merges use the driver."""
+    """The ``-c`` options that make sure this sync's merges use the driver (and, on a
+    state branch beside a project, that the project's own git hooks do not run)."""
     out = list(_FIXED)
+    if is_state_branch(agent_root):
+        out += [*git.NO_HOOKS, *relative_url_config(agent_root)]
     if git.config_get(s.top, f"merge.{attributes.DRIVER}.driver") is None:
         out += ["-c", f"merge.{attributes.DRIVER}.name={attributes.DRIVER_NAME}",
                 "-c", f"merge.{attributes.DRIVER}.driver={attributes.driver_command()}"]
@@ -272,12 +277,15 @@ def remote_moved(s: Session, remote: str, branch: str, fetched: str | None,
     """True when `remote`'s `branch` is no longer the commit fetched (``ls-remote``, one
     round trip): a push now would lose the race, after the remote's pre-receive hook
     ran for nothing. False when it cannot tell (the push then says)."""
-    proc = git.run(s.top, "ls-remote", "--heads", remote, f"refs/heads/{branch}",
+    proc = git.run(s.top, *s.config, "ls-remote", "--heads", remote, f"refs/heads/{branch}",
                    check=False, timeout=timeout)
     if proc.returncode != 0:
         return False
     now = proc.stdout.split(b"\t", 1)[0].strip().decode() or None
     return now != fetched
+
+
+_CHECKED_OUT = ("branch is currently checked out", "refusing to update checked out branch")
 
 
 def push(s: Session, remote: str, sha: str, ref: str, timeout: float | None) -> Pushed:
@@ -287,6 +295,11 @@ def push(s: Session, remote: str, sha: str, ref: str, timeout: float | None) -> 
     lines = [m for m in _PUSH_LINE.finditer(text) if m.group("refs").endswith(":" + ref)]
     remote_says = [x[len("remote: "):].strip() for x in text.splitlines()
                    if x.startswith("remote: ") and "git gasp" in x]
+    if any(said in text for said in _CHECKED_OUT):
+        return Pushed(False, why=f"{remote} is a non-bare repository with "
+                      f"{ref.removeprefix('refs/heads/')} checked out, which git will not "
+                      "update; share through a bare repository (git clone --bare) or set "
+                      "receive.denyCurrentBranch=updateInstead there")
     if lines:
         flag, summary = lines[0].group("flag"), lines[0].group("summary")
         if flag in (" ", "*", "="):

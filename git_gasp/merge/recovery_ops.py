@@ -25,6 +25,7 @@ from git_gasp.merge import integrate, sync, sync_state, validate
 from git_gasp.merge.recovery import PREFIX
 from git_gasp.merge.sync_state import CannotStart
 from git_gasp.store.attributes import log_location
+from git_gasp.store.location import is_state_branch
 
 LIST_TIMEOUT_S = 30.0  # of the remote's listing and of a fetch or push
 
@@ -366,7 +367,9 @@ def drop(start: Path, given: str, remote: str | None = None, *, force: bool = Fa
                             "it anyway with --force")
     done = []
     if ref.remote and not local_only:
-        proc = git.run(top, "push", "--porcelain", f"--force-with-lease={ref.name}:{ref.sha}",
+        hooks_off = git.NO_HOOKS if is_state_branch(top) else ()  # the state is ours
+        proc = git.run(top, *hooks_off, "push", "--porcelain",
+                       f"--force-with-lease={ref.name}:{ref.sha}",
                        listing.remote, f":{ref.name}", check=False, timeout=LIST_TIMEOUT_S)
         if proc.returncode != 0:
             text = (proc.stdout + proc.stderr).decode("utf-8", "replace")

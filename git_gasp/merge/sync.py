@@ -44,8 +44,10 @@ from git_gasp.merge import integrate, recovery, sync_state, validate
 from git_gasp.merge.backoff import DEFAULT_MAX_WAIT_S, Backoff
 from git_gasp.merge.sync_state import CannotStart, Session
 from git_gasp.store.attributes import log_location
+from git_gasp.store.joining import configured_remote
 from git_gasp.store.lease import Lease, LeaseError, LeaseHeld
 from git_gasp.store.lease_wait import take
+from git_gasp.store.location import find_root, is_state_branch
 
 EXIT = {"pushed": 0, "up-to-date": 0, "fast-forwarded": 0, "aborted": 0, "refused": 1,
         "moved": 1, "conflict": 1, "gave-up": 4, "cannot-start": 5, "stranded": 6}
@@ -136,22 +138,21 @@ def _short(sha: str | None) -> str:
 
 
 def agent_root(start: Path, top: Path) -> Path:
-    """The nearest directory at or above `start` (up to `top`) holding AGENT.md."""
-    here = Path(start).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / "AGENT.md").is_file():
-            return candidate
-        if candidate == top.resolve():
-            break
-    return top
+    """The agent root for `start`, as every command finds it (`store.location`: the
+    configured state, else the nearest GASP manifest up), else the work tree top `top`."""
+    found = find_root(start)
+    return Path(found) if found is not None else top
 
 
 def target(top: Path, ref: str, remote: str | None, branch: str | None) -> tuple[str, str]:
-    """(remote, remote branch): the given ones, else the branch's upstream, else
-    ``origin`` and the same name."""
+    """(remote, remote branch): the given ones, else (for a state branch) the remote
+    ``gasp.remote`` names, else the branch's upstream, else ``origin``; the branch's
+    upstream branch on that remote, else the same name."""
     name = ref[len(HEADS):]
     up_remote = git.config_get(top, f"branch.{name}.remote")
     up_merge = git.config_get(top, f"branch.{name}.merge")
+    if remote is None and is_state_branch(top):
+        remote = configured_remote(top)  # gasp.remote: there only, never origin instead
     if remote is None:
         remote = up_remote if up_remote and up_remote != "." else "origin"
     if branch is None:
@@ -226,6 +227,8 @@ def sync(start: Path, opts: Options, *, rng: random.Random | None = None,
                 out.remote, out.branch = target(s.top, ref, opts.remote, opts.branch)
                 _attempts(s, root, out, opts, Backoff(opts.max_wait, rng=rng or random.Random()),
                           sleep)
+                if out.exit_code == 0:
+                    _track(s.top, out)
             out.head = git.resolve_commit(s.top, "HEAD")
     except CannotStart as exc:
         out.status, out.reason = "cannot-start", str(exc)
@@ -233,6 +236,18 @@ def sync(start: Path, opts: Options, *, rng: random.Random | None = None,
         out.status, out.reason = "moved", str(exc)
         out.head = git.resolve_commit(Path(start), "HEAD")
     return out
+
+
+def _track(top: Path, out: Outcome) -> None:
+    """After the first sync of a branch with no upstream, make the remote's branch its
+    upstream (as ``git push -u`` does), so `status` and git show how far apart they are;
+    a URL rather than a remote's name, or an upstream already set, is left alone."""
+    name = out.local_branch
+    if not name or git.config_get(top, f"branch.{name}.remote") is not None or \
+            git.config_get(top, f"remote.{out.remote}.url") is None:
+        return
+    git.config_set_local(top, f"branch.{name}.remote", out.remote)
+    git.config_set_local(top, f"branch.{name}.merge", HEADS + out.branch)
 
 
 def _attempts(s: Session, root: Path, out: Outcome, opts: Options, backoff: Backoff,

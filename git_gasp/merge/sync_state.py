@@ -37,6 +37,7 @@ from git_gasp.base.files import (
     read_file,
     read_text,
 )
+from git_gasp.store.location import is_state_branch
 
 LOCK_WAIT_S = 60.0
 RECORD = "sync.json"
@@ -280,8 +281,16 @@ def current_branch(top: Path) -> tuple[str, str]:
                               f"names commit {sha[:12]}, which git cannot read (a missing "
                               "or corrupt object or pack index): run git fsck")
         raise CannotStart(f"{ref[len('refs/heads/'):]} has no commit yet: commit first "
-                          "(git gasp commit-run or git commit)")
+                          f"({_committing(top)})")
     return ref, head
+
+
+def _committing(top: Path) -> str:
+    """How to commit the state at `top`: `git gasp commit-run`, and `git commit` only
+    where the state is the project itself (in the project beside a state branch, `git
+    commit` would commit to the user's own branch)."""
+    return "git gasp commit-run" if is_state_branch(top) else \
+        "git gasp commit-run or git commit"
 
 
 def refuse_unready(s: Session) -> None:
@@ -312,5 +321,5 @@ def refuse_unready(s: Session) -> None:
         paths = [os.fsdecode(e[3:]) for e in entries if len(e) > 3][:3]
         more = f" and {len(entries) - len(paths)} more" if len(entries) > len(paths) else ""
         raise CannotStart(f"uncommitted changes to tracked files ({', '.join(paths)}{more}): "
-                          "commit them (git gasp commit-run, git commit) or git stash them, "
+                          f"commit them ({_committing(s.top)}) or git stash them, "
                           "then sync again")

@@ -176,20 +176,18 @@ def locate(cwd: str) -> GitDirs | None:
 
 
 def _odd_config(text: bytes) -> bool:
-    """True when a config may name a worktree or say the repository is bare (then dulwich
-    decides). It errs towards True: a line-start ``worktree`` key or a true ``bare``
-    value always makes it True, as does "worktree" anywhere or a true-looking word after
-    any ``bare =``."""
-    low = text.lower()
-    if b"worktree" in low:
+    """True when a config names a work tree (``core.worktree``) or says the repository
+    is bare (a true ``core.bare``), or cannot be read for sure here (an include, a
+    continued line): then dulwich or git decides. Read as git reads it, never by
+    looking for a word ("worktree" in a branch name is not a work tree)."""
+    entries = config_entries(text)
+    if entries is None:
         return True
-    at = low.find(b"bare")
-    while at >= 0:
-        rest = low[at + 4:].lstrip(_SPACE)
-        if rest.startswith(b"=") and rest[1:].lstrip(_SPACE).startswith(
-                (b"true", b"yes", b"on", b"1")):
+    for section, sub, key, value in entries:
+        if section == b"core" and sub is None and (
+                key == b"worktree" or key == b"bare" and (value is None or value.lower() in (
+                    b"true", b"yes", b"on", b"1"))):
             return True
-        at = low.find(b"bare", at + 4)
     return False
 
 
@@ -216,6 +214,42 @@ def _discover(start: str) -> tuple[str, str] | None:
 
 _SECTION = re.compile(rb'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\]\s*(.*)$')
 _KEY = re.compile(rb"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(=|$|[;#])")
+_BLANK = re.compile(rb"^\s*([;#].*)?$")
+_INCLUDES = (b"include", b"includeif")
+
+
+def config_entries(text: bytes) -> list[tuple[bytes, bytes | None, bytes, bytes | None]] | None:
+    """The (section, subsection, key, value) entries of one git config file, in order:
+    section and key lower-cased, the value unquoted (None for a bare key); None when this
+    cannot be sure of what git reads (an ``include``/``includeIf`` section, a line
+    continued with a backslash, a line it cannot parse): ask git then."""
+    entries: list[tuple[bytes, bytes | None, bytes, bytes | None]] = []
+    current: tuple[bytes, bytes | None] | None = None
+    for line in text.splitlines():
+        if line.rstrip(_SPACE).endswith(b"\\"):
+            return None
+        head = _SECTION.match(line)
+        if head is not None:
+            name, sub = head.group(1).lower(), head.group(2)
+            if sub is None and b"." in name:  # the old [section.subsection] form
+                name, _, low = name.partition(b".")
+                sub = low
+            if name in _INCLUDES:
+                return None
+            current = (name, sub.replace(b'\\"', b'"').replace(b"\\\\", b"\\")
+                       if sub is not None else None)
+            line = head.group(3)
+        got = _KEY.match(line)
+        if got is None:
+            if _BLANK.match(line) is None:
+                return None
+            continue
+        if current is None:
+            return None
+        rest = line[got.end(1):]
+        value = None if not rest.lstrip(_SPACE).startswith(b"=") else _value(rest)
+        entries.append((*current, got.group(1).lower(), value))
+    return entries
 
 
 def local_config_sets(cwd: str, section: str, subsection: str, key: str) -> bool:
@@ -225,38 +259,41 @@ def local_config_sets(cwd: str, section: str, subsection: str, key: str) -> bool
     return local_config_value(cwd, section, subsection, key) is not None
 
 
-def local_config_value(cwd: str, section: str, subsection: str | None, key: str
-                       ) -> bytes | None:
-    """The last value this repository's own config (or its worktree config) gives
-    ``section[.subsection].key``, read without git: a plain or double-quoted value
-    (``\\"``, ``\\\\`` unescaped), b"" for a bare key; None: not seen here."""
+class Unsure(Exception):
+    """The repository's own config cannot be read for sure without git."""
+
+
+def repository_config_value(cwd: str, section: str, subsection: str | None, key: str
+                            ) -> bytes | None:
+    """The last value the repository's own config gives ``section[.subsection].key``, read
+    as git reads its local and worktree scopes, without running git (b"" for a bare key;
+    None: not set); raises `Unsure` when only git can tell (no plain layout, an include,
+    a worktree config, a line this reader does not know)."""
     dirs = locate(cwd)
     if dirs is None:
-        return None
+        raise Unsure(cwd)
+    if _read_all(os.path.join(dirs.controldir(), "config.worktree")) is not None:
+        raise Unsure(cwd)
+    text = _read_all(os.path.join(dirs.commondir(), "config"))
+    entries = config_entries(text or b"")
+    if entries is None:
+        raise Unsure(cwd)
     want = (section.lower().encode(), None if subsection is None else subsection.encode())
     found: bytes | None = None
-    for path in (os.path.join(dirs.commondir(), "config"),
-                 os.path.join(dirs.controldir(), "config.worktree")):
-        text = _read_all(path)
-        if text is None:
-            continue
-        current: tuple[bytes, bytes | None] | None = None
-        for line in text.splitlines():
-            head = _SECTION.match(line)
-            if head is not None:
-                name, sub = head.group(1).lower(), head.group(2)
-                if sub is None and b"." in name:  # the old [section.subsection] form
-                    name, _, low = name.partition(b".")
-                    sub = low
-                current = (name, sub.replace(b'\\"', b'"').replace(b"\\\\", b"\\")
-                           if sub is not None else None)
-                line = head.group(3)
-            if current != want:
-                continue
-            got = _KEY.match(line)
-            if got is not None and got.group(1).lower() == key.lower().encode():
-                found = _value(line[got.end(1):])
+    for name, sub, got, value in entries:
+        if (name, sub) == want and got == key.lower().encode():
+            found = b"" if value is None else value
     return found
+
+
+def local_config_value(cwd: str, section: str, subsection: str | None, key: str
+                       ) -> bytes | None:
+    """`repository_config_value`, with None for "not seen here" when only git could
+    tell (callers that then ask git, or do without)."""
+    try:
+        return repository_config_value(cwd, section, subsection, key)
+    except Unsure:
+        return None
 
 
 def _value(rest: bytes) -> bytes:

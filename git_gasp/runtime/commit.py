@@ -207,3 +207,36 @@ def commit_run(root: Path, run: str, goal: str | None, outcome: str,
     """
     message = run_message(run, goal, outcome).encode()
     return commit_paths(root, [log_rel, *extra_paths], message, log_rel=log_rel)
+
+
+def outstanding_events(root: Path, log_rel: str) -> list[tuple[str, str | None]]:
+    """(kind, correlation id) of each event the log at `root` holds past HEAD's copy of
+    it (the log only grows): what a commit of the log would add."""
+    import json
+
+    from git_gasp.store.append import committed_size  # noqa: I001 - store under runtime
+
+    data = read_file(root / log_rel)
+    out = []
+    for line in data[committed_size(root, log_rel):].splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            corr = event.get("correlation_id")
+            out.append((str(event.get("kind")), corr if isinstance(corr, str) else None))
+    return out
+
+
+def events_message(events: list[tuple[str, str | None]]) -> bytes:
+    """The subject (and body) of a commit of outstanding events no run closes:
+    ``gasp: 2 events (goal.created, observation.recorded)``, never a run's subject."""
+    kinds: dict[str, int] = {}
+    for kind, _corr in events:
+        if kind != "state.ops_applied":  # the paired ops: not what the user recorded
+            kinds[kind] = kinds.get(kind, 0) + 1
+    named = ", ".join(k if n == 1 else f"{k} x{n}" for k, n in kinds.items())
+    count = sum(kinds.values()) or len(events)
+    return (f"gasp: {count} event{'' if count == 1 else 's'}"
+            + (f" ({named})" if named else "") + "\n").encode()

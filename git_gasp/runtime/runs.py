@@ -8,6 +8,7 @@ from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.runtime.ops import clean, create_node, relate, update_node
 from git_gasp.runtime.writepath import AUTO, StateError
+from git_gasp.store.person import person
 
 
 def is_unfinished_run(node: dict) -> bool:
@@ -80,8 +81,13 @@ class RunLifecycle:
         rid = run_id or new_id("run")
         if not valid_id(rid) or self.graph.has_node(rid):
             raise StateError(f"run id {rid!r} is not usable (invalid or taken)")
+        metadata = dict(metadata or {})
+        if "person" not in metadata:
+            who = person(self.root_str)
+            if who is not None:
+                metadata["person"] = who
         payload = clean({"run_id": rid, "task": task, "goal_id": goal, "task_id": task_id})
-        payload["metadata"] = metadata or {}
+        payload["metadata"] = metadata
         # the ops need the domain event id (started_event): build by hand
         cause = self.creator_of(task_id) if task_id else (self.creator_of(goal) if goal else None)
         props = clean({"task": task, "status": "running", "goal_id": goal, "task_id": task_id,

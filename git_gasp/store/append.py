@@ -135,11 +135,11 @@ def torn_error(rel: str, data: bytes, root: str | os.PathLike | None = None) -> 
                 or b'"kind":"state.ops_applied"' in partial) and (
                 event.id.encode() in partial or b'"causation_id"' not in partial):
             batch = (line - 1, prev, event.kind)
-    committed = _committed_size(root, rel) if root is not None else 0
+    committed = committed_size(root, rel) if root is not None else 0
     return TornLogError(rel, line, start, partial, batch, committed=committed)
 
 
-def _committed_size(root: str | os.PathLike, rel: str) -> int:
+def committed_size(root: str | os.PathLike, rel: str) -> int:
     """The size of `rel`'s blob in HEAD (0 when there is none or git cannot tell)."""
     try:
         proc = run(root, "cat-file", "-s", f"HEAD:./{rel}", check=False)

@@ -1,11 +1,22 @@
-"""Where the agent's state lives: at or above the current directory (the agent
-repository *is* the project, or a folder of it), or where the project's own git config
-points (`gasp.state`: the linked worktree of the state branch `init --branch` made, or a
-state directory elsewhere).
+"""Where the agent's state lives: the one resolver every command, the agents' hooks,
+`sync`, `doctor` and `init` ask (DESIGN 2b).
 
-git config is never cloned, so a `gasp.state` can only have been written on this
-machine, by `git gasp init --branch` (or by the user); it is read without running git
-(`odb.gitdirs.local_config_value`), as every command and the agent hook ask it.
+Rules, in order (man git-gasp(1), "WHERE THE STATE LIVES"):
+
+1. An explicit configuration wins: ``gasp.state`` in the repository's own config (its
+   local and worktree scopes, read as git reads them: includes, ``includeIf``,
+   ``extensions.worktreeConfig``, quoting) names the state directory, relative to the
+   git common dir or absolute. When it names the state branch's worktree
+   (``gasp.stateBranch``) and that worktree is gone, it is recreated from the branch:
+   a worktree is only a checkout.
+2. Else the nearest ``AGENT.md`` at or above the start (up to the work tree's top) that
+   is a GASP manifest (spec Part I: ``spec_version``, ``agent_id``, ``identity_hash``,
+   ``executor``); any other file of that name (Amp's agent instructions, say) is not an
+   agent.
+
+The config is read without git when the repository's config is plain (one file, no
+include, no worktree config: `odb.gitdirs.repository_config_value`); otherwise git is
+asked (``git config --show-scope --includes``), never guessed from a word in it.
 """
 
 from __future__ import annotations
@@ -13,50 +24,138 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.odb.gitdirs import local_config_value, locate
+from git_gasp.base.files import read_regular_file
+from git_gasp.odb.gitdirs import Unsure, locate, repository_config_value
+from git_gasp.protocol.manifest import ManifestError, parse_manifest
+from git_gasp.store.joining import remote_state_branch
+from git_gasp.store.stateworktree import recreate
 
 MANIFEST = "AGENT.md"
 SECTION, KEY = "gasp", "state"  # gasp.state: the state's directory
 BRANCH_KEY = "stateBranch"  # gasp.stateBranch: its branch, when init --branch made it
+_MANIFEST_FIELDS = ("spec_version", "agent_id", "identity_hash", "executor")
+_REPO_SCOPES = (b"local", b"worktree")
+
+
+class Configured:
+    """What the repository's config says of its state: `path` (absolute, normalised),
+    `branch` (``gasp.stateBranch``, or None) and `common`, the git common dir."""
+
+    def __init__(self, path: str, branch: str | None, common: str) -> None:
+        self.path, self.branch, self.common = path, branch, common
+
+
+def is_manifest(directory: str) -> bool:
+    """True when `directory` holds an AGENT.md that is a GASP manifest (all four of the
+    spec's fields), not any file of that name."""
+    try:
+        data = read_regular_file(os.path.join(directory, MANIFEST), limit=1 << 20)
+    except OSError:
+        return False
+    if data is None:
+        return False
+    try:
+        raw = parse_manifest(data).raw
+    except ManifestError:
+        return False
+    return all(field in raw for field in _MANIFEST_FIELDS)
 
 
 def root_above(start: str, *, with_log: bool = False) -> str | None:
-    """The nearest directory at or above `start` holding AGENT.md (`with_log`: and the
-    default log beside it), up to the git work tree's top (or the filesystem's root
-    outside one); None if there is none."""
+    """The nearest directory at or above `start` holding a GASP manifest (`with_log`:
+    and the default log beside it), up to the git work tree's top (or the filesystem's
+    root outside one); None if there is none."""
     for candidate in (start, *[str(p) for p in Path(start).parents]):
-        if Path(candidate, MANIFEST).is_file() and (
-                not with_log or Path(candidate, "state", "events.jsonl").exists()):
+        if os.path.isfile(os.path.join(candidate, MANIFEST)) and is_manifest(candidate) and (
+                not with_log or os.path.exists(os.path.join(candidate, "state", "events.jsonl"))):
             return candidate
         if Path(candidate, ".git").exists():
             return None
     return None
 
 
-def configured_root(start: str) -> str | None:
-    """The state directory the repository around `start` names in `gasp.state` (a path
-    relative to the git common dir, or absolute), if it holds AGENT.md."""
+def _config_values(start: str, *keys: str) -> tuple[dict[str, str], str] | None:
+    """The repository's own values of ``gasp.KEY`` for `keys` (local and worktree
+    scopes, as git reads them), and its git common dir; None outside a repository."""
     try:
-        value = local_config_value(start, SECTION, None, KEY)
-        if not value:
-            return None
+        values = {}
+        for key in keys:
+            value = repository_config_value(start, SECTION, None, key)
+            if value is not None:
+                values[key] = os.fsdecode(value)
         dirs = locate(start)
-        base = dirs.commondir() if dirs is not None else start
-        root = os.path.normpath(os.path.join(base, os.fsdecode(value)))
+        return values, dirs.commondir() if dirs is not None else start
+    except Unsure:
+        pass
     except (OSError, ValueError):
         return None
-    return root if Path(root, MANIFEST).is_file() else None
+    return _ask_git(start, keys)
+
+
+def _ask_git(start: str, keys: tuple[str, ...]) -> tuple[dict[str, str], str] | None:
+    """`_config_values` answered by git itself (includes, worktree config and all)."""
+    try:
+        common = git.run(start, "rev-parse", "--path-format=absolute", "--git-common-dir",
+                         check=False)
+    except (GaspError, OSError, ValueError):
+        return None
+    if common.returncode != 0:
+        return None
+    values = {}
+    for key in keys:
+        proc = git.run(start, "config", "-z", "--show-scope", "--includes", "--get-all",
+                       f"{SECTION}.{key}", check=False)
+        fields = proc.stdout.split(b"\0") if proc.returncode == 0 else []
+        for scope, value in zip(fields[0::2], fields[1::2], strict=False):
+            if scope in _REPO_SCOPES:
+                values[key] = os.fsdecode(value)
+    return values, os.fsdecode(common.stdout.rstrip(b"\n"))
+
+
+def configured(start: str | os.PathLike) -> Configured | None:
+    """What the config of the repository around `start` says of its state (`Configured`),
+    or None when it names none."""
+    found = _config_values(os.fspath(start), KEY, BRANCH_KEY)
+    if found is None:
+        return None
+    values, common = found
+    if not values.get(KEY):
+        return None
+    path = os.path.normpath(os.path.join(common, values[KEY]))
+    return Configured(path, values.get(BRANCH_KEY) or None, common)
+
+
+def is_state_branch(root: str | os.PathLike) -> bool:
+    """True when `root` is the worktree of the state branch its repository's config names
+    (``gasp.stateBranch``: `init --branch` made it, git-gasp's own), not the project nor
+    a folder of it (`init PATH` names those in ``gasp.state`` alone)."""
+    conf = configured(root)
+    return conf is not None and conf.branch is not None and \
+        os.path.realpath(conf.path) == os.path.realpath(root)
+
+
+def configured_root(start: str) -> str | None:
+    """The state directory `gasp.state` names, if it is one (a missing worktree of the
+    state branch is recreated first); None otherwise."""
+    conf = configured(start)
+    if conf is None:
+        return None
+    if not os.path.exists(conf.path) and conf.branch:
+        recreate(conf.common, conf.path, conf.branch)
+    return conf.path if is_manifest(conf.path) else None
 
 
 def find_root(start: str | os.PathLike) -> str | None:
-    """The agent root for a command started in `start`: an agent repository at or above
-    it (AGENT.md with its log), else the state directory its repository's config names,
-    else any AGENT.md at or above; None when there is none. An AGENT.md without a log may
-    be a project's own agent instructions, so a configured state wins over it (and the
-    common case, the agent repository itself, is decided without reading the config)."""
-    here = str(Path(start))
-    return root_above(here, with_log=True) or configured_root(here) or root_above(here)
+    """The agent root for a command started in `start`: the state the repository's
+    config names, else the nearest GASP manifest at or above; None when there is none.
+    A str, whatever `start` was."""
+    here = os.fspath(start)
+    conf = configured(here)
+    if conf is not None:
+        return configured_root(here)
+    return root_above(here)
 
 
 class NotAnAgentRepository(GaspError):
@@ -64,10 +163,24 @@ class NotAnAgentRepository(GaspError):
     exits outside a repository)."""
 
     exit_code = 2
+    remote: str | None = None  # REMOTE/BRANCH holding the state this clone may join
 
 
 def not_an_agent_repository(where: str, *, above: bool = True) -> NotAnAgentRepository:
-    """The one error every command gives where there is no agent's state."""
+    """The one error every command gives where there is no agent's state: it names what
+    to run, `init --branch` first where a remote has the state branch (a clone joins)."""
+    conf = configured(where) if above else None
+    if conf is not None:
+        return NotAnAgentRepository(
+            f"not an agent repository: gasp.state names {conf.path}, which holds no GASP "
+            "manifest; fix or unset it (git config --unset gasp.state)")
+    remote = remote_state_branch(where) if above else None
+    if remote is not None:
+        error = NotAnAgentRepository(
+            f"not an agent repository yet: {remote} holds this project's agent history; "
+            "join it: git gasp init --branch")
+        error.remote = remote
+        return error
     place = f"no {MANIFEST} in {where}" + (" or above, and this repository's config "
                                            "names no state" if above else "")
     return NotAnAgentRepository(f"not an agent repository: {place}; run `git gasp init` "

@@ -12,15 +12,26 @@ inside the work tree is added to ``.git/info/exclude``, which is not committed).
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.files import SMALL_FILE, atomic_write, read_regular_file
+from git_gasp.protocol.manifest import ManifestError, parse_manifest
 from git_gasp.store.attributes import register_driver, restore_config
+from git_gasp.store.installs import remember_exclude
 from git_gasp.store.layout import default_agent_id, init_agent
-from git_gasp.store.location import BRANCH_KEY, KEY, SECTION, configured_root, find_root, root_above
+from git_gasp.store.location import (
+    BRANCH_KEY,
+    KEY,
+    SECTION,
+    configured,
+    find_root,
+    root_above,
+)
 
 DEFAULT_BRANCH = "gasp/state"
 DEFAULT_DIR = "gasp-state"  # under the git common dir
@@ -28,6 +39,18 @@ DEFAULT_DIR = "gasp-state"  # under the git common dir
 
 class StateBranchError(GaspError):
     """`init --branch` cannot set the state up here; nothing was changed."""
+
+
+@contextlib.contextmanager
+def _taken_back() -> Iterator[list]:
+    """A list of undo steps, run in reverse order when the block fails (and re-raised)."""
+    undo: list = []
+    try:
+        yield undo
+    except BaseException:
+        for step in reversed(undo):
+            step()
+        raise
 
 
 def _refuse(why: str) -> StateBranchError:
@@ -40,6 +63,58 @@ def init_branch(project: Path, branch: str = DEFAULT_BRANCH, worktree: Path | No
     (agent id, the state branch's first commit, the worktree's path). Refuses (and
     changes nothing) when the project already has agent state, the branch exists, or
     the worktree path is taken; takes back what it did when a later step fails."""
+    top, common, path = _prepare(project, branch, worktree)
+    with _taken_back() as undo:
+        _add_worktree(top, path, branch, undo)
+        agent, commit = init_agent(path, agent_id or _default_id(top))
+        _register(top, common, path, branch, undo)
+    return agent, commit, path
+
+
+def reattach_branch(project: Path, branch: str = DEFAULT_BRANCH,
+                    worktree: Path | None = None) -> tuple[str, Path] | None:
+    """Attach the project again to its own state `branch` (left by `git gasp uninstall`
+    without --purge): its worktree (kept, or checked out again) and the config. None
+    when the branch does not exist or holds no GASP manifest (then a new state is made
+    or a remote's joined); refuses as `init_branch` does otherwise."""
+    top = git.work_tree_top(project)
+    common = git.common_dir(top)
+    shown = git.run(top, "show", f"refs/heads/{branch}:AGENT.md", check=False)
+    if shown.returncode != 0 or branch.startswith("-"):
+        return None
+    try:
+        manifest = parse_manifest(shown.stdout)
+    except ManifestError:
+        return None
+    if _has_state(os.path.realpath(project)):
+        raise _refuse(f"{project} already has agent state (gasp.state in its git config, "
+                      "or a GASP manifest)")
+    path = Path(os.path.abspath(worktree)) if worktree is not None else common / DEFAULT_DIR
+    with _taken_back() as undo:
+        if path.exists():
+            here = git.run(path, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+            if here.stdout.decode().strip() != branch:
+                raise _refuse(f"{path} exists and is not {branch}'s worktree (pick another: "
+                              "--worktree PATH)")
+        else:
+            git.run(top, "worktree", "prune", check=False)
+            _check_out(top, path, branch, undo)
+        _register(top, common, path, branch, undo)
+    return manifest.agent_id, path
+
+
+def _check_out(top: Path, path: Path, branch: str, undo: list) -> None:
+    """The existing `branch` checked out in a new linked worktree at `path` (without the
+    project's git hooks), kept out of `git status`; each undo registered before its
+    step."""
+    undo.append(lambda: _remove_worktree(top, path))
+    git.run(top, *git.NO_HOOKS, "worktree", "add", "-q", str(path), branch)
+    _exclude(top, path, undo)
+
+
+def _prepare(project: Path, branch: str, worktree: Path | None) -> tuple[Path, Path, Path]:
+    """(work tree top, git common dir, the worktree's path) for `init --branch`, after
+    the refusals both a new and a joined state share."""
     top = git.work_tree_top(project)
     common = git.common_dir(top)
     if not git.ok(top, "check-ref-format", "--branch", branch) or branch.startswith("-"):
@@ -57,23 +132,14 @@ def init_branch(project: Path, branch: str = DEFAULT_BRANCH, worktree: Path | No
     path = Path(os.path.abspath(worktree)) if worktree is not None else common / DEFAULT_DIR
     if path.exists() or path.is_symlink():
         raise _refuse(f"{path} exists (pick another: --worktree PATH)")
-    undo: list = []
-    try:
-        _add_worktree(top, path, branch, undo)
-        agent, commit = init_agent(path, agent_id or _default_id(top))
-        _register(top, common, path, branch, undo)
-    except BaseException:
-        for step in reversed(undo):
-            step()
-        raise
-    return agent, commit, path
+    return top, common, path
 
 
 def _has_state(here: str) -> bool:
-    """True when the project at `here` has GASP state: a configured one, or an AGENT.md
-    at or above with its log beside it (an AGENT.md alone may be the project's own
-    agent instructions)."""
-    return root_above(here, with_log=True) is not None or configured_root(here) is not None
+    """True when the project at `here` has GASP state: a configured one, or a GASP
+    manifest at or above (an AGENT.md that is not one is the project's own agent
+    instructions)."""
+    return configured(here) is not None or root_above(here) is not None
 
 
 def _default_id(top: Path) -> str:
@@ -81,15 +147,48 @@ def _default_id(top: Path) -> str:
 
 
 def _add_worktree(top: Path, path: Path, branch: str, undo: list) -> None:
-    """A linked worktree at `path` on the new orphan `branch`, its index and tree empty."""
+    """A linked worktree at `path` on the new orphan `branch`, its index and tree empty.
+    The project's git hooks do not run (`base.git.NO_HOOKS`); each undo is registered
+    before its step, so a step that fails halfway is taken back too."""
     empty_tree = git.out(top, "hash-object", "-t", "tree", "-w", "--stdin", input=b"").strip()
     seed = git.out(top, "commit-tree", empty_tree, "-m", "gasp: worktree seed",
                    input=b"").strip()  # unreferenced: only `worktree add` needs a commit
-    git.run(top, "worktree", "add", "-q", "--detach", str(path), seed)
-    undo.append(lambda: git.run(top, "worktree", "remove", "--force", str(path), check=False))
-    git.run(path, "checkout", "-q", "--orphan", branch)
+    undo.append(lambda: _remove_worktree(top, path))
+    git.run(top, *git.NO_HOOKS, "worktree", "add", "-q", "--detach", str(path), seed)
     undo.append(lambda: git.run(top, "update-ref", "-d", f"refs/heads/{branch}", check=False))
+    git.run(path, *git.NO_HOOKS, "checkout", "-q", "--orphan", branch)
     _exclude(top, path, undo)
+
+
+def _remove_worktree(top: Path, path: Path) -> None:
+    """Take back a worktree `init --branch` added: its files and git's registration."""
+    git.run(top, "worktree", "remove", "--force", str(path), check=False)
+    if path.exists() and not path.is_symlink():
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+    git.run(top, "worktree", "prune", check=False)
+
+
+def join_branch(project: Path, remote_ref: str, branch: str = DEFAULT_BRANCH,
+                worktree: Path | None = None) -> tuple[str, Path]:
+    """Join the agent history `remote_ref` (``REMOTE/BRANCH``, a remote-tracking branch)
+    holds: a local `branch` tracking it, checked out in a linked worktree, recorded in
+    the project's config as `init_branch` records a new one. Returns (agent id, the
+    worktree's path). Refuses (changing nothing) as `init_branch` does, and when the
+    remote branch holds no GASP manifest; takes back what it did when a step fails."""
+    top, common, path = _prepare(project, branch, worktree)
+    try:
+        manifest = parse_manifest(git.run(top, "show", f"refs/remotes/{remote_ref}:AGENT.md")
+                                  .stdout)
+    except (GaspError, ManifestError):
+        raise _refuse(f"{remote_ref} holds no GASP manifest (AGENT.md) at its top") from None
+    with _taken_back() as undo:
+        undo.append(lambda: git.run(top, "branch", "-D", branch, check=False))
+        git.run(top, "branch", "-q", "--track", branch, f"refs/remotes/{remote_ref}")
+        _check_out(top, path, branch, undo)
+        _register(top, common, path, branch, undo)
+    return manifest.agent_id, path
 
 
 def _exclude(top: Path, path: Path, undo: list) -> None:
@@ -103,9 +202,13 @@ def _exclude(top: Path, path: Path, undo: list) -> None:
     old = read_regular_file(exclude, limit=SMALL_FILE)
     line = ("/" + rel.as_posix() + "/\n").encode()
     sep = b"" if not old or old.endswith(b"\n") else b"\n"
-    atomic_write(exclude, (old or b"") + sep + line, make_parents=True)
+    try:
+        atomic_write(exclude, (old or b"") + sep + line, make_parents=True)
+    except OSError as exc:
+        raise GaspError(f"cannot write {exclude}: {exc.strerror or exc}") from None
     undo.append(lambda: atomic_write(exclude, old) if old is not None
                 else exclude.unlink(missing_ok=True))
+    remember_exclude(top, line.decode().rstrip("\n"))
 
 
 def _register(top: Path, common: Path, path: Path, branch: str, undo: list) -> None:

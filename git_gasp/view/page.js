@@ -424,7 +424,8 @@
     var r = RUNS[j], card = el("div", "card" + (j === selRun ? " sel" : ""));
     card.setAttribute("data-kind", "run");
     add(card, el("div", "t", r.task || r.id));
-    add(card, el("div", "m", ["run", r.outcome || r.status, r.dur === null ? "" : dur(r.dur),
+    add(card, el("div", "m", ["run", r.outcome || r.status, r.person ? "by " + r.person : "",
+      r.dur === null ? "" : dur(r.dur),
       r.n.tool_calls + " tools", shortId(r.id, r.t)].filter(Boolean).join(" · ")));
     card.addEventListener("click", function () { selectRun(j); });
     return card;
@@ -571,7 +572,8 @@
     add(detail, el("h2", "", r.task || r.id));
     var meta = add(detail, el("div", "muted"));
     add(meta, badge("run"));
-    meta.appendChild(document.createTextNode(r.outcome || r.status));
+    meta.appendChild(document.createTextNode((r.outcome || r.status) +
+      (r.person ? " · by " + r.person : "")));
     runBlock(r);
     eventsBlock(r.e, "Events");
   }

@@ -58,6 +58,7 @@ class RunSummary:
         self.outcome: str | None = None
         self.status: str | None = None
         self.task = ""
+        self.person: str | None = None  # who ran it (metadata.person)
         self.goal: str | None = None
         self.error = ""
         self.models: dict[str, int] = {}
@@ -140,6 +141,8 @@ class RunSummary:
         self.duration = _int(props.get("duration_ms")) or self.duration
         self.error = _text(props.get("error"), 2000) or self.error
         meta = props.get("metadata")
+        who = meta.get("person") if isinstance(meta, dict) else None
+        self.person = _text(who, 200) if isinstance(who, str) else self.person
         model = meta.get("model") if isinstance(meta, dict) else None
         if isinstance(model, str) and model and model not in self.models:
             self.models[model] = 0
@@ -149,7 +152,8 @@ class RunSummary:
         if duration is None and self.start is not None and self.end is not None \
                 and self.status == "finished":
             duration = self.end - self.start
-        return {"id": self.id, "task": self.task, "start": self.start, "end": self.end,
+        return {"id": self.id, "task": self.task, "person": self.person,
+                "start": self.start, "end": self.end,
                 "dur": duration, "outcome": self.outcome, "status": self.status or "running",
                 "error": self.error, "models": self.models, "tools": self.tools,
                 "tokens": self.tokens, "n": {"events": self.events, **self.counts},

@@ -65,6 +65,9 @@ def test_json_one_object_per_line_with_null_where_none(history):
     assert {k: objs[3][k] for k in NONE} == _ids(h) and objs[3]["commit"] == h.agent
     assert objs[3]["pinned"] is True and objs[3]["path"] == "app.py"
     assert {k: objs[4][k] for k in NONE} == NONE and objs[4]["commit"] == h.edit
+    # who ran the run the patch came from (the git identity's name), null with no patch
+    assert objs[3]["person"] == "Test Author"  # git's author identity (tests/testing/hermetic)
+    assert objs[4]["person"] is None
 
 
 def test_human_output_is_git_blames_with_a_patch_and_goal_column(history):

@@ -13,7 +13,8 @@ from git_gasp.store.location import NotAnAgentRepository, find_agent_root, resol
 def test_the_agent_root_found_is_the_path_as_pathlib_shows_it(tmp_path, monkeypatch):
     agent = tmp_path / "repo" / "agent"
     (agent / "deep" / "er").mkdir(parents=True)
-    (agent / "AGENT.md").write_bytes(b"")
+    (agent / "AGENT.md").write_bytes(b"---\nspec_version: 1\nagent_id: a\nidentity_hash: x\n"
+                                     b"executor: e\n---\n")
     (tmp_path / "repo" / ".git").mkdir()
     (tmp_path / "file").write_bytes(b"")
     monkeypatch.chdir(agent / "deep" / "er")

@@ -3,14 +3,14 @@ set, git agrees; on the forms git itself writes, it sees the key."""
 
 from __future__ import annotations
 
-import re
+import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from git_gasp.odb.gitdirs import _odd_config, local_config_sets
+from git_gasp.odb.gitdirs import _odd_config, config_entries, local_config_sets
 from tests.testing.run import git
 
 CASES = [
@@ -58,18 +58,37 @@ def test_outside_a_repository_nothing_is_set(tmp_path: Path) -> None:
     assert not local_config_sets(str(tmp_path), "merge", "gasp", "driver")
 
 
-# The pattern `_odd_config` replaced: whatever it found, `_odd_config` must find too.
-_ODD = re.compile(rb"^\s*(worktree|bare\s*=\s*(true|yes|on|1))\b", re.M | re.I)
-_PIECES = [b"[core]\n", b"\tbare = false\n", b"\tBare = TRUE\n", b"bare=1", b"  bare\n=\non\n",
-           b"\tworktree = ../w\n", b"WorkTree", b"[x]\n\tbarely = yes\n", b"\tbare = yesno\n",
-           b"# bare = true\n", b"\r\n", b" ", b"bare = off\n", b"\tfilemode = true\n"]
+_PIECES = [b"[core]\n", b"\tbare = false\n", b"\tBare = TRUE\n", b"bare=1\n",
+           b"  bare\n=\non\n", b"\tworktree = ../w\n", b"WorkTree\n", b"[x]\n\tbarely = yes\n",
+           b"\tbare = yesno\n", b"# bare = true\n", b"\r\n", b" ", b"bare = off\n",
+           b"\tfilemode = true\n", b'[branch "worktree-a"]\n', b"[extensions]\n",
+           b"\tworktreeConfig = true\n", b"[include]\n\tpath = other\n", b"\tbare\n"]
 
 
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from(_PIECES), max_size=8))
-def test_odd_configs_are_never_missed(pieces):
+def _git_sees_odd(tmp_path: Path, text: bytes) -> bool | None:
+    """What git reads from `text` as a config file: True when it sets core.worktree or a
+    true core.bare; None when git refuses the file."""
+    cfg = tmp_path / "cfg"
+    cfg.write_bytes(text)
+    proc = subprocess.run(["git", "config", "-f", str(cfg), "--includes", "--list"],
+                          capture_output=True, cwd=tmp_path)
+    if proc.returncode != 0:
+        return None
+    keys = dict(line.split("=", 1) if "=" in line else (line, "true")
+                for line in proc.stdout.decode().splitlines())
+    bare = keys.get("core.bare", "false").lower() in ("true", "yes", "on", "1")
+    return "core.worktree" in keys or bare
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(_PIECES), max_size=6))
+def test_odd_configs_are_never_missed(tmp_path: Path, pieces: list[bytes]) -> None:
+    """Whatever git reads as a work tree or a bare repository, `_odd_config` sees (or
+    defers to git); a plain config git reads as neither is not odd for a word in it."""
     text = b"".join(pieces)
-    if _ODD.search(text):
+    git_says = _git_sees_odd(tmp_path, text)
+    if git_says is None or git_says:
         assert _odd_config(text)
 
 
@@ -77,4 +96,20 @@ def test_a_plain_config_is_not_odd():
     assert not _odd_config(b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
                            b"\tbare = false\n\tlogallrefupdates = true\n")
     assert _odd_config(b"[core]\n\tbare = true\n")
-    assert _odd_config(b"[extensions]\n\tworktreeConfig = true\n")
+    assert _odd_config(b"[core]\n\tworktree = ../w\n")
+
+
+@pytest.mark.parametrize("text", [
+    b'[branch "worktree-x"]\n\tremote = origin\n',  # a branch named worktree-*
+    b"[extensions]\n\tworktreeConfig = true\n",  # git sparse-checkout sets it
+    b'[gasp]\n\tstate = ../worktrees/x\n',  # init --branch --worktree ~/worktrees/x
+])
+def test_the_word_worktree_is_not_a_work_tree(text: bytes) -> None:
+    assert not _odd_config(b"[core]\n\tbare = false\n" + text)
+
+
+def test_an_include_is_left_to_git() -> None:
+    assert config_entries(b"[include]\n\tpath = x\n") is None
+    assert config_entries(b'[includeIf "gitdir:~/"]\n\tpath = x\n') is None
+    assert config_entries(b'[gasp]\n\tstate = "a b"  # c\n') == [(b"gasp", None, b"state",
+                                                                     b"a b")]

@@ -59,7 +59,7 @@ def test_a_whole_run_through_the_sink_folds_and_checks(agent):
     g = _folded(agent)
     assert g.nodes[run]["props"]["status"] == "finished"
     assert g.nodes[run]["props"]["outcome"] == "promoted"
-    assert g.nodes[run]["props"]["metadata"] == {"budget": 3}
+    assert g.nodes[run]["props"]["metadata"] == {"budget": 3, "person": "Test Author"}
     goal = g.nodes[run]["props"]["goal_id"]
     assert g.nodes[goal]["props"]["title"] == "Make retry reliable"
     model = g.nodes[m]["props"]

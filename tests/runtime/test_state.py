@@ -51,7 +51,7 @@ def test_spine_is_paired_chained_and_conformant(agent):
     g = state.graph
     assert g.nodes[ids["patch"]]["props"]["status"] == "Promoted"
     assert g.nodes[ids["goal"]]["props"]["metadata"] == {"prio": 1}  # metadata persisted
-    assert g.nodes[ids["run"]]["props"]["metadata"] == {"budget": 3}
+    assert g.nodes[ids["run"]]["props"]["metadata"] == {"budget": 3, "person": "Test Author"}
     assert g.nodes[ids["tool"]]["props"]["status"] == "succeeded"  # finish updates the node
     assert g.nodes[ids["tool"]]["props"]["output_summary"] == "ok, 1 passed"
     assert g.has_relation(ids["patch"], "validated_by", ids["eval"])

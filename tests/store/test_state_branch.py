@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.adapters.samples import CLAUDE_HOOKS, read_jsonl
+from tests.testing.repos import make_project
 from tests.testing.run import gasp, git, out
 
 STATE_FILES = ("AGENT.md", "identity", "skills", "state", "memory", "journal", ".agent",
@@ -20,16 +21,7 @@ STATE_FILES = ("AGENT.md", "identity", "skills", "state", "memory", "journal", "
 @pytest.fixture
 def project(tmp_path) -> Path:
     """An existing project, not made by git-gasp: two commits of its own."""
-    repo = tmp_path / "app"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    (repo / "app.py").write_text("print('hi')\n")
-    git(repo, "add", "app.py")
-    git(repo, "commit", "-qm", "app")
-    (repo / "README").write_text("an app\n")
-    git(repo, "add", "README")
-    git(repo, "commit", "-qm", "readme")
-    return repo
+    return make_project(tmp_path / "app")
 
 
 def _tree(repo: Path, rev: str = "HEAD") -> list[str]:
@@ -123,7 +115,8 @@ def test_init_branch_refuses_in_one_line_and_changes_nothing(project, tmp_path, 
     elif case == "branch-exists":
         git(project, "branch", "gasp/state")
     elif case == "root-layout":
-        (project / "AGENT.md").write_text("---\nspec_version: 0.1.0\n---\n")
+        (project / "AGENT.md").write_text("---\nspec_version: 0.1.0\nagent_id: a\n"
+                                          "identity_hash: null\nexecutor: x\n---\n")
         (project / "state").mkdir()
         (project / "state" / "events.jsonl").write_bytes(b"")
     else:

@@ -30,3 +30,47 @@ def make_fixture_repo(where: Path) -> Path:
     git(where, "init", "-q")
     commit_all(where, "fixture")
     return where
+
+
+def make_project(where: Path) -> Path:
+    """An existing project at `where`, not made by git-gasp: two commits of its own."""
+    where.mkdir(parents=True)
+    git(where, "init", "-q", "-b", "main")
+    (where / "app.py").write_text("print('hi')\n")
+    git(where, "add", "app.py")
+    git(where, "commit", "-qm", "app")
+    (where / "README").write_text("an app\n")
+    git(where, "add", "README")
+    git(where, "commit", "-qm", "readme")
+    return where
+
+
+def init_branch(project: Path, *args: str) -> Path:
+    """`git gasp init --branch ARGS` in `project`; the state's worktree path."""
+    proc = gasp(project, "init", "--branch", *args)
+    assert proc.returncode == 0, out(proc)
+    common = git(project, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    return (Path(common) / git(project, "config", "gasp.state").strip()).resolve()
+
+
+def record_run(project: Path, title: str) -> None:
+    """One committed run with a goal: run start, record goal, run finish, commit-run."""
+    for args in (("run", "start", "--task", title), ("record", "goal", "--title", title),
+                 ("run", "finish", "--outcome", "promoted"), ("commit-run",)):
+        proc = gasp(project, *args)
+        assert proc.returncode == 0, (args, out(proc))
+
+
+def shared_project(tmp_path: Path) -> tuple[Path, Path]:
+    """(a project with its state on gasp/state, the bare remote it shares both through):
+    main pushed, `init --branch`, one run, `sync`."""
+    project = make_project(tmp_path / "alice")
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(project, "remote", "add", "origin", str(bare))
+    git(project, "push", "-q", "origin", "main")
+    init_branch(project)
+    record_run(project, "alice's run")
+    proc = gasp(project, "sync")
+    assert proc.returncode == 0, out(proc)
+    return project, bare

@@ -27,7 +27,7 @@ from git_gasp.base.errors import GaspError
 from git_gasp.cli.commands.mcp import EXTRA, sdk_missing
 from git_gasp.cli.commands.reconcile import reconcile_command
 from git_gasp.mcp import wiring
-from git_gasp.store.location import root_above
+from git_gasp.store.location import configured
 
 _REPO = click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
                      default=".", show_default=True,
@@ -131,7 +131,7 @@ def _prime(agent: str, repo: Path) -> None:
     if root is None:
         raise GaspError(f"{repo} is not inside an agent repo (no AGENT.md); create one with "
                         "`git gasp init`")
-    beside = root_above(os.path.realpath(repo)) is None  # found through gasp.state
+    beside = configured(os.path.realpath(repo)) is not None  # the state is elsewhere
     path, changed = prime(Path(root), agent, at=project_tree(repo) if beside else None)
     click.echo(f"{'wrote' if changed else 'up to date:'} the gasp section of {path}")
 

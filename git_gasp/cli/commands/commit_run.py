@@ -10,6 +10,7 @@ from git_gasp.base.errors import GaspError
 from git_gasp.cli.ids import NodeId, resolve_node
 from git_gasp.cli.options import CONTEXT, WaitCommand, open_state, release_lease, wait_option
 from git_gasp.runtime.commit import commit_run as do_commit
+from git_gasp.runtime.commit import outstanding_events
 from git_gasp.runtime.journal import JOURNAL_REL, append_journal
 
 
@@ -32,8 +33,10 @@ def commit_run(paths, run_id, outcome, goal, no_journal, wait) -> None:
             raise GaspError(f"run {state.run.run_id} is still open; "
                             "`git gasp run finish --outcome …` first")
         finished = [n for n in runs if n["props"].get("status") == "finished"]
-        if not finished:
-            raise GaspError("no finished run to commit")
+        pending = outstanding_events(state.root, state.store.rel)
+        if not finished or not any(corr == finished[-1]["id"] for _k, corr in pending):
+            _commit_events(state, pending)  # the last run is committed: these are not its
+            return
         node = finished[-1]
     else:
         node = state.graph.nodes.get(run_id)
@@ -52,5 +55,19 @@ def commit_run(paths, run_id, outcome, goal, no_journal, wait) -> None:
     cwd = os.getcwd()
     extra += [os.path.relpath(os.path.join(cwd, p), root) for p in paths]
     sha = do_commit(root, node["id"], goal, outcome, extra, log_rel=state.store.rel)
+    release_lease(state)
+    click.echo(sha.decode())
+
+
+def _commit_events(state, pending: list) -> None:
+    """Commit the log's outstanding events (recorded outside any run, or after the last
+    run's commit) under a subject naming them; refuse when there are none."""
+    from git_gasp.base.errors import GaspError
+    from git_gasp.runtime.commit import commit_paths, events_message
+
+    if not pending:
+        raise GaspError("nothing to commit: the log holds no event past the last commit")
+    sha = commit_paths(state.root, [state.store.rel], events_message(pending),
+                       log_rel=state.store.rel)
     release_lease(state)
     click.echo(sha.decode())

@@ -20,6 +20,8 @@ def run_hook(name: str) -> NoReturn:
     """Guard the commit git is making in the current directory (the hook's cwd): print
     the refusal report on stderr and exit 1, or exit 0 to let the commit through."""
     cwd = os.getcwd()
+    if _a_project_beside_its_state(cwd):
+        leave(0)  # the state is on its own branch: the project's commits are not the agent's
     warm = Warm.start(cwd)  # git and the log read run while the rules load:
     # the rules are imported after it started (measured: 13 ms of a guarded commit)
     from git_gasp.guard.commit_guard import run_guard
@@ -32,6 +34,18 @@ def run_hook(name: str) -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     leave(1 if rejections else 0)
+
+
+def _a_project_beside_its_state(cwd: str) -> bool:
+    """True when the commit is made in a work tree of a project whose state is on a
+    branch of its own (`init --branch`: ``gasp.stateBranch``): the guard hooks are shared
+    by every worktree of the repository, and only the state's own commits are the
+    agent's. A state in a folder of the project (`init PATH`) is guarded as ever."""
+    from git_gasp.store.location import configured
+
+    conf = configured(cwd)
+    return conf is not None and conf.branch is not None and \
+        os.path.realpath(conf.path) != os.path.realpath(cwd)
 
 
 def pre_receive(check: bool) -> int:

@@ -22,10 +22,13 @@ from git_gasp.store.location import NotAnAgentRepository, resolve_agent_root
 def _root(path: str | None):
     """The agent root, else the directory itself: hooks and their diagnosis belong to
     any git work tree (a project guarded before it holds an agent), so these two
-    commands work where no AGENT.md is."""
+    commands work where no AGENT.md is; but not in a clone whose remote holds the
+    state (their fixes would put state files on the working branch): join it first."""
     try:
         return resolve_agent_root(path)
-    except NotAnAgentRepository:
+    except NotAnAgentRepository as exc:
+        if exc.remote is not None:
+            raise  # a clone of a project whose state is on a branch: join it first
         return Path(path if path is not None else ".").resolve()
 
 

@@ -9,8 +9,9 @@ import click
 
 from git_gasp.base.errors import UsageError
 from git_gasp.githooks.install import install_for_init
+from git_gasp.store.joining import remote_state_branch
 from git_gasp.store.layout import init_agent
-from git_gasp.store.statebranch import init_branch, point_here
+from git_gasp.store.statebranch import init_branch, point_here, reattach_branch
 
 DEFAULT_BRANCH = "gasp/state"  # store.statebranch.DEFAULT_BRANCH (a test keeps them equal)
 
@@ -22,7 +23,8 @@ DEFAULT_BRANCH = "gasp/state"  # store.statebranch.DEFAULT_BRANCH (a test keeps 
               default=None,
               help=f"Keep the state on its own orphan branch (default {DEFAULT_BRANCH}) of "
                    "the repository at PATH, in a linked worktree; the working branch gets "
-                   "no commit and no file.")
+                   "no commit and no file. Where a remote has that branch (a clone of a "
+                   "project that records), join it instead: a local branch tracking it.")
 @click.option("--worktree", metavar="DIR", type=click.Path(),
               help="With --branch: where the state's worktree goes (default: under the "
                    "git dir).")
@@ -44,12 +46,38 @@ def init(path: str | None, agent_id: str | None, branch: str | None,
 
 
 def _init_branch(project, branch: str, worktree, agent_id: str | None) -> int:
+    again = reattach_branch(project, branch, worktree) if agent_id is None else None
+    if again is not None:  # the project's own state branch, left by `git gasp uninstall`
+        click.echo(f"attached again to agent {again[0]}: branch {branch}, checked out in "
+                   f"{again[1]}")
+        return 0
+    remote = remote_state_branch(project, branch)
+    if remote is not None:
+        return _join(project, remote, branch, worktree, agent_id)
     agent, commit, where = init_branch(project, branch, worktree, agent_id)
     click.echo(f"initialised agent {agent} on branch {branch} (commit {commit.decode()[:12]}), "
                f"checked out in {where}")
     click.echo("every git gasp command run in this project now reads and writes that "
                "state; your working branch gets no commit and no file")
     _next()
+    return 0
+
+
+def _join(project, remote: str, branch: str, worktree, agent_id: str | None) -> int:
+    """A clone whose remote has the state branch joins it: never a second agent."""
+    from git_gasp.base.errors import UsageError
+    from git_gasp.store.statebranch import join_branch
+
+    if agent_id is not None:
+        raise UsageError(f"--agent-id: {remote} already holds this project's agent; "
+                         "init --branch joins it (git gasp restore URL --branch makes a "
+                         "standalone copy)")
+    agent, where = join_branch(project, remote, branch, worktree)
+    click.echo(f"joined agent {agent}: branch {branch} tracks {remote}, checked out in "
+               f"{where}")
+    click.echo("every git gasp command run in this project now reads and writes that "
+               "state; git gasp sync shares it; your working branch gets no commit and "
+               "no file")
     return 0
 
 

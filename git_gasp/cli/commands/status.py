@@ -20,12 +20,12 @@ from git_gasp.base.files import NotARegularFile, open_file
 from git_gasp.cli.commands.lease import lease_json, status_line
 from git_gasp.cli.options import CONTEXT
 from git_gasp.githooks.doctor import diagnose
-from git_gasp.odb.gitdirs import local_config_value, locate
+from git_gasp.odb.gitdirs import locate
 from git_gasp.runtime.state import AgentState
 from git_gasp.store.attributes import log_location
 from git_gasp.store.lastcheck import load
 from git_gasp.store.lease import Lease
-from git_gasp.store.location import BRANCH_KEY, SECTION, require_root, root_above
+from git_gasp.store.location import configured, require_root
 
 
 @click.command("status", context_settings=CONTEXT)
@@ -47,11 +47,10 @@ def gather(root: str) -> dict:
 
 
 def _location(root: str, top: str) -> dict:
-    here = root_above(os.getcwd())
-    branch = local_config_value(os.getcwd(), SECTION, None, BRANCH_KEY)
-    if here is None:  # found through gasp.state
-        kind = "branch" if branch else "path"
-        return {"kind": kind, "branch": branch.decode() if branch else None, "path": root}
+    conf = configured(os.getcwd())
+    if conf is not None:  # found through gasp.state
+        kind = "branch" if conf.branch else "path"
+        return {"kind": kind, "branch": conf.branch, "path": root}
     return {"kind": "root" if os.path.samefile(root, top) else "folder", "branch": None,
             "path": root}
 
@@ -80,7 +79,10 @@ def _run(root: str) -> dict | None:
     if run is None:
         return None
     props = state.graph.nodes[run.run_id]["props"]
-    return {"id": run.run_id, "task": props.get("task"), "goal_id": run.goal_id}
+    meta = props.get("metadata")
+    who = meta.get("person") if isinstance(meta, dict) else None
+    return {"id": run.run_id, "task": props.get("task"), "goal_id": run.goal_id,
+            "person": who if isinstance(who, str) else None}
 
 
 def _lease(root: str) -> dict:
@@ -148,7 +150,8 @@ def render(info: dict) -> str:
                      f"{br['upstream']} (git gasp sync)")
     run = info["run"]
     lines.append("run: none open" if run is None else f"run: cannot tell ({run['error']})"
-                 if "error" in run else f"run: {run['id']} open  {run.get('task') or ''}".rstrip())
+                 if "error" in run else f"run: {run['id']} open  {run.get('task') or ''}".rstrip()
+                 + (f"  (by {run['person']})" if run.get("person") else ""))
     lines.append(f"lease: {info['lease']['line']}")
     unc = info["uncommitted"]
     lines.append(f"log: {unc['error']}" if unc.get("error") else
