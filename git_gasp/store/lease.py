@@ -201,6 +201,7 @@ class Lease:
             current = self.read()
             if current is None:
                 if self._create():
+                    self.inherited = None  # a fresh hold: nothing was carried over to it
                     mine = self._mine()
                     if taken_over is not None:
                         self.reclaimed = taken_over
