@@ -243,7 +243,14 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
         return self.run.run_id == self.started_run or (kept is not None and kept.pid == 0)
 
     def close(self) -> None:
-        self.release()
+        """Give the lease back if this writer holds it (another worker's is left alone:
+        a write refused by it must say so, not fail again on the way out)."""
+        from git_gasp.store.lease import LeaseHeld
+
+        try:
+            self.release()
+        except LeaseHeld:
+            pass
 
     def __enter__(self) -> AgentState:
         return self

@@ -72,9 +72,13 @@ def memory_list(show_all: bool, as_json: bool) -> None:
 
 
 @memory.command("synthesize", context_settings=CONTEXT)
-def memory_synthesize() -> None:
-    """Regenerate memory/active_memory.md from the live facts."""
+@wait_option
+def memory_synthesize(wait: float | None) -> None:
+    """Regenerate memory/active_memory.md from the live facts (holding the lease, so
+    no writer appends a fact while it is written)."""
     from git_gasp.runtime.memory import Facts
 
-    path = Facts(open_state()).synthesize()
+    state = open_state(write=True, wait=wait)
+    path = Facts(state).synthesize()
+    release_lease(state)
     click.echo(f"wrote {path}")
