@@ -47,8 +47,8 @@ from typing import Any
 
 from git_gasp.adapters.json_edit import apply_hooks
 from git_gasp.adapters.payloads import AGENTS, HOOK_EVENTS
-from git_gasp.base import git
-from git_gasp.base.errors import GaspError
+from git_gasp.base import bounded, git
+from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.files import SMALL_FILE, atomic_write, is_link, link_target, read_file, read_text
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -157,10 +157,9 @@ def _load(path: Path) -> tuple[str, dict]:
     if not text.strip():
         return text, {}
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise GaspError(f"{path} is not valid JSON ({exc}); fix it first, it was left "
-                        "untouched") from None
+        data = bounded.load_json(text, str(path))
+    except FormatError as exc:
+        raise GaspError(f"{exc}; fix it first, it was left untouched") from None
     if not isinstance(data, dict):
         raise GaspError(f"{path} is not a JSON object; it was left untouched")
     hooks = data.get("hooks", {})

@@ -7,12 +7,12 @@ stages that file gives them.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
+from git_gasp.base import bounded
 from git_gasp.base.files import SMALL_FILE, read_file
 
 HOOKS = ("pre-commit", "pre-merge-commit")
@@ -56,16 +56,12 @@ def _load(path: Path) -> object:
         if name.endswith((".yml", ".yaml")):
             import yaml
 
-            return yaml.safe_load(text)
+            return bounded.bounded(yaml.safe_load(text), name)
         if name.endswith(".toml"):
-            try:
-                import tomllib
-            except ImportError:  # pragma: no cover - Python 3.10
-                import tomli as tomllib  # type: ignore[no-redef]
-            return tomllib.loads(text)
+            return bounded.load_toml(text, name)
         if name.endswith(".jsonc"):
             text = re.sub(r"^\s*//.*$", "", text, flags=re.M)
-        return json.loads(text)
+        return bounded.load_json(text, name)
     except Exception as exc:  # noqa: BLE001 - yaml, toml and json errors alike
         first = " ".join(str(exc).split())[:160]
         raise ConfigError(f"{name} does not parse: {first}") from None

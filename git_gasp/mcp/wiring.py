@@ -14,14 +14,13 @@ its comments are not (said when it had any).
 
 from __future__ import annotations
 
-import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.install import write_project_file
 from git_gasp.adapters.json_edit import apply_member
+from git_gasp.base import bounded
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import SMALL_FILE, read_file
 from git_gasp.githooks.finding import ERROR, OK, Finding
@@ -88,10 +87,7 @@ def load_json(path: Path) -> tuple[str, dict]:
     text = _read(path) or ""
     if not text.strip():
         return text, {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise GaspError(f"{path} is not valid JSON ({exc})") from None
+    data = bounded.load_json(text, str(path))
     _servers(path, data, "mcpServers")
     return text, data
 
@@ -102,6 +98,15 @@ def _untouched(load, path: Path) -> tuple[str, dict]:
         return load(path)
     except GaspError as exc:
         raise GaspError(f"{exc}; fix it first, it was left untouched") from None
+
+
+def preflight(repo: Path, claude: bool) -> None:
+    """Read the file `install_claude` / `install_codex` would change and refuse as they
+    would, before anything else of the install is written."""
+    if claude:
+        _untouched(load_json, repo / MCP_JSON)
+    else:
+        _untouched(load_toml, repo / CODEX_CONFIG)
 
 
 def install_claude(repo: Path, uninstall: bool = False) -> tuple[Path, bool]:
@@ -119,20 +124,9 @@ def install_claude(repo: Path, uninstall: bool = False) -> tuple[Path, bool]:
     return path, True
 
 
-def _toml():
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    return tomllib
-
-
 def load_toml(path: Path) -> tuple[str, dict]:
     text = _read(path) or ""
-    try:
-        data = _toml().loads(text)
-    except ValueError as exc:
-        raise GaspError(f"{path} is not valid TOML ({exc})") from None
+    data = bounded.load_toml(text, str(path))
     _servers(path, data, "mcp_servers")
     return text, data
 
