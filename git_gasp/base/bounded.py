@@ -22,9 +22,17 @@ MAX_DEPTH = 100  # levels of arrays and objects (tables): far past any honest se
 MAX_BYTES = 4 << 20  # a settings file larger than this is not one
 
 
+INT64 = (-(2**63), 2**63 - 1)  # TOML's integers: one outside is an error (TOML 1.0)
+
+
 def depth(value: Any) -> int:
     """How deeply `value` nests lists and dicts (a scalar: 0), walked without recursion."""
-    deepest = 0
+    return _walk(value)[0]
+
+
+def _walk(value: Any) -> tuple[int, int | None]:
+    """(depth, an integer outside int64 when there is one)."""
+    deepest, wide = 0, None
     stack = [(value, 1)]
     while stack:
         item, level = stack.pop()
@@ -33,11 +41,12 @@ def depth(value: Any) -> int:
         elif isinstance(item, list):
             children = item
         else:
+            if type(item) is int and not INT64[0] <= item <= INT64[1]:
+                wide = item
             continue
         deepest = max(deepest, level)
-        stack.extend((child, level + 1) for child in children
-                     if isinstance(child, (dict, list)))
-    return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest, wide
 
 
 def _text(data: str | bytes, what: str, max_bytes: int) -> str:
@@ -51,11 +60,15 @@ def _text(data: str | bytes, what: str, max_bytes: int) -> str:
     return data
 
 
-def bounded(value: Any, what: str, max_depth: int = MAX_DEPTH) -> Any:
+def bounded(value: Any, what: str, max_depth: int = MAX_DEPTH, *,
+            int64: bool = False) -> Any:
     """`value`, or FormatError when it nests deeper than `max_depth` levels (for what
-    another parser gave, YAML say)."""
-    if depth(value) > max_depth:
+    another parser gave, YAML say) or, with `int64`, holds an integer outside int64."""
+    deepest, wide = _walk(value)
+    if deepest > max_depth:
         raise FormatError(f"{what} nests deeper than {max_depth} levels")
+    if int64 and wide is not None:
+        raise FormatError(f"{what} holds an integer outside 64 bits")
     return value
 
 
@@ -78,4 +91,4 @@ def load_toml(data: str | bytes, what: str, *, max_depth: int = MAX_DEPTH,
         value = tomllib.loads(text)
     except (ValueError, RecursionError) as exc:  # TOMLDecodeError is a ValueError
         raise FormatError(f"{what} is not valid TOML ({why_unreadable(exc)})") from None
-    return bounded(value, what, max_depth)
+    return bounded(value, what, max_depth, int64=True)
