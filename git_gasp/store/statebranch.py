@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from git_gasp.base import git
+from git_gasp.base import git, ignore
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.store.location import BRANCH_KEY, KEY, SECTION, find_root
 
@@ -106,7 +106,7 @@ def _exclude(top: Path, path: Path, undo: list) -> None:
 
     exclude = git.git_path(top, "info/exclude")
     old = read_regular_file(exclude, limit=SMALL_FILE)
-    line = ("/" + rel.as_posix() + "/\n").encode()
+    line = ignore.pattern(rel.as_posix(), directory=True) + b"\n"
     sep = b"" if not old or old.endswith(b"\n") else b"\n"
     atomic_write(exclude, (old or b"") + sep + line, make_parents=True)
     undo.append(lambda: atomic_write(exclude, old) if old is not None
