@@ -22,13 +22,13 @@ _MCP = click.option("--mcp", "mcp", is_flag=True,
                           "(--uninstall removes that entry, and only it).")
 
 
-def _mcp_preflight(agent: str, repo: Path, mcp: bool) -> None:
-    """With --mcp, refuse an MCP config that cannot be read before the hooks are written:
+def _mcp_preflight(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
+    """With --mcp, refuse what the MCP entry would refuse before the hooks are written:
     a refused install writes nothing."""
     if mcp:
         from git_gasp.mcp import wiring
 
-        wiring.preflight(repo, agent == "claude-code")
+        wiring.preflight(repo, agent == "claude-code", uninstall)
 
 
 def _mcp_entry(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
@@ -162,7 +162,7 @@ def claude_install(repo: Path, scope: str, uninstall: bool, sync: bool, mcp: boo
         keep_local_untracked,
     )
 
-    _mcp_preflight("claude-code", repo, mcp)
+    _mcp_preflight("claude-code", repo, mcp, uninstall)
     _install("claude-code", claude_settings_path(repo, scope), uninstall, scope=scope)
     _sync_opt_in(repo, sync, uninstall)
     _mcp_entry("claude-code", repo, mcp, uninstall)
@@ -201,7 +201,7 @@ def codex_install(repo: Path, uninstall: bool, sync: bool, mcp: bool) -> None:
     with --mcp also [mcp_servers.gasp] into .codex/config.toml."""
     from git_gasp.adapters.install import codex_hooks_path, codex_trust_note
 
-    _mcp_preflight("codex", repo, mcp)
+    _mcp_preflight("codex", repo, mcp, uninstall)
     _install("codex", codex_hooks_path(repo), uninstall)
     _sync_opt_in(repo, sync, uninstall)
     _mcp_entry("codex", repo, mcp, uninstall)
