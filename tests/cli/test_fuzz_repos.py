@@ -24,8 +24,6 @@ from hypothesis import strategies as st
 from tests.testing.repos import copy_repo
 from tests.testing.run import commit_all, gasp, git
 
-pytestmark = pytest.mark.slow  # hypothesis, and a repository per example
-
 ATOMS = [
     "9" * 5000, "-" + "9" * 4301, "1e99999", "NaN", "Infinity", "null", "true", '""', "[]",
     "{}", '"x"', "[" * 3000 + "]" * 3000, '{"a":' * 2000 + "1" + "}" * 2000,
@@ -101,6 +99,7 @@ def build(repo: Path, claude: bytes, mcp: bytes, codex: bytes, name: bytes,
     git(repo, "commit", "-q", "--no-verify", "-m", "the patch")
 
 
+@pytest.mark.slow  # hypothesis, and a repository per example
 @REPOS
 @given(json_text, json_text, toml_text, file_name, INT64)
 def test_readers_of_a_generated_repository_exit_0_1_or_2(agent_template, tmp_path_factory,

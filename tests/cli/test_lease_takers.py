@@ -43,6 +43,7 @@ def test_refused_while_another_worker_writes_and_nothing_written(agent, held, ar
     assert files_under(agent) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ("memory", "synthesize", "--wait=30"), ("snapshot", "--wait=30"),
     ("import", "claude-code", str(CLAUDE_TRANSCRIPT), "--no-commit", "--wait=30"),

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from urllib.parse import quote
 
+import pytest
+
 from tests.mcp.client import drive
 from tests.testing.run import gasp, out
 
@@ -15,6 +17,7 @@ NAMES = [b"notes{x}.md", b"{a}{b}", b"100%.md", b"q?x#y.md", b"a b.md", b"sub/{c
          "\u00fc.md".encode(), b"\xff\xfe.md", b"%7Bx%7D.md"]
 
 
+@pytest.mark.slow
 def test_identity_files_with_odd_names_are_served(agent, tmp_path):
     identity = os.path.join(os.fsencode(agent), b"identity")
     for n, name in enumerate(NAMES):

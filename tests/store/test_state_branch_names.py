@@ -29,6 +29,7 @@ def project(tmp_path):
     return repo
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_a_state_worktree_of_any_name_is_found_and_kept_out(project, name):
     proc = gasp(project, "init", "--branch", "--worktree", name)
