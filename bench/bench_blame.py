@@ -17,13 +17,21 @@ robin, medians of --repeat:
 
 and prints (b)/(a) (target <= 1.5), (c) and (d) in milliseconds.
 
+--ranges N (issue 43) measures imported Agent Trace ranges instead: a file of --lines
+lines in one commit, N ranges over it in records of 10,000 (`import agent-trace`'s cut),
+imported; then (a) against (e) `blame()` with those records (`Imported`), each line
+looked up in them, and prints (e)/(a). Before the ranges were indexed, (e) tested every
+range for every line: 10,000 lines x 200,000 ranges ran past 30 s.
+
     .venv/bin/python bench/bench_blame.py [--lines N] [--commits N] [--events N] [--repeat R]
                                           [--young]
+    .venv/bin/python bench/bench_blame.py --lines 10000 --ranges 200000 [--repeat R]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -38,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from git_gasp.attribution.blame import blame  # noqa: E402
 from git_gasp.attribution.render import render  # noqa: E402
+from git_gasp.attribution.trace_import import MAX_RANGES, Imported  # noqa: E402
 from git_gasp.cli.shortids import abbreviate_some  # noqa: E402
 from git_gasp.runtime.state import AgentState  # noqa: E402
 
@@ -112,6 +121,68 @@ def _median(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
+def build_traced(where: Path, lines: int, ranges: int) -> Path:
+    """A repository whose FILE of `lines` lines is one commit, with `ranges` seeded
+    Agent Trace ranges on it (1 to 3 lines each, half past the file's end, so most
+    lines are looked up in every record) imported as observations."""
+    rng = random.Random(SEED)
+    repo = where / "agent"
+    subprocess.run([sys.executable, "-m", "git_gasp.cli.main", "init", str(repo),
+                    "--agent-id", "bench"], check=True, capture_output=True,
+                   env={**os.environ, **ENV})
+    (repo / FILE).parent.mkdir(parents=True, exist_ok=True)
+    (repo / FILE).write_text("".join(f"line {i} = compute({i})\n" for i in range(lines)))
+    _git(repo, "add", FILE)
+    _git(repo, "commit", "-q", "--no-verify", "-m", "the file")
+    sha = _git(repo, "rev-parse", "HEAD").decode().strip()
+    records = []
+    for r in range(-(-ranges // MAX_RANGES)):
+        spans = []
+        for _ in range(min(MAX_RANGES, ranges - r * MAX_RANGES)):
+            start = rng.randint(1, 2 * lines)
+            spans.append({"start_line": start, "end_line": start + rng.randint(0, 2)})
+        records.append({"version": "0.1.0", "id": f"rec-{r}", "timestamp": "2026-12-01T00:00:00Z",
+                        "vcs": {"type": "git", "revision": sha},
+                        "files": [{"path": FILE, "conversations": [
+                            {"contributor": {"type": "ai", "model_id": f"model-{r}"},
+                             "ranges": spans}]}]})
+    trace = where / "traces.jsonl"
+    trace.write_text("".join(json.dumps(rec) + "\n" for rec in records))
+    subprocess.run([sys.executable, "-m", "git_gasp.cli.main", "import", "agent-trace",
+                    str(trace)], cwd=repo, check=True, capture_output=True,
+                   env={**os.environ, **ENV})
+    return repo
+
+
+def main_ranges(args: argparse.Namespace) -> None:
+    """--ranges: blame() with imported Agent Trace ranges against git blame."""
+    with tempfile.TemporaryDirectory(prefix="bench-blame-") as tmp:
+        t0 = time.perf_counter()
+        repo = build_traced(Path(tmp), args.lines, args.ranges)
+        cwd = str(repo)
+        graph = AgentState.open(repo, "bench", end_state=True).graph
+        print(f"built in {time.perf_counter() - t0:.1f} s: {args.lines} lines, "
+              f"{args.ranges} imported ranges")
+
+        def git_blame() -> None:
+            subprocess.run(["git", "blame", "--porcelain", "--", FILE], cwd=cwd, check=True,
+                           capture_output=True)
+
+        def ours() -> None:
+            rows = blame(cwd, FILE, graph, traces=Imported(graph))
+            render(rows, FILE.encode(), lambda i: i)
+
+        rows = blame(cwd, FILE, graph, traces=Imported(graph))
+        print(f"{len(rows)} lines blamed, {sum(1 for r in rows if r.ai)} by an imported record")
+        a, e = [], []
+        for _ in range(args.repeat):  # round robin: background load hits both
+            a.append(_median(git_blame, 1))
+            e.append(_median(ours, 1))
+        ma, me = (statistics.median(x) * 1000 for x in (a, e))
+        print(f"(a) git blame --porcelain        {ma:8.1f} ms")
+        print(f"(e) blame() with imported ranges {me:8.1f} ms   (e)/(a) = {me / ma:.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lines", type=int, default=3000)
@@ -120,7 +191,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--young", action="store_true",
                     help="Commits made after the runs started (walks the runs' changes).")
+    ap.add_argument("--ranges", type=int, default=0,
+                    help="Measure N imported Agent Trace ranges on one commit instead.")
     args = ap.parse_args()
+    if args.ranges:
+        main_ranges(args)
+        return
     with tempfile.TemporaryDirectory(prefix="bench-blame-") as tmp:
         t0 = time.perf_counter()
         repo, shas = build(Path(tmp), args.lines, args.commits, args.events,

@@ -54,7 +54,7 @@ from typing import Any
 
 from git_gasp.adapters.json_edit import apply_hooks
 from git_gasp.adapters.payloads import HOOK_EVENTS
-from git_gasp.base import git
+from git_gasp.base import git, ignore
 from git_gasp.base.agentfiles import AGENTS, read_settings
 from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.files import SMALL_FILE, atomic_write, link_target, read_file
@@ -312,7 +312,7 @@ def keep_local_untracked(repo: Path) -> str | None:
     except OSError as exc:
         raise GaspError(f"cannot read {exclude}: {exc.strerror or exc}") from None
     sep = b"" if not old or old.endswith(b"\n") else b"\n"
-    line = ("/" + rel.replace(os.sep, "/")).encode()
+    line = ignore.pattern(rel.replace(os.sep, "/"))
     atomic_write(exclude, old + sep + line + b"\n", root=common, make_parents=True)
     installs.remember_exclude(tree, line.decode("utf-8", "surrogateescape"))
     return f"added {LOCAL_SETTINGS} to {exclude} (kept out of commits)"

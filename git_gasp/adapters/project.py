@@ -44,6 +44,7 @@ from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
 from git_gasp.redact import capture
 from git_gasp.runtime.state import AgentState, create_node, relate, update_node
+from git_gasp.store.lease_wait import take
 
 
 @dataclass
@@ -172,7 +173,10 @@ class Projector(SessionWriter):
 
 
 def import_session(root: Path, transcript: Transcript, raw: bytes, *,
-                   worker_id: str | None = None) -> ImportResult:
-    """Open the agent repo at `root` and project one parsed session into it."""
+                   worker_id: str | None = None, wait: float | None = None) -> ImportResult:
+    """Open the agent repo at `root` and project one parsed session into it, holding the
+    lease first (waiting up to `wait` seconds for its holder; None: refused at once)."""
     with AgentState.open(root, worker_id or "git-gasp-import") as state:
+        take(state.store.lease, wait)
+        state.refresh()  # whatever was appended before we held the lease
         return Projector(state, transcript, raw).run()

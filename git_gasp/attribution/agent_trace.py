@@ -19,7 +19,7 @@ fail it, though the specification's own examples write that).
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import quote
 
@@ -38,10 +38,23 @@ MODEL_ID_MAX = 250
 
 
 
+# what RFC 3339 (four-digit years) can say: 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
+FIRST_MS = -62_135_596_800_000
+LAST_MS = 253_402_300_799_999
+
+
 def timestamp(ms: int) -> str:
-    """RFC 3339 in UTC with milliseconds, as the schema's pattern takes it."""
-    when = datetime.fromtimestamp(ms // 1000, timezone.utc)
-    return when.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
+    """RFC 3339 in UTC with milliseconds, as the schema's pattern takes it. A conformant
+    `ts_ms` past what four-digit years can say (2**63 - 1, say) is the nearest
+    instant they can; `in_range` tells the caller it was moved."""
+    ms = min(max(ms, FIRST_MS), LAST_MS)
+    when = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)
+    return f"{when.year:04d}" + when.strftime("-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
+
+
+def in_range(ms: int) -> bool:
+    """Whether `timestamp(ms)` says `ms` itself."""
+    return FIRST_MS <= ms <= LAST_MS
 
 
 def record_id(agent_id: str, patch: str, commit: str) -> str:
@@ -118,10 +131,13 @@ def build_records(state: AgentState, cwd: str, *, since: str | None = None) -> l
                 dict(conversation, ranges=[{"start_line": s, "end_line": e}
                                            for s, e in ranges])]})
         meta = {"agent_id": agent_id, **why.ids(), "status": why.status}
+        ts_ms = times.get(why.patch, 0)
+        if not in_range(ts_ms):
+            meta["ts_ms"] = ts_ms  # the event's own time, which `timestamp` cannot say
         records.append({
             "version": VERSION,
             "id": record_id(agent_id, why.patch, commit),
-            "timestamp": timestamp(times.get(why.patch, 0)),
+            "timestamp": timestamp(ts_ms),
             "vcs": {"type": "git", "revision": commit},
             "tool": {"name": "git-gasp", "version": _version()},
             "files": files,

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from git_gasp.attribution.agent_trace import VENDOR
 from git_gasp.attribution.diffranges import resolve
+from git_gasp.attribution.first_match import FirstMatch
 from git_gasp.attribution.pins import Pins
 from git_gasp.redact.redactor import Redactor
 from git_gasp.runtime.ops import create_node, relate
@@ -159,7 +161,8 @@ def import_records(state: AgentState, cwd: str, data: bytes) -> ImportResult:
 
 
 class Imported:
-    """The imported records of a fold, by commit, for blame."""
+    """The imported records of a fold, by commit, for blame: each (commit, path)'s
+    ranges indexed once (`FirstMatch`), at its first line asked."""
 
     def __init__(self, graph: Any) -> None:
         self.by_commit: dict[str, list[tuple[str, dict]]] = {}
@@ -170,18 +173,32 @@ class Imported:
             kept = (props.get("metadata") or {}).get("agent_trace")
             if isinstance(kept, dict) and isinstance(kept.get("commit"), str):
                 self.by_commit.setdefault(kept["commit"], []).append((node["id"], kept))
+        self._index: dict[tuple[str, str], FirstMatch] = {}
 
     def who(self, commit: str, path: bytes, line: int) -> dict | None:
-        """What an imported record says of `line` of `path` in `commit`, or None."""
-        name = path.decode("utf-8", "replace")
+        """What an imported record says of `line` of `path` in `commit`, or None (the
+        first record, file and conversation in order whose ranges hold it)."""
+        key = (commit, path.decode("utf-8", "replace"))
+        index = self._index.get(key)
+        if index is None:
+            index = self._index[key] = FirstMatch(self._ranges(*key))
+        found = index(line)
+        return None if found is None else _describe(*found)
+
+    def _ranges(self, commit: str, name: str) -> Iterator[tuple[int, int, tuple]]:
         for oid, kept in self.by_commit.get(commit, ()):
             for f in kept.get("files") or ():
-                if f.get("path") != name:
+                if not isinstance(f, dict) or f.get("path") != name:
                     continue
                 for conv in f.get("conversations") or ():
-                    if any(s <= line <= e for s, e in conv.get("ranges") or ()):
-                        return _describe(oid, kept, conv)
-        return None
+                    if not isinstance(conv, dict):
+                        continue
+                    found = (oid, kept, conv)
+                    for pair in conv.get("ranges") or ():
+                        if type(pair) is list and len(pair) == 2:
+                            start, end = pair
+                            if type(start) is int and type(end) is int:
+                                yield start, end, found
 
 
 def _describe(oid: str, kept: dict, conv: dict) -> dict:

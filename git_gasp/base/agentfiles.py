@@ -8,19 +8,14 @@ same one-line `FormatError`.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 
+from git_gasp.base import bounded
 from git_gasp.base.errors import FormatError
 from git_gasp.base.files import SMALL_FILE, read_file
-from git_gasp.base.outside import why_unreadable
-from git_gasp.base.toml import tomllib
 
 AGENTS = ("claude-code", "codex")
 MAX_DEPTH = 64  # a settings file nests a few levels; deeper is not one
-_STRING = re.compile(r'(?s)"(?:[^"\\]|\\.)*"')
-_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 def read_settings(path: str | os.PathLike[str], *, real: str | os.PathLike[str] | None = None
@@ -44,22 +39,11 @@ def read_settings(path: str | os.PathLike[str], *, real: str | os.PathLike[str] 
 
 
 def _json(text: str, path: str | os.PathLike[str]) -> dict[str, object]:
-    depth = 0
-    for bracket in _BRACKETS.finditer(_STRING.sub("", text)):
-        depth += 1 if bracket.group() in "[{" else -1
-        if depth > MAX_DEPTH:
-            raise FormatError(f"{path} is not valid JSON (nested deeper than {MAX_DEPTH})")
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise FormatError(f"{path} is not valid JSON ({why_unreadable(exc)})") from None
+    value = bounded.load_json(text, os.fspath(path), max_depth=MAX_DEPTH)
     if not isinstance(value, dict):
         raise FormatError(f"{path} is not a JSON object")
     return value
 
 
 def _toml(text: str, path: str | os.PathLike[str]) -> dict[str, object]:
-    try:
-        return tomllib.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise FormatError(f"{path} is not valid TOML ({why_unreadable(exc)})") from None
+    return bounded.load_toml(text, os.fspath(path), max_depth=MAX_DEPTH)

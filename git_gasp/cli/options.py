@@ -103,6 +103,8 @@ def open_state(*, notes: bool = True, write: bool = False, wait: float | None = 
         lease = Lease(root, worker)
         take(lease, wait)
     state = AgentState.open(root, worker)
+    if lease is not None:  # whether it carried over this worker's kept lease (its run)
+        state.store.lease.inherited = lease.inherited
     if notes:
         for note in state.notes:
             click.echo(f"note: {note}", err=True)

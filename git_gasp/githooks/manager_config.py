@@ -7,7 +7,6 @@ stages that file gives them.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Iterable
@@ -15,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from git_gasp.base import bounded
 from git_gasp.base.files import SMALL_FILE, read_file
-from git_gasp.base.toml import tomllib
 
 HOOKS = ("pre-commit", "pre-merge-commit")
 # git-gasp's .pre-commit-hooks.yaml: each id and the stages it declares
@@ -57,12 +56,12 @@ def _load(path: Path) -> object:
     name = path.name
     try:
         if name.endswith((".yml", ".yaml")):
-            return yaml.safe_load(text)
+            return bounded.bounded(yaml.safe_load(text), name)
         if name.endswith(".toml"):
-            return tomllib.loads(text)
+            return bounded.load_toml(text, name)
         if name.endswith(".jsonc"):
             text = re.sub(r"^\s*//.*$", "", text, flags=re.M)
-        return json.loads(text)
+        return bounded.load_json(text, name)
     except Exception as exc:  # noqa: BLE001 - yaml, toml and json errors alike
         first = " ".join(str(exc).split())[:160]
         raise ConfigError(f"{name} does not parse: {first}") from None

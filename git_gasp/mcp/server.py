@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -188,10 +189,19 @@ def _resources(server: MCPServer, service: Service) -> None:
         _identity_resource(server, root, name)
 
 
+def identity_uri(name: str) -> str:
+    """The resource URI of identity/`name`: the name percent-encoded (its bytes, as the
+    file system gave them), so no character of it is read as URI syntax or as a template
+    (`notes{x}.md` is a file, not a parameter)."""
+    return "gasp://identity/" + quote(name.encode("utf-8", "surrogateescape"), safe="/")
+
+
 def _identity_resource(server: MCPServer, root: Path, name: str) -> None:
-    @server.resource(f"gasp://identity/{name}", name=f"identity/{name}",
+    shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+    @server.resource(identity_uri(name), name=f"identity/{shown}",
                      mime_type="text/markdown" if name.endswith(".md") else None,
-                     description=f"The agent's identity file {name}.")
+                     description=f"The agent's identity file {shown}.")
     def identity() -> str | bytes:
         try:
             return files.as_content(files.read_identity(root, name))

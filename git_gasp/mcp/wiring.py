@@ -87,35 +87,59 @@ def _untouched(path: Path, key: str) -> tuple[str, dict[str, Any]]:
         raise GaspError(f"{exc}; fix it first, it was left untouched") from None
 
 
-def install_claude(repo: Path, uninstall: bool = False) -> tuple[Path, bool]:
-    """Set (or remove) our entry in `repo`/.mcp.json; (path, whether it changed)."""
+def preflight(repo: Path, claude: bool, uninstall: bool = False) -> None:
+    """Read the file `install_claude` / `install_codex` would change and work out what
+    they would write, refusing as they would, before anything else of the install is
+    written."""
+    if claude:
+        _claude_plan(repo, uninstall)
+    else:
+        _codex_plan(repo, uninstall)
+
+
+def _claude_plan(repo: Path, uninstall: bool) -> tuple[Path, bytes | None]:
+    """.mcp.json's path and its new bytes (None: nothing changes)."""
     path = repo / MCP_JSON
     text, data = _untouched(path, "mcpServers")
     servers = _merged(path, _servers(path, data, "mcpServers"),
                       None if uninstall else entry(True))
-    if servers is None:
-        return path, False
-    if uninstall and not text.strip():
-        return path, False
+    if servers is None or (uninstall and not text.strip()):
+        return path, None
     new = apply_member(text, "mcpServers", servers if servers or not uninstall else None)
-    write_project_file(repo, MCP_JSON, new.encode("utf-8"))
+    return path, new.encode("utf-8")
+
+
+def install_claude(repo: Path, uninstall: bool = False) -> tuple[Path, bool]:
+    """Set (or remove) our entry in `repo`/.mcp.json; (path, whether it changed)."""
+    path, new = _claude_plan(repo, uninstall)
+    if new is None:
+        return path, False
+    write_project_file(repo, MCP_JSON, new)
     return path, True
 
 
-def install_codex(repo: Path, uninstall: bool = False) -> tuple[Path, bool, bool]:
-    """Set (or remove) ``[mcp_servers.gasp]`` in `repo`/.codex/config.toml;
-    (path, whether it changed, whether comments were dropped)."""
+def _codex_plan(repo: Path, uninstall: bool) -> tuple[Path, str, bytes | None]:
+    """.codex/config.toml's path, text and new bytes (None: nothing changes)."""
     path = repo / CODEX_CONFIG
     text, data = _untouched(path, "mcp_servers")
     servers = _merged(path, _servers(path, data, "mcp_servers"),
                       None if uninstall else entry(False))
     if servers is None:
-        return path, False, False
+        return path, text, None
     if servers:
         data["mcp_servers"] = servers
     else:
         data.pop("mcp_servers", None)
-    write_project_file(repo, CODEX_CONFIG, tomli_w.dumps(data).encode("utf-8"))
+    return path, text, tomli_w.dumps(data).encode("utf-8")
+
+
+def install_codex(repo: Path, uninstall: bool = False) -> tuple[Path, bool, bool]:
+    """Set (or remove) ``[mcp_servers.gasp]`` in `repo`/.codex/config.toml;
+    (path, whether it changed, whether comments were dropped)."""
+    path, text, new = _codex_plan(repo, uninstall)
+    if new is None:
+        return path, False, False
+    write_project_file(repo, CODEX_CONFIG, new)
     comments = any(line.lstrip().startswith("#") for line in text.splitlines())
     return path, True, comments
 

@@ -2,9 +2,10 @@
 write gate: on only with ``[mcp] write = true`` (read again at every call, so turning it
 off takes effect at once), the lease taken first (waiting up to ``[mcp] wait`` seconds
 for a sync or another writer), the new events validated by the runtime's strict writer
-and appended, never rewritten. The lease is given back after each call, or kept while
-a run is open, as `git gasp record` does. Nothing is committed unless ``[mcp] commit =
-true``, and then exactly the log and the facts file, as a boundary commit."""
+and appended, never rewritten. The lease is given back after each call: an open run
+is a hooked session's or the CLI's, never the server's (`AgentState.settle_lease`).
+Nothing is committed unless ``[mcp] commit = true``, and then exactly the log and the
+facts file, as a boundary commit."""
 
 from __future__ import annotations
 

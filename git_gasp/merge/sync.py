@@ -197,11 +197,7 @@ def holding_lease(root: Path, wait_s: float | None = None) -> Iterator[None]:
     try:
         yield
     finally:
-        with contextlib.suppress(LeaseError):
-            if lease.inherited is not None and lease.inherited.pid == 0:
-                lease.keep_between_commands()  # the open run's next command takes it
-            else:
-                lease.release()
+        lease.settle()
 
 
 def sync(start: Path, opts: Options, *, rng: random.Random | None = None,

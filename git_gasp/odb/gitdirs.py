@@ -297,24 +297,31 @@ def local_config_value(cwd: str, section: str, subsection: str | None, key: str
 
 
 def _value(rest: bytes) -> bytes:
-    """The value after a key: ``= value`` (quotes and escapes undone, a comment cut)."""
+    """The value after a key: ``= value``, as git's config parser reads it: whitespace
+    outside quotes dropped at either end and kept (as spaces) inside, whitespace inside
+    quotes kept whatever its place (``"st "`` ends in a space), ``\\n`` ``\\t``
+    ``\\b`` ``\\\\`` ``\\"`` unescaped, a comment cut."""
     rest = rest.lstrip(_SPACE)
     if not rest.startswith(b"="):
         return b""
-    rest = rest[1:].strip(_SPACE)
-    out, quoted, i = bytearray(), False, 0
+    rest = rest[1:]
+    out, quoted, space, i = bytearray(), False, 0, 0
     while i < len(rest):
         c = rest[i:i + 1]
-        if c == b"\\" and i + 1 < len(rest):
-            nxt = rest[i + 1:i + 2]
-            out += {b"n": b"\n", b"t": b"\t", b"b": b"\b"}.get(nxt, nxt)
-            i += 2
+        i += 1
+        if not quoted and c in _SPACE:
+            space += 1 if out else 0
             continue
-        if c == b'"':
-            quoted = not quoted
-        elif c in (b"#", b";") and not quoted:
+        if not quoted and c in (b"#", b";"):
             break
+        out += b" " * space
+        space = 0
+        if c == b"\\" and i < len(rest):
+            nxt = rest[i:i + 1]
+            out += {b"n": b"\n", b"t": b"\t", b"b": b"\b"}.get(nxt, nxt)
+            i += 1
+        elif c == b'"':
+            quoted = not quoted
         else:
             out += c
-        i += 1
-    return bytes(out).rstrip(_SPACE) if not quoted else bytes(out)
+    return bytes(out)

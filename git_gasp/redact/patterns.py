@@ -52,10 +52,11 @@ def first_char_alternation(branches: list[tuple[str, str]], *, before: str = "",
 # -- vendor tokens by their documented shape: one combined pass ------------------------
 # A plain alternation whose branches all start with a literal character: re then skips
 # ahead to those characters, and tries only the branches starting with the one found.
-# The lookbehind after that character keeps a token from starting inside a run of
-# token characters (nor after a dot: a.sk-…). The kind is read off the match
-# (`vendor_kind`).
-_G = r"(?<![A-Za-z0-9_\-.].)"
+# The lookbehind after that character keeps a token from starting inside a word
+# (`mask_ghp_…` is a name), but any other character may precede it: a token glued
+# after a separator (`p-ghp_…`, `x.ghp_…`, `key:sk-…`) is still a token. The kind is
+# read off the match (`vendor_kind`).
+_G = r"(?<![A-Za-z0-9_].)"
 _VENDOR_BRANCHES = [
     r"sk-ant-[A-Za-z0-9_-]{16,}+",
     r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}+",

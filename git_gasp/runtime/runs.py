@@ -103,6 +103,7 @@ class RunLifecycle:
         ops_event = Event(new_id("event"), 1, ts, akind, aid, OPS_KIND, ops, domain.id, rid)
         self._append([domain, ops_event])
         self.run = OpenRun(rid, domain.id, goal, task_id)
+        self.started_run = rid
         self._dispatch(domain)
         return rid
 

@@ -59,6 +59,7 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
         self.skipped: list = []
         self.last_event_id: str | None = None
         self.run: OpenRun | None = None
+        self.started_run: str | None = None  # the run this writer started (start_run)
         self.behaviours: list[Behaviour] = []
         self.seeded_from: str | None = None
         self.seed_cached = False  # the seed came from the verified local snapshot cache
@@ -197,19 +198,38 @@ class AgentState(EntityRecords, RunLifecycle, WritePath):
         self.store.lease.release()
 
     def settle_lease(self) -> None:
-        """After a command: give the lease back, or, while a run is open, keep it for the
-        worker's next command with no process holding it (`Lease.keep_between_commands`).
+        """After a command: give the lease back, or keep it for the worker's next command
+        with no process holding it (`Lease.keep_between_commands`) while a run of its own
+        is open: one it started here, or one whose kept lease it took over. A writer that
+        recorded into another worker's open run (the MCP server, `git gasp record` beside
+        a hooked session) gives it back: the lease is exclusion while writing, not
+        ownership of a run, and keeping it would lock that run's own hooks out.
         A lease already lost is left alone."""
         try:
-            if self.run is None:
-                self.store.lease.release()
-            else:
+            if self.run is not None and self.owns_run():
                 self.store.lease.keep_between_commands()
+            else:
+                self.store.lease.release()
         except LeaseError:
             pass
 
+    def owns_run(self) -> bool:
+        """Whether the open run is this writer's: started by it, or carried over to it by
+        the lease its worker kept between commands (pid 0)."""
+        if self.run is None:
+            return False
+        kept = self.store.lease.inherited
+        return self.run.run_id == self.started_run or (kept is not None and kept.pid == 0)
+
     def close(self) -> None:
-        self.release()
+        """Give the lease back if this writer holds it (another worker's is left alone:
+        a write refused by it must say so, not fail again on the way out)."""
+        from git_gasp.store.lease import LeaseHeld
+
+        try:
+            self.release()
+        except LeaseHeld:
+            pass
 
     def __enter__(self) -> AgentState:
         return self

@@ -201,6 +201,7 @@ class Lease:
             current = self.read()
             if current is None:
                 if self._create():
+                    self.inherited = None  # a fresh hold: nothing was carried over to it
                     mine = self._mine()
                     if taken_over is not None:
                         self.reclaimed = taken_over
@@ -284,6 +285,18 @@ class Lease:
 
     def _renew(self, current: LeaseRecord) -> None:
         self._replace(current, self._record())
+
+    def settle(self) -> None:
+        """After a command that held the lease only while it wrote (sync, snapshot): keep
+        a lease this worker had kept between its commands (an open run's, pid 0) as it
+        was found, release one taken fresh. A lease already lost is left alone."""
+        try:
+            if self.inherited is not None and self.inherited.pid == 0:
+                self.keep_between_commands()  # the open run's next command takes it
+            else:
+                self.release()
+        except LeaseError:
+            pass
 
     def keep_between_commands(self) -> None:
         """Keep our lease after this process ends, for the commands that follow (the CLI

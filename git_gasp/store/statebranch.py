@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from git_gasp.base import git
+from git_gasp.base import git, ignore
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.files import SMALL_FILE, atomic_write, read_regular_file
 from git_gasp.protocol.manifest import ManifestError, parse_manifest
@@ -200,7 +200,7 @@ def _exclude(top: Path, path: Path, undo: list) -> None:
         return
     exclude = git.git_path(top, "info/exclude")
     old = read_regular_file(exclude, limit=SMALL_FILE)
-    line = ("/" + rel.as_posix() + "/\n").encode()
+    line = ignore.pattern(rel.as_posix(), directory=True) + b"\n"
     sep = b"" if not old or old.endswith(b"\n") else b"\n"
     try:
         atomic_write(exclude, (old or b"") + sep + line, make_parents=True)

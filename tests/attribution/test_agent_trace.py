@@ -7,6 +7,7 @@ use with one line each, and an export imported into a fresh repository round-tri
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -268,3 +269,30 @@ def _state_root(project: Path) -> Path:
     from git_gasp.store.location import require_root
 
     return Path(require_root(project))
+
+
+@pytest.mark.parametrize(("ts_ms", "stamp"), [
+    (2**63 - 1, "9999-12-31T23:59:59.999Z"), (-(2**63), "0001-01-01T00:00:00.000Z"),
+    (253_402_300_799_999, "9999-12-31T23:59:59.999Z"), (-1, "1969-12-31T23:59:59.999Z")])
+def test_export_of_a_patch_at_an_extreme_but_conformant_time(agent, ts_ms, stamp):
+    """A `patch.proposed` whose ts_ms is any int64 (check 1 takes it) exports a valid
+    record: the nearest time RFC 3339 can say, the event's own ts_ms kept beside it
+    when that is not it ("year out of range" was an internal error, exit 3)."""
+    write(agent, "code.py", b"x = 1\n")
+    sha = commit_all(agent, "code")
+    goal = gasp(agent, "record", "goal", "--title", "g").stdout.decode().strip()
+    proc = gasp(agent, "record", "patch", "--title", "extreme", "--commit", sha,
+                "--advances", goal)
+    assert proc.returncode == 0, out(proc)
+    log = agent / "state/events.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[-2:] = [re.sub(rb'"ts_ms":-?\d+', b'"ts_ms":%d' % ts_ms, x) for x in lines[-2:]]
+    log.write_bytes(b"".join(lines))
+    assert gasp(agent, "check").returncode == 0, out(gasp(agent, "check"))
+    proc = gasp(agent, "export", "agent-trace")
+    assert proc.returncode == 0, out(proc)
+    (record,) = [json.loads(x) for x in proc.stdout.splitlines()]
+    valid(record)
+    assert record["timestamp"] == stamp
+    kept = record["metadata"]["dev.git-gasp"].get("ts_ms")
+    assert kept == (None if -62_135_596_800_000 <= ts_ms <= 253_402_300_799_999 else ts_ms)

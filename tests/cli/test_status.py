@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from tests.testing.run import gasp, git, out
@@ -74,3 +75,35 @@ def test_an_agent_repository_shows_its_upstream_run_and_lease(tmp_path):
     assert data["run"]["task"] == "tidy up" and "tidy up" in text
     assert data["lease"]["held"] is True and text.count("lease: held") == 1
     assert [w["level"] for w in data["wiring"] if w["topic"] == "driver"] == ["ok"]
+
+
+def test_committed_lines_dropped_from_the_work_tree_are_not_fully_committed(agent):
+    """Four committed log lines dropped from the work tree: status said "fully
+    committed" and "last check: conformant at HEAD"; it compares with HEAD's log and
+    says the verdict is older than the tree."""
+    for n in range(2):
+        assert gasp(agent, "record", "goal", "--title", f"goal {n}").returncode == 0
+    git(agent, "add", "-A")
+    git(agent, "commit", "-q", "--no-verify", "-m", "goals")
+    assert gasp(agent, "check").returncode == 0
+    time.sleep(0.01)  # the file changes after the check, as it would by hand
+    log = agent / "state/events.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:-4]))
+    proc = gasp(agent, "status")
+    text = proc.stdout.decode()
+    assert proc.returncode == 0, out(proc)
+    assert "fully committed" not in text, text
+    assert "4 committed line(s) missing from the working tree" in text, text
+    assert "but the working tree changed since (state/events.jsonl" in text, text
+    info = json.loads(gasp(agent, "status", "--json").stdout)
+    assert info["uncommitted"]["missing"] == 4 and info["uncommitted"]["events"] == 0
+    assert info["last_check"]["changed_since"] == "state/events.jsonl"
+    # a line changed in place (same size) is caught too; restored, all is well again
+    log.write_bytes(b"".join(lines[:-1]) + lines[-1].replace(b"goal", b"gaol"))
+    assert json.loads(gasp(agent, "status", "--json").stdout)["uncommitted"]["missing"] == 1
+    log.write_bytes(b"".join(lines))
+    assert gasp(agent, "check").returncode == 0
+    info = json.loads(gasp(agent, "status", "--json").stdout)
+    assert info["uncommitted"] == {"log": "state/events.jsonl", "events": 0, "missing": 0}
+    assert "fully committed" in gasp(agent, "status").stdout.decode()

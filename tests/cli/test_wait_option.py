@@ -14,7 +14,8 @@ WRITERS = {("record", s) for s in ("goal", "task", "observation", "failure", "hy
                                    "patch", "eval", "decision", "frame", "tool-call",
                                    "model-call", "status")} | {
     ("run", "start"), ("run", "finish"), ("memory", "add"), ("memory", "supersede"),
-    ("identity", "amend"), ("journal",), ("commit-run",), ("sync",), ("recovery", "apply")}
+    ("identity", "amend"), ("journal",), ("commit-run",), ("sync",), ("recovery", "apply"),
+    ("import",), ("memory", "synthesize"), ("snapshot",)}
 DEFAULT = f"--wait={DEFAULT_WAIT_S:g}"
 
 

@@ -104,3 +104,46 @@ def test_a_foreign_merge_gasp_driver_is_left_alone_unless_forced(tmp_path):
         "my-own-merge %A %O %B"
     assert gasp(tmp_path, "install", "--force").returncode == 0
     assert "merge-driver" in _global("--get", "merge.gasp.driver").stdout.decode()
+
+
+def _gitconfig() -> Path:
+    return Path(os.environ["HOME"]) / ".gitconfig"
+
+
+def test_a_foreign_driver_in_an_included_file_is_refused_and_kept(tmp_path):
+    """git reads `[include]`d files; `--global --get` did not, so install replaced the
+    driver an included file defines without --force."""
+    included = Path(os.environ["HOME"]) / "team.gitconfig"
+    included.write_text('[merge "gasp"]\n\tdriver = team-merge %O %A %B\n')
+    _global("include.path", str(included))
+    before = _gitconfig().read_bytes()
+    proc = gasp(tmp_path, "install")
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and err.count("\n") == 1, err
+    assert "team.gitconfig" in err and "team-merge" in err and "--force" in err
+    assert _gitconfig().read_bytes() == before
+    assert included.read_text() == '[merge "gasp"]\n\tdriver = team-merge %O %A %B\n'
+
+
+def test_a_foreign_value_beside_ours_is_refused_and_uninstall_keeps_it(tmp_path):
+    """A key set twice: install refuses while any value is foreign; uninstall removes
+    the exact value git-gasp wrote and nothing else (not `--unset-all` of the key)."""
+    assert gasp(tmp_path, "install").returncode == 0
+    ours = _global("--get", "merge.gasp.driver").stdout.decode().strip()
+    _global("--add", "merge.gasp.driver", "someone-elses %A")
+    assert gasp(tmp_path, "install").returncode == 1
+    proc = gasp(tmp_path, "install", "--uninstall")
+    assert proc.returncode == 0, proc.stderr
+    assert "someone-elses" in proc.stdout.decode()  # said what it left
+    left = _global("--get-all", "merge.gasp.driver").stdout.decode().splitlines()
+    assert left == ["someone-elses %A"] and ours not in left
+
+
+def test_force_replaces_every_value_of_the_global_file(tmp_path):
+    _global("--add", "merge.gasp.driver", "one %A")
+    _global("--add", "merge.gasp.driver", "two %A")
+    proc = gasp(tmp_path, "install", "--force")
+    assert proc.returncode == 0, proc.stderr
+    (value,) = _global("--get-all", "merge.gasp.driver").stdout.decode().splitlines()
+    assert value.endswith("merge-driver --ancestor %O --current %A --other %B "
+                          "--marker-size %L --path %P")

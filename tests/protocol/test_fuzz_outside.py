@@ -9,6 +9,8 @@ anchors and aliases, invalid UTF-8, control characters, type confusion.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -148,3 +150,22 @@ def test_snapshots(h):
 def test_lease(h):
     text = '{{"worker_id":{0},"pid":{1},"expires_at_ms":{2},"host":{3},"started":{4},"pidns":{5}}}'
     refuses_cleanly(parse_lease, _bytes(text.format(*h)))
+
+
+SETTINGS = ['{{"hooks": {0}, "permissions": {1}}}', '{{"mcpServers": {{"gasp": {2}}}}}',
+            "[mcp_servers.gasp]\ncommand = {3}\nargs = {4}\n", "a.{0} = {5}\n[{1}]\nb = {2}\n"]
+
+
+@FUZZ
+@given(st.sampled_from(SETTINGS), holes, st.sampled_from(["json", "toml"]))
+def test_agent_settings(template, h, kind):
+    """The one bounded loader of agent settings (`.claude/settings.json`, `.mcp.json`,
+    `.codex/config.toml`): a value it returns can be written back (json.dumps recurses,
+    as the writers do; past the stack that is a RecursionError, which fails the test)."""
+    from git_gasp.base import bounded
+
+    def load(data: bytes) -> None:
+        value = (bounded.load_json if kind == "json" else bounded.load_toml)(data, "settings")
+        json.dumps(value, default=str)
+
+    refuses_cleanly(load, _bytes(template.format(*h)))

@@ -270,3 +270,17 @@ def test_object_keys_are_redacted_too_and_judged_by_what_they_were():
     assert GITHUB not in json.dumps(out)
     assert out["api_key"].startswith("[REDACTED:api_key:")
     assert out["tool_use_id"] == RANDOM and out["cache_read_input_tokens"] == 2
+
+
+@pytest.mark.parametrize("glue", ["p-", "x.", "v.", "-", ".", "~", "+", ":", "'", "@", "=-"])
+@pytest.mark.parametrize(("secret", "kind"), [
+    (GITHUB, "github_token"), (ANTHROPIC, "anthropic_key"), (OPENAI, "openai_key"),
+    (SLACK, "slack_token"), (AWS, "aws_access_key"), (GITHUB_PAT, "github_token")])
+def test_a_token_glued_after_any_separator_is_still_that_token(glue, secret, kind):
+    """`p-ghp_…`, `x.ghp_…`: a vendor token after a non-word character is found by its
+    shape (not left to the entropy guess, which misses short or repetitive ones and
+    takes the separator with it), with entropy on or off; inside a word it is not."""
+    for entropy in (True, False):
+        said = Redactor().text(f"run it with {glue}{secret} now", entropy=entropy)
+        assert said == f"run it with {glue}{token_for(kind, secret)} now", said
+    assert "mask_ghp_x" == Redactor().text("mask_ghp_x")

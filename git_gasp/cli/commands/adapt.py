@@ -45,6 +45,13 @@ _MCP = click.option("--mcp", "mcp", is_flag=True,
                           "(--uninstall removes that entry, and only it).")
 
 
+def _mcp_preflight(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
+    """With --mcp, refuse what the MCP entry would refuse before the hooks are written:
+    a refused install writes nothing."""
+    if mcp:
+        wiring.preflight(repo, agent == "claude-code", uninstall)
+
+
 def _mcp_entry(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
     if not mcp:
         return
@@ -154,6 +161,7 @@ def claude_code() -> None:
 def claude_install(repo: Path, scope: str, uninstall: bool, sync: bool, mcp: bool) -> None:
     """Merge git-gasp's hook entries into Claude Code's settings (idempotent); with
     --mcp also the gasp server into the project's .mcp.json."""
+    _mcp_preflight("claude-code", repo, mcp, uninstall)
     _install("claude-code", claude_settings_path(repo, scope), uninstall, scope=scope)
     _sync_opt_in(repo, sync, uninstall)
     _mcp_entry("claude-code", repo, mcp, uninstall)
@@ -190,6 +198,7 @@ def codex() -> None:
 def codex_install(repo: Path, uninstall: bool, sync: bool, mcp: bool) -> None:
     """Merge git-gasp's hook entries into .codex/hooks.json and say how Codex trusts them;
     with --mcp also [mcp_servers.gasp] into .codex/config.toml."""
+    _mcp_preflight("codex", repo, mcp, uninstall)
     _install("codex", codex_hooks_path(repo), uninstall)
     _sync_opt_in(repo, sync, uninstall)
     _mcp_entry("codex", repo, mcp, uninstall)

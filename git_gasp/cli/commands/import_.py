@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from git_gasp.adapters.claude_code import parse_transcript
+from git_gasp.adapters.codex import parse_rollout
 from git_gasp.adapters.live import find_agent_root
 from git_gasp.adapters.project import import_session
 from git_gasp.adapters.records import read_raw
@@ -19,15 +21,16 @@ from git_gasp.adapters.sessions import find_sessions, store_of
 from git_gasp.attribution.trace_import import import_records
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.progress import on_terminal
-from git_gasp.cli.options import open_state, release_lease
+from git_gasp.cli.options import WaitCommand, open_state, release_lease, wait_option
 from git_gasp.otel.importer import OtelWriter, group_runs
 from git_gasp.otel.otlp import read_spans
 from git_gasp.runtime import AgentState, commit_run
 from git_gasp.runtime.commit import commit_paths
+from git_gasp.store.lease_wait import take
 from git_gasp.store.location import resolve_agent_root
 
 
-@click.command("import")
+@click.command("import", cls=WaitCommand)
 @click.argument("agent", type=click.Choice(["claude-code", "codex", "otel", "agent-trace"]))
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--all", "all_", is_flag=True,
@@ -37,8 +40,9 @@ from git_gasp.store.location import resolve_agent_root
 @click.option("--no-commit", is_flag=True, help="Append the events but make no commit.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object: what each file gave (runs, events, commits).")
+@wait_option
 def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_commit: bool,
-            as_json: bool) -> None:
+            as_json: bool, wait: float | None) -> None:
     """Project Claude Code transcripts or Codex rollouts (.jsonl / .jsonl.zst), or
     OpenTelemetry traces (otel: OTLP/JSON, .jsonl or .json), into runs.
 
@@ -52,7 +56,7 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
     """
     out = Report(as_json)
     try:
-        _import(agent, list(files), all_, repo, no_commit, out)
+        _import(agent, list(files), all_, repo, no_commit, out, wait)
     except Exception as exc:  # what was imported (and committed) before it, then the error
         out.extra["error"] = str(exc)
         out.close()
@@ -61,18 +65,18 @@ def import_(agent: str, files: tuple[Path, ...], all_: bool, repo: Path, no_comm
 
 
 def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bool,
-            out: Report) -> None:
+            out: Report, wait: float | None) -> None:
     if agent == "agent-trace":
         if all_ or not paths:
             raise UsageError("name the Agent Trace files to import (.agent-trace/traces.jsonl)")
-        _import_agent_trace(paths, repo, no_commit, out)
+        _import_agent_trace(paths, repo, no_commit, out, wait)
         return
     if agent == "otel":
         if all_:
             raise UsageError("--all finds agent sessions; name the OTLP/JSON files to import")
         if not paths:
             raise UsageError("name the OTLP/JSON files to import")
-        _import_otel(paths, repo, no_commit, out)
+        _import_otel(paths, repo, no_commit, out, wait)
         return
     if all_:
         found_root = find_agent_root(repo)
@@ -84,10 +88,7 @@ def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bo
         paths += found
     if not paths:
         raise UsageError("name session files to import, or use --all")
-    if agent == "claude-code":
-        from git_gasp.adapters.claude_code import parse_transcript as parse
-    else:
-        from git_gasp.adapters.codex import parse_rollout as parse
+    parse = parse_transcript if agent == "claude-code" else parse_rollout
     rescued: list[str] = []
     for n, path in enumerate(paths):
         out.tick(n, len(paths))
@@ -97,7 +98,7 @@ def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bo
             out.say(f"{path}: no session records (is it a {agent} file?); skipped", err=True)
             out.add(path, status="skipped", reason="no session records")
             continue
-        result = import_session(repo, transcript, raw)
+        result = import_session(repo, transcript, raw, wait=wait)
         if result.already:
             saved = rescue(repo, transcript, raw) if all_ else []
             rescued += saved
@@ -128,7 +129,8 @@ def _import(agent: str, paths: list[Path], all_: bool, repo: Path, no_commit: bo
         out.extra["archive_commit"] = sha
 
 
-def _import_otel(paths: list[Path], repo: Path, no_commit: bool, out: Report) -> None:
+def _import_otel(paths: list[Path], repo: Path, no_commit: bool, out: Report,
+                 wait: float | None) -> None:
     """`git gasp import otel FILE…`: each file's runs, each with its boundary commit."""
     for n, path in enumerate(paths):
         out.tick(n, len(paths))
@@ -142,6 +144,8 @@ def _import_otel(paths: list[Path], repo: Path, no_commit: bool, out: Report) ->
             out.add(path, status="skipped", reason="no agent, model or tool spans")
             continue
         with AgentState.open(repo, "git-gasp-import") as state:
+            take(state.store.lease, wait)
+            state.refresh()  # whatever was appended before we held the lease
             writer = OtelWriter(state)
             for run in runs:
                 result = writer.write(run)
@@ -172,7 +176,8 @@ def _import_otel(paths: list[Path], repo: Path, no_commit: bool, out: Report) ->
 SKIPS_SHOWN = 10  # skipped records named one by one, per file
 
 
-def _import_agent_trace(paths: list[Path], repo: Path, no_commit: bool, out: Report) -> None:
+def _import_agent_trace(paths: list[Path], repo: Path, no_commit: bool, out: Report,
+                        wait: float | None) -> None:
     """`git gasp import agent-trace FILE…`: through the write gate (the lease first), every
     file's records, then one commit of the log."""
     datas = []
@@ -183,7 +188,7 @@ def _import_agent_trace(paths: list[Path], repo: Path, no_commit: bool, out: Rep
             raise GaspError(f"{path}: cannot read ({exc.strerror or exc})") from None
     root = resolve_agent_root(str(repo))
     project = os.getcwd() if str(repo) == "." else str(root)
-    state = open_state(write=True, root=root)
+    state = open_state(write=True, root=root, wait=wait)
     added = 0
     for n, (path, data) in enumerate(zip(paths, datas, strict=True)):
         out.tick(n, len(paths))

@@ -65,7 +65,11 @@ def memory_list(show_all: bool, as_json: bool) -> None:
 
 
 @memory.command("synthesize", context_settings=CONTEXT)
-def memory_synthesize() -> None:
-    """Regenerate memory/active_memory.md from the live facts."""
-    path = Facts(open_state()).synthesize()
+@wait_option
+def memory_synthesize(wait: float | None) -> None:
+    """Regenerate memory/active_memory.md from the live facts (holding the lease, so
+    no writer appends a fact while it is written)."""
+    state = open_state(write=True, wait=wait)
+    path = Facts(state).synthesize()
+    release_lease(state)
     click.echo(f"wrote {path}")

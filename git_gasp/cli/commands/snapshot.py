@@ -6,20 +6,34 @@ import click
 
 from git_gasp.base.errors import GaspError
 from git_gasp.cli.ids import EventId
+from git_gasp.cli.options import WaitCommand, wait_option
 from git_gasp.protocol.snapshot import SnapshotError
 from git_gasp.protocol.summary import printable
+from git_gasp.store.lease import Lease, default_worker_id
+from git_gasp.store.lease_wait import take
 from git_gasp.store.location import resolve_agent_root
 from git_gasp.store.logview import fold_agent
 from git_gasp.store.snapshots import write_snapshot
 
 
-@click.command()
+@click.command(cls=WaitCommand)
 @click.argument("path", required=False, type=click.Path())
 @click.option("--at", "at", metavar="EVENT_ID", type=EventId(),
               help="Snapshot through this event (default: last).")
-def snapshot(path: str | None, at: str | None) -> int:
+@wait_option
+def snapshot(path: str | None, at: str | None, wait: float | None) -> int:
     """Materialize the fold of the log (at PATH, default: here) as a snapshot."""
     root = resolve_agent_root(path)
+    lease = Lease(root, default_worker_id())
+    take(lease, wait)  # no writer appends or snapshots beside it
+    try:
+        return _write(root, at)
+    finally:
+        lease.settle()
+
+
+def _write(root, at: str | None) -> int:
+    """Fold the log at `root` (through `at`) and write its snapshot (the lease held)."""
     view = fold_agent(root, at=at, strict=False, use_snapshots=False)  # from the log itself
     # Without --at the snapshot stands for the whole log: any bad line refuses it, rather
     # than silently snapshotting the valid prefix before a broken or torn last line.

@@ -16,7 +16,7 @@ import click
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import NotARegularFile, open_file
+from git_gasp.base.files import NotARegularFile, open_file, read_file
 from git_gasp.cli.commands.lease import lease_json, status_line
 from git_gasp.cli.options import CONTEXT
 from git_gasp.githooks.doctor import diagnose
@@ -94,23 +94,64 @@ def _lease(root: str) -> dict:
 
 
 def _uncommitted(root: str) -> dict:
-    """Events in the work tree's log that HEAD's does not hold (the log only grows): the
-    newlines past HEAD's size, read from there on (a 100 MB log costs its tail)."""
+    """The work tree's log against HEAD's (the log only grows): events past HEAD's size,
+    read from there on (a 100 MB log costs its tail), and whether it still starts with
+    HEAD's bytes; when it does not, how many of HEAD's lines it lacks."""
     rel = log_location(root)
-    size = git.run(root, "cat-file", "-s", f"HEAD:./{rel}", check=False)
-    committed = int(size.stdout) if size.returncode == 0 and size.stdout.strip().isdigit() \
-        else 0
-    lines = 0
+    blob = git.run(root, "rev-parse", "-q", "--verify", f"HEAD:./{rel}", check=False)
+    blob_id = blob.stdout.strip().decode() if blob.returncode == 0 else None
+    size = git.run(root, "cat-file", "-s", blob_id, check=False) if blob_id else None
+    committed = int(size.stdout) if size is not None and size.returncode == 0 \
+        and size.stdout.strip().isdigit() else 0
+    lines, prefix = 0, b""
     try:  # no link followed on the way from the agent root, no FIFO waited on
         with open_file(os.path.join(root, rel), root=root) as fh:
-            fh.seek(committed)
+            prefix = fh.read(committed) if committed else b""
             while chunk := fh.read(1 << 20):
                 lines += chunk.count(b"\n")
     except FileNotFoundError:
         pass
     except (NotARegularFile, OSError) as exc:
-        return {"log": rel, "events": None, "error": str(exc)}
-    return {"log": rel, "events": lines}
+        return {"log": rel, "events": None, "missing": None, "error": str(exc)}
+    missing = 0
+    if committed and (len(prefix) < committed or git.run(
+            root, "hash-object", "--stdin", input=prefix).stdout.strip().decode() != blob_id):
+        missing = _missing_lines(root, blob_id, os.path.join(root, rel))
+    return {"log": rel, "events": lines, "missing": missing}
+
+
+def _missing_lines(root: str, blob_id: str, path: str) -> int:
+    """How many lines of HEAD's log (blob `blob_id`) the work tree's lacks, counted as a
+    multiset (at least 1: its bytes differ from HEAD's)."""
+    from collections import Counter
+
+    head = Counter(git.run(root, "cat-file", "blob", blob_id).stdout.splitlines())
+    try:
+        here = Counter(read_file(path, root=root).splitlines())
+    except (FileNotFoundError, OSError):
+        here = Counter()
+    return max(1, sum((head - here).values()))
+
+
+def _changed_since(root: str, ts_ms: int) -> str | None:
+    """A file of the agent's tree that differs from HEAD and was changed at or after
+    `ts_ms` (when the last check ran), or None."""
+    proc = git.run(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--",
+                   ".", check=False)
+    words = iter(proc.stdout.split(b"\0"))
+    top = os.fsencode(git.work_tree_top(root))
+    for word in words:
+        if len(word) < 4:
+            continue
+        if word[:1] in (b"R", b"C"):
+            next(words, None)  # a rename's source follows
+        try:
+            mtime_ms = os.lstat(os.path.join(top, word[3:])).st_mtime_ns // 10**6
+        except OSError:
+            continue  # deleted: when is unknown
+        if mtime_ms >= ts_ms:
+            return os.fsdecode(word[3:])
+    return None
 
 
 def _wiring(root: str) -> list[dict]:
@@ -129,6 +170,7 @@ def _last_check(root: str) -> dict | None:
     dirs = locate(root)
     head = dirs.head() if dirs is not None else None
     last["at_head"] = isinstance(head, bytes) and head.decode() == last["head"]
+    last["changed_since"] = _changed_since(root, last["ts_ms"])
     return last
 
 
@@ -154,9 +196,15 @@ def render(info: dict) -> str:
                  + (f"  (by {run['person']})" if run.get("person") else ""))
     lines.append(f"lease: {info['lease']['line']}")
     unc = info["uncommitted"]
-    lines.append(f"log: {unc['error']}" if unc.get("error") else
-                 f"log: {unc['events']} line(s) of {unc['log']} not committed"
-                 if unc["events"] else f"log: {unc['log']} fully committed")
+    if unc.get("error"):
+        lines.append(f"log: {unc['error']}")
+    elif unc["missing"]:
+        lines.append(f"log: {unc['log']} does not extend HEAD's: {unc['missing']} committed "
+                     f"line(s) missing from the working tree (git gasp check; `git diff "
+                     f"{unc['log']}` shows them)")
+    else:
+        lines.append(f"log: {unc['events']} line(s) of {unc['log']} not committed"
+                     if unc["events"] else f"log: {unc['log']} fully committed")
     for f in info["wiring"]:
         fix = f" (fix: {f['fix']})" if f.get("fix") and f["level"] != "ok" else ""
         lines.append(f"{f['topic']}: {f['level']}: {f['what']}{fix}")
@@ -168,6 +216,9 @@ def render(info: dict) -> str:
             "NOT conformant (failed: " + ", ".join(map(str, last["failed"])) + ")"
         at = "at HEAD" if last["at_head"] else \
             f"at {(last['head'] or '-')[:12]}, HEAD has moved since (git gasp check)"
+        if last["at_head"] and last["changed_since"]:
+            at += (f", but the working tree changed since ({last['changed_since']}; "
+                   "git gasp check)")
         lines.append(f"last check: {verdict} {at}")
 
     return "\n".join(lines)
