@@ -239,7 +239,8 @@ def test_export_then_import_into_a_fresh_repository_round_trips(tmp_path):
     valid(record)
     assert git(project, "status", "--porcelain") == ""  # the working branch: untouched
     fresh = tmp_path / "fresh"
-    git(tmp_path, "clone", "-q", str(project), str(fresh))
+    # a clone of the working branch alone: no remote state to join, a fresh one is made
+    git(tmp_path, "clone", "-q", "--single-branch", str(project), str(fresh))
     assert gasp(fresh, "init", "--branch", "--agent-id", "other").returncode == 0
     traces = tmp_path / "traces.jsonl"
     traces.write_bytes(exported.stdout)

@@ -79,6 +79,7 @@ def test_a_re_check_gives_the_same_report_in_one_process_or_two(tmp_path: Path) 
 def test_the_walk_forks_only_when_the_cache_does_not_cover_head(tmp_path: Path,
                                                                monkeypatch) -> None:
     from git_gasp.base import forked
+    from git_gasp.conformance import checks
     from git_gasp.conformance.checks import run_all
     from git_gasp.store.agent import load_agent
 
@@ -90,7 +91,7 @@ def test_the_walk_forks_only_when_the_cache_does_not_cover_head(tmp_path: Path,
             asked.append(fork)
             super().__init__(fn, fork=fork)
 
-    monkeypatch.setattr(forked, "Forked", Spy)
+    monkeypatch.setattr(checks, "Forked", Spy)  # where check 4 looks it up
     root = init_agent(tmp_path)
     monkeypatch.chdir(root)
     for expect in (True, False):  # cold (no cache), then a re-check
