@@ -37,7 +37,8 @@ from git_gasp.adapters.payloads import (
 )
 from git_gasp.adapters.session_sweep import BoundaryCommit, commit_closed, sweep
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write, move_into_place, read_file
+from git_gasp.base.fileops import move_into_place
+from git_gasp.base.files import atomic_write, read_file
 from git_gasp.redact.redactor import Redactor
 from git_gasp.runtime import AgentState
 from git_gasp.store.lease import LeaseHeld

@@ -73,7 +73,7 @@ from git_gasp.adapters.hook_queue import Drained, drain
 from git_gasp.adapters.sync_hook import run_requested
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import path_str, try_lock
+from git_gasp.base.fileops import try_lock
 from git_gasp.base.gitdir import find_git_dir
 from git_gasp.store.location import find_root
 
@@ -91,7 +91,7 @@ def find_agent_root(start: str | os.PathLike | None) -> str | None:
         found = find_root(os.path.realpath(start))
     except (OSError, ValueError):  # a path with NUL or a lone surrogate names no repo
         return None
-    return path_str(found) if found is not None else None
+    return str(found) if found is not None else None
 
 
 def gasp_dir(root: str | os.PathLike) -> str:
@@ -99,7 +99,7 @@ def gasp_dir(root: str | os.PathLike) -> str:
     gitdir = find_git_dir(root)  # read from .git, without starting git
     if gitdir is None:
         try:
-            gitdir = git.git_dir_str(root)
+            gitdir = str(git.git_dir(root))
         except (GaspError, OSError):
             gitdir = os.path.join(root, ".git")
     out = os.path.join(gitdir, "gasp")

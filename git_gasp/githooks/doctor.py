@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import SMALL_FILE, NotARegularFile, read_file, read_regular_file
+from git_gasp.base.fileops import NotARegularFile, read_regular_file
+from git_gasp.base.files import SMALL_FILE, read_file
 from git_gasp.base.git import (
     config_get,
     config_origin,

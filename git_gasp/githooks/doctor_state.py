@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from git_gasp.base.agentfiles import AGENTS
-from git_gasp.base.files import SMALL_FILE, read_file, read_regular_file
+from git_gasp.base.agentnames import AGENTS
+from git_gasp.base.fileops import read_regular_file
+from git_gasp.base.files import SMALL_FILE, read_file
 from git_gasp.base.git import git_dir, run
 from git_gasp.githooks.finding import ERROR, OK, WARN, Finding
 from git_gasp.protocol.envelope import parse_log

@@ -9,14 +9,8 @@ import threading
 
 import pytest
 
-from git_gasp.base.files import (
-    AtomicFile,
-    FileLocked,
-    UnsafePath,
-    atomic_write,
-    file_lock,
-    try_lock,
-)
+from git_gasp.base.fileops import AtomicFile, FileLocked, UnsafePath, file_lock, try_lock
+from git_gasp.base.files import atomic_write
 
 
 def test_replaces_the_content_and_keeps_the_mode(tmp_path):
@@ -153,7 +147,8 @@ def test_write_output_on_a_full_device_is_an_error_and_leaves_it_a_device():
 
 
 def test_write_output_refuses_a_directory_and_replaces_a_regular_file(tmp_path):
-    from git_gasp.base.files import UnsafePath, write_output
+    from git_gasp.base.fileops import UnsafePath
+    from git_gasp.base.files import write_output
 
     with pytest.raises(UnsafePath, match="a directory; refusing"):
         write_output(tmp_path, b"x")
@@ -166,7 +161,8 @@ def test_write_output_refuses_a_directory_and_replaces_a_regular_file(tmp_path):
 def test_write_output_under_a_root_never_writes_through_a_link(tmp_path):
     """With `root` (a default path in the git dir), a link there to a device is refused
     as atomic_write refuses it, not followed to the device."""
-    from git_gasp.base.files import UnsafePath, write_output
+    from git_gasp.base.fileops import UnsafePath
+    from git_gasp.base.files import write_output
 
     link = tmp_path / "view.html"
     link.symlink_to("/dev/null")
