@@ -31,8 +31,8 @@ def installed_bin(base: pathlib.Path, source: pathlib.Path) -> pathlib.Path:
     `git-gasp` and `git-gasp-hook` there are the console scripts pip generates, what a
     user runs (put it first on PATH and `git gasp` runs it)."""
     wheels = base / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                    str(wheels), str(source)], check=True, stdout=subprocess.DEVNULL)
     venv = base / "venv-installed"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
