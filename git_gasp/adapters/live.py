@@ -32,7 +32,8 @@ A drainer that cannot get the lease in time leaves the queue as it is: the next 
 records it. An entry that cannot be understood (not JSON, not a hook payload, an event
 not recorded) or fails for any other reason is set aside in ``queue/failed/`` with why
 (logged, reported by ``git gasp doctor``) so it cannot block the rest. Entries queued
-where no agent state is found are dropped, each with a line in the log.
+where no agent state is found are held, redacted and bounded, until there is one
+(``hook_held.py``: ``git gasp init --branch`` records them).
 
 Mapping (the same records and the same ids as the transcript importer, through
 :class:`~git_gasp.adapters.session_writer.SessionWriter`; the run is
@@ -68,7 +69,8 @@ import time
 import traceback
 
 from git_gasp.adapters.hook.entry import payload_cwd
-from git_gasp.adapters.hook.queue_files import LOCK_NAME, enqueue, keep, log, queued
+from git_gasp.adapters.hook.queue_files import LOCK_NAME, enqueue, held, keep, log, queued
+from git_gasp.adapters.hook_held import hold, release
 from git_gasp.adapters.hook_queue import Drained, drain
 from git_gasp.adapters.sync_hook import run_requested
 from git_gasp.base import git
@@ -125,7 +127,7 @@ def drain_pending(start: str | os.PathLike, *, lock_wait_s: float = 0.0,
     if gitdir is None:
         return result
     qgdir = os.path.join(gitdir, "gasp")
-    if not queued(qgdir):
+    if not queued(qgdir) and not held(qgdir):
         return result
     deadline = time.monotonic() + (budget() if budget_s is None else budget_s)
     try:
@@ -135,8 +137,9 @@ def drain_pending(start: str | os.PathLike, *, lock_wait_s: float = 0.0,
                 if not got:
                     return result  # the holder drains, and looks again as it lets go
                 if root is None:
-                    _drop(qgdir, start)
+                    hold(qgdir, start)
                     return result
+                release(qgdir)
                 before = result.recorded
                 gdir = gasp_dir(root)
                 try:
@@ -153,18 +156,6 @@ def drain_pending(start: str | os.PathLike, *, lock_wait_s: float = 0.0,
     except Exception as exc:  # noqa: BLE001 - a drain never breaks the hook or the command
         log(qgdir, f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
         return result
-
-
-def _drop(qgdir: str, start: str | os.PathLike) -> None:
-    """Entries queued where there is no agent state: removed, said in the log."""
-    entries = queued(qgdir)
-    for entry in entries:
-        try:
-            os.unlink(entry)
-        except OSError:
-            pass
-    log(qgdir, f"no agent repo (AGENT.md) at or above {os.fspath(start)}; "
-               f"{len(entries)} hook payload(s) dropped")
 
 
 def run_hook(data: bytes, *, agent: str | None = None, repo: str | None = None,

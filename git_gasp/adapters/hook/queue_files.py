@@ -75,13 +75,28 @@ def keep(*entries: str) -> None:
         fsync_dir(os.path.dirname(kept))
 
 
+def held_dir(gdir: str) -> str:
+    """Where payloads queued in a repository with no agent state yet wait, redacted, for
+    ``git gasp init --branch``: ``<gitdir>/gasp/queue/held`` (``adapters/hook_held.py``)."""
+    return os.path.join(queue_dir(gdir), "held")
+
+
+def held(gdir: str) -> list[str]:
+    """The held entries (paths), oldest first."""
+    return _entries(held_dir(gdir))
+
+
 def queued(gdir: str) -> list[str]:
     """The queue's entries (paths), oldest first."""
+    return _entries(queue_dir(gdir))
+
+
+def _entries(directory: str) -> list[str]:
     try:
-        names = os.listdir(queue_dir(gdir))
+        names = os.listdir(directory)
     except OSError:  # no queue yet
         return []
-    return sorted(os.path.join(queue_dir(gdir), name) for name in names
+    return sorted(os.path.join(directory, name) for name in names
                   if name.endswith(ENTRY_SUFFIXES) and not name.startswith("."))
 
 
