@@ -43,7 +43,8 @@ from git_gasp.redact.redactor import Redactor
 from git_gasp.runtime import AgentState
 from git_gasp.store.lease import LeaseHeld
 
-__all__ = ["Drained", "Recorded", "drain", "enqueue", "keep", "log", "process", "queued"]
+__all__ = ["ENTRY_MAX", "Drained", "Recorded", "drain", "enqueue", "entry_bytes", "keep", "log",
+           "process", "queued", "redacted", "set_aside"]
 
 LEASE_WAIT_S = 8.0
 LEASE_TTL_MS = 60_000  # a hook killed while holding the lease blocks others this long
