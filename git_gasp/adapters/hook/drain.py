@@ -48,16 +48,16 @@ def parse(args: list[str]) -> tuple[int | None, str | None, str] | None:
     return (since, tell, args[0]) if len(args) == 1 else None
 
 
-def tell_held(start: str, session: str) -> None:
-    """Print the agent's ``systemMessage`` saying what to run when payloads are held in
-    the git dir of `start` for want of a state (once per `session`)."""
+def tell_held(start: str, session: str, out: int) -> None:
+    """Write to the descriptor `out` the agent's ``systemMessage`` saying what to run when
+    payloads are held in the git dir of `start` for want of a state (once per
+    `session`)."""
     gitdir = find_git_dir(start)
     if gitdir is None or find_agent_root(start) is not None:
         return
     qgdir = os.path.join(gitdir, "gasp")
     if held(qgdir) and first_time(qgdir, session):
-        sys.stdout.write(json.dumps({"systemMessage": notice(qgdir)}) + "\n")
-        sys.stdout.flush()
+        os.write(out, (json.dumps({"systemMessage": notice(qgdir)}) + "\n").encode())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,10 +67,16 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(USAGE)
         return 0
     since, tell, start = parsed
+    out = None
+    if tell is not None:  # the agent reads this stdout: only the message goes there
+        out = os.dup(1)
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, 1)
+        os.close(quiet)
     result = drain_pending(start, lock_wait_s=LOCK_WAIT_S if since is not None else 0.0)
-    if tell is not None:
+    if tell is not None and out is not None:
         try:
-            tell_held(start, tell)
+            tell_held(start, tell, out)
         except Exception as exc:  # noqa: BLE001 - the drainer never fails the agent
             log(os.path.join(find_git_dir(start) or start, "gasp"),
                 f"telling of the held queue failed: {type(exc).__name__}: {exc}")
