@@ -1,4 +1,5 @@
-"""The write primitive and the file lock (git_gasp.base.files)."""
+"""Writing through `atomic_write` and `write_output` (git_gasp.base.files): modes, links,
+roots, devices."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import threading
 
 import pytest
 
-from git_gasp.base.fileops import AtomicFile, FileLocked, UnsafePath, file_lock, try_lock
+from git_gasp.base.fileops import UnsafePath
 from git_gasp.base.files import atomic_write
 
 
@@ -26,24 +27,6 @@ def test_replaces_the_content_and_keeps_the_mode(tmp_path):
 def test_a_new_file_gets_the_mode_asked_for(tmp_path):
     atomic_write(tmp_path / "x", b"1", mode=0o600)
     assert stat.S_IMODE((tmp_path / "x").stat().st_mode) == 0o600
-
-
-def test_failure_inside_the_block_leaves_the_target_and_no_temp_file(tmp_path):
-    target = tmp_path / "f"
-    target.write_bytes(b"keep")
-    with pytest.raises(RuntimeError), AtomicFile(target) as fh:
-        fh.write(b"half")
-        raise RuntimeError("killed")
-    assert target.read_bytes() == b"keep"
-    assert os.listdir(tmp_path) == ["f"]
-
-
-def test_abort_drops_the_write(tmp_path):
-    fh = AtomicFile(tmp_path / "f")
-    fh.write(b"x")
-    fh.abort()
-    fh.close()  # a no-op after abort
-    assert os.listdir(tmp_path) == []
 
 
 def test_refuses_a_link_at_the_target(tmp_path):
@@ -87,31 +70,6 @@ def test_a_link_is_followed_only_into_the_places_the_caller_allows(tmp_path):
     assert written == real and real.read_bytes() == b"{\"a\":1}" and link.is_symlink()
     with pytest.raises(UnsafePath):
         atomic_write(link, b"x", root=repo, link_targets_within=[repo])
-
-
-def test_file_lock_times_out_with_file_locked(tmp_path):
-    lock = tmp_path / "l"
-    got = threading.Event()
-    release = threading.Event()
-
-    def holder():
-        with file_lock(lock, "test"):
-            got.set()
-            release.wait(5)
-
-    thread = threading.Thread(target=holder)
-    thread.start()
-    got.wait(5)
-    try:
-        with try_lock(lock, 0.05) as held:
-            assert held is False
-        with pytest.raises(FileLocked, match="test lock"), file_lock(lock, "test", timeout=0.05):
-            pass
-    finally:
-        release.set()
-        thread.join()
-    with try_lock(lock, 0.05) as held:
-        assert held is True
 
 
 # --- write_output: the file a user named with -o ------------------------------------
