@@ -33,7 +33,7 @@ records it. An entry that cannot be understood (not JSON, not a hook payload, an
 not recorded) or fails for any other reason is set aside in ``queue/failed/`` with why
 (logged, reported by ``git gasp doctor``) so it cannot block the rest. Entries queued
 where no agent state is found are held, redacted and bounded, until there is one
-(``hook_held.py``: ``git gasp init --branch`` records them).
+(``hook/held.py``: ``git gasp init --branch`` records them).
 
 Mapping (the same records and the same ids as the transcript importer, through
 :class:`~git_gasp.adapters.session_writer.SessionWriter`; the run is
@@ -69,8 +69,8 @@ import time
 import traceback
 
 from git_gasp.adapters.hook.entry import payload_cwd
+from git_gasp.adapters.hook.held import hold, release
 from git_gasp.adapters.hook.queue_files import LOCK_NAME, enqueue, held, keep, log, queued
-from git_gasp.adapters.hook_held import hold, release
 from git_gasp.adapters.hook_queue import Drained, drain
 from git_gasp.adapters.sync_hook import run_requested
 from git_gasp.base import git

@@ -8,7 +8,7 @@ with ``--report`` (the hook's start, in ms since the epoch), at ``SessionStart``
 says on stderr, where the agent shows hook output, each boundary commit that failed
 since, whichever drainer made it. At ``SessionStart`` the hook adds ``--tell`` with the
 session's id and its own stdout: where the repository has no agent state and the
-payloads are held (``hook_held.py``), the drainer prints, once per session, the
+payloads are held (``held.py``), the drainer prints, once per session, the
 ``{"systemMessage": …}`` that Claude Code and Codex show the person, saying what to
 run. It always exits 0; what goes wrong is in ``<gitdir>/gasp/adapter.log``.
 """
@@ -19,8 +19,8 @@ import json
 import os
 import sys
 
+from git_gasp.adapters.hook.held import first_time, notice
 from git_gasp.adapters.hook.queue_files import held, log
-from git_gasp.adapters.hook_held import first_time, notice
 from git_gasp.adapters.live import LOCK_WAIT_S, drain_pending, find_agent_root, gasp_dir
 from git_gasp.adapters.session_sweep import BoundaryCommit, failed_commits
 from git_gasp.base.gitdir import find_git_dir

@@ -18,7 +18,7 @@ Claude Code and Codex run it on every hook event (``adapt … install`` writes i
    the hook runs one and waits for it, with the hook's stderr, so a boundary commit
    that failed is said where the agent shows hook output (at ``SessionStart`` with its
    stdout too: where there is no state yet, the drainer says once per session what to
-   run, ``hook_held.py``), and the session's start is
+   run, ``held.py``), and the session's start is
    recorded before it goes on (the agent may kill a
    slow hook: the entry is queued already and the next drain records it); on every
    other event, when no process holds the queue's lock, it starts one detached (its own

@@ -77,7 +77,7 @@ def keep(*entries: str) -> None:
 
 def held_dir(gdir: str) -> str:
     """Where payloads queued in a repository with no agent state yet wait, redacted, for
-    ``git gasp init --branch``: ``<gitdir>/gasp/queue/held`` (``adapters/hook_held.py``)."""
+    ``git gasp init --branch``: ``<gitdir>/gasp/queue/held`` (``adapters/hook/held.py``)."""
     return os.path.join(queue_dir(gdir), "held")
 
 
