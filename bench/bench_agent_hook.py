@@ -21,8 +21,9 @@ the time one drainer (``python -m git_gasp.adapters.hook.drain``) takes to recor
 against recording as the hook did before it only queued: one process per payload that
 queues and drains (``live.run_hook``), for the next ``--burst`` calls.
 
-The console script and its interpreter are a regular install's (``bench/installed.py``:
-a fresh virtualenv, no editable-install finder); ``--dev-venv`` times this venv's own
+The hook and its interpreter are what a user runs (``bench/installed.py``: pip installs
+a wheel built from this checkout into a fresh virtualenv, so ``git-gasp-hook`` is the
+file pip wrote, no editable-install finder); ``--dev-venv`` times this venv's own
 ``git-gasp-hook`` instead. With ``--callgrind``, (a) and (c) also run once under
 ``valgrind --tool=callgrind``: their instruction counts repeat to within a fraction of a
 percent whatever the load. Never asserts.

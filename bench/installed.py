@@ -1,7 +1,8 @@
 """git-gasp as a `pip install` leaves it, for benchmarks: a fresh virtualenv whose python
-imports git_gasp from a checkout and the rest from this interpreter's site-packages, with
-no editable-install finder (a development install's finder costs each start tens of
-milliseconds a user never pays)."""
+imports git_gasp from a checkout (`interpreter`) or from a wheel pip installed, with the
+console scripts pip generates (`installed_bin`), and the rest from this interpreter's
+site-packages; no editable-install finder (a development install's finder costs each
+start tens of milliseconds a user never pays)."""
 
 from __future__ import annotations
 
@@ -25,14 +26,21 @@ def interpreter(base: pathlib.Path, name: str, source: pathlib.Path) -> list[str
 
 
 def installed_bin(base: pathlib.Path, source: pathlib.Path) -> pathlib.Path:
-    """A bin directory holding `git-gasp` and `git-gasp-hook` as console scripts of
-    `interpreter` (put it first on PATH and `git gasp` runs it)."""
-    python = interpreter(base, "venv-installed", source)[0]
-    bin_dir = pathlib.Path(python).parent
-    for name, module in (("git-gasp", "git_gasp.cli.main"),
-                         ("git-gasp-hook", "git_gasp.adapters.hook.entry")):
-        script = bin_dir / name
-        script.write_text(f"#!{python} -P\nimport sys\nfrom {module} import main\n"
-                          "sys.exit(main())\n")
-        script.chmod(0o755)
-    return bin_dir
+    """The bin directory of a fresh virtualenv into which pip installed git-gasp from a
+    wheel built from `source` (its dependencies from this interpreter's site-packages):
+    `git-gasp` and `git-gasp-hook` there are the console scripts pip generates, what a
+    user runs (put it first on PATH and `git gasp` runs it)."""
+    wheels = base / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                    str(wheels), str(source)], check=True, stdout=subprocess.DEVNULL)
+    venv = base / "venv-installed"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
+                    "--no-deps", "--no-index", *map(str, wheels.glob("git_gasp-*.whl"))],
+                   check=True)
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
+                           "['purelib'])"], capture_output=True, text=True, check=True)
+    here = sysconfig.get_paths()["purelib"]
+    pathlib.Path(site.stdout.strip(), "gasp-deps.pth").write_text(f"{here}\n")
+    return python.parent

@@ -196,7 +196,10 @@ def test_wheel_metadata(wheel):
                for r in meta.get_all("Requires-Dist"))
     entry_points = zf.read(f"{dist_info}/entry_points.txt").decode()
     assert "git-gasp = git_gasp.cli.main:main" in entry_points
-    assert "git-gasp-hook = git_gasp.adapters.hook.entry:main" in entry_points
+    assert "git-gasp-hook" not in entry_points  # a plain script: no `import re` first
+    script = zf.read(f"git_gasp-{git_gasp.__version__}.data/scripts/git-gasp-hook").decode()
+    assert script.startswith("#!python\n")
+    assert "from git_gasp.adapters.hook.entry import main" in script
 
 
 @pytest.mark.slow

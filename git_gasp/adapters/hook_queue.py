@@ -29,20 +29,22 @@ from typing import Any
 from git_gasp.adapters.hook.queue_files import enqueue, keep, log, queue_dir, queued
 from git_gasp.adapters.hook_session import EVENTS, HookSession
 from git_gasp.adapters.payloads import (
-    AGENTS,
     HookEvent,
     decode_payload,
     parse_hook_payload,
     trim_payload,
 )
 from git_gasp.adapters.session_sweep import BoundaryCommit, commit_closed, sweep
+from git_gasp.base.agentnames import AGENTS
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write, move_into_place, read_file
+from git_gasp.base.fileops import move_into_place
+from git_gasp.base.files import atomic_write, read_file
 from git_gasp.redact.redactor import Redactor
 from git_gasp.runtime import AgentState
 from git_gasp.store.lease import LeaseHeld
 
-__all__ = ["Drained", "Recorded", "drain", "enqueue", "keep", "log", "process", "queued"]
+__all__ = ["ENTRY_MAX", "Drained", "Recorded", "drain", "enqueue", "entry_bytes", "keep", "log",
+           "process", "queued", "redacted", "set_aside"]
 
 LEASE_WAIT_S = 8.0
 LEASE_TTL_MS = 60_000  # a hook killed while holding the lease blocks others this long
@@ -61,6 +63,20 @@ def entry_payload(name: str, data: bytes) -> tuple[str | None, Any]:
         return (agent if agent in AGENTS else None), item["payload"]
     tag = name.rsplit(".", 2)[-2] if name.count(".") >= 2 else ""
     return (tag if tag in AGENTS else None), decode_payload(data)
+
+
+def redacted(name: str, data: bytes) -> tuple[str | None, Any]:
+    """(agent or None to detect it, the payload cut to what is stored and redacted) of
+    the entry `name` holding `data`; GaspError when it is not JSON."""
+    agent, payload = entry_payload(name, data)
+    return agent, Redactor().value(trim_payload(payload))
+
+
+def entry_bytes(name: str, agent: str | None, clean: Any) -> bytes:
+    """What an entry `name` holds once its payload `clean` is redacted (an older
+    git-gasp's ``.json`` entry keeps its ``{"agent", "payload"}`` form)."""
+    doc = {"agent": agent, "payload": clean} if name.endswith(".json") else clean
+    return json.dumps(doc, ensure_ascii=False).encode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -126,8 +142,7 @@ def drain(root: str | os.PathLike, gdir: str | os.PathLike, deadline: float,
                 name = os.path.basename(entry)
                 try:
                     raw = read_file(entry, limit=ENTRY_MAX, root=os.path.dirname(qgdir))
-                    agent, payload = entry_payload(name, raw)
-                    clean = Redactor().value(trim_payload(payload))
+                    agent, clean = redacted(name, raw)
                     h = parse_hook_payload(clean, agent)
                     understood = True
                     what = process(state, h, gdir, root, name)
@@ -143,7 +158,7 @@ def drain(root: str | os.PathLike, gdir: str | os.PathLike, deadline: float,
                     bug = understood or not isinstance(exc, GaspError)
                     why = (f"recording it failed: {type(exc).__name__}: {exc}" if bug
                            else f"not understood: {exc}")
-                    _set_aside(qgdir, entry, agent, clean, why)
+                    set_aside(qgdir, entry, agent, clean, why)
                     log(gdir, f"{name}: {why}; moved to queue/failed/"
                               + (f"\n{traceback.format_exc(limit=4)}" if bug else ""))
                     if understood:
@@ -156,7 +171,7 @@ def drain(root: str | os.PathLike, gdir: str | os.PathLike, deadline: float,
     return done
 
 
-def _set_aside(gdir: str, entry: str, agent: str | None, clean: Any, why: str) -> None:
+def set_aside(gdir: str, entry: str, agent: str | None, clean: Any, why: str) -> None:
     """Move `entry` to ``queue/failed/`` with its ``.why`` line: redacted when it got that
     far (its bytes as they came only when they are not JSON a redactor can read)."""
     failed = os.path.join(queue_dir(gdir), "failed")
@@ -167,9 +182,8 @@ def _set_aside(gdir: str, entry: str, agent: str | None, clean: Any, why: str) -
         atomic_write(os.path.join(failed, name + WHY_SUFFIX), line.encode("utf-8", "replace"),
                      root=top, mode=0o600)
         if clean is not None:
-            doc = {"agent": agent, "payload": clean} if name.endswith(".json") else clean
-            data = json.dumps(doc, ensure_ascii=False).encode("utf-8")
-            atomic_write(os.path.join(failed, name), data, root=top, mode=0o600)
+            atomic_write(os.path.join(failed, name), entry_bytes(name, agent, clean),
+                         root=top, mode=0o600)
             os.unlink(entry)
         else:
             move_into_place(entry, os.path.join(failed, name), root=top)

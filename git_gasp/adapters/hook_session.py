@@ -32,7 +32,8 @@ from git_gasp.adapters.session_close import (
     locate_transcript,
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
-from git_gasp.base.files import atomic_write, open_file, read_text, remove_file
+from git_gasp.base.fileops import remove_file
+from git_gasp.base.files import atomic_write, open_file, read_text
 from git_gasp.runtime.state import _AUTO, AgentState, OpenRun, create_node, relate, update_node
 
 KEEP_HEAD, KEEP_TAIL = 1000, 3000  # of a tool output kept for the lifting rules

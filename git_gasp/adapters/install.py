@@ -55,7 +55,8 @@ from typing import Any
 from git_gasp.adapters.json_edit import apply_hooks
 from git_gasp.adapters.payloads import HOOK_EVENTS
 from git_gasp.base import git, ignore
-from git_gasp.base.agentfiles import AGENTS, read_settings
+from git_gasp.base.agentfiles import read_settings
+from git_gasp.base.agentnames import AGENTS
 from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.files import SMALL_FILE, atomic_write, link_target, read_file
 from git_gasp.store import installs

@@ -32,7 +32,8 @@ A drainer that cannot get the lease in time leaves the queue as it is: the next 
 records it. An entry that cannot be understood (not JSON, not a hook payload, an event
 not recorded) or fails for any other reason is set aside in ``queue/failed/`` with why
 (logged, reported by ``git gasp doctor``) so it cannot block the rest. Entries queued
-where no agent state is found are dropped, each with a line in the log.
+where no agent state is found are held, redacted and bounded, until there is one
+(``hook/held.py``: ``git gasp init --branch`` records them).
 
 Mapping (the same records and the same ids as the transcript importer, through
 :class:`~git_gasp.adapters.session_writer.SessionWriter`; the run is
@@ -68,12 +69,13 @@ import time
 import traceback
 
 from git_gasp.adapters.hook.entry import payload_cwd
-from git_gasp.adapters.hook.queue_files import LOCK_NAME, enqueue, keep, log, queued
+from git_gasp.adapters.hook.held import hold, release
+from git_gasp.adapters.hook.queue_files import LOCK_NAME, enqueue, held, keep, log, queued
 from git_gasp.adapters.hook_queue import Drained, drain
 from git_gasp.adapters.sync_hook import run_requested
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import path_str, try_lock
+from git_gasp.base.fileops import try_lock
 from git_gasp.base.gitdir import find_git_dir
 from git_gasp.store.location import find_root
 
@@ -91,7 +93,7 @@ def find_agent_root(start: str | os.PathLike | None) -> str | None:
         found = find_root(os.path.realpath(start))
     except (OSError, ValueError):  # a path with NUL or a lone surrogate names no repo
         return None
-    return path_str(found) if found is not None else None
+    return str(found) if found is not None else None
 
 
 def gasp_dir(root: str | os.PathLike) -> str:
@@ -99,7 +101,7 @@ def gasp_dir(root: str | os.PathLike) -> str:
     gitdir = find_git_dir(root)  # read from .git, without starting git
     if gitdir is None:
         try:
-            gitdir = git.git_dir_str(root)
+            gitdir = str(git.git_dir(root))
         except (GaspError, OSError):
             gitdir = os.path.join(root, ".git")
     out = os.path.join(gitdir, "gasp")
@@ -125,7 +127,7 @@ def drain_pending(start: str | os.PathLike, *, lock_wait_s: float = 0.0,
     if gitdir is None:
         return result
     qgdir = os.path.join(gitdir, "gasp")
-    if not queued(qgdir):
+    if not queued(qgdir) and not held(qgdir):
         return result
     deadline = time.monotonic() + (budget() if budget_s is None else budget_s)
     try:
@@ -135,8 +137,9 @@ def drain_pending(start: str | os.PathLike, *, lock_wait_s: float = 0.0,
                 if not got:
                     return result  # the holder drains, and looks again as it lets go
                 if root is None:
-                    _drop(qgdir, start)
+                    hold(qgdir, start)
                     return result
+                release(qgdir)
                 before = result.recorded
                 gdir = gasp_dir(root)
                 try:
@@ -153,18 +156,6 @@ def drain_pending(start: str | os.PathLike, *, lock_wait_s: float = 0.0,
     except Exception as exc:  # noqa: BLE001 - a drain never breaks the hook or the command
         log(qgdir, f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
         return result
-
-
-def _drop(qgdir: str, start: str | os.PathLike) -> None:
-    """Entries queued where there is no agent state: removed, said in the log."""
-    entries = queued(qgdir)
-    for entry in entries:
-        try:
-            os.unlink(entry)
-        except OSError:
-            pass
-    log(qgdir, f"no agent repo (AGENT.md) at or above {os.fspath(start)}; "
-               f"{len(entries)} hook payload(s) dropped")
 
 
 def run_hook(data: bytes, *, agent: str | None = None, repo: str | None = None,

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from git_gasp.adapters.records import output_text
-from git_gasp.base.agentfiles import AGENTS
+from git_gasp.base.agentnames import AGENTS
 from git_gasp.base.errors import GaspError
 from git_gasp.base.outside import load_json
 from git_gasp.base.record import Record as Value

@@ -20,7 +20,7 @@ from git_gasp.adapters.live import gasp_dir
 from git_gasp.adapters.session_close import transcript_finished
 from git_gasp.adapters.session_sweep import close_session, commit_closed, open_sessions
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import try_lock
+from git_gasp.base.fileops import try_lock
 from git_gasp.runtime.state import AgentState
 
 LOCK_WAIT_S = 30.0

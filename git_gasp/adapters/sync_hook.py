@@ -17,7 +17,8 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write, remove_file
+from git_gasp.base.fileops import remove_file
+from git_gasp.base.files import atomic_write
 from git_gasp.merge.sync import Options, sync
 
 CONFIG_KEY = "gasp.sync"

@@ -30,7 +30,7 @@ import math
 import os
 
 from git_gasp.base.errors import FormatError
-from git_gasp.base.files import NotARegularFile, read_regular_file
+from git_gasp.base.fileops import NotARegularFile, read_regular_file
 from git_gasp.base.record import Record
 from git_gasp.base.toml import load_toml
 

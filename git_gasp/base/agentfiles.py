@@ -1,5 +1,5 @@
-"""The coding agents git-gasp adapts (`AGENTS`) and the one reader of their own settings
-files: Claude Code's ``.claude/settings*.json`` and ``.mcp.json``, Codex's
+"""The one reader of the coding agents' own settings files (the agents are
+`base.agentnames.AGENTS`): Claude Code's ``.claude/settings*.json`` and ``.mcp.json``, Codex's
 ``.codex/hooks.json`` and ``.codex/config.toml``. Installing hooks or an MCP entry,
 and ``doctor`` checking them, read those files here, so every way one can be wrong (not
 UTF-8, not JSON or TOML, not an object, nested past MAX_DEPTH, past SMALL_FILE) is the
@@ -14,7 +14,6 @@ from git_gasp.base import bounded
 from git_gasp.base.errors import FormatError
 from git_gasp.base.files import SMALL_FILE, read_file
 
-AGENTS = ("claude-code", "codex")
 MAX_DEPTH = 64  # a settings file nests a few levels; deeper is not one
 
 

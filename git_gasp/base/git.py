@@ -156,17 +156,6 @@ def find_git_dir(root: Path | str) -> Path | None:
     return Path(found) if found is not None else None
 
 
-def git_dir_str(cwd: Path | str) -> str:  # removed once the hook rewrite lands
-    """`str(git_dir(cwd))`, for adapters/live.py until the hook rewrite replaces it."""
-    return str(git_dir(cwd))
-
-
-def find_git_dir_str(root: Path | str) -> str | None:  # removed once the hook rewrite lands
-    """`find_git_dir` as a str, for adapters/live.py until the hook rewrite replaces it."""
-    found = find_git_dir(root)
-    return None if found is None else str(found)
-
-
 def common_dir(cwd: Path | str) -> Path:
     """The git dir shared by all worktrees of the repository (objects, refs, config)."""
     proc = run(cwd, "rev-parse", "--git-common-dir", check=False)

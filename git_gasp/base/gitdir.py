@@ -2,14 +2,14 @@
 
 `base.git.find_git_dir` and the agent hook (``adapters/hook/entry.py``, which runs on
 every agent step and imports only what enqueueing needs) both use `find_git_dir`, so
-this module imports nothing beyond `base.files`.
+this module imports nothing beyond `base.fileops`.
 """
 
 from __future__ import annotations
 
 import os
 
-from git_gasp.base.files import read_text
+from git_gasp.base.fileops import read_regular_file
 
 GITDIR_PREFIX = "gitdir:"
 
@@ -26,7 +26,10 @@ def find_git_dir(start: str | os.PathLike) -> str | None:
             if os.path.isdir(dotgit):
                 return dotgit
             if os.path.isfile(dotgit):
-                text = read_text(dotgit, errors="replace", limit=1 << 20).strip()
+                data = read_regular_file(dotgit, limit=1 << 20)
+                if data is None:
+                    return None
+                text = data.decode("utf-8", "replace").strip()
                 if not text.startswith(GITDIR_PREFIX):
                     return None
                 target = os.path.join(here, text[len(GITDIR_PREFIX):].strip())

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from hashlib import sha256
 
-from git_gasp.base.files import open_regular
+from git_gasp.base.fileops import open_regular
 from git_gasp.odb.blobid import blob_hasher
 
 _CHUNK = 1 << 20

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import SMALL_FILE, NotARegularFile, read_file, read_regular_file
+from git_gasp.base.fileops import NotARegularFile, read_regular_file
+from git_gasp.base.files import SMALL_FILE, read_file
 from git_gasp.base.git import (
     config_get,
     config_origin,
@@ -32,8 +33,11 @@ IGNORED = (LEASE, ".agent/HEAD")
 __all__ = ["ERROR", "OK", "WARN", "Finding", "diagnose", "exit_status", "report"]
 
 
-def diagnose(root: Path, *, now_ms: int | None = None) -> list[Finding]:
-    """Every finding for the agent at `root` (raises NotAGitRepo outside a work tree)."""
+def diagnose(root: Path, *, now_ms: int | None = None,
+             project: Path | None = None) -> list[Finding]:
+    """Every finding for the agent at `root`, whose `project` (where doctor runs: its
+    agent hooks queue in its git dir) may hold it beside it (raises NotAGitRepo outside
+    a work tree)."""
     top = work_tree_top(root)
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     findings: list[Finding] = []
@@ -41,7 +45,7 @@ def diagnose(root: Path, *, now_ms: int | None = None) -> list[Finding]:
     _driver(root, findings)
     findings += _lease(root, now)
     findings += doctor_state.log(root)
-    findings += doctor_state.queue(root, now)
+    findings += doctor_state.queue(root, now, project)
     findings += doctor_state.failed_commits(root)
     _ignored(root, findings)
     return findings

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from git_gasp.base.agentfiles import AGENTS
-from git_gasp.base.files import SMALL_FILE, read_file, read_regular_file
+from git_gasp.base.agentnames import AGENTS
+from git_gasp.base.fileops import read_regular_file
+from git_gasp.base.files import SMALL_FILE, read_file
 from git_gasp.base.git import git_dir, run
 from git_gasp.githooks.finding import ERROR, OK, WARN, Finding
 from git_gasp.protocol.envelope import parse_log
@@ -133,12 +134,22 @@ def _set_aside(failed: Path, names: list[str], log_path: Path) -> list[Finding]:
     return found
 
 
-def queue(root: Path, now_ms: int) -> list[Finding]:
-    """The agent hook queue: entries waiting longer than a drain takes, or set aside."""
-    try:
-        gdir = git_dir(root) / "gasp"
-    except Exception:  # noqa: BLE001 - no git dir: no queue (the hooks say why)
-        return []
+def queue(root: Path, now_ms: int, project: Path | None = None) -> list[Finding]:
+    """The agent hook queues of the state at `root`: its git dir's and, for a state beside
+    the project (``init --branch``), the git dir's of `project`, where the project's agent
+    hooks queue: entries waiting longer than a drain takes, or set aside."""
+    gdirs: list[Path] = []
+    for where in (root, project):
+        try:
+            gdir = git_dir(where) / "gasp" if where is not None else None
+        except Exception:  # noqa: BLE001 - no git dir: no queue (the hooks say why)
+            gdir = None
+        if gdir is not None and gdir not in gdirs:
+            gdirs.append(gdir)
+    return [f for gdir in gdirs for f in _queue(gdir, now_ms)]
+
+
+def _queue(gdir: Path, now_ms: int) -> list[Finding]:
     qdir = gdir / "queue"
     if not qdir.is_dir():
         return []

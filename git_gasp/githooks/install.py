@@ -23,7 +23,8 @@ from pathlib import Path
 
 import git_gasp
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import SMALL_FILE, atomic_write, move_into_place, read_file, refuse_links
+from git_gasp.base.fileops import move_into_place
+from git_gasp.base.files import SMALL_FILE, atomic_write, read_file, refuse_links
 from git_gasp.base.git import config_get, git_path, is_tracked, work_tree_top
 from git_gasp.githooks import managers
 from git_gasp.githooks.templates import read_template

@@ -37,7 +37,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import open_file, open_regular
+from git_gasp.base.fileops import open_regular
+from git_gasp.base.files import open_file
 from git_gasp.base.git import run
 from git_gasp.guard.diffindex import diff_index, duplicate_entry
 from git_gasp.odb.blobid import blob_id

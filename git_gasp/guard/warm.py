@@ -19,7 +19,8 @@ from __future__ import annotations
 import _thread
 import os
 
-from git_gasp.base.files import open_file, open_regular
+from git_gasp.base.fileops import open_regular
+from git_gasp.base.files import open_file
 
 # imported here, not on the threads: two threads importing at once can deadlock
 from git_gasp.guard.diffindex import diff_index

@@ -27,7 +27,8 @@ from typing import Any
 import yaml
 
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.base.files import atomic_write, file_lock
+from git_gasp.base.fileops import file_lock
+from git_gasp.base.files import atomic_write
 
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+=/-]{0,199}$")
 

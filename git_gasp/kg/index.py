@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.base import git
-from git_gasp.base.files import MAX_FILE, UnsafePath, atomic_write, read_text
+from git_gasp.base.fileops import UnsafePath
+from git_gasp.base.files import MAX_FILE, atomic_write, read_text
 from git_gasp.base.progress import Progress
 from git_gasp.kg.packed import (
     VERSION,

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.base.files import UnsafePath, atomic_write, file_lock, move_into_place, read_text
+from git_gasp.base.fileops import UnsafePath, file_lock, move_into_place
+from git_gasp.base.files import atomic_write, read_text
 from git_gasp.kg import config as cfgmod
 
 REMOTE_PREFIXES = ("git@", "ssh://", "https://", "http://", "git://", "file://")

@@ -29,14 +29,8 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import (
-    SMALL_FILE,
-    atomic_write,
-    held_lock,
-    open_output,
-    read_file,
-    read_text,
-)
+from git_gasp.base.fileops import held_lock, open_output
+from git_gasp.base.files import SMALL_FILE, atomic_write, read_file, read_text
 from git_gasp.store.location import is_state_branch
 
 LOCK_WAIT_S = 60.0

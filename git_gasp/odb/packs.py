@@ -21,7 +21,8 @@ import zlib
 from collections import OrderedDict, namedtuple
 from collections.abc import Iterator
 
-from git_gasp.base.files import NotARegularFile, map_regular_file
+from git_gasp.base.fileops import NotARegularFile
+from git_gasp.base.files import map_regular_file
 from git_gasp.odb.errors import ObjectError
 from git_gasp.odb.inflate import ObjectRefused, read_loose
 from git_gasp.odb.pack_entries import (

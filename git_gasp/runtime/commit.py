@@ -19,7 +19,8 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import UnsafePath, read_file, refuse_links
+from git_gasp.base.fileops import UnsafePath
+from git_gasp.base.files import read_file, refuse_links
 from git_gasp.guard.api import check_tree, refusal_line
 from git_gasp.odb.database import ObjectDatabase
 from git_gasp.odb.repo import open_repo

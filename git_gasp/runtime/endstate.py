@@ -36,7 +36,8 @@ import sys
 import zlib
 from typing import Any
 
-from git_gasp.base.files import MAX_FILE, AtomicFile, UnsafePath, open_regular, read_regular_file
+from git_gasp.base.fileops import AtomicFile, UnsafePath, open_regular, read_regular_file
+from git_gasp.base.files import MAX_FILE
 from git_gasp.base.git import find_git_dir
 from git_gasp.protocol.graph import Graph
 

@@ -20,7 +20,8 @@ import tomli_w
 from git_gasp.base import git
 from git_gasp.base.agentconfig import read_config
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.base.files import atomic_write, move_into_place, read_file, refuse_links
+from git_gasp.base.fileops import move_into_place
+from git_gasp.base.files import atomic_write, read_file, refuse_links
 from git_gasp.protocol.fold import FoldResult
 from git_gasp.protocol.skill import SkillError, parse_skill
 from git_gasp.protocol.summary import open_goals

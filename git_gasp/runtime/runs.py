@@ -83,7 +83,7 @@ class RunLifecycle:
             raise StateError(f"run id {rid!r} is not usable (invalid or taken)")
         metadata = dict(metadata or {})
         if "person" not in metadata:
-            who = person(str(self.root))
+            who = person(self.root)
             if who is not None:
                 metadata["person"] = who
         payload = clean({"run_id": rid, "task": task, "goal_id": goal, "task_id": task_id})

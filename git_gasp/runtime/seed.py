@@ -36,7 +36,8 @@ import zlib
 from array import array
 from pathlib import Path
 
-from git_gasp.base.files import AtomicFile, UnsafePath, open_file, read_file
+from git_gasp.base.fileops import AtomicFile, UnsafePath
+from git_gasp.base.files import open_file, read_file
 from git_gasp.base.git import find_git_dir
 from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import Event

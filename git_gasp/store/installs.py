@@ -12,7 +12,8 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import SMALL_FILE, atomic_write, read_regular_file
+from git_gasp.base.fileops import read_regular_file
+from git_gasp.base.files import SMALL_FILE, atomic_write
 
 JOURNAL = "gasp/installed.json"
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import NotARegularFile, atomic_write, read_regular_file
+from git_gasp.base.fileops import NotARegularFile, read_regular_file
+from git_gasp.base.files import atomic_write
 from git_gasp.odb.gitdirs import locate
 
 MAGIC = b"gasp-last-check 1"

@@ -18,14 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import (
-    AtomicFile,
-    NotARegularFile,
-    read_file,
-    read_regular_file,
-    refuse_links,
-    remove_file,
-)
+from git_gasp.base.fileops import AtomicFile, NotARegularFile, read_regular_file, remove_file
+from git_gasp.base.files import read_file, refuse_links
 from git_gasp.base.ids import new_uuid, now_ms
 from git_gasp.base.record import Record as Value
 from git_gasp.store import holder

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.base.files import read_regular_file
+from git_gasp.base.fileops import read_regular_file
 from git_gasp.odb.gitdirs import Unsure, locate, repository_config_value
 from git_gasp.protocol.manifest import ManifestError, parse_manifest
 from git_gasp.store.joining import remote_state_branch

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from git_gasp.base import git, ignore
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.base.files import SMALL_FILE, atomic_write, read_regular_file
+from git_gasp.base.fileops import read_regular_file
+from git_gasp.base.files import SMALL_FILE, atomic_write
 from git_gasp.protocol.manifest import ManifestError, parse_manifest
 from git_gasp.store.attributes import register_driver, restore_config
 from git_gasp.store.installs import remember_exclude

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from git_gasp.adapters.session_writer import run_id_for
-from git_gasp.base.files import try_lock
+from git_gasp.base.fileops import try_lock
 from git_gasp.store.lease import Lease
 from tests.adapters.samples import CLAUDE_HOOKS, CLAUDE_TRANSCRIPT, CODEX_HOOKS, read_jsonl
 from tests.testing.run import drained, gasp, git, out

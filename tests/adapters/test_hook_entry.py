@@ -29,7 +29,8 @@ HOOK_IMPORTS = frozenset({
     "errno", "fcntl",
     "git_gasp", "git_gasp.adapters", "git_gasp.adapters.hook", "git_gasp.adapters.hook.entry",
     "git_gasp.adapters.hook.queue_files", "git_gasp.adapters.hook.agent_proc", "git_gasp.base",
-    "git_gasp.base.gitdir", "git_gasp.base.files", "git_gasp.base.errors",
+    "git_gasp.base.gitdir", "git_gasp.base.fileops", "git_gasp.base.errors",
+    "git_gasp.base.agentnames",
     "git_gasp.base.record", "git_gasp.store", "git_gasp.store.holder",
 })
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from git_gasp.adapters.payloads import TRIM_HEAD, TRIM_MARK, TRIM_TAIL, trim_payload
-from git_gasp.base.files import try_lock
+from git_gasp.base.fileops import try_lock
 from tests.adapters.samples import CLAUDE_HOOKS, read_jsonl
 from tests.testing.run import drained, gasp, git
 

@@ -1,4 +1,5 @@
-"""The write primitive and the file lock (git_gasp.base.files)."""
+"""Writing through `atomic_write` and `write_output` (git_gasp.base.files): modes, links,
+roots, devices."""
 
 from __future__ import annotations
 
@@ -9,14 +10,8 @@ import threading
 
 import pytest
 
-from git_gasp.base.files import (
-    AtomicFile,
-    FileLocked,
-    UnsafePath,
-    atomic_write,
-    file_lock,
-    try_lock,
-)
+from git_gasp.base.fileops import UnsafePath
+from git_gasp.base.files import atomic_write
 
 
 def test_replaces_the_content_and_keeps_the_mode(tmp_path):
@@ -32,24 +27,6 @@ def test_replaces_the_content_and_keeps_the_mode(tmp_path):
 def test_a_new_file_gets_the_mode_asked_for(tmp_path):
     atomic_write(tmp_path / "x", b"1", mode=0o600)
     assert stat.S_IMODE((tmp_path / "x").stat().st_mode) == 0o600
-
-
-def test_failure_inside_the_block_leaves_the_target_and_no_temp_file(tmp_path):
-    target = tmp_path / "f"
-    target.write_bytes(b"keep")
-    with pytest.raises(RuntimeError), AtomicFile(target) as fh:
-        fh.write(b"half")
-        raise RuntimeError("killed")
-    assert target.read_bytes() == b"keep"
-    assert os.listdir(tmp_path) == ["f"]
-
-
-def test_abort_drops_the_write(tmp_path):
-    fh = AtomicFile(tmp_path / "f")
-    fh.write(b"x")
-    fh.abort()
-    fh.close()  # a no-op after abort
-    assert os.listdir(tmp_path) == []
 
 
 def test_refuses_a_link_at_the_target(tmp_path):
@@ -95,31 +72,6 @@ def test_a_link_is_followed_only_into_the_places_the_caller_allows(tmp_path):
         atomic_write(link, b"x", root=repo, link_targets_within=[repo])
 
 
-def test_file_lock_times_out_with_file_locked(tmp_path):
-    lock = tmp_path / "l"
-    got = threading.Event()
-    release = threading.Event()
-
-    def holder():
-        with file_lock(lock, "test"):
-            got.set()
-            release.wait(5)
-
-    thread = threading.Thread(target=holder)
-    thread.start()
-    got.wait(5)
-    try:
-        with try_lock(lock, 0.05) as held:
-            assert held is False
-        with pytest.raises(FileLocked, match="test lock"), file_lock(lock, "test", timeout=0.05):
-            pass
-    finally:
-        release.set()
-        thread.join()
-    with try_lock(lock, 0.05) as held:
-        assert held is True
-
-
 # --- write_output: the file a user named with -o ------------------------------------
 
 
@@ -153,7 +105,8 @@ def test_write_output_on_a_full_device_is_an_error_and_leaves_it_a_device():
 
 
 def test_write_output_refuses_a_directory_and_replaces_a_regular_file(tmp_path):
-    from git_gasp.base.files import UnsafePath, write_output
+    from git_gasp.base.fileops import UnsafePath
+    from git_gasp.base.files import write_output
 
     with pytest.raises(UnsafePath, match="a directory; refusing"):
         write_output(tmp_path, b"x")
@@ -166,7 +119,8 @@ def test_write_output_refuses_a_directory_and_replaces_a_regular_file(tmp_path):
 def test_write_output_under_a_root_never_writes_through_a_link(tmp_path):
     """With `root` (a default path in the git dir), a link there to a device is refused
     as atomic_write refuses it, not followed to the device."""
-    from git_gasp.base.files import UnsafePath, write_output
+    from git_gasp.base.fileops import UnsafePath
+    from git_gasp.base.files import write_output
 
     link = tmp_path / "view.html"
     link.symlink_to("/dev/null")

@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from git_gasp.base.files import UnsafePath, atomic_write, refuse_links
+from git_gasp.base.fileops import UnsafePath
+from git_gasp.base.files import atomic_write, refuse_links
 
 
 def test_a_writer_returns_a_path_whatever_it_was_given(tmp_path):

@@ -20,7 +20,7 @@ _MODE = re.compile(r"^[rwaxbt+]+$")
 _MODULES = {"os", "io", "gzip", "bz2", "lzma", "tarfile", "zipfile", "codecs"}
 _PATH_METHODS = {"read_bytes", "read_text", "write_bytes", "write_text"}
 
-_HELPER = "the helper itself, in base/files.py"
+_HELPER = "the helper itself, in base/fileops.py"
 _CREATED = "a file this process creates itself: O_CREAT | O_EXCL | O_NOFOLLOW, then renamed"
 _DIRECTORY = "a directory opened read-only to fsync it; nothing is read"
 _PROC = "the kernel's /proc, not a file of any repository"
@@ -34,12 +34,14 @@ _LOG_OBJECT = ("AppendLog.read_bytes (store/append.py), which reads through "
 
 # (module under git_gasp/, enclosing function) -> why it may open a file itself
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("base/files.py", "open_regular"): _HELPER + ": O_NOFOLLOW | O_NONBLOCK, fstat",
-    ("base/files.py", "open_output"): _HELPER + ": O_NOFOLLOW | O_NONBLOCK, fstat",
-    ("base/files.py", "AtomicFile.__init__"): _HELPER + "; " + _CREATED,
-    ("base/files.py", "_Flock.acquire"): _HELPER + ": a lock file (O_NOFOLLOW), flocked, never "
+    ("base/fileops.py", "open_regular"): _HELPER + ": O_NOFOLLOW | O_NONBLOCK, fstat",
+    ("base/fileops.py", "open_output"): _HELPER + ": O_NOFOLLOW | O_NONBLOCK, fstat",
+    ("base/fileops.py", "AtomicFile.__init__"): _HELPER + "; " + _CREATED,
+    ("base/fileops.py", "_Flock.acquire"): _HELPER + ": a lock file (O_NOFOLLOW), flocked, never "
     "read",
-    ("base/files.py", "fsync_dir"): _DIRECTORY,
+    ("base/fileops.py", "fsync_dir"): _DIRECTORY,
+    ("adapters/hook/drain.py", "main"): "os.devnull, put on stdout while a SessionStart's "
+    "drainer works (the agent reads that stdout: only the held queue's message goes there)",
     ("base/files.py", "write_output"): _ARGUMENT + ": a character device or FIFO the "
     "user named as output, written to as a shell's > would (never replaced by a file)",
     ("store/append.py", "_fsync_dir"): _DIRECTORY,

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_gasp.base.files import file_lock
+from git_gasp.base.fileops import file_lock
 from tests.e2e.servers import (
     PROMPT,
     ClaudeHandler,

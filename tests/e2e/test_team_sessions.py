@@ -53,7 +53,9 @@ def _session(claude_bin: Path, repo: Path, home: Path) -> None:
     _ok(repo, "status")  # a command that opens the state drains what the hooks queued
 
 
-def test_two_clones_share_one_history_through_a_bare_remote(claude_bin, tmp_path, monkeypatch):
+def _first_person(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
+    """(a bare remote, Alice's new project: README.md written, origin the remote); each
+    clone's git identity is its own (the hermetic GIT_AUTHOR_* are dropped)."""
     for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
                  "GIT_COMMITTER_EMAIL"):
         monkeypatch.delenv(name, raising=False)
@@ -64,9 +66,14 @@ def test_two_clones_share_one_history_through_a_bare_remote(claude_bin, tmp_path
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=alice, check=True)
     _person(alice, "Alice")
     (alice / "README.md").write_text("# app\n")
+    git(alice, "remote", "add", "origin", str(bare))
+    return bare, alice
+
+
+def test_two_clones_share_one_history_through_a_bare_remote(claude_bin, tmp_path, monkeypatch):
+    bare, alice = _first_person(tmp_path, monkeypatch)
     git(alice, "add", "README.md")
     git(alice, "commit", "-qm", "the project")
-    git(alice, "remote", "add", "origin", str(bare))
     git(alice, "push", "-q", "origin", "main")
     # the first person: README's "Your own project" steps, then sync
     _ok(alice, "install")
@@ -99,3 +106,39 @@ def test_two_clones_share_one_history_through_a_bare_remote(claude_bin, tmp_path
     assert git(alice, "rev-parse", "gasp/state") == git(bob, "rev-parse", "gasp/state")
     log = _ok(alice, "log")
     assert "(by Alice)" in log and "(by Bob)" in log, log
+
+
+def test_a_clone_that_never_ran_init_keeps_its_session_until_it_does(claude_bin, tmp_path,
+                                                                      monkeypatch):
+    """Issue 41's third clone: the project's committed `.claude/settings.json` carries the
+    hooks, the clone never ran `init`. Its session is held (redacted, in the git dir),
+    the person is told once what to run, and after `init --branch` (joining) the session
+    is in the log."""
+    bare, alice = _first_person(tmp_path, monkeypatch)
+    _ok(alice, "install")
+    _ok(alice, "init", "--branch")
+    _ok(alice, "adapt", "claude-code", "install")  # project scope: committed for the team
+    git(alice, "add", "README.md", ".claude/settings.json")
+    git(alice, "commit", "-qm", "the project, its agent hooks")
+    git(alice, "push", "-q", "origin", "main")
+    _ok(alice, "sync")
+    carol = tmp_path / "carol"
+    git(tmp_path, "clone", "-q", str(bare), str(carol))
+    _person(carol, "Carol")
+    session = agents.run_claude(claude_bin, carol, tmp_path / "home-carol")
+    assert session.proc.returncode == 0, session.describe()
+    assert session.transcript is not None, session.describe()
+    lines = [json.loads(x) for x in session.transcript.read_text().splitlines() if x.strip()]
+    told = [a["content"] for a in (x.get("attachment") or {} for x in lines)
+            if a.get("type") == "hook_system_message"]  # what Claude Code shows the person
+    assert len(told) == 1 and "run `git gasp init --branch`" in told[0], told
+    held = sorted((carol / ".git" / "gasp" / "queue" / "held").iterdir())
+    assert held and not (carol / "state").exists()
+    joined = _ok(carol, "init", "--branch")
+    assert "joined agent" in joined and "hook event(s) held while the project had no state" \
+        in joined, joined
+    runs = _runs(carol)
+    assert [r["props"]["metadata"].get("person") for r in runs] == ["Carol"], runs
+    assert gasp(carol, "check").returncode == 0
+    tree = git(carol, "ls-tree", "--name-only", "main").split()
+    assert not set(tree) & set(STATE_NAMES), tree

@@ -19,6 +19,7 @@ import yaml
 
 from git_gasp.githooks import managers
 from git_gasp.githooks.manager_config import SHIPPED_IDS, runs_guard
+from tests.testing.repos import init_branch, make_project
 from tests.testing.run import gasp, git, out
 
 pytestmark = pytest.mark.slow  # doctor runs git a dozen times per call
@@ -288,3 +289,19 @@ def test_json_is_the_same_findings_and_exit_codes_are_documented(agent):
     assert gasp(agent, "doctor", "--bogus").returncode == 2
     page = (REPO_ROOT / "man" / "git-gasp-doctor.1").read_text()
     assert "--json" in page.replace("\\-", "-") and ".SH EXIT STATUS" in page
+
+
+def test_the_projects_queue_is_seen_when_the_state_is_beside_it(tmp_path):
+    """`init --branch`: the agent hooks queue in the project's git dir, the state's own
+    git dir is the worktree's; doctor run in the project reports both."""
+    project = make_project(tmp_path / "app")
+    init_branch(project)
+    failed = project / ".git" / "gasp" / "queue" / "failed"
+    failed.mkdir(parents=True)
+    name = f"{time.time_ns():020d}-00000042-abcd1234.claude-code.payload"
+    (failed / name).write_text("{}")
+    (failed / f"{name}.why").write_text("not understood: not a hook payload\n")
+    code, found = findings(project)
+    queue = [f for f in found if f["topic"] == "queue"]
+    assert [f["level"] for f in queue] == ["warn"], queue
+    assert str(failed / name) in queue[0]["what"] and "not a hook payload" in queue[0]["what"]

@@ -57,7 +57,7 @@ def test_session_ids_that_would_break_the_file_are_refused(bad):
 
 
 def test_a_new_config_is_private_and_a_linked_one_is_refused(home, tmp_path):
-    from git_gasp.base.files import UnsafePath
+    from git_gasp.base.fileops import UnsafePath
 
     with cfgmod.editing() as cfg:
         cfg.default_repo = "/srv/memory"

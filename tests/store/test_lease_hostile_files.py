@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.base.files import NotARegularFile, read_regular_file
+from git_gasp.base.fileops import NotARegularFile, read_regular_file
 from tests.testing.run import gasp, out
 
 LEASE = ".agent/lease"

@@ -16,7 +16,9 @@ Claude Code and Codex run it on every hook event (``adapt … install`` writes i
    git_gasp.adapters.hook.drain DIR``): on ``SessionStart``, ``Stop`` and ``SessionEnd`` (the
    events that close runs: a session's own, or those of sessions that ended unseen)
    the hook runs one and waits for it, with the hook's stderr, so a boundary commit
-   that failed is said where the agent shows hook output, and the session's start is
+   that failed is said where the agent shows hook output (at ``SessionStart`` with its
+   stdout too: where there is no state yet, the drainer says once per session what to
+   run, ``held.py``), and the session's start is
    recorded before it goes on (the agent may kill a
    slow hook: the entry is queued already and the next drain records it); on every
    other event, when no process holds the queue's lock, it starts one detached (its own
@@ -28,10 +30,12 @@ It never fails the agent: whatever goes wrong is logged to ``<gitdir>/gasp/adapt
 and it exits 0 (a wrong command line exits 1, which the agent shows and ignores).
 
 Its imports are the point of this module (it runs twice per tool call): the standard
-library's ``os``, ``sys``, ``time``, ``fcntl`` and what ``base.files`` uses; no json,
-which imports ``re`` and compiles its patterns, costing nearly as much as starting
-Python (`top_string` reads the two top-level strings the hook needs from the bytes;
-``tests/adapters/test_hook_entry_imports.py`` holds the list).
+library's ``os``, ``sys``, ``time``, ``fcntl`` and what ``base.fileops`` uses
+(``tests/adapters/test_hook_entry.py`` holds the list); no json, which imports ``re``
+and compiles its patterns: importing it on top of this module costs 30.5 M instructions
+(callgrind, ``python -S``), more than starting Python (27.8 M) and twice all the rest
+of its imports (15.2 M), so `top_string` reads the two top-level strings the hook
+needs from the bytes, and json is loaded only for a payload it cannot read plainly.
 """
 
 from __future__ import annotations
@@ -91,15 +95,18 @@ def payload_cwd(data: bytes) -> str | None:
     return cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
 
 
-def start_drainer(start: str, *, report_since_ms: int | None = None) -> None:
+def start_drainer(start: str, *, report_since_ms: int | None = None,
+                  tell: str | None = None) -> None:
     """Run ``python -m git_gasp.adapters.hook.drain`` for `start`: with `report_since_ms`,
     waited for, with this process's stderr (it reports the boundary commits that failed
-    since), else detached (a session of its own, every standard stream on /dev/null) and
-    left running."""
+    since) and, with `tell` (the session's id, at its start), its stdout (where payloads
+    are held for want of a state, it says what to run), else detached (a session of its
+    own, every standard stream on /dev/null) and left running."""
     wait = report_since_ms is not None
     argv = [sys.executable, "-P", "-m", DRAINER,
-            *(["--report", str(report_since_ms)] if wait else []), "--", start]
-    streams = (0, 1) if wait else (0, 1, 2)
+            *(["--report", str(report_since_ms)] if wait else []),
+            *(["--tell", tell] if wait and tell is not None else []), "--", start]
+    streams = ((0,) if tell is not None else (0, 1)) if wait else (0, 1, 2)
     actions = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in streams]
     pid = os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions,
                          setsid=not wait)
@@ -128,8 +135,9 @@ def run(data: bytes, agent: str | None = None, repo: str | None = None) -> None:
         if not sys.executable:
             keep(entry)
             log(gdir, "no Python to start a drainer with; the next command records the queue")
-        elif top_string(data, "hook_event_name") in BOUNDARY_EVENTS:
-            start_drainer(start, report_since_ms=began_ms)
+        elif (event := top_string(data, "hook_event_name")) in BOUNDARY_EVENTS:
+            tell = (top_string(data, "session_id") or "-") if event == "SessionStart" else None
+            start_drainer(start, report_since_ms=began_ms, tell=tell)
         elif not lock_held(gdir):
             start_drainer(start)
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent

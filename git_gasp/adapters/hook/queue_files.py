@@ -8,7 +8,7 @@ renamed (so it is always whole), mode 0600 (it may hold secrets until it is drai
 under the git dir (never committed). Entries are drained in name order, which is the
 order the hooks queued them. ``hook.lock`` (flock) is held by whoever drains;
 ``adapter.log`` says what happened. The agent hook (``hook/entry.py``) imports this
-module, so it imports nothing beyond `base.files`; the drain is ``hook_queue.py``.
+module, so it imports nothing beyond `base.fileops`; the drain is ``hook_queue.py``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 import time
 
-from git_gasp.base.files import (
-    atomic_write,
-    exists,
+from git_gasp.base.agentnames import AGENTS
+from git_gasp.base.fileops import (
+    AtomicFile,
     fsync_dir,
     move_into_place,
     open_output,
@@ -26,7 +26,6 @@ from git_gasp.base.files import (
     try_lock,
 )
 
-AGENTS = ("claude-code", "codex")
 ENTRY_SUFFIXES = (".payload", ".json")  # this git-gasp's entries, an older one's
 LOCK_NAME = "hook.lock"
 LOG_MAX_BYTES = 1 << 20
@@ -45,8 +44,10 @@ def enqueue(gdir: str, agent: str | None, data: bytes, pid: int | None = None) -
     tag = agent if agent in AGENTS else "detect"
     who = pid if pid is not None else os.getpid()
     name = f"{time.time_ns():020d}-{who:08d}-{os.urandom(4).hex()}.{tag}.payload"
-    return atomic_write(os.path.join(queue_dir(gdir), name), data, root=os.path.dirname(gdir),
-                        make_parents=True, mode=0o600, durable=False)
+    with AtomicFile(os.path.join(queue_dir(gdir), name), root=os.path.dirname(gdir),
+                    make_parents=True, mode=0o600, durable=False) as fh:
+        fh.write(data)
+    return fh.path
 
 
 def keep(*entries: str) -> None:
@@ -74,13 +75,28 @@ def keep(*entries: str) -> None:
         fsync_dir(os.path.dirname(kept))
 
 
+def held_dir(gdir: str) -> str:
+    """Where payloads queued in a repository with no agent state yet wait, redacted, for
+    ``git gasp init --branch``: ``<gitdir>/gasp/queue/held`` (``adapters/hook/held.py``)."""
+    return os.path.join(queue_dir(gdir), "held")
+
+
+def held(gdir: str) -> list[str]:
+    """The held entries (paths), oldest first."""
+    return _entries(held_dir(gdir))
+
+
 def queued(gdir: str) -> list[str]:
     """The queue's entries (paths), oldest first."""
+    return _entries(queue_dir(gdir))
+
+
+def _entries(directory: str) -> list[str]:
     try:
-        names = os.listdir(queue_dir(gdir))
+        names = os.listdir(directory)
     except OSError:  # no queue yet
         return []
-    return sorted(os.path.join(queue_dir(gdir), name) for name in names
+    return sorted(os.path.join(directory, name) for name in names
                   if name.endswith(ENTRY_SUFFIXES) and not name.startswith("."))
 
 
@@ -99,7 +115,7 @@ def log(gdir: str | os.PathLike | None, message: str) -> None:
         return
     try:
         path = os.path.join(gdir, "adapter.log")
-        if exists(path) and os.stat(path).st_size > LOG_MAX_BYTES:
+        if os.path.exists(path) and os.stat(path).st_size > LOG_MAX_BYTES:
             move_into_place(path, os.path.join(gdir, "adapter.log.1"),
                             root=os.path.dirname(os.fspath(gdir)))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")

@@ -129,8 +129,9 @@ def _install(agent: str, path: Path, uninstall: bool, *, scope: str = "project")
 
 def _agent_root_note(repo: Path) -> None:
     if find_agent_root(repo) is None:
-        click.echo(f"note: {repo} is not inside an agent repo (no AGENT.md); the hooks record "
-                   "nothing until you run `git gasp init` there", err=True)
+        click.echo(f"note: {repo} has no agent state yet; the hooks hold what they see "
+                   "(redacted, in the git dir) until you run `git gasp init --branch` there",
+                   err=True)
 
 
 def _prime(agent: str, repo: Path) -> None:

@@ -91,7 +91,7 @@ def doctor(path: str | None, as_json: bool) -> int:
     """Check that hooks, merge driver, lease, log, hook queue and ignores are set up in
     this clone."""
     root = _root(path)
-    findings = diagnose(root) + _mcp_findings(root)
+    findings = diagnose(root, project=Path(path or ".").resolve()) + _mcp_findings(root)
     if as_json:
         click.echo(json.dumps([f.to_json() for f in findings], indent=2))
         return exit_status(findings)

@@ -1,5 +1,7 @@
 """`git gasp init`: create a conformant agent repo (Part I layout) with a first commit,
-at PATH or, with --branch, on its own branch beside an existing project."""
+at PATH or, with --branch, on its own branch beside an existing project. With --branch
+(new, joined or attached again) it then records the hook payloads held in the
+project's git dir while it had no state (``adapters/hook/held.py``)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from git_gasp.adapters.live import LOCK_WAIT_S, drain_pending
 from git_gasp.base.errors import UsageError
 from git_gasp.githooks.install import install_for_init
 from git_gasp.store.joining import remote_state_branch
@@ -50,6 +53,7 @@ def _init_branch(project, branch: str, worktree, agent_id: str | None) -> int:
     if again is not None:  # the project's own state branch, left by `git gasp uninstall`
         click.echo(f"attached again to agent {again[0]}: branch {branch}, checked out in "
                    f"{again[1]}")
+        _record_held(project)
         return 0
     remote = remote_state_branch(project, branch)
     if remote is not None:
@@ -59,6 +63,7 @@ def _init_branch(project, branch: str, worktree, agent_id: str | None) -> int:
                f"checked out in {where}")
     click.echo("every git gasp command run in this project now reads and writes that "
                "state; your working branch gets no commit and no file")
+    _record_held(project)
     _next()
     return 0
 
@@ -78,7 +83,16 @@ def _join(project, remote: str, branch: str, worktree, agent_id: str | None) -> 
     click.echo("every git gasp command run in this project now reads and writes that "
                "state; git gasp sync shares it; your working branch gets no commit and "
                "no file")
+    _record_held(project)
     return 0
+
+
+def _record_held(project: Path) -> None:
+    """Record the agent sessions whose hooks ran before the project had a state (held,
+    redacted, in its git dir), now that it has one."""
+    recorded = drain_pending(project, lock_wait_s=LOCK_WAIT_S).recorded
+    if recorded:
+        click.echo(f"recorded {recorded} hook event(s) held while the project had no state")
 
 
 def _next() -> None:

@@ -16,7 +16,8 @@ import click
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import NotARegularFile, open_file, read_file
+from git_gasp.base.fileops import NotARegularFile
+from git_gasp.base.files import open_file, read_file
 from git_gasp.cli.commands.lease import lease_json, status_line
 from git_gasp.cli.options import CONTEXT
 from git_gasp.githooks.doctor import diagnose

@@ -16,7 +16,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from git_gasp.base.files import open_file, open_regular
+from git_gasp.base.fileops import open_regular
+from git_gasp.base.files import open_file
 from git_gasp.conformance.history.result import WORKTREE_HINT
 from git_gasp.conformance.history.tipfacts import EXTENDS, SAME, TipFacts
 from git_gasp.conformance.history.walk import Walker

@@ -48,7 +48,8 @@ from typing import BinaryIO
 
 from git_gasp.base.digest import is_object_id
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import AtomicFile, open_file
+from git_gasp.base.fileops import AtomicFile
+from git_gasp.base.files import open_file
 from git_gasp.base.record import Record
 from git_gasp.conformance.saved.lineindex import LINE_MASK, Keys, Offsets, flat, offset_words
 from git_gasp.conformance.saved.stamps import CHECKED, checked_stamp, is_stamp, stamp_of, vouch

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import AtomicFile, open_file
+from git_gasp.base.fileops import AtomicFile
+from git_gasp.base.files import open_file
 
 CHECKED = ".checked"  # beside a whole entry: the stamp it had when last checked in full
 _NONE = b"-"
