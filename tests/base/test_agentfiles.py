@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.base.agentfiles import MAX_DEPTH, read_settings
+from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.errors import FormatError
 from git_gasp.base.files import SMALL_FILE
 from tests.testing.run import gasp, out

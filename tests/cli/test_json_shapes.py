@@ -71,8 +71,9 @@ def test_status_shape(agent):
     keys_ok("git gasp status --json", status)
     assert set(status["location"]) == {"kind", "branch", "path"}
     assert set(status["branch"]) == {"name", "upstream", "ahead", "behind"}
-    assert set(status["uncommitted"]) == {"log", "events"}
-    assert set(status["last_check"]) == {"head", "conformant", "failed", "ts_ms", "at_head"}
+    assert set(status["uncommitted"]) == {"log", "events", "missing"}
+    assert set(status["last_check"]) == {"head", "conformant", "failed", "ts_ms", "at_head",
+                                     "changed_since"}
     for finding in status["wiring"]:
         keys_ok("git gasp doctor --json", finding)
 
