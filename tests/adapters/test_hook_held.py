@@ -18,6 +18,9 @@ from git_gasp.adapters.live import drain_pending
 from tests.testing.repos import make_project, shared_project
 from tests.testing.run import gasp, git, git_gasp_exe, out
 
+# replays sessions through the installed hook and drainer, then init --branch
+pytestmark = pytest.mark.slow
+
 HOOK = str(Path(git_gasp_exe()[0]).with_name("git-gasp-hook"))
 SECRET = "AKIAIOSFODNN7EXAMPLE"
 

@@ -12,6 +12,8 @@ import pytest
 from tests.testing.repos import shared_project
 from tests.testing.run import gasp, git, out
 
+pytestmark = pytest.mark.slow  # clones and state branches set up through the CLI for each test
+
 
 @pytest.fixture
 def shared(tmp_path: Path) -> tuple[Path, Path]:

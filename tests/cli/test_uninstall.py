@@ -7,8 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.testing.repos import make_project
 from tests.testing.run import gasp, git, out
+
+# every test sets a project up through the CLI (init --branch, adapt install,
+# install-hooks) and takes it back
+pytestmark = pytest.mark.slow
 
 SETUP = (("init", "--branch"), ("install",),
          ("adapt", "claude-code", "install", "--mcp"),

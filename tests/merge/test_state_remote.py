@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.testing.repos import init_branch, make_project, record_run
 from tests.testing.run import gasp, git, out
+
+pytestmark = pytest.mark.slow  # real syncs to remotes through the CLI
 
 
 def test_a_relative_remote_url_resolves_against_the_project(tmp_path: Path) -> None:

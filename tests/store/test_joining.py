@@ -13,6 +13,9 @@ import pytest
 from tests.testing.repos import make_project, record_run, shared_project
 from tests.testing.run import gasp, git, out
 
+# clones through a bare remote and joins through the CLI: many git processes a test
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def shared(tmp_path: Path) -> tuple[Path, Path]:

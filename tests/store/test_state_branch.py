@@ -68,6 +68,7 @@ def test_every_command_in_the_project_reads_and_writes_the_state(project):
     assert gasp(sub, "fold").returncode == 0  # from a subdirectory too
 
 
+@pytest.mark.slow  # a whole Claude Code session replayed through the hooks
 def test_a_claude_code_session_commits_to_the_state_branch_only(project):
     _init(project)
     head = git(project, "rev-parse", "HEAD")
