@@ -164,14 +164,19 @@ def check_link_target(path: str | os.PathLike,
                      + " and ".join(str(p) for p in allowed) + "; refusing to write through it")
 
 
-def fsync_dir(directory: str | os.PathLike) -> None:
-    """fsync a directory so a new entry in it survives a crash (best effort)."""
+def sync_dir(directory: str | os.PathLike) -> None:
+    """fsync a directory so a new entry in it survives a crash (raises OSError)."""
+    fd = os.open(directory, os.O_RDONLY)
     try:
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(directory: str | os.PathLike) -> None:
+    """`sync_dir`, best effort: a failure is ignored."""
+    try:
+        sync_dir(directory)
     except OSError:
         pass
 

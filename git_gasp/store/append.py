@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from git_gasp.base.errors import GaspError
+from git_gasp.base.fileops import sync_dir
 from git_gasp.base.files import open_file, refuse_links
 from git_gasp.base.git import run
 from git_gasp.protocol.envelope import (
@@ -320,11 +321,7 @@ def _write_durably(fd: int, data: bytes, old_size: int, rel: str, fsync: bool) -
 
 def _fsync_dir(directory: str, rel: str) -> None:
     try:
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        sync_dir(directory)
     except OSError as exc:
         raise LogError(f"{rel} was written but its directory could not be synced: "
                        f"{exc.strerror}") from None

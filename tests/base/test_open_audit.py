@@ -39,12 +39,11 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("base/fileops.py", "AtomicFile.__init__"): _HELPER + "; " + _CREATED,
     ("base/fileops.py", "_Flock.acquire"): _HELPER + ": a lock file (O_NOFOLLOW), flocked, never "
     "read",
-    ("base/fileops.py", "fsync_dir"): _DIRECTORY,
+    ("base/fileops.py", "sync_dir"): _DIRECTORY,
     ("adapters/hook/drain.py", "main"): "os.devnull, put on stdout while a SessionStart's "
     "drainer works (the agent reads that stdout: only the held queue's message goes there)",
     ("base/files.py", "write_output"): _ARGUMENT + ": a character device or FIFO the "
     "user named as output, written to as a shell's > would (never replaced by a file)",
-    ("store/append.py", "_fsync_dir"): _DIRECTORY,
     ("store/append.py", "_open_append"): "the log's append: O_APPEND | O_NOFOLLOW | "
                                          "O_NONBLOCK, refused unless a regular file (fstat)",
     ("store/lease.py", "Lease._create"): _CREATED,
