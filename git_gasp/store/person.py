@@ -13,6 +13,7 @@ import os
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
+from git_gasp.redact.redactor import Redactor
 
 _KEYS = r"^gasp\.(person|personemail)$"
 _TRUE = ("true", "yes", "on", "1")
@@ -20,7 +21,13 @@ _TRUE = ("true", "yes", "on", "1")
 
 def person(root: str | os.PathLike) -> str | None:
     """The person a run started at the agent `root` records, or None (no identity, or
-    ``gasp.person`` set empty)."""
+    ``gasp.person`` set empty); redacted like everything else stored (a token pasted
+    into a name field stays out of the log)."""
+    who = _configured_person(root)
+    return Redactor(entropy=False).text(who) if who else who
+
+
+def _configured_person(root: str | os.PathLike) -> str | None:
     try:
         proc = git.run(root, "config", "-z", "--get-regexp", _KEYS, check=False)
     except GaspError:

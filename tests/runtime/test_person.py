@@ -54,3 +54,16 @@ def test_the_person_is_configurable(project: Path, config: dict, expect: str | N
         git(project, "config", key, value)
     assert gasp(project, "run", "start", "--task", "t").returncode == 0
     assert _started(project)["payload"]["metadata"].get("person") == expect
+
+
+def test_a_token_in_the_name_field_is_redacted(tmp_path, monkeypatch):
+    """A GitHub token pasted into gasp.person never reaches the log as it was."""
+    from git_gasp.store.person import person
+    from tests.testing.run import git
+
+    git(tmp_path, "init", "-q")
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    git(tmp_path, "config", "gasp.person", f"Mallory {token}")
+    who = person(tmp_path)
+    assert who is not None and who.startswith("Mallory ") and token not in who
+    assert "[REDACTED:" in who
