@@ -70,7 +70,15 @@ import traceback
 
 from git_gasp.adapters.hook.entry import payload_cwd
 from git_gasp.adapters.hook.held import hold, release
-from git_gasp.adapters.hook.queue_files import LOCK_NAME, enqueue, held, keep, log, queued
+from git_gasp.adapters.hook.queue_files import (
+    LOCK_NAME,
+    enqueue,
+    held,
+    keep,
+    lock_held,
+    log,
+    queued,
+)
 from git_gasp.adapters.hook_queue import Drained, drain
 from git_gasp.adapters.sync_hook import run_requested
 from git_gasp.base import git
@@ -128,6 +136,11 @@ def drain_pending(start: str | os.PathLike, *, lock_wait_s: float = 0.0,
         return result
     qgdir = os.path.join(gitdir, "gasp")
     if not queued(qgdir) and not held(qgdir):
+        if lock_wait_s > 0 and lock_held(qgdir):
+            # a drainer took the last entries and is still recording them (it holds the
+            # lease): wait for it to finish, so that the caller's write finds the lease free
+            with try_lock(os.path.join(qgdir, LOCK_NAME), lock_wait_s):
+                pass
         return result
     deadline = time.monotonic() + (budget() if budget_s is None else budget_s)
     try:

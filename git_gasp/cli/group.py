@@ -86,7 +86,7 @@ def record_queued() -> None:
     reads the state (waiting for a drainer at work), so that it sees every event."""
     import os
 
-    from git_gasp.adapters.hook.queue_files import queued
+    from git_gasp.adapters.hook.queue_files import lock_held, queued
     from git_gasp.base.gitdir import find_git_dir
 
     try:
@@ -94,8 +94,9 @@ def record_queued() -> None:
     except OSError:
         return
     gitdir = find_git_dir(here)
-    if gitdir is None or not queued(os.path.join(gitdir, "gasp")):
-        return  # the common case: nothing queued, nothing more imported
+    qgdir = os.path.join(gitdir, "gasp") if gitdir is not None else None
+    if qgdir is None or not (queued(qgdir) or lock_held(qgdir)):
+        return  # the common case: nothing queued, no drainer at work, nothing more imported
     from git_gasp.adapters.live import LOCK_WAIT_S, drain_pending
 
     drain_pending(here, lock_wait_s=LOCK_WAIT_S)

@@ -5,6 +5,8 @@ state; `doctor`, which reports the queue, leaves it as it is."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from git_gasp.adapters.hook.queue_files import enqueue, queued
 from tests.testing.run import gasp, out
@@ -34,3 +36,35 @@ def test_from_a_subdirectory_too(agent):
     proc = gasp(agent / "state", "status")
     assert proc.returncode == 0, out(proc)
     assert not queued(gdir)
+
+
+DRAINER = """
+import os, sys, time
+from git_gasp.base.fileops import try_lock
+from git_gasp.store.lease import Lease
+gdir, root = sys.argv[1], sys.argv[2]
+with try_lock(os.path.join(gdir, "hook.lock"), 5) as got:
+    assert got
+    lease = Lease(root, f"git-gasp-hook-{os.getpid()}")
+    lease.ensure()
+    print("ready", flush=True)
+    time.sleep(1.5)  # recording the entries it took out of the queue
+    lease.release()
+"""
+
+
+def test_a_write_waits_for_a_drainer_that_emptied_the_queue(agent):
+    """A drainer took the last entries out of the queue and still holds the lease while it
+    records them: a write right then waits for it instead of being refused."""
+    gdir = agent / ".git" / "gasp"
+    gdir.mkdir(exist_ok=True)
+    drainer = subprocess.Popen([sys.executable, "-c", DRAINER, str(gdir), str(agent)],
+                               stdout=subprocess.PIPE)
+    try:
+        assert drainer.stdout.readline() == b"ready\n"
+        assert not queued(str(gdir))
+        proc = gasp(agent, "record", "observation", "--summary", "noted meanwhile")
+    finally:
+        drainer.wait(10)
+    assert proc.returncode == 0, out(proc)
+    assert "noted meanwhile" in out(gasp(agent, "log"))
