@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
+
 from git_gasp.adapters.claude_code import parse_transcript
 
 
@@ -44,6 +46,7 @@ def calls(turns: int) -> tuple[int, int]:
 
 
 
+@pytest.mark.slow  # parses 15,000 turns under the profiler: a scale test, not a unit
 def test_import_work_grows_linearly_from_1k_to_8k_turns():
     small, big = calls(1000), calls(8000)
     assert (small[1], big[1]) == (4000, 32000)  # four records a turn
