@@ -12,7 +12,8 @@ at NEW do not start with those at OLD (a file the manifest moves is looked for w
 NEW's manifest puts it), is refused. Protected: the ``gasp.protect`` globs (default
 ``refs/heads/*``). The agent root is the top of the tree, or ``gasp.root``. With
 `check`, each update check 4 accepts has its appended log lines judged by
-``receive_check``.
+``receive_check``. Every pushed commit is scanned for secrets it adds to a state file
+(``receive_secrets``).
 
 During pre-receive the pushed objects sit in a quarantine directory git names in the
 environment (``GIT_QUARANTINE_PATH``): the walker reads them from there and the rest
@@ -26,6 +27,7 @@ from pathlib import Path
 from git_gasp.conformance.history.walk import Walker
 from git_gasp.guard.push import Refusal, Settings, Update, git_run, object_store, reach
 from git_gasp.guard.receive_check import check_appended
+from git_gasp.guard.receive_secrets import pushed_secrets
 from git_gasp.odb.database import ObjectDatabase
 from git_gasp.odb.objects import ObjectError
 from git_gasp.protocol.appendonly import LOG_PATH
@@ -108,6 +110,13 @@ def check_push(git_dir: Path, updates: list[tuple[str, str, str]], *,
                                update.head)
             refusals += rewound
             update.refused = update.refused or bool(rewound)
+    scanned: set[bytes] = set()
+    for update in live:  # the secret rule, on every pushed commit once
+        if update.head is not None:
+            commits = [c for c in reach(walker, update.head, pushed)[0] if c not in scanned]
+            scanned.update(commits)
+            refusals += pushed_secrets(ObjectDatabase(store), settings.root, update.ref,
+                                       commits)
     if check:
         refusals += check_appended(git_dir, walker, live, pushed)
     return refusals
