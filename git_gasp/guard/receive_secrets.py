@@ -56,7 +56,7 @@ def _commit_secrets(odb: ObjectDatabase, root: bytes, ref: str, sha: bytes, tree
                     allowed = _allowlist(odb, tree, prefix)
                 if secret.fingerprint not in allowed:
                     out.append(Refusal(
-                        ref, f"a {secret.kind} secret (fingerprint {secret.fingerprint}) "
+                        ref, f"{secret.kind} secret (fingerprint {secret.fingerprint}) "
                         "must never enter the history: remove it from the commit, or `git "
                         f"gasp forget --fingerprint {secret.fingerprint}` once it is "
                         f"committed; a false positive goes in {ALLOWLIST_REL}",

@@ -87,7 +87,7 @@ def check_secrets(guard: Sides) -> None:
                 if secret.fingerprint in allowed:
                     continue
                 guard.reject(path, secret.line, SECRET_RULE,
-                             f"a {secret.kind} secret (fingerprint {secret.fingerprint})",
+                             f"{secret.kind} secret (fingerprint {secret.fingerprint})",
                              SECRET_FIX.format(path="{path}", fingerprint=secret.fingerprint))
 
 

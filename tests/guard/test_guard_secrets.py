@@ -43,7 +43,7 @@ def test_a_hand_appended_aws_key_pair_is_refused_by_file_line_and_detector(agent
     err = proc.stderr.decode()
     assert proc.returncode != 0
     fp = fingerprint("aws_access_key", AWS)
-    assert f"{LOG}:{lines - 1}: [secret] a aws_access_key secret (fingerprint {fp})" in err, err
+    assert f"{LOG}:{lines - 1}: [secret] aws_access_key secret (fingerprint {fp})" in err, err
     assert f"git gasp forget --fingerprint {fp}" in err and ".agent/secrets-allow" in err
     assert AWS not in err and AWS_SECRET not in err and AWS[4:12] not in err
     assert "high_entropy" in err  # the secret access key, by the entropy detector

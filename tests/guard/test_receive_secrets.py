@@ -36,9 +36,9 @@ def test_a_crafted_push_adding_secrets_is_refused(agent: Path, tmp_path: Path):
     err = proc.stderr.decode()
     assert proc.returncode != 0
     fp = fingerprint("github_token", TOKENS["github_token"])
-    assert f"commit {sha[:12]} memory/facts.jsonl:1: a github_token secret (fingerprint {fp})" \
+    assert f"commit {sha[:12]} memory/facts.jsonl:1: github_token secret (fingerprint {fp})" \
         in err, err
-    assert "skills/k/SKILL.md:2: a private_key secret" in err
+    assert "skills/k/SKILL.md:2: private_key secret" in err
     assert TOKENS["github_token"] not in err and TOKENS["private_key"].split("\n")[1] not in err
     assert head_of(remote) == before
     allow = rogue / ".agent" / "secrets-allow"
