@@ -7,6 +7,9 @@ The state files are those of `guard.secrets_rule` (the log, ``memory/``, ``journ
 (``gasp/secret-scan.json``: per file its scanned length, the sha256 of those bytes and
 the findings), so a file that only grew is scanned from where the last check stopped:
 the redactor's cost is paid once per line, not once per `check`.
+
+Also a note when the upstream of the state branch was rewritten by a `git gasp forget`
+this clone has not made (`store.forget.upstream_forgot`): what to do about it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from git_gasp.conformance.report import CheckResult
 from git_gasp.redact.scan import ALLOWLIST_REL, parse_allowlist, scan_bytes
 from git_gasp.store.agent import AgentRepo
 from git_gasp.store.agentfs import AgentFileError, file_paths, read_regular
+from git_gasp.store.forget import upstream_forgot
 
 STATE_DIRS = ("state", "memory", "journal", "identity", "skills", "snapshots")
 CACHE = ("gasp", "secret-scan.json")
@@ -47,6 +51,15 @@ def report_secrets(repo: AgentRepo, res: CheckResult) -> None:
                 res.soft_fail(f"{kind} secret (fingerprint {fp}): {_FIX.format(fp=fp)}",
                               path=rel, line=line)
     cache.save()
+    rewritten = upstream_forgot(Path(root), repo.log_rel)
+    if rewritten is not None:
+        upstream, fps = rewritten
+        res.notes.append(
+            f"{upstream} was rewritten by `git gasp forget` ({', '.join(fps)}); this clone's "
+            f"history still holds the secret: with no commits of your own, `git reset "
+            f"--hard {upstream}`, else `git gasp forget "
+            + " ".join(f"--fingerprint {fp}" for fp in fps)
+            + "`; then `git reflog expire --expire=now --all && git gc --prune=now`")
 
 
 def state_paths(repo: AgentRepo) -> list[str]:
