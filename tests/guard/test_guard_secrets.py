@@ -103,3 +103,9 @@ def test_added_lines_are_the_tail_or_the_lines_no_parent_has():
     assert added_lines([b"a\nb\n"], b"a\nb\nc\n") == (3, b"c\n")
     assert added_lines([b"a\nb\n"], b"b\nz\na\n") == [(2, b"z")]
     assert added_lines([], b"x\n") == (1, b"x\n")
+
+
+def test_the_guard_and_the_scanner_name_one_allowlist():
+    from git_gasp.guard import secrets_rule
+    from git_gasp.redact.scan import ALLOWLIST_REL
+    assert secrets_rule._ALLOW == ALLOWLIST_REL.encode()
