@@ -46,7 +46,8 @@ pytestmark = pytest.mark.slow  # installs the package into a fresh venv, as the 
 
 # What `pip install .` may bring: git-gasp, its dependencies and theirs (never an extra).
 BASE_INSTALL = {"git-gasp", "dulwich", "urllib3", "click", "pyyaml", "orjson", "tomli",
-                "tomli-w", "typing-extensions", "pip", "setuptools", "wheel"}
+                "tomli-w", "typing-extensions", "pip", "setuptools", "wheel",
+                "git-filter-repo"}  # `git gasp forget` rewrites history with it
 CLAUDE_SESSION = REPO_ROOT / "tests/adapters/data/claude-code-2.1.328/session-transcript.jsonl"
 OTEL_INPUT = REPO_ROOT / "tests/otel/data/otel-langchain-openinference.jsonl"
 KG_DOC = """summary: what the README's kg example saves

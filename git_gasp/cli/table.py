@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "run": "git_gasp.cli.commands.run:run",
     "record": "git_gasp.cli.commands.record:record",
     "commit-run": "git_gasp.cli.commands.commit_run:commit_run",
+    "forget": "git_gasp.cli.commands.forget:forget",
     "log": "git_gasp.cli.commands.log:log",
     "blame": "git_gasp.cli.commands.blame:blame",
     "lineage": "git_gasp.cli.commands.queries:lineage",

@@ -23,6 +23,7 @@ from git_gasp.conformance.history.tipfacts import PendingTip, TipFacts
 from git_gasp.conformance.logcheck import LogAnalysis, analyze_log
 from git_gasp.conformance.packs import load_vocabulary
 from git_gasp.conformance.report import CheckResult
+from git_gasp.conformance.secrets_check import report_secrets
 from git_gasp.odb.gitdirs import locate
 from git_gasp.odb.policy import PolicyError
 from git_gasp.odb.repo import open_repo, prefix_of
@@ -269,13 +270,15 @@ def _check_config(repo: AgentRepo, res: CheckResult) -> None:
 
 def check_restore(repo: AgentRepo, *, fixture: bool = False,
                   log: LogAnalysis | None = None) -> CheckResult:
-    """Manifest and identity present (hash verified), skills load, the log folds."""
+    """Manifest and identity present (hash verified), skills load, the log folds; a
+    secret in a state file is a soft finding (`secrets_check`)."""
     res = _result(6)
     if repo.manifest_error is not None:
         res.fail(repo.manifest_error, path=MANIFEST)
     _check_identity(repo, res)
     _check_skills(repo, res)
     _check_config(repo, res)
+    report_secrets(repo, res)
     log = log if log is not None else analysis_of(repo, fixture=fixture)
     if _log_unusable(repo, res, log):
         return res

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from git_gasp.conformance.saved.index_cache import CommittedLogCache
 from git_gasp.guard.commit_guard import _Guard
 from git_gasp.guard.rejection import Rejection
+from git_gasp.guard.secrets_rule import check_secrets
 from git_gasp.guard.staged import File
 
 if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
@@ -30,6 +31,7 @@ def check_tree(repo: Repo, files: dict[bytes, File], parent: bytes | None,
     for root, changed in guard.guarded().items():
         guard.check_root(root, changed)
     guard.check_local_only()
+    check_secrets(guard)
     if not guard.rejections:
         guard.save_staged()
     return guard.rejections

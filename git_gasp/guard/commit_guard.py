@@ -53,6 +53,7 @@ from git_gasp.guard.rejection import (
     ONE_PARENT,
     Rejection,
 )
+from git_gasp.guard.secrets_rule import check_secrets
 from git_gasp.guard.staged import File, StagedSides, index_file
 from git_gasp.guard.warm import Warm
 from git_gasp.odb.blobid import extends_by_hash
@@ -102,6 +103,8 @@ class _Guard(StagedSides):
         # (parent's blob id, its length, staged blob id): extensions proved by content or
         # hash, recorded for check 4 once the commit passes
         self.proofs: list[tuple[bytes, int, bytes]] = []
+        # path -> (first line, bytes) a log gains, cut once for the secret rule
+        self.added: dict[bytes, tuple[int, bytes]] = {}
 
     # ---- which paths are guarded
 
@@ -372,6 +375,7 @@ class _Guard(StagedSides):
         if length and new[length - 1] != 0x0A:
             tail = tail[1:]  # the newline that completes the old last line
         lines, terminated = split_lines(tail)
+        self.added[path] = (old.line_count + 1, tail)
         events: list[Event] = []
         self.staged_logs.append((new_sha, old, events))  # filled below
         if not lines:
@@ -446,6 +450,7 @@ def check_files(index: dict[bytes, File], head: dict[bytes, File],
         guard.check_root(root, changed)
     guard.check_identity()
     guard.check_local_only()
+    check_secrets(guard)
     return guard.rejections
 
 
@@ -470,6 +475,7 @@ def run_guard(cwd: Path | str, *, cache: bool = True, warm: Warm | None = None
             guard.check_root(root, changed)
         guard.check_identity()
         guard.check_local_only()
+        check_secrets(guard)
         if not guard.rejections:
             guard.save_staged()
         return guard.rejections

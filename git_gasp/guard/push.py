@@ -43,23 +43,29 @@ def git_run(git_dir: Path, *args: str, input: bytes | None = None):
 
 @dataclass
 class Settings:
-    """The repository's ``gasp.protect`` globs and ``gasp.root`` (read once a push)."""
+    """The repository's ``gasp.protect`` globs, ``gasp.root`` and ``gasp.allowForget``
+    (read once a push)."""
 
     protect: list[str]
     root: bytes
+    allow_forget: bool = False
 
     @classmethod
     def read(cls, git_dir: Path) -> Settings:
-        proc = git_run(git_dir, "config", "-z", "--get-regexp", r"^gasp\.(protect|root)$")
-        values: dict[str, list[str]] = {"gasp.protect": [], "gasp.root": []}
+        proc = git_run(git_dir, "config", "-z", "--get-regexp",
+                       r"^gasp\.(protect|root|allowforget)$")
+        values: dict[str, list[str]] = {"gasp.protect": [], "gasp.root": [],
+                                        "gasp.allowforget": []}
         if proc.returncode == 0:
             for item in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
                 key, _, value = item.partition("\n")
                 if key in values:
                     values[key].append(value)
         roots = values["gasp.root"]
+        allow = values["gasp.allowforget"]
         return cls(values["gasp.protect"] or [DEFAULT_PROTECT],
-                   os.fsencode(roots[-1].strip("/")) if roots else b"")
+                   os.fsencode(roots[-1].strip("/")) if roots else b"",
+                   bool(allow) and allow[-1].strip().lower() in ("true", "yes", "on", "1"))
 
     def protected(self, ref: str) -> bool:
         return any(fnmatch.fnmatchcase(ref, g) for g in self.protect)

@@ -12,7 +12,8 @@ at NEW do not start with those at OLD (a file the manifest moves is looked for w
 NEW's manifest puts it), is refused. Protected: the ``gasp.protect`` globs (default
 ``refs/heads/*``). The agent root is the top of the tree, or ``gasp.root``. With
 `check`, each update check 4 accepts has its appended log lines judged by
-``receive_check``.
+``receive_check``. Every pushed commit is scanned for secrets it adds to a state file
+(``receive_secrets``).
 
 During pre-receive the pushed objects sit in a quarantine directory git names in the
 environment (``GIT_QUARANTINE_PATH``): the walker reads them from there and the rest
@@ -24,8 +25,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from git_gasp.conformance.history.walk import Walker
+from git_gasp.guard.forget_rule import forgotten_fingerprints, only_forgotten
 from git_gasp.guard.push import Refusal, Settings, Update, git_run, object_store, reach
 from git_gasp.guard.receive_check import check_appended
+from git_gasp.guard.receive_secrets import pushed_secrets
 from git_gasp.odb.database import ObjectDatabase
 from git_gasp.odb.objects import ObjectError
 from git_gasp.protocol.appendonly import LOG_PATH
@@ -105,9 +108,16 @@ def check_push(git_dir: Path, updates: list[tuple[str, str, str]], *,
                 update.old.encode() in reach(walker, update.head, pushed)[1]
                 or _ancestor(git_dir, update.old, update.new)):
             rewound = _rewound(walker, update.ref, peel(store, update.old.encode()),
-                               update.head)
+                               update.head, settings.allow_forget)
             refusals += rewound
             update.refused = update.refused or bool(rewound)
+    scanned: set[bytes] = set()
+    for update in live:  # the secret rule, on every pushed commit once
+        if update.head is not None:
+            commits = [c for c in reach(walker, update.head, pushed)[0] if c not in scanned]
+            scanned.update(commits)
+            refusals += pushed_secrets(ObjectDatabase(store), settings.root, update.ref,
+                                       commits)
     if check:
         refusals += check_appended(git_dir, walker, live, pushed)
     return refusals
@@ -117,9 +127,12 @@ def _ancestor(git_dir: Path, old: str, new: str) -> bool:
     return git_run(git_dir, "merge-base", "--is-ancestor", old, new).returncode == 0
 
 
-def _rewound(walker, ref: str, old: bytes | None, new: bytes) -> list[Refusal]:
+def _rewound(walker, ref: str, old: bytes | None, new: bytes,
+             allow_forget: bool = False) -> list[Refusal]:
     """A non-fast-forward update: each append-only file at OLD must be where NEW keeps
-    it (a role's file where NEW's manifest puts that role), starting with OLD's bytes."""
+    it (a role's file where NEW's manifest puts that role), starting with OLD's bytes
+    — or, with `allow_forget`, with OLD's bytes where NEW's log records forgetting the
+    secrets its tokens replace (`forget_rule`)."""
     if old is None:
         return []  # OLD named no commit: no history of files to keep
     objects = walker.objects
@@ -127,7 +140,10 @@ def _rewound(walker, ref: str, old: bytes | None, new: bytes) -> list[Refusal]:
         old_root = objects.subtree(walker.tree_of(old), walker.prefix)
         new_root = objects.subtree(walker.tree_of(new), walker.prefix)
         old_paths = walker.paths_of(old, old_root)
-        moves = old_paths.moves(walker.paths_of(new, new_root))
+        new_paths = walker.paths_of(new, new_root)
+        moves = old_paths.moves(new_paths)
+        log = objects.entry_at(new_root, new_paths.log) if new_root is not None else None
+        forgotten = forgotten_fingerprints(objects.blob(log.sha)) if log is not None else set()
         files = [] if old_root is None else list(
             objects.append_only_files(old_root, old_paths))
     except ObjectError as exc:
@@ -150,10 +166,15 @@ def _rewound(walker, ref: str, old: bytes | None, new: bytes) -> list[Refusal]:
         except ObjectError as exc:
             out.append(Refusal(ref, f"cannot read the update: {exc}", new.decode(), shown))
             continue
+        if not extends and forgotten and allow_forget and only_forgotten(
+                objects.blob(entry.sha), objects.blob(kept.sha), forgotten):
+            continue  # a `git gasp forget` rewrite the server allows
         if not extends:
+            hint = (" (a `git gasp forget` rewrite: the server allows one only with "
+                    "gasp.allowForget = true)" if forgotten and not allow_forget else "")
             out.append(Refusal(ref, f"a forced update drops lines {old.decode()[:12]} had "
-                               "(the new history does not start with them)", new.decode(),
-                               shown))
+                               f"(the new history does not start with them){hint}",
+                               new.decode(), shown))
     return out
 
 

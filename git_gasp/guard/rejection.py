@@ -9,6 +9,11 @@ ONE_PARENT = "append-only, one-parent rule"
 MERGE_RULE = "append-only, merge rule"
 CHECK1, CHECK5, CHECK7 = "check 1, envelope", "check 5, causation", "check 7, pairing"
 LOCAL_ONLY = "local-only file"
+SECRET_RULE = "secret"
+SECRET_FIX = ("a secret must never enter the history: remove it from {path} and `git add` "
+              "it again (once committed, `git gasp forget --fingerprint {fingerprint}` "
+              "rewrites it out of every version); for a false positive, add the line "
+              "`{fingerprint}  # why` to .agent/secrets-allow and `git add` that")
 
 FIXES = {
     ONE_PARENT: "append-only files may only grow at the end: put the committed lines back "
@@ -54,8 +59,9 @@ def report(rejections: list[Rejection], limit: int = 50, hook: str = "pre-commit
     n = len(rejections)
     ordered = sorted(rejections, key=lambda r: (r.path, r.line or 0))
     what = "merge commit" if hook == "pre-merge-commit" else "commit"
-    kinds = {"local-only" if r.rule == LOCAL_ONLY else "append-only" for r in rejections}
-    files = " and ".join(k for k in ("append-only", "local-only") if k in kinds)
+    kinds = {"local-only" if r.rule == LOCAL_ONLY else "state" if r.rule == SECRET_RULE
+             else "append-only" for r in rejections}
+    files = " and ".join(k for k in ("append-only", "local-only", "state") if k in kinds)
     lines = [f"git gasp: {hook}: {what} refused: {n} problem{'s' * (n != 1)} in GASP "
              f"{files} files"]
     lines += [r.to_text() for r in ordered[:limit]]

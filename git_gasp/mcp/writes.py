@@ -5,7 +5,8 @@ for a sync or another writer), the new events validated by the runtime's strict 
 and appended, never rewritten. The lease is given back after each call: an open run
 is a hooked session's or the CLI's, never the server's (`AgentState.settle_lease`).
 Nothing is committed unless ``[mcp] commit = true``, and then exactly the log and the
-facts file, as a boundary commit."""
+facts file, as a boundary commit. What an agent writes is redacted where every write
+is, by the store's append (`store.redacting`) and `Facts.add`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from typing import Any
 from git_gasp.base.agentconfig import CONFIG_REL, read_config
 from git_gasp.base.errors import UsageError
 from git_gasp.mcp.service import Service
-from git_gasp.redact.redactor import Redactor
 from git_gasp.runtime.commit import commit_paths
 from git_gasp.runtime.memory import Facts
 from git_gasp.store.lease_wait import take
@@ -42,12 +42,6 @@ def _commit(state, tool: str, new_id: str) -> str:
     message = f"gasp mcp: {tool} {new_id}\n".encode()
     sha = commit_paths(state.root, paths, message, log_rel=state.store.rel)
     return sha.decode() if isinstance(sha, bytes) else str(sha)
-
-
-def _redacted(text: str) -> str:
-    """What an agent writes through MCP, redacted as the hooks redact what it sends
-    (`redact.redactor`): a key it read in a file never reaches the log or memory."""
-    return Redactor().text(text)
 
 
 def gated(service: Service, tool: str, write: Callable[[Any], str]) -> dict[str, Any]:
@@ -77,7 +71,7 @@ def remember(service: Service, text: str, derived_from: list[str]) -> dict[str, 
         derived_from = [derived_from]
 
     def write(state) -> str:
-        return Facts(state).add(_redacted(text), service.source_ids(derived_from))
+        return Facts(state).add(text, service.source_ids(derived_from))
 
     return gated(service, "gasp_remember", write)
 
@@ -90,8 +84,7 @@ def observe(service: Service, summary: str, about: str | None = None,
 
     def write(state) -> str:
         node = service.node_id(about, what="about") if about else None
-        return state.record_observation(_redacted(summary), about=node,
-                                        source=_redacted(source) if source else SOURCE)
+        return state.record_observation(summary, about=node, source=source or SOURCE)
 
     return gated(service, "gasp_observe", write)
 
@@ -104,7 +97,7 @@ def decide(service: Service, status: str, reason: str,
 
     def write(state) -> str:
         node = service.node_id(patch, "patch", what="patch") if patch else None
-        return state.record_decision(status, _redacted(reason), patch=node)
+        return state.record_decision(status, reason, patch=node)
 
     return gated(service, "gasp_decide", write)
 

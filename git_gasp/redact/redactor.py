@@ -84,9 +84,11 @@ def token_for(kind: str, secret: str) -> str:
 class Redactor:
     """Redacts strings and JSON values, counting what it replaced by kind."""
 
-    def __init__(self, *, entropy: bool = True) -> None:
+    def __init__(self, *, entropy: bool = True, keep: bool = False) -> None:
         self.entropy = entropy
         self.counts: Counter[str] = Counter()
+        # with `keep`: (kind, secret) of each replacement, in order (what `scan` reports)
+        self.found: list[tuple[str, str]] | None = [] if keep else None
         self._ctx: dict = {}  # per-text positions of command words (_command_before)
 
     # -- strings ---------------------------------------------------------------------
@@ -120,6 +122,8 @@ class Redactor:
 
     def _token(self, kind: str, secret: str) -> str:
         self.counts[kind] += 1
+        if self.found is not None:
+            self.found.append((kind, secret))
         return token_for(kind, secret)
 
     def _replace(self, m: re.Match[str], group: str, kind: str, secret: str | None = None,

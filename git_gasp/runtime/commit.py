@@ -25,6 +25,7 @@ from git_gasp.guard.api import check_tree, refusal_line
 from git_gasp.odb.database import ObjectDatabase
 from git_gasp.odb.repo import open_repo
 from git_gasp.odb.write import add_blob, stage, write_tree
+from git_gasp.redact.redactor import redact_field, redact_text
 
 
 class CommitError(GaspError):
@@ -40,7 +41,10 @@ def _trailer(name: str, value: str) -> str:
 
 
 def run_message(run_id: str, goal: str | None, outcome: str) -> bytes:
-    """`run <run-id>: <outcome>` + a blank line + the trailers."""
+    """`run <run-id>: <outcome>` + a blank line + the trailers (the values redacted, as
+    every stored string is: a commit message is history too)."""
+    run_id, outcome = redact_field("run_id", run_id), redact_text(outcome)
+    goal = redact_field("goal_id", goal) if goal is not None else None
     lines = [_trailer("Run-Id", run_id)]
     if goal is not None:
         lines.append(_trailer("Goal", goal))

@@ -14,6 +14,7 @@ from pathlib import Path
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write, read_file, refuse_links
 from git_gasp.base.ids import new_id, now_ms
+from git_gasp.redact.redactor import redact_text
 from git_gasp.store.append import append_line_file
 
 FACT_KEYS = ("id", "ts_ms", "text", "derived_from", "supersedes")
@@ -80,7 +81,7 @@ class Facts:
         return list(derived_from)
 
     def add(self, text: str, derived_from: list[str], *, supersedes: str | None = None) -> str:
-        """Append a fact; return its id."""
+        """Append a fact (its text redacted, as every stored string is); return its id."""
         if not isinstance(text, str) or not text.strip():
             raise FactError("a fact needs text")
         sources = self._check_sources(derived_from)
@@ -93,7 +94,7 @@ class Facts:
             if later:
                 raise FactError(f"fact {supersedes} was already superseded by {later}; "
                                 f"supersede {later} instead")
-        fact = {"id": new_id("fact"), "ts_ms": now_ms(), "text": text.strip(),
+        fact = {"id": new_id("fact"), "ts_ms": now_ms(), "text": redact_text(text.strip()),
                 "derived_from": sources, "supersedes": supersedes}
         self.state.store.lease.ensure()
         append_line_file(self.path, fact_line(fact), fsync=self.state.store.fsync,

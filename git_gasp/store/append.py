@@ -28,6 +28,7 @@ from git_gasp.protocol.envelope import (
 from git_gasp.protocol.vocab import ENTITY_CREATING
 from git_gasp.store.agentfs import AgentFileError, read_regular
 from git_gasp.store.lease import Lease
+from git_gasp.store.redacting import redact_events
 
 
 class LogError(GaspError):
@@ -253,11 +254,13 @@ class EventStore:
     def append(self, events: Iterable[Event]) -> int:
         """Durably append a batch (one write, one fsync); return the new line count.
 
-        Every event of the batch must pass `writable_problem` first (WriteRefused, and
-        nothing of the batch is written, when one does not). Checks the lease and that the
-        file is still exactly as long as we left it.
+        Every event of the batch is redacted first, in place (`redacting.redact_events`:
+        the caller's events are then what was written), and must pass `writable_problem`
+        (WriteRefused, and nothing of the batch is written, when one does not). Checks
+        the lease and that the file is still exactly as long as we left it.
         """
         batch = list(events)
+        redact_events(batch)
         refuse_unwritable(self.rel, batch)
         data = b"".join(serialize(e) for e in batch)
         if not data:

@@ -164,3 +164,46 @@ def leaks(repo: Path, secrets: dict[str, tuple[str, str]]) -> list[str]:
             if where is not None:
                 found.append(f"{field}: {secret} in {where}")
     return found
+
+
+def family_tokens(tag: str) -> dict[str, str]:
+    """One generated secret of each common token family (cloud keys, VCS tokens, the
+    model vendors' API keys, chat tokens, a private key block, a JWT, a URL with a
+    password), distinct per `tag`: what a write path or a commit must never keep."""
+    def c(alphabet: str, n: int, salt: str) -> str:
+        return _chars(f"{tag}:{salt}", alphabet, n)
+    urlsafe = _ALNUM + "_-"
+    return {
+        "aws_access_key": "AKIA" + _chars(f"{tag}:aws", _UPPER, 16),
+        "github_token": "ghp_" + c(_ALNUM, 36, "gh"),
+        "gitlab_token": "glpat-" + c(_ALNUM, 20, "gl"),
+        "anthropic_key": "sk-ant-api03-" + c(urlsafe, 40, "ant"),
+        "openai_key": "sk-proj-" + c(_ALNUM, 40, "oai"),
+        "slack_token": "xoxb-" + c("0123456789", 12, "sl") + "-" + c(_ALNUM, 24, "sl2"),
+        "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJ" + c(_ALNUM, 24, "jwt") + "." + c(urlsafe, 32, "sig"),
+        "private_key": "-----BEGIN RSA PRIVATE KEY-----\n" + c(_ALNUM, 64, "pem")
+                       + "\n-----END RSA PRIVATE KEY-----",
+        "url_password": "postgres://app:" + c(_ALNUM, 18, "pw") + "@db.internal:5432/app",
+    }
+
+
+def secret_part(family: str, token: str) -> str:
+    """What must never be found of `token`: its random part (the body of a key block,
+    the password of a URL, else the whole token)."""
+    if family == "private_key":
+        return token.split("\n")[1]
+    if family == "url_password":
+        return token.split(":")[2].split("@")[0]
+    return token
+
+
+def family_leaks(repo: Path, tokens: dict[str, str]) -> list[str]:
+    """Each token of `family_tokens` found anywhere `repo` keeps it (`repo_texts`)."""
+    texts = list(repo_texts(repo))
+    found = []
+    for family, token in tokens.items():
+        needle = secret_part(family, token).encode()
+        where = next((w for w, data in texts if needle in data), None)
+        if where is not None:
+            found.append(f"{family} in {where}")
+    return found
