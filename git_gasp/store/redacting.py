@@ -16,11 +16,27 @@ from git_gasp.protocol.envelope import Event
 from git_gasp.redact.redactor import Redactor
 
 
+class _BatchRedactor(Redactor):
+    """A Redactor that redacts each distinct string of a batch once: the ops event
+    repeats its domain event's strings, and every payload its keys."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done: dict[tuple[str, bool | None], str] = {}
+
+    def text(self, text: str, *, entropy: bool | None = None) -> str:
+        key = (text, entropy)
+        out = self._done.get(key)
+        if out is None:
+            out = self._done[key] = super().text(text, entropy=entropy)
+        return out
+
+
 def redact_events(batch: Iterable[Event]) -> None:
     """Redact, in place, every string an event of `batch` stores: its payload (keys
     and values, by the rules of `Redactor.value`), its actor id and its correlation id
     (ids: the explicit patterns only). The caller then holds what is written."""
-    redactor = Redactor()
+    redactor = _BatchRedactor()
     for event in batch:
         event.payload = redactor.value(event.payload)
         if event.actor_id:

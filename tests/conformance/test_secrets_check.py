@@ -57,3 +57,18 @@ def test_the_scan_is_cached_and_resumes_where_the_log_grew(agent: Path):
     assert again == first and len(first) == 1
     (agent / "state/events.jsonl").write_bytes(goal_pair(1))  # rewritten: scanned afresh
     assert check_repo(agent).checks[5].soft == []
+
+
+def test_an_unchanged_file_is_not_read_again(agent: Path, monkeypatch):
+    from git_gasp.conformance import secrets_check
+
+    _leak(agent)
+    first = check_repo(agent).checks[5].all_notes()
+    real = secrets_check.read_regular
+
+    def refuse_the_log(root, rel):
+        assert rel != "state/events.jsonl", "the unchanged log was read again"
+        return real(root, rel)
+
+    monkeypatch.setattr(secrets_check, "read_regular", refuse_the_log)
+    assert check_repo(agent).checks[5].all_notes() == first

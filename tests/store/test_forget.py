@@ -148,3 +148,23 @@ def test_unsafe_states_are_refused_without_force(agent: Path):
 def test_variants_cover_the_json_escaped_forms():
     pem = TOKENS["private_key"]
     assert pem.encode() in variants(pem) and json.dumps(pem)[1:-1].encode() in variants(pem)
+
+
+def test_forget_beside_a_project_rewrites_the_state_branch_only(tmp_path: Path):
+    from tests.testing.repos import init_branch, make_project
+
+    project = make_project(tmp_path / "app")
+    state = init_branch(project)
+    main_before = git(project, "rev-parse", "HEAD").strip()
+    with open(state / LOG, "ab") as fh:
+        fh.write(line("event_b1", "goal.created",
+                      {"id": "goal_b1", "title": f"key {AWS}", "status": "Open"})
+                 + ops("event_b1o", "event_b1", create("goal_b1", "goal", status="Open")))
+    git(state, "add", "-A")
+    git(state, "commit", "-q", "--no-verify", "-m", "leak")
+    proc = gasp(project, "forget", AWS)
+    assert proc.returncode == 0, out(proc)
+    assert AWS.encode() not in _texts(project)
+    assert git(project, "rev-parse", "HEAD").strip() == main_before  # the project untouched
+    assert git(state, "status", "--porcelain").strip() == ""
+    assert gasp(project, "check").returncode == 0
