@@ -114,17 +114,23 @@ class Proxy:
             await resp.prepare(request)
             try:
                 async for chunk in up.content.iter_any():
-                    await resp.write(chunk)
+                    try:
+                        await resp.write(chunk)  # relayed first, read after
+                    except ConnectionResetError:  # the client left
+                        if ex is not None:
+                            ex.problems.append("client disconnected mid-stream")
+                            ex.finish("aborted")
+                        return resp
                     if ex is not None:
                         ex.feed(chunk)
-                await resp.write_eof()
-            except (ConnectionResetError, aiohttp.ClientPayloadError,
-                    aiohttp.ClientConnectionError) as exc:
+                try:
+                    await resp.write_eof()
+                except ConnectionResetError:
+                    pass  # the client left after the last byte: the response is whole
+            except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError,
+                    asyncio.TimeoutError) as exc:  # the upstream's stream broke
                 if ex is not None:
-                    gone = isinstance(exc, ConnectionResetError) and request.transport is None \
-                        or "closing transport" in str(exc)
-                    ex.problems.append("client disconnected mid-stream" if gone else
-                                       f"upstream stream broke: {type(exc).__name__}: {exc}")
+                    ex.problems.append(f"upstream stream broke: {type(exc).__name__}: {exc}")
                     ex.finish("aborted")
                 return resp
             if ex is not None:
