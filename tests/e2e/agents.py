@@ -13,6 +13,8 @@ import pwd
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,17 +121,22 @@ def agent_env(home: Path) -> dict[str, str]:
 
 
 def run_claude(binary: Path, repo: Path, home: Path, *, timeout: int = 240,
-               noisy: bool = False) -> Session:
-    """One `claude -p` session in `repo` against the scripted model."""
+               noisy: bool = False,
+               through: Callable[[str], AbstractContextManager[str]] | None = None
+               ) -> Session:
+    """One `claude -p` session in `repo` against the scripted model (`through`: given
+    the model's URL, a context giving the URL Claude Code is pointed at, a proxy's)."""
     script = claude_script(sys.executable, noisy=noisy)
     with ModelServer(ClaudeHandler, script, str(repo)) as server:
-        env = agent_env(home)
-        env.update(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.port}",
-                   ANTHROPIC_API_KEY="sk-ant-test-not-a-real-key")
-        proc = subprocess.run(
-            [str(binary), "-p", PROMPT, "--allowedTools", "Bash,Write,Edit,Read"],
-            cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
-            stdin=subprocess.DEVNULL, check=False)
+        model_url = f"http://127.0.0.1:{server.port}"
+        with through(model_url) if through else nullcontext(model_url) as base_url:
+            env = agent_env(home)
+            env.update(ANTHROPIC_BASE_URL=base_url,
+                       ANTHROPIC_API_KEY="sk-ant-test-not-a-real-key")
+            proc = subprocess.run(
+                [str(binary), "-p", PROMPT, "--allowedTools", "Bash,Write,Edit,Read"],
+                cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
+                stdin=subprocess.DEVNULL, check=False)
         requests = list(server.requests)
     found = sorted((home / ".claude" / "projects").glob("*/*.jsonl"))
     return Session("claude-code", proc, found[-1] if found else None, requests)

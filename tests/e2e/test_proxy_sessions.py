@@ -3,8 +3,11 @@
 Aider (PyPI ``aider-chat``, pinned in ``agents.AIDER_PKG``; no hooks, no transcript
 git-gasp reads) fixes a bug through the proxy in front of the scripted OpenAI-compatible
 model: the proxy alone must leave a conformant, committed run holding its model calls
-(model, tokens) and the commit Aider made as a patch pinned to it. Without the package
-(no registry) the test skips, saying why.
+(model, tokens) and the commit Aider made as a patch pinned to it. And Claude Code, its
+hooks installed, through the proxy in front of the scripted Anthropic model: the
+proxy's run and the hooks' run of the same session hold the same tool calls (name,
+stored input, tool_use id, success). Without the package (no registry, no npm) a test
+skips, saying why.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import pytest
 from git_gasp.runtime import AgentState
 from tests.e2e import agents
 from tests.e2e.servers import AIDER_COMMIT, BUGGY, FIXED, ChatHandler, ModelServer
-from tests.testing.run import gasp, git, git_gasp_exe, out
+from tests.e2e.test_live_sessions import claude_bin  # noqa: F401 - a fixture
+from tests.testing.run import drained, gasp, git, git_gasp_exe, out
 
 pytestmark = pytest.mark.slow  # live agent sessions
 
@@ -112,3 +116,47 @@ def test_aider_through_the_proxy_records_its_model_calls_and_commit(aider_venv, 
     log = (agent / "state" / "events.jsonl").read_text()
     assert "sk-test-not-a-real-key" not in log
     assert json.loads(log.splitlines()[-1])["kind"] in ("run.finished", "state.ops_applied")
+
+
+def _calls_by_run(events: list) -> dict[str, list[tuple]]:
+    """run id -> its tool calls in order: (tool, stored input, tool_use id, success)."""
+    done = {e.payload["id"]: e.payload["success"] for e in events if e.kind == "tool.finished"}
+    out: dict[str, list[tuple]] = {}
+    for e in events:
+        if e.kind == "tool.called":
+            p = e.payload
+            out.setdefault(p["run_id"], []).append(
+                (p["tool"], p["input_summary"], p["metadata"]["source"]["key"],
+                 done.get(p["id"])))
+    return out
+
+
+def test_claude_code_through_the_proxy_records_the_tool_calls_its_hooks_record(
+        claude_bin, tmp_path):  # noqa: F811 - the fixture imported above
+    proc = gasp(tmp_path, "init", "bot")
+    assert proc.returncode == 0, out(proc)
+    repo = tmp_path / "bot"
+    proc = gasp(repo, "adapt", "claude-code", "install")
+    assert proc.returncode == 0, out(proc)
+    ended: list = []
+
+    @contextmanager
+    def via(model_url: str):
+        with proxy(repo, f"anthropic={model_url}") as (url, stopped):
+            yield url
+        ended.extend(stopped)
+
+    home = tmp_path / "home"
+    home.mkdir()
+    session = agents.run_claude(claude_bin, repo, home, through=via)
+    assert session.proc.returncode == 0, session.describe()
+    drained(repo)
+    assert ended and "run_proxy." in ended[0][0], ended
+    check = gasp(repo, "check")
+    assert check.returncode == 0, out(check)
+    by_run = _calls_by_run(_domain(repo))
+    hooks = [r for r in by_run if r.startswith("run_claude-code.")]
+    proxied = [r for r in by_run if r.startswith("run_proxy.")]
+    assert len(hooks) == 1 and len(proxied) == 1, by_run
+    assert len(by_run[hooks[0]]) == 6
+    assert by_run[proxied[0]] == by_run[hooks[0]]
