@@ -25,9 +25,8 @@ def head(cwd: str) -> str | None:
 
 
 def new_commits(cwd: str, since: str | None) -> list[tuple[str, str, list[str]]]:
-    """(sha, subject, files) of each commit on HEAD since `since` (all of HEAD's history
-    when None is not asked for: None gives nothing), oldest first, boundary commits left
-    out."""
+    """(sha, subject, files) of each commit on HEAD since `since` (None: nothing, the
+    session saw no HEAD to start from), oldest first, boundary commits left out."""
     now = head(cwd)
     if since is None or now is None or now == since:
         return []

@@ -31,10 +31,6 @@ _EVENT: dict[str, Callable[[Reply, str | None, Any], None]] = {
     GEMINI: gemini.event}
 
 
-def _json(data: bytes | str) -> Any:
-    return json.loads(data)
-
-
 class Exchange:
     """A model call passing through the proxy: its request read, its response fed."""
 
@@ -60,7 +56,7 @@ class Exchange:
                                  f"{BODY_MAX} read for recording")
             return
         try:
-            doc = _json(body)
+            doc = json.loads(body)
         except ValueError:
             self.problems.append(f"request body is not JSON ({len(body)} bytes)")
             return
@@ -114,7 +110,7 @@ class Exchange:
             _EVENT[self.api](self.reply, name, "[DONE]")
             return
         try:
-            doc = _json(data)
+            doc = json.loads(data)
         except ValueError:
             self.problems.append(f"stream event {name or 'data'} is not JSON")
             return
@@ -135,7 +131,7 @@ class Exchange:
                                          "to read")
             elif self._body and outcome == "completed":
                 try:
-                    doc = _json(self._body)
+                    doc = json.loads(self._body)
                 except ValueError:
                     self.problems.append(f"response body is not JSON ({self._kept} bytes)")
                     return

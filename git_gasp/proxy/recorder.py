@@ -36,13 +36,14 @@ from git_gasp.adapters.hook.queue_files import log
 from git_gasp.adapters.hook_session import HookSession
 from git_gasp.adapters.live import gasp_dir
 from git_gasp.adapters.payloads import HookEvent
-from git_gasp.adapters.session_sweep import commit_closed
+from git_gasp.adapters.session_sweep import close_session, commit_closed, open_sessions
 from git_gasp.proxy import commits
 from git_gasp.proxy.exchange import Exchange
 from git_gasp.proxy.sessions import IDLE_S, SessionTracker
 from git_gasp.redact import capture
 from git_gasp.runtime import AgentState
 from git_gasp.store.lease import LeaseHeld
+from git_gasp.store.lease_wait import take
 
 AGENT = "proxy"
 TICK_S = 0.5
@@ -66,6 +67,7 @@ class Recorder:
         self.heads: dict[str, str | None] = {}  # session id -> project HEAD last seen
         self.last_call: dict[str, str] = {}  # session id -> record key of its last call
         self.closed: list[str] = []  # what each session's end did (for the person)
+        self.swept = False  # the runs an earlier proxy left open looked at
         self.thread = threading.Thread(target=self._loop, name="gasp-proxy-recorder",
                                        daemon=True)
         self.thread.start()
@@ -117,16 +119,14 @@ class Recorder:
         return self.state
 
     def _lease(self, st: AgentState, wait_s: float) -> bool:
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                st.store.lease.ensure()
-                st.refresh()
-                return True
-            except LeaseHeld:
-                if time.monotonic() >= deadline:
-                    return False
-                time.sleep(0.05)
+        """Hold the lease (waiting up to `wait_s` s for a writer at work), then fold what
+        others appended; False when it is still held."""
+        try:
+            take(st.store.lease, wait_s)
+        except LeaseHeld:
+            return False
+        st.refresh()
+        return True
 
     def _write(self, *, end: list[str], wait: bool = False) -> None:
         """Record the waiting calls, then end the sessions `end`, under the lease."""
@@ -141,6 +141,8 @@ class Recorder:
                 self.tracker.last_seen.setdefault(sid, 0.0)
             return
         try:
+            if not self.swept:
+                self._sweep(st)
             while self.waiting:
                 sid, ex = self.waiting.popleft()
                 try:
@@ -154,6 +156,18 @@ class Recorder:
             st.save_end_state()
         finally:
             st.release()
+
+    def _sweep(self, st: AgentState) -> None:
+        """Close the runs of sessions an earlier proxy left open (killed before it could
+        end them) once they are quiet for the hooks' stale time (``GASP_SESSION_STALE_S``,
+        6 hours): abandoned, and committed."""
+        self.swept = True
+        for path in open_sessions(self.gdir, AGENT):
+            done = close_session(st, path, self.gdir, self.root, how="proxy-restart")
+            if done:
+                self.closed.append(str(done))
+                log(self.gdir, f"proxy: {done}")
+        st.run = None
 
     # --- one call -------------------------------------------------------------------
     def _session(self, st: AgentState, sid: str, model: str | None) -> HookSession:

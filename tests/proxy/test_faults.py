@@ -159,3 +159,29 @@ def test_stored_bodies_are_bounded_forwarded_ones_never(agent, monkeypatch):
     assert tf["metadata"]["cut"]["output_summary"]["bytes"] >= 3000
     assert any("past the 4000 read for recording" in f for f in _failures(evs))
     assert gasp(agent, "check").returncode == 0
+
+
+def test_a_run_a_killed_proxy_left_open_is_closed_by_the_next_one(agent, monkeypatch):
+    first = Recorder(str(agent), str(agent))
+
+    async def one_call(recorder, session):
+        up = Upstream(lambda m, p, b: (200, JSON_HEADERS, chat_whole()))
+        proxy, url = await started(up, on_exchange=recorder.submit)
+        try:
+            await post(url + "/v1/chat/completions", {"model": "m", "messages": [
+                {"role": "user", "content": "hi"}]}, {"x-gasp-session": session})
+        finally:
+            await proxy.stop()
+            await up.stop()
+
+    asyncio.run(one_call(first, "killed"))
+    first.flush()
+    first.tracker.last_seen.clear()  # as if killed: it ends no session on its way out
+    assert first.close() == []
+    monkeypatch.setenv("GASP_SESSION_STALE_S", "0")
+    second = Recorder(str(agent), str(agent))
+    asyncio.run(one_call(second, "next"))
+    closed = second.close()
+    assert any("run_proxy.killed finished (abandoned), committed" in c for c in closed), closed
+    assert any("run_proxy.next finished (completed), committed" in c for c in closed), closed
+    assert gasp(agent, "check").returncode == 0
