@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from git_gasp.adapters.records import output_text
-from git_gasp.proxy.dialect import Asked, Reply, ToolCall, ToolResult
+from git_gasp.proxy.dialect import Asked, Reply, ToolCall, ToolResult, last_turn
 
 
 def _blocks(message: Any) -> list:
@@ -15,12 +15,16 @@ def _blocks(message: Any) -> list:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
+def _assistant(m: dict) -> bool:
+    return m.get("role") == "assistant"
+
+
 def asked(body: dict, path: str) -> Asked:
-    """The model, stream flag, new user text, history's tool calls and carried results."""
+    """The model, stream flag, new user text, last turn's tool calls and their results."""
     a = Asked(model=body.get("model") if isinstance(body.get("model"), str) else None,
               stream=body.get("stream") is True)
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    for m in messages:
+    for m in messages[last_turn(messages, _assistant):]:
         for b in _blocks(m):
             if m.get("role") == "assistant" and b.get("type") == "tool_use":
                 a.calls.append(ToolCall(str(b.get("id")), str(b.get("name") or "unknown"),

@@ -8,6 +8,7 @@ event by event, into a :class:`Reply`. The recorder only ever sees these.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,8 @@ class ToolResult:
 @dataclass
 class Asked:
     """What a request says: the model, whether it streams, the user's new text (when the
-    request ends on one), the tool calls of its history and the results it carries."""
+    request ends on one), the tool calls of the model's last turn and the results that
+    follow it (the new ones: older results were new in an earlier request)."""
 
     model: str | None = None
     stream: bool = False
@@ -79,6 +81,18 @@ class Reply:
         for cid, name, text in self.partial.values():
             self.calls.append(ToolCall(cid, name, parse_json_text(text)))
         self.partial = {}
+
+
+def last_turn(items: list, is_model: Callable[[dict], bool]) -> int:
+    """Where the model's last turn starts in `items` (the last run of items `is_model`
+    holds for); 0 when the model has not spoken."""
+    end = next((i for i in range(len(items) - 1, -1, -1) if is_model(items[i])), None)
+    if end is None:
+        return 0
+    start = end
+    while start > 0 and is_model(items[start - 1]):
+        start -= 1
+    return start
 
 
 def parse_json_text(text: Any) -> Any:

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from git_gasp.proxy.dialect import Asked, Reply, ToolCall, ToolResult
+from git_gasp.proxy.dialect import Asked, Reply, ToolCall, ToolResult, last_turn
 
 _MODEL = re.compile(r"/models/([^/:?]+)")
 
@@ -24,13 +24,15 @@ def _parts(content: Any) -> list:
 
 
 def asked(body: dict, path: str) -> Asked:
-    """The model (from the path), stream flag, new user text, history's calls, results."""
+    """The model (from the path), stream flag, new user text, last turn's calls and
+    their results."""
     m = _MODEL.search(path)
     a = Asked(model=m.group(1) if m else None,
               stream=":streamgeneratecontent" in path.lower())
     contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
     a.turn = len(contents)
-    for i, c in enumerate(contents):
+    start = last_turn(contents, lambda c: c.get("role") == "model")
+    for i, c in enumerate(contents[start:], start):
         n_call = n_result = 0
         for p in _parts(c):
             if isinstance(p.get("functionCall"), dict):

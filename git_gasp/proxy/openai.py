@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from git_gasp.adapters.records import output_text
-from git_gasp.proxy.dialect import Asked, Reply, ToolCall, ToolResult, parse_json_text
+from git_gasp.proxy.dialect import (
+    Asked,
+    Reply,
+    ToolCall,
+    ToolResult,
+    last_turn,
+    parse_json_text,
+)
 
 
 def _model(body: dict) -> str | None:
@@ -15,10 +22,10 @@ def _model(body: dict) -> str | None:
 
 # --- Chat Completions -------------------------------------------------------------------
 def chat_asked(body: dict, path: str) -> Asked:
-    """The model, stream flag, new user text, history's tool calls and carried results."""
+    """The model, stream flag, new user text, last turn's tool calls and their results."""
     a = Asked(model=_model(body), stream=body.get("stream") is True)
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    for m in messages:
+    for m in messages[last_turn(messages, lambda m: m.get("role") == "assistant"):]:
         if m.get("role") == "assistant":
             for c in m.get("tool_calls") or []:
                 if isinstance(c, dict):
@@ -85,15 +92,19 @@ def chat_event(r: Reply, name: str | None, data: Any) -> None:
 
 
 # --- Responses --------------------------------------------------------------------------
+def _said_by_model(item: dict) -> bool:
+    return item.get("type") in ("function_call", "reasoning") or item.get("role") == "assistant"
+
+
 def responses_asked(body: dict, path: str) -> Asked:
-    """The model, stream flag, new user text, history's function calls and outputs."""
+    """The model, stream flag, new user text, last turn's function calls and outputs."""
     a = Asked(model=_model(body), stream=body.get("stream") is True)
     items = body.get("input")
     if isinstance(items, str):
         a.prompt = items
         return a
     items = [i for i in items or [] if isinstance(i, dict)]
-    for i in items:
+    for i in items[last_turn(items, _said_by_model):]:
         if i.get("type") == "function_call":
             a.calls.append(ToolCall(str(i.get("call_id")), str(i.get("name") or "unknown"),
                                     parse_json_text(i.get("arguments"))))

@@ -97,3 +97,29 @@ def test_odd_request_shapes_are_read_without_raising(body):
 def test_a_responses_request_of_plain_text_is_its_prompt():
     ex = Exchange(RESPONSES, "POST", "/v1/responses", None, b'{"model":"m","input":"do it"}')
     assert (ex.asked.model, ex.asked.prompt) == ("m", "do it")
+
+
+def test_only_the_results_of_the_models_last_turn_are_new():
+    """Older results were new in an earlier request: a session resumed in a new run
+    (or a proxy started mid-conversation) does not record the history again."""
+    def turn(n):
+        return [{"role": "assistant", "content": [
+                    {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"n": n}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": f"t{n}", "content": f"out {n}"}]}]
+
+    body = {"messages": [{"role": "user", "content": "go"}, *turn(1), *turn(2)]}
+    ex = Exchange(ANTHROPIC, "POST", "/v1/messages", None, json.dumps(body).encode())
+    assert [(c.id, c.input) for c in ex.asked.calls] == [("t2", {"n": 2})]
+    assert [(r.id, r.output) for r in ex.asked.results] == [("t2", "out 2")]
+    items = [{"role": "user", "content": "go"},
+             {"type": "function_call", "call_id": "a", "name": "x", "arguments": "{}"},
+             {"type": "function_call_output", "call_id": "a", "output": "1"},
+             {"type": "reasoning", "summary": []},
+             {"type": "function_call", "call_id": "b", "name": "x", "arguments": "{}"},
+             {"type": "function_call", "call_id": "c", "name": "y", "arguments": "{}"},
+             {"type": "function_call_output", "call_id": "b", "output": "2"},
+             {"type": "function_call_output", "call_id": "c", "output": "3"}]
+    ex = Exchange(RESPONSES, "POST", "/v1/responses", None, json.dumps({"input": items}).encode())
+    assert [c.id for c in ex.asked.calls] == ["b", "c"]
+    assert [r.id for r in ex.asked.results] == ["b", "c"]
