@@ -24,17 +24,19 @@ def head(cwd: str) -> str | None:
         return None
 
 
-def new_commits(cwd: str, since: str | None) -> list[tuple[str, str, list[str]]]:
-    """(sha, subject, files) of each commit on HEAD since `since` (None: nothing, the
-    session saw no HEAD to start from), oldest first, boundary commits left out."""
+def new_commits(cwd: str, since: str | None
+                ) -> tuple[str | None, list[tuple[str, str, list[str]]]]:
+    """HEAD now, and (sha, subject, files) of each commit on it since `since` (None:
+    none, the session saw no HEAD to start from), oldest first, boundary commits left
+    out."""
     now = head(cwd)
     if since is None or now is None or now == since:
-        return []
+        return now, []
     try:
         shas = git.out(cwd, "rev-list", "--reverse", f"--max-count={MAX_NEW}",
                        f"{since}..{now}").split()
     except (GaspError, OSError):
-        return []
+        return now, []
     out = []
     for sha in shas:
         try:
@@ -47,7 +49,7 @@ def new_commits(cwd: str, since: str | None) -> list[tuple[str, str, list[str]]]
         if run.strip():
             continue  # a git-gasp boundary commit
         out.append((sha, subject, [n for n in names.splitlines() if n]))
-    return out
+    return now, out
 
 
 def patch_item(sha: str, subject: str, files: list[str], after: str) -> Lifted:

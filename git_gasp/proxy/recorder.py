@@ -255,8 +255,8 @@ class Recorder:
 
     def _pin_commits(self, sess: HookSession, sid: str) -> None:
         """Patches for the commits made in the project since the session's last look."""
-        found = commits.new_commits(self.cwd, self.heads.get(sid))
-        self.heads[sid] = commits.head(self.cwd) or self.heads.get(sid)
+        now, found = commits.new_commits(self.cwd, self.heads.get(sid))
+        self.heads[sid] = now or self.heads.get(sid)
         after = self.last_call.get(sid, "")
         for sha, subject, files in found:
             item = commits.patch_item(sha, subject, files, after)
