@@ -135,8 +135,13 @@ class Recorder:
         st = self._open()
         if not self._lease(st, LEASE_WAIT_S * (6 if wait else 1)):
             holder = st.store.lease.read()
-            log(self.gdir, f"proxy: lease held by {holder.describe() if holder else 'another'}"
-                           f"; {len(self.waiting)} model call(s) wait")
+            who = holder.describe() if holder else "another writer"
+            log(self.gdir, f"proxy: lease held by {who}; {len(self.waiting)} model call(s) "
+                + ("not recorded and the sessions left open (the next proxy closes them)"
+                   if wait else "wait"))
+            if wait:
+                self.closed.append(f"not recorded: {len(self.waiting)} model call(s), the "
+                                   f"lease held by {who}")
             for sid in end:  # not ended yet: the next tick ends them
                 self.tracker.last_seen.setdefault(sid, 0.0)
             return

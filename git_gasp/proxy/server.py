@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +28,7 @@ FAMILY = {ANTHROPIC: "anthropic", CHAT: "openai", RESPONSES: "openai", GEMINI: "
 SESSION_HEADER = "x-gasp-session"
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
                         "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"})
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
+_QUERY = re.compile(r"\?\S*")
 
 
 def _passed(headers: Any, drop: frozenset[str]) -> list[tuple[str, str]]:
@@ -98,7 +99,9 @@ class Proxy:
                                                            "Accept-Encoding", "Content-Type"))
             up = await up_cm.__aenter__()
         except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
-            why = f"upstream {FAMILY[api]} unreachable: {type(exc).__name__}: {exc}"
+            # no query string in what is said: Gemini's key may be in it
+            why = (f"upstream {FAMILY[api]} unreachable: {type(exc).__name__}: "
+                   + _QUERY.sub("?…", str(exc)))
             if ex is not None:
                 ex.problems.append(why)
                 ex.finish("failed")
@@ -130,7 +133,8 @@ class Proxy:
             except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError,
                     asyncio.TimeoutError) as exc:  # the upstream's stream broke
                 if ex is not None:
-                    ex.problems.append(f"upstream stream broke: {type(exc).__name__}: {exc}")
+                    ex.problems.append(f"upstream stream broke: {type(exc).__name__}: "
+                                       + _QUERY.sub("?…", str(exc)))
                     ex.finish("aborted")
                 return resp
             if ex is not None:

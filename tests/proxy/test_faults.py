@@ -185,3 +185,35 @@ def test_a_run_a_killed_proxy_left_open_is_closed_by_the_next_one(agent, monkeyp
     assert any("run_proxy.killed finished (abandoned), committed" in c for c in closed), closed
     assert any("run_proxy.next finished (completed), committed" in c for c in closed), closed
     assert gasp(agent, "check").returncode == 0
+
+
+def test_calls_wait_while_another_writer_holds_the_lease_and_are_recorded_in_order(
+        agent, monkeypatch):
+    from git_gasp.proxy import recorder as recorder_mod
+    from git_gasp.runtime import AgentState
+
+    monkeypatch.setattr(recorder_mod, "LEASE_WAIT_S", 0.2)
+    other = AgentState.open(agent, "someone-else")
+    other.store.lease.ensure()
+    rec = Recorder(str(agent), str(agent))
+
+    async def calls():
+        up = Upstream(lambda m, p, b: (200, JSON_HEADERS, chat_whole()))
+        proxy, url = await started(up, on_exchange=rec.submit)
+        try:
+            for text in ("first", "second"):
+                await post(url + "/v1/chat/completions", {"model": "m", "messages": [
+                    {"role": "user", "content": text}]}, {"x-gasp-session": "w"})
+        finally:
+            await proxy.stop()
+            await up.stop()
+
+    asyncio.run(calls())
+    rec.flush()
+    assert [e for e in domain(agent) if e.kind == "model.called"] == []  # still waiting
+    other.close()  # the lease given back
+    closed = rec.close()
+    assert any("run_proxy.w finished" in c for c in closed), closed
+    said = [e.payload["input_summary"] for e in domain(agent) if e.kind == "model.called"]
+    assert said == ["first", "second"]
+    assert gasp(agent, "check").returncode == 0
