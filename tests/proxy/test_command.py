@@ -73,4 +73,6 @@ def test_a_bad_upstream_is_a_usage_error(agent):
 def test_outside_an_agent_repository_it_refuses(tmp_path):
     git(tmp_path, "init", "-q")
     proc = gasp(tmp_path, "proxy", "--port", "0")
-    assert proc.returncode == 2 and "Traceback" not in out(proc)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert err.startswith("git gasp: error: not an agent repository") and err.count("\n") == 1
