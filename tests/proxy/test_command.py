@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import subprocess
 import threading
 import urllib.request
@@ -76,3 +77,20 @@ def test_outside_an_agent_repository_it_refuses(tmp_path):
     err = proc.stderr.decode()
     assert proc.returncode == 2 and proc.stdout == b""
     assert err.startswith("git gasp: error: not an agent repository") and err.count("\n") == 1
+
+
+def test_listen_any_says_it_listens_on_every_interface(agent):
+    proc = subprocess.Popen([*git_gasp_exe(), "proxy", "--port", "0", "--listen-any"],
+                            cwd=agent, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = proc.stderr.readline().decode()
+        port = int(re.search(r"127\.0\.0\.1:(\d+) \(and on every other interface\)",
+                             line).group(1))
+        with socket.create_connection((socket.gethostname(), port), timeout=10):
+            pass  # reachable at the address the host name resolves to
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0

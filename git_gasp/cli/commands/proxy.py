@@ -47,7 +47,9 @@ async def _serve(root: str, cwd: str, host: str, port: int, upstreams: dict[str,
         except OSError as exc:
             raise GaspError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
         base = f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{bound}"
-        click.echo(f"git gasp proxy: listening on {base}; recording into {root}", err=True)
+        every = " (and on every other interface)" if host == "0.0.0.0" else ""
+        click.echo(f"git gasp proxy: listening on {base}{every}; recording into {root}",
+                   err=True)
         for api in APIS:
             suffix = "/v1" if api == "openai" else ""
             click.echo(f"  {ENV[api]}={base}{suffix}  -> {proxy.upstreams[api]}", err=True)
