@@ -94,3 +94,13 @@ def test_listen_any_says_it_listens_on_every_interface(agent):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0
+
+
+def test_a_port_in_use_is_one_line(agent):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        proc = gasp(agent, "proxy", "--port", str(taken.getsockname()[1]))
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert err.startswith("git gasp: error: cannot listen on 127.0.0.1:") and err.count("\n") == 1

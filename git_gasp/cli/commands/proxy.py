@@ -46,6 +46,10 @@ async def _serve(root: str, cwd: str, host: str, port: int, upstreams: dict[str,
             bound = await proxy.start(host, port)
         except OSError as exc:
             raise GaspError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        stop = asyncio.Event()  # set by SIGINT/SIGTERM, from before the address is said
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
         base = f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{bound}"
         every = " (and on every other interface)" if host == "0.0.0.0" else ""
         click.echo(f"git gasp proxy: listening on {base}{every}; recording into {root}",
@@ -53,10 +57,6 @@ async def _serve(root: str, cwd: str, host: str, port: int, upstreams: dict[str,
         for api in APIS:
             suffix = "/v1" if api == "openai" else ""
             click.echo(f"  {ENV[api]}={base}{suffix}  -> {proxy.upstreams[api]}", err=True)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
         await stop.wait()
     finally:
         await proxy.stop()
