@@ -37,6 +37,7 @@ class Exchange:
     def __init__(self, api: str, method: str, path: str, session: str | None,
                  body: bytes) -> None:
         self.api, self.method, self.path, self.session = api, method, path, session
+        self.session_id: str | None = None  # the recorder's, once it took the call in
         self.started = time.time()
         self.t0 = time.monotonic()
         self.problems: list[str] = []

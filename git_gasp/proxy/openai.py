@@ -20,6 +20,23 @@ def _model(body: dict) -> str | None:
     return body.get("model") if isinstance(body.get("model"), str) else None
 
 
+def _error_text(err: Any) -> str:
+    return str(err.get("message") if isinstance(err, dict) else err)
+
+
+def _chat_call(c: dict) -> ToolCall:
+    """A Chat Completions ``tool_calls`` entry as a tool call."""
+    fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+    return ToolCall(str(c.get("id")), str(fn.get("name") or "unknown"),
+                    parse_json_text(fn.get("arguments")))
+
+
+def _function_call(item: dict) -> ToolCall:
+    """A Responses ``function_call`` item as a tool call."""
+    return ToolCall(str(item.get("call_id")), str(item.get("name") or "unknown"),
+                    parse_json_text(item.get("arguments")))
+
+
 # --- Chat Completions -------------------------------------------------------------------
 def chat_asked(body: dict, path: str) -> Asked:
     """The model, stream flag, new user text, last turn's tool calls and their results."""
@@ -27,11 +44,7 @@ def chat_asked(body: dict, path: str) -> Asked:
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     for m in messages[last_turn(messages, lambda m: m.get("role") == "assistant"):]:
         if m.get("role") == "assistant":
-            for c in m.get("tool_calls") or []:
-                if isinstance(c, dict):
-                    fn = c.get("function") or {}
-                    a.calls.append(ToolCall(str(c.get("id")), str(fn.get("name") or "unknown"),
-                                            parse_json_text(fn.get("arguments"))))
+            a.calls += [_chat_call(c) for c in m.get("tool_calls") or [] if isinstance(c, dict)]
         elif m.get("role") == "tool":
             a.results.append(ToolResult(str(m.get("tool_call_id")), output_text(m.get("content"))))
     if messages and messages[-1].get("role") == "user":
@@ -44,8 +57,7 @@ def chat_whole(r: Reply, body: Any) -> None:
     if not isinstance(body, dict):
         return
     if body.get("error"):
-        r.error = str((body["error"] or {}).get("message") if isinstance(body["error"], dict)
-                      else body["error"])
+        r.error = _error_text(body["error"])
         return
     r.model = body.get("model") or r.model
     r.add_usage(body.get("usage"))
@@ -56,11 +68,7 @@ def chat_whole(r: Reply, body: Any) -> None:
         msg = choice.get("message") or {}
         if isinstance(msg.get("content"), str):
             r.text.append(msg["content"])
-        for c in msg.get("tool_calls") or []:
-            if isinstance(c, dict):
-                fn = c.get("function") or {}
-                r.calls.append(ToolCall(str(c.get("id")), str(fn.get("name") or "unknown"),
-                                        parse_json_text(fn.get("arguments"))))
+        r.calls += [_chat_call(c) for c in msg.get("tool_calls") or [] if isinstance(c, dict)]
 
 
 def chat_event(r: Reply, name: str | None, data: Any) -> None:
@@ -106,8 +114,7 @@ def responses_asked(body: dict, path: str) -> Asked:
     items = [i for i in items or [] if isinstance(i, dict)]
     for i in items[last_turn(items, _said_by_model):]:
         if i.get("type") == "function_call":
-            a.calls.append(ToolCall(str(i.get("call_id")), str(i.get("name") or "unknown"),
-                                    parse_json_text(i.get("arguments"))))
+            a.calls.append(_function_call(i))
         elif i.get("type") == "function_call_output":
             a.results.append(ToolResult(str(i.get("call_id")), output_text(i.get("output"))))
     if items and items[-1].get("role") == "user":
@@ -120,8 +127,7 @@ def responses_whole(r: Reply, body: Any) -> None:
     if not isinstance(body, dict):
         return
     if body.get("error"):
-        err = body["error"]
-        r.error = str(err.get("message") if isinstance(err, dict) else err)
+        r.error = _error_text(body["error"])
     r.model = body.get("model") or r.model
     r.add_usage(body.get("usage"))
     r.stop_reason = body.get("status") or r.stop_reason
@@ -130,8 +136,7 @@ def responses_whole(r: Reply, body: Any) -> None:
         if not isinstance(item, dict):
             continue
         if item.get("type") == "function_call":
-            r.calls.append(ToolCall(str(item.get("call_id")), str(item.get("name") or "unknown"),
-                                    parse_json_text(item.get("arguments"))))
+            r.calls.append(_function_call(item))
         elif item.get("type") == "message":
             r.text.append(output_text(item.get("content")))
 
@@ -148,8 +153,7 @@ def responses_event(r: Reply, name: str | None, data: Any) -> None:
     elif kind == "response.output_item.done":
         item = data.get("item") or {}
         if item.get("type") == "function_call":
-            r.calls.append(ToolCall(str(item.get("call_id")), str(item.get("name") or "unknown"),
-                                    parse_json_text(item.get("arguments"))))
+            r.calls.append(_function_call(item))
         elif item.get("type") == "message":
             r.text.append(output_text(item.get("content")))
     elif kind == "error":

@@ -25,6 +25,7 @@ recorded on the next tick, in order; a failure is written to ``adapter.log``.
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import os
 import queue
 import threading
@@ -68,11 +69,29 @@ class Recorder:
         self.last_call: dict[str, str] = {}  # session id -> record key of its last call
         self.closed: list[str] = []  # what each session's end did (for the person)
         self.swept = False  # the runs an earlier proxy left open looked at
+        self.lock = threading.Lock()  # the tracker and first_heads: both threads use them
+        self.first_heads: dict[str, concurrent.futures.Future] = {}  # new session -> HEAD
+        self.pool = concurrent.futures.ThreadPoolExecutor(1, "gasp-proxy-head")
+        self.reading: concurrent.futures.Future | None = None  # the HEAD read under way
         self.thread = threading.Thread(target=self._loop, name="gasp-proxy-recorder",
                                        daemon=True)
         self.thread.start()
 
     # --- the relay's side -----------------------------------------------------------
+    def begin(self, ex: Exchange) -> concurrent.futures.Future | None:
+        """A model call arrived: its session; for a new session, the future of the
+        project's HEAD read on a worker thread (the relay waits for it before relaying
+        the call, so a commit made while the call runs counts as the session's work,
+        however late the call is recorded). Returns at once."""
+        with self.lock:
+            ex.session_id = sid = self.tracker.session_for(ex.session, ex.started)
+            if sid in self.sessions or sid in self.heads or sid in self.first_heads:
+                return None
+            if self.reading is None or self.reading.done():  # else: shared, still under way
+                self.reading = self.pool.submit(commits.head, self.cwd)
+            self.first_heads[sid] = self.reading
+            return self.reading
+
     def submit(self, ex: Exchange) -> None:
         """Record `ex` (returns at once)."""
         self.queue.put(ex)
@@ -96,14 +115,20 @@ class Recorder:
                 item = None
             try:
                 if item is _STOP:
-                    self._write(end=self.tracker.all(), wait=True)
+                    with self.lock:
+                        ending = self.tracker.all()
+                    self._write(end=ending, wait=True)
                     if self.state is not None:
                         self.state.close()
+                    self.pool.shutdown()
                     return
                 if item is not None:
-                    self.waiting.append((self.tracker.session_for(item.session, item.started),
-                                         item))
-                self._write(end=self.tracker.idle(time.time()))
+                    if item.session_id is None:  # not begun (a caller without on_begin)
+                        self.begin(item)
+                    self.waiting.append((item.session_id, item))
+                with self.lock:
+                    idle = self.tracker.idle(time.time())
+                self._write(end=idle)
             except Exception as exc:  # noqa: BLE001 - the recorder never stops the relay
                 log(self.gdir, f"proxy: recording failed: {type(exc).__name__}: {exc}\n"
                                f"{traceback.format_exc(limit=6)}")
@@ -142,8 +167,9 @@ class Recorder:
             if wait:
                 self.closed.append(f"not recorded: {len(self.waiting)} model call(s), the "
                                    f"lease held by {who}")
-            for sid in end:  # not ended yet: the next tick ends them
-                self.tracker.last_seen.setdefault(sid, 0.0)
+            with self.lock:
+                for sid in end:  # not ended yet: the next tick ends them
+                    self.tracker.last_seen.setdefault(sid, 0.0)
             return
         try:
             if not self.swept:
@@ -179,7 +205,10 @@ class Recorder:
         sess = self.sessions.get(sid)
         if sess is None:
             sess = self.sessions[sid] = HookSession(st, AGENT, sid, self.gdir, cwd=self.cwd)
-            self.heads.setdefault(sid, commits.head(self.cwd))
+            with self.lock:
+                first = self.first_heads.pop(sid, None)
+            if sid not in self.heads:
+                self.heads[sid] = first.result() if first is not None else commits.head(self.cwd)
         sess.ensure_run(HookEvent(AGENT, "SessionStart", sid, cwd=self.cwd, model=model,
                                   reason="proxy"))
         sess.resume_pending()

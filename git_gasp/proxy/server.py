@@ -14,6 +14,7 @@ import asyncio
 import json
 import re
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 import aiohttp
@@ -39,14 +40,18 @@ def _passed(headers: Any, drop: frozenset[str]) -> list[tuple[str, str]]:
 
 
 class Proxy:
-    """The proxy's server: `start` listens, `stop` ends it; `on_exchange` gets each model
-    call once its response ended (from the event loop: it must not block)."""
+    """The proxy's server: `start` listens, `stop` ends it; `on_begin` gets each model
+    call as it arrives (a future it returns is waited for before the call is relayed),
+    `on_exchange` once its response ended (both from the event loop: they must not
+    block)."""
 
     def __init__(self, upstreams: dict[str, str] | None = None, *,
                  on_exchange: Callable[[Exchange], None] | None = None,
+                 on_begin: Callable[[Exchange], Future | None] | None = None,
                  session_header: str = SESSION_HEADER) -> None:
         self.upstreams = {**UPSTREAMS, **(upstreams or {})}
         self.on_exchange = on_exchange
+        self.on_begin = on_begin
         self.session_header = session_header
         self.client: aiohttp.ClientSession | None = None
         self.runner: web.AppRunner | None = None
@@ -80,6 +85,10 @@ class Proxy:
         if self.on_exchange is not None and is_model_call(api, request.method, request.path):
             ex = Exchange(api, request.method, request.path_qs,
                           request.headers.get(self.session_header), body)
+            if self.on_begin is not None:
+                first = self.on_begin(ex)
+                if first is not None:  # a new session: what it starts from is read first
+                    await asyncio.wrap_future(first)
         try:
             return await self._relay(request, api, body, ex)
         finally:

@@ -24,7 +24,7 @@ def record(repo: Path, reply: Callable[[str, str, bytes], Reply],
 
     async def go():
         up = Upstream(reply)
-        proxy, url = await started(up, on_exchange=recorder.submit)
+        proxy, url = await started(up, recorder=recorder)
         try:
             return await client(url)
         finally:

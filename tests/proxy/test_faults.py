@@ -114,7 +114,7 @@ def test_a_client_leaving_mid_stream_leaves_an_aborted_model_call(agent):
 
     async def go():
         up = Upstream(slow, gap=0.05)
-        proxy, url = await started(up, on_exchange=recorder.submit)
+        proxy, url = await started(up, recorder=recorder)
         try:
             await client(url)
         finally:
@@ -166,7 +166,7 @@ def test_a_run_a_killed_proxy_left_open_is_closed_by_the_next_one(agent, monkeyp
 
     async def one_call(recorder, session):
         up = Upstream(lambda m, p, b: (200, JSON_HEADERS, chat_whole()))
-        proxy, url = await started(up, on_exchange=recorder.submit)
+        proxy, url = await started(up, recorder=recorder)
         try:
             await post(url + "/v1/chat/completions", {"model": "m", "messages": [
                 {"role": "user", "content": "hi"}]}, {"x-gasp-session": session})
@@ -199,7 +199,7 @@ def test_calls_wait_while_another_writer_holds_the_lease_and_are_recorded_in_ord
 
     async def calls():
         up = Upstream(lambda m, p, b: (200, JSON_HEADERS, chat_whole()))
-        proxy, url = await started(up, on_exchange=rec.submit)
+        proxy, url = await started(up, recorder=rec)
         try:
             for text in ("first", "second"):
                 await post(url + "/v1/chat/completions", {"model": "m", "messages": [

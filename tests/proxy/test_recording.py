@@ -182,3 +182,30 @@ def test_calls_without_a_session_header_split_on_the_idle_gap(agent):
     assert len(runs) == 2 and len(set(runs)) == 2
     assert all(r.startswith("run_proxy.") for r in runs)
     assert gasp(agent, "check").returncode == 0
+
+
+def test_a_commit_made_while_the_first_call_waits_to_be_recorded_is_the_sessions(
+        agent, monkeypatch):
+    """The session starts from the HEAD its first call arrived at, not from the one the
+    recorder finds when it gets to record it (later: here, the lease was held)."""
+    from git_gasp.proxy import recorder as recorder_mod
+    from git_gasp.runtime import AgentState
+
+    monkeypatch.setattr(recorder_mod, "LEASE_WAIT_S", 0.1)
+    other = AgentState.open(agent, "someone-else")
+    other.store.lease.ensure()
+
+    async def client(url):
+        await post(url + "/v1/messages", FIRST, {"x-gasp-session": "late"})
+        (agent / "notes.txt").write_text("two files\n")
+        git(agent, "add", "notes.txt")
+        git(agent, "commit", "-qm", "Note the files", "--no-verify")
+        await asyncio.sleep(0.3)
+        other.close()  # the recorder gets the lease now, after the commit
+        await post(url + "/v1/messages", SECOND, {"x-gasp-session": "late"})
+        return git(agent, "rev-parse", "HEAD").strip()
+
+    sha, closed = record(agent, _claude, client)
+    (patch,) = [e.payload for e in domain(agent) if e.kind == "patch.proposed"]
+    assert patch["references_commit"] == sha
+    assert "run_proxy.late finished (patched)" in closed[0]

@@ -184,11 +184,14 @@ class Upstream:
             await self.runner.cleanup()
 
 
-async def started(upstream: Upstream, on_exchange: Any = None,
+async def started(upstream: Upstream, on_exchange: Any = None, *, recorder: Any = None,
                   session_header: str = "x-gasp-session") -> tuple[Proxy, str]:
-    """Start `upstream` and a proxy whose every API goes to it; (proxy, proxy URL)."""
+    """Start `upstream` and a proxy whose every API goes to it, each finished call to
+    `on_exchange` or to `recorder` (as the command wires it); (proxy, proxy URL)."""
     url = await upstream.start()
-    proxy = Proxy({"anthropic": url, "openai": url, "gemini": url}, on_exchange=on_exchange,
+    proxy = Proxy({"anthropic": url, "openai": url, "gemini": url},
+                  on_exchange=recorder.submit if recorder is not None else on_exchange,
+                  on_begin=recorder.begin if recorder is not None else None,
                   session_header=session_header)
     port = await proxy.start("127.0.0.1", 0)
     return proxy, f"http://127.0.0.1:{port}"

@@ -40,7 +40,8 @@ async def _serve(root: str, cwd: str, host: str, port: int, upstreams: dict[str,
     from git_gasp.proxy.server import Proxy
 
     recorder = Recorder(root, cwd, idle_s=idle)
-    proxy = Proxy(upstreams, on_exchange=recorder.submit, session_header=header)
+    proxy = Proxy(upstreams, on_exchange=recorder.submit, on_begin=recorder.begin,
+                  session_header=header)
     try:
         try:
             bound = await proxy.start(host, port)
