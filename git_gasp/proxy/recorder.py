@@ -132,7 +132,14 @@ class Recorder:
             except Exception as exc:  # noqa: BLE001 - the recorder never stops the relay
                 log(self.gdir, f"proxy: recording failed: {type(exc).__name__}: {exc}\n"
                                f"{traceback.format_exc(limit=6)}")
+                if self.state is not None:
+                    self.state.close()  # the lease given back; reopened for the next call
                 self.state, self.sessions = None, {}
+                if item is _STOP:
+                    self.closed.append(f"not all recorded: {type(exc).__name__}: {exc} "
+                                       "(see .git/gasp/adapter.log)")
+                    self.pool.shutdown()
+                    return
             finally:
                 if item is not None:
                     self.queue.task_done()

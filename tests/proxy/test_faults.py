@@ -217,3 +217,53 @@ def test_calls_wait_while_another_writer_holds_the_lease_and_are_recorded_in_ord
     said = [e.payload["input_summary"] for e in domain(agent) if e.kind == "model.called"]
     assert said == ["first", "second"]
     assert gasp(agent, "check").returncode == 0
+
+
+def _two_calls(rec: Recorder) -> None:
+    async def go():
+        up = Upstream(lambda m, p, b: (200, JSON_HEADERS, chat_whole()))
+        proxy, url = await started(up, recorder=rec)
+        try:
+            for text in ("first", "second"):
+                await post(url + "/v1/chat/completions", {"model": "m", "messages": [
+                    {"role": "user", "content": text}]}, {"x-gasp-session": "x"})
+                rec.flush()
+        finally:
+            await proxy.stop()
+            await up.stop()
+
+    asyncio.run(go())
+
+
+def test_a_call_that_fails_to_record_is_logged_and_the_next_is_recorded(agent, monkeypatch):
+    real = Recorder._model_call
+    calls = []
+
+    def once_broken(self, st, sess, ex, model):
+        calls.append(ex)
+        if len(calls) == 1:
+            raise RuntimeError("disk on fire")
+        return real(self, st, sess, ex, model)
+
+    monkeypatch.setattr(Recorder, "_model_call", once_broken)
+    rec = Recorder(str(agent), str(agent))
+    _two_calls(rec)
+    rec.close()
+    said = [e.payload["input_summary"] for e in domain(agent) if e.kind == "model.called"]
+    assert said == ["second"]
+    adapter_log = (agent / ".git" / "gasp" / "adapter.log").read_text()
+    assert "a model call not recorded: RuntimeError: disk on fire" in adapter_log
+    assert gasp(agent, "check").returncode == 0
+
+
+def test_a_failure_while_stopping_is_said_and_the_stop_ends(agent, monkeypatch):
+    def broken(self, st, sid):
+        raise RuntimeError("no commit today")
+
+    monkeypatch.setattr(Recorder, "_end", broken)
+    rec = Recorder(str(agent), str(agent))
+    _two_calls(rec)
+    closed = rec.close()  # returns: the thread ended
+    assert closed == ["not all recorded: RuntimeError: no commit today "
+                      "(see .git/gasp/adapter.log)"]
+    assert not rec.thread.is_alive()
