@@ -7,7 +7,8 @@ redact (pure text work) sits low, for everything that stores outside text; the
 framework bridges, OpenTelemetry, line attribution and the history page sit on
 runtime beside the rest (bridges, otel, attribution and view: the layers up to
 runtime, nothing above them uses them); kg uses only base; mcp (the MCP server) sits
-on every layer and kg, beside cli; cli may use anything. Relative imports and ``from
+on every layer and kg, beside cli; proxy (rung 3, the model-API proxy) sits on every
+layer; cli may use anything. Relative imports and ``from
 git_gasp import X`` (which hides the layer it takes X from) are refused everywhere in
 the package.
 
@@ -34,7 +35,8 @@ ALLOWED["attribution"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["kg"] = {"base"}
 ALLOWED["view"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["mcp"] = set(ORDER) | {"kg"}
-ALLOWED["cli"] = set(ORDER) | {"bridges", "otel", "kg", "mcp", "attribution", "view"}
+ALLOWED["proxy"] = set(ORDER)
+ALLOWED["cli"] = set(ORDER) | {"bridges", "otel", "kg", "mcp", "attribution", "view", "proxy"}
 TOP_LEVEL = {"__init__"}  # git_gasp/__init__.py: the lazy re-export of the runtime
 
 

@@ -40,5 +40,6 @@ COMMANDS: dict[str, str] = {
     "status": "git_gasp.cli.commands.status:status",
     "completion": "git_gasp.cli.commands.completion:completion",
     "mcp": "git_gasp.cli.commands.mcp:mcp",
+    "proxy": "git_gasp.cli.commands.proxy:proxy",
     "view": "git_gasp.cli.commands.view:view",
 }

@@ -13,11 +13,14 @@ import pwd
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from git_gasp.base.fileops import file_lock
 from tests.e2e.servers import (
+    AIDER_PROMPT,
     PROMPT,
     ClaudeHandler,
     CodexHandler,
@@ -26,6 +29,7 @@ from tests.e2e.servers import (
     codex_script,
 )
 
+AIDER_PKG = "aider-chat==0.86.2"  # PyPI; an agent with no hooks, recorded by the proxy
 CLAUDE_PKG = "@anthropic-ai/claude-code@2.1.328"
 CODEX_PKG = "@openai/codex@0.171.0"
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
@@ -117,17 +121,22 @@ def agent_env(home: Path) -> dict[str, str]:
 
 
 def run_claude(binary: Path, repo: Path, home: Path, *, timeout: int = 240,
-               noisy: bool = False) -> Session:
-    """One `claude -p` session in `repo` against the scripted model."""
+               noisy: bool = False,
+               through: Callable[[str], AbstractContextManager[str]] | None = None
+               ) -> Session:
+    """One `claude -p` session in `repo` against the scripted model (`through`: given
+    the model's URL, a context giving the URL Claude Code is pointed at, a proxy's)."""
     script = claude_script(sys.executable, noisy=noisy)
     with ModelServer(ClaudeHandler, script, str(repo)) as server:
-        env = agent_env(home)
-        env.update(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.port}",
-                   ANTHROPIC_API_KEY="sk-ant-test-not-a-real-key")
-        proc = subprocess.run(
-            [str(binary), "-p", PROMPT, "--allowedTools", "Bash,Write,Edit,Read"],
-            cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
-            stdin=subprocess.DEVNULL, check=False)
+        model_url = f"http://127.0.0.1:{server.port}"
+        with through(model_url) if through else nullcontext(model_url) as base_url:
+            env = agent_env(home)
+            env.update(ANTHROPIC_BASE_URL=base_url,
+                       ANTHROPIC_API_KEY="sk-ant-test-not-a-real-key")
+            proc = subprocess.run(
+                [str(binary), "-p", PROMPT, "--allowedTools", "Bash,Write,Edit,Read"],
+                cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
+                stdin=subprocess.DEVNULL, check=False)
         requests = list(server.requests)
     found = sorted((home / ".claude" / "projects").glob("*/*.jsonl"))
     return Session("claude-code", proc, found[-1] if found else None, requests)
@@ -160,3 +169,52 @@ def run_codex(binary: Path, repo: Path, home: Path, *, timeout: int = 240,
         requests = list(server.requests)
     found = sorted((codex_home / "sessions").glob("**/rollout-*.jsonl*"))
     return Session("codex", proc, found[-1] if found else None, requests)
+
+
+def pip_install(package: str) -> tuple[Path | None, str]:
+    """Install the PyPI `package` (``name==version``) into a venv of its own in the cache
+    (its dependencies must not meet the suite's); (venv dir, "") or (None, why not)."""
+    venv = cache_dir() / package.replace("==", "-")
+    marker = venv / ".installed"
+    if marker.exists():
+        return venv, ""
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(venv.with_name(venv.name + ".lock"), f"pip install {package}",
+                   timeout=1500):
+        if marker.exists():
+            return venv, ""
+        for argv in ([sys.executable, "-m", "venv", "--clear", str(venv)],
+                     [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                      "--disable-pip-version-check", package]):
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=1200,
+                                  check=False)
+            if proc.returncode != 0:
+                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+                return None, f"{' '.join(argv[-2:])} failed: {' / '.join(tail)}"
+        marker.write_text(package + "\n")
+    return venv, ""
+
+
+def run_aider(venv: Path, repo: Path, home: Path, base_url: str, *,
+              timeout: int = 300) -> subprocess.CompletedProcess:
+    """One `aider --message` session in `repo` on the OpenAI-compatible model at
+    `base_url` (``OPENAI_API_BASE``): the whole-file edit format, every question
+    answered yes, nothing fetched from the network (litellm's and Aider's model tables
+    read locally)."""
+    caches = home / ".aider" / "caches"
+    caches.mkdir(parents=True, exist_ok=True)
+    (caches / "model_prices_and_context_window.json").write_text(json.dumps({
+        "openai/gpt-test": {"max_input_tokens": 128000, "max_output_tokens": 4096,
+                            "max_tokens": 4096, "input_cost_per_token": 0.0,
+                            "output_cost_per_token": 0.0, "litellm_provider": "openai",
+                            "mode": "chat"}}))
+    env = agent_env(home)
+    env.update(OPENAI_API_BASE=base_url, OPENAI_API_KEY="sk-test-not-a-real-key-aider",
+               LITELLM_LOCAL_MODEL_COST_MAP="True", TERM="dumb")
+    return subprocess.run(
+        [str(venv / "bin" / "aider"), "--model", "openai/gpt-test", "--edit-format", "whole",
+         "--yes-always", "--no-check-update", "--analytics-disable",
+         "--no-show-model-warnings", "--no-gitignore", "--no-pretty", "--no-fancy-input",
+         "--message", AIDER_PROMPT, "calc.py"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
+        stdin=subprocess.DEVNULL, check=False)

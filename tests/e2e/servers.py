@@ -254,3 +254,54 @@ class ModelServer:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+FIXED = "def add(a, b):\n    return a + b\n"
+AIDER_PROMPT = "Fix the add function in calc.py: it subtracts instead of adding"
+AIDER_COMMIT = "fix: add returns the sum of its arguments"
+
+
+class ChatHandler(_Base):
+    """An OpenAI-compatible Chat Completions model for Aider (``--edit-format whole``):
+    asked for a commit message (Aider's commit prompt), it answers `AIDER_COMMIT`; asked
+    anything else, it rewrites ``calc.py`` whole with the fix. Streamed when asked, else
+    one JSON. A stream carries its token usage in a chunk of its own when
+    ``stream_options.include_usage`` asks for it (as OpenAI's API does), else in its
+    last chunk (as llama.cpp's and other OpenAI-compatible servers do; Aider's streams do
+    not ask)."""
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = self._body()
+        self.server.requests.append(("POST", self.path, body))
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"unexpected {self.path}"}})
+            return
+        text = json.dumps(body.get("messages", []))
+        content = AIDER_COMMIT if "commit message" in text else (
+            "Here is the fix.\n\ncalc.py\n```python\n" + FIXED + "```\n")
+        model = body.get("model", "gpt-test")
+        cid = f"chatcmpl-{uuid.uuid4().hex[:12]}"
+        usage = {"prompt_tokens": 100 + len(text) // 10, "completion_tokens": 20,
+                 "total_tokens": 120 + len(text) // 10}
+        if not body.get("stream"):
+            self._json(200, {"id": cid, "object": "chat.completion", "model": model,
+                             "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                                 "role": "assistant", "content": content}}],
+                             "usage": usage})
+            return
+        base = {"id": cid, "object": "chat.completion.chunk", "model": model}
+
+        def chunk(extra: dict) -> bytes:
+            return f"data: {json.dumps({**base, **extra})}\n\n".encode()
+
+        pieces = [content[i:i + 24] for i in range(0, len(content), 24)]
+        chunks = [chunk({"choices": [{"index": 0, "delta": {"role": "assistant",
+                                                             "content": ""}}]})]
+        chunks += [chunk({"choices": [{"index": 0, "delta": {"content": p}}]}) for p in pieces]
+        last = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        if (body.get("stream_options") or {}).get("include_usage"):
+            chunks += [chunk(last), chunk({"choices": [], "usage": usage})]
+        else:
+            chunks.append(chunk({**last, "usage": usage}))
+        chunks.append(b"data: [DONE]\n\n")
+        self._stream(chunks)
