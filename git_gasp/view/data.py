@@ -18,6 +18,7 @@ from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.idmatch import GAP, abbreviations
 from git_gasp.protocol.jsonstrict import dumps_canonical
+from git_gasp.runtime.logcount import LogCount
 from git_gasp.runtime.queries import label
 from git_gasp.view.runs import RAW_NODE_KINDS, RunTable, is_raw_event
 
@@ -191,8 +192,14 @@ def _build(graph: Graph, events: list[Event], *, agent: str, log: str, since_ind
         out_runs.append(rec)
         if rec["node"] >= 0:
             out_nodes[rec["node"]]["run"] = len(out_runs) - 1
+    count = LogCount(events, len(nodes))
+
+    def short(eid: str) -> str:  # as log prints it
+        return event_short.get(eid, eid)
+
     return {
-        "agent": agent, "log": log, "events": len(events), "raw_events": raw_events,
+        "agent": agent, "log": log, "count": dict(count.to_json(short), text=count.phrase(short)),
+        "events": len(events), "raw_events": raw_events,
         "raw_nodes": len(raw), "dropped_relations": dropped,
         "last_event": events[-1].id if events else None,
         "scope": {"since": since_text, "run": run},

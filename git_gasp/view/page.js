@@ -611,8 +611,10 @@
   var scope = D.scope || {};
   $("agent").textContent = D.agent + " · " + D.log + (scope.since ? " · since " + scope.since : "") +
     (scope.run ? " · run " + scope.run : "");
-  $("counts").textContent = N.length + " nodes · " + RUNS.length + " runs · " + ROWS.length + " of " +
-    D.events + " events shown (" + D.raw_events + " model and tool call events counted per run)";
+  var listed = N.filter(function (n) { return !n.missing; }).length;
+  $("counts").textContent = D.count.text + " · " + RUNS.length + " runs · listed: " + listed +
+    " nodes, " + ROWS.length + " events" + (scope.since || scope.run ? " (in scope)" :
+    " (" + D.raw_nodes + " tool and model calls and " + D.raw_events + " events counted per run)");
   var params = new URLSearchParams(window.location.hash.slice(1));
   if (params.get("q")) { qEl.value = params.get("q"); }
   if (params.get("kind")) { kindEl.value = params.get("kind"); }
