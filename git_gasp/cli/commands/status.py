@@ -24,6 +24,7 @@ from git_gasp.cli.options import CONTEXT
 from git_gasp.cli.shortids import ShortIds
 from git_gasp.githooks.doctor import diagnose
 from git_gasp.odb.gitdirs import locate
+from git_gasp.protocol.envelope import parse_log
 from git_gasp.runtime.logcount import LogCount
 from git_gasp.runtime.state import AgentState
 from git_gasp.store.attributes import log_location
@@ -84,7 +85,7 @@ def _count(state: AgentState | str) -> dict | None:
     prints it and the phrase `status` shows; None when the state cannot be read."""
     if isinstance(state, str):
         return None
-    events = state.events()
+    events = parse_log(state.store.read_bytes()).events  # its valid events, as fold counts
     count = LogCount(events, len(state.graph.nodes))
     short = ShortIds(state.graph.nodes, [e.id for e in events]).event
     return dict(count.to_json(short), text=count.phrase(short))
