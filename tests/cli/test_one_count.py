@@ -51,7 +51,7 @@ def test_fold_view_log_and_status_count_the_same(agent, tmp_path):
     line = _ok(agent, "view", "-o", str(page), "--no-open")
     assert f": {phrase}, {nodes} nodes, {tail}; 1 run, the page lists" in line, line
     listed, rows, raw_nodes, raw_events = map(int, re.search(
-        r"lists (\d+) nodes and (\d+) events, and counts the other (\d+) nodes .* and "
+        r"lists (\d+) nodes and (\d+) events and counts the other (\d+) nodes .* and "
         r"(\d+) events in their runs", line).groups())
     assert listed + raw_nodes == nodes and rows + raw_events == len(events)
     data = json.loads(_ok(agent, "view", "--json"))
