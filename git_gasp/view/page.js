@@ -701,7 +701,7 @@
   var listed = N.filter(function (n) { return !n.missing; }).length;
   $("counts").textContent = D.count.text + " · " + RUNS.length + (RUNS.length === 1 ? " run" : " runs") + " · listed: " + listed +
     " nodes, " + ROWS.length + " events" + (scope.since || scope.run ? " (in scope)" :
-    " (" + D.raw_nodes + " tool and model calls and " + D.raw_events + " events counted per run)");
+    " (and, counted in their runs, " + D.raw_nodes + " tool and model call nodes, " + D.raw_events + " events)");
   var params = new URLSearchParams(window.location.hash.slice(1));
   if (params.get("q")) { qEl.value = params.get("q"); }
   if (params.get("kind")) { kindEl.value = params.get("kind"); }
