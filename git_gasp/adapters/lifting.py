@@ -10,7 +10,9 @@ Rules (``RULES``):
 ``first-prompt-goal``
     The session's first user prompt becomes a goal (title: its first line).
 ``later-prompt-task``
-    Every later prompt becomes a task serving that goal.
+    Every later prompt becomes a task serving that goal; a prompt repeating the goal's
+    own text (the same prompt delivered again: a resumed or replayed session) lifts
+    nothing, so one prompt gives one goal.
 ``test-command-eval``
     A shell command that runs tests or a build (pytest, unittest, tox, npm/yarn/pnpm
     test|build, cargo test|build|check, go test|build|vet, make, mvn, gradle, jest,
@@ -33,6 +35,20 @@ Rules (``RULES``):
 ``passing-eval-decision``
     When the eval that validates a patch Passed, a decision (Approved) promotes the
     patch, recorded right after whichever of the two came later.
+``passing-eval-resolves-failure``
+    A Passed eval run after an edit resolves every open failure observed before that
+    edit (the change it tested addressed them): each becomes a ``status`` item, recorded
+    as ``failure.status_changed`` Open → Resolved with its UpdateNode pair.
+``promoted-patch-achieves-goal``
+    The goal ends as the session did: when a decision promotes a patch that advances
+    the goal (the session's outcome is then ``promoted``), the goal becomes Achieved
+    (``goal.status_changed`` Open → Achieved, paired), recorded right after the
+    decision. A session that ends patched, completed or abandoned leaves its goal Open:
+    nothing it did was shown to work.
+
+A ``status`` item's data: ``of`` (the key of the lifted item whose node changes),
+``status`` (the new status) and ``reason``; it is recorded once (a node already in that
+status is left alone), as the spec pairs ``*.status_changed`` events.
 
 ``lift(records)`` returns :class:`Lifted` items, each to be recorded right after the
 record named by ``after``; ``ref`` fields name other lifted items by ``key``.
@@ -55,6 +71,8 @@ RULES = (
     "edit-commit-patch",
     "eval-validates-patch",
     "passing-eval-decision",
+    "passing-eval-resolves-failure",
+    "promoted-patch-achieves-goal",
 )
 
 SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_command",
@@ -119,7 +137,7 @@ class Lifted(Value):
     def __init__(self, rule: str, kind: str, key: str, after: str,
                  data: dict[str, Any] | None = None) -> None:
         self.rule = rule
-        self.kind = kind  # goal | task | eval | failure | patch | decision
+        self.kind = kind  # goal | task | eval | failure | patch | decision | status
         self.key = key  # unique among the items of one session
         self.after = after  # record key
         self.data = {} if data is None else data
@@ -288,6 +306,9 @@ class Lifter:
         self.edits: list[str] = list(s.get("edits") or [])  # files edited since the commit
         self.edit_keys: list[str] = list(s.get("edit_keys") or [])
         self.failures: list[str] = list(s.get("failures") or [])  # since the last patch
+        self.open_failures: list[str] = list(s.get("open_failures") or [])  # not resolved
+        self.edited_after: list[str] = list(s.get("edited_after") or [])  # edit since them
+        self.goal_text: str | None = s.get("goal_text")  # the goal's prompt, stripped
         self.last_eval = _item(s.get("last_eval"))  # after the latest edit, before a commit
         self.last_patch = _item(s.get("last_patch"))  # the patch later evals validate
         self.decided: bool = bool(s.get("decided"))  # last_patch has its decision
@@ -299,7 +320,9 @@ class Lifter:
         return {"uses": self.uses, "goal": self.goal, "edits": self.edits,
                 "edit_keys": self.edit_keys, "failures": self.failures,
                 "last_eval": _dict(self.last_eval), "last_patch": _dict(self.last_patch),
-                "decided": self.decided, "prompts": self.prompts}
+                "decided": self.decided, "prompts": self.prompts,
+                "open_failures": self.open_failures, "edited_after": self.edited_after,
+                "goal_text": self.goal_text}
 
     def _decide(self, patch: Lifted, ev: Lifted, after: str, out: list[Lifted]) -> None:
         if ev.data["status"] != "Passed" or (patch is self.last_patch and self.decided):
@@ -309,6 +332,21 @@ class Lifter:
             "status": "Approved", "patch": patch.key, "eval": ev.key,
             "reason": f"{ev.data['command'][:200]} passed after the change",
         }))
+        goal = patch.data.get("goal")
+        if goal:
+            out.append(Lifted("promoted-patch-achieves-goal", "status", f"status:{goal}",
+                              after, {"of": goal, "status": "Achieved",
+                                      "reason": f"patch {patch.data['title'][:200]!r} promoted"}))
+
+    def _resolve(self, ev: Lifted, after: str, out: list[Lifted]) -> None:
+        """A Passed eval resolves the open failures an edit came after."""
+        for fkey in self.edited_after:
+            out.append(Lifted("passing-eval-resolves-failure", "status", f"status:{fkey}",
+                              after, {"of": fkey, "status": "Resolved",
+                                      "reason": f"{ev.data['command'][:200]} passed "
+                                                "after the change"}))
+        self.open_failures = [f for f in self.open_failures if f not in self.edited_after]
+        self.edited_after = []
 
     def feed(self, rec: Record) -> list[Lifted]:
         """The items `rec` lifts, given every record fed before it."""
@@ -316,7 +354,10 @@ class Lifter:
         out: list[Lifted] = []
         if rec.kind == USER_PROMPT:
             text = str(rec.get("text") or "")
+            if self.prompts and text.strip() == self.goal_text:
+                return out  # the goal's prompt again: one prompt, one goal
             if self.prompts == 0:
+                self.goal_text = text.strip()
                 self.goal = f"goal:{rec.key}"
                 out.append(Lifted("first-prompt-goal", "goal", self.goal, rec.key, {
                     "title": first_line(text), "summary": text[:2000]}))
@@ -342,6 +383,7 @@ class Lifter:
             self.edit_keys.append(use_key)
             self.last_eval = None
             self.last_patch = None  # a new edit: older patches are no longer what runs
+            self.edited_after = list(self.open_failures)  # the edit came after these
         if cmd and is_test_command(cmd):
             status = eval_status(rec)
             ev = Lifted("test-command-eval", "eval", f"eval:{use_key}", rec.key, {
@@ -360,6 +402,9 @@ class Lifter:
                     "summary": summary + (f": {tail_lines(tail, 2, 200)}" if tail else ""),
                     "eval": ev.key}))
                 self.failures.append(fkey)
+                self.open_failures.append(fkey)
+            elif self.edited_after:
+                self._resolve(ev, rec.key, out)
             if self.last_patch is not None:
                 self._decide(self.last_patch, ev, rec.key, out)
             else:

@@ -22,7 +22,7 @@ from git_gasp.base.outside import valid_text
 from git_gasp.redact import capture
 from git_gasp.redact.redactor import Redactor
 from git_gasp.runtime.state import _AUTO, AgentState, _clean, create_node, relate, update_node
-from git_gasp.runtime.transitions import EVAL_STATUSES, canonical
+from git_gasp.runtime.transitions import EVAL_STATUSES, TransitionError, canonical
 
 
 def run_id_for(agent: str, session_id: str) -> str:
@@ -266,9 +266,26 @@ class SessionWriter:
             node = done or st.record_decision("Approved", self.r.text(d["reason"]), patch=patch,
                                       metadata=dict(meta, eval=ev),
                                       cause=st.creator_of(ev) if ev else cause)
+        elif item.kind == "status":
+            self._status(item)
+            return
         else:  # pragma: no cover - lift() makes only the kinds above
             return
         self.node_of[item.key] = node
+
+    def _status(self, item: Lifted) -> None:
+        """`<kind>.status_changed` + its UpdateNode for a lifted ``status`` item; nothing
+        when its node is not in this run, is in that status already (a replayed entry),
+        or cannot move there (a status a person set is left alone)."""
+        target = self.node_for(item.data["of"])
+        node = self.state.graph.node(target) if target else None
+        if node is None or node["props"].get("status") == item.data["status"]:
+            return
+        try:
+            self.state.update_status(target, item.data["status"],
+                                     reason=self.r.text(item.data["reason"]))
+        except TransitionError:
+            pass
 
     def _decision_of(self, patch: str) -> str | None:
         """The decision that promoted `patch` already (a replayed hook entry), or None."""

@@ -112,6 +112,8 @@ class Formatter:
         node = self.graph.nodes.get(node_id) if node_id else None
         text = (p.get("outcome") or (label(node) if node else "") or p.get("title")
                 or p.get("summary") or p.get("to") or "")
+        if e.kind.endswith(".status_changed") and isinstance(p.get("to"), str):
+            text = f"{text}  ({p.get('from') or '?'} → {p['to']})"
         if e.kind == "state.ops_applied":
             text = f"{len(e.payload) if isinstance(e.payload, list) else '?'} op(s)"
         text = text if isinstance(text, str) else str(text)

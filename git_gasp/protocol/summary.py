@@ -41,7 +41,8 @@ def summarize(result: FoldResult, node: Callable[[str], str] = str,
     g = result.graph
     kinds = Counter(n["kind"] for n in g.nodes.values())
     rels = Counter(r["rel"] for r in g.relations)
-    lines = [f"{len(g.nodes)} nodes, {len(g.relations)} relations, version {g.version}"]
+    lines = [f"{len(g.nodes)} nodes, {len(g.relations)} relations, version {g.version} "
+             "(ops applied)"]
     if kinds:
         lines.append("nodes:     " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     if rels:

@@ -1,5 +1,5 @@
 """The page's data: the folded graph's domain nodes and relations whole, the events
-that made them (as rows: id, time, kind, actor and the start of the payload), and the
+that made them (as rows: id, time, kind, actor and a line of its fields), and the
 runs summarised (`view.runs`): the raw layer (model and tool calls, their nodes and
 events) is counted per run, not copied, so 100,000 events stay a page of a few MB.
 
@@ -18,11 +18,11 @@ from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.idmatch import GAP, abbreviations
 from git_gasp.protocol.jsonstrict import dumps_canonical
+from git_gasp.runtime.logcount import LogCount
 from git_gasp.runtime.queries import label
+from git_gasp.view.rowtext import fields_line, ops_line
 from git_gasp.view.runs import RAW_NODE_KINDS, RunTable, is_raw_event
 
-PREVIEW_BYTES = 320  # of a domain event's payload, as compact JSON
-OPS_PREVIEW_BYTES = 160  # of an ops event's payload
 MAX_PROPS_BYTES = 8_000  # a node's props (as JSON) beyond this are trimmed
 MAX_STRING = 2_000  # characters of one string kept when trimming
 MAX_ITEMS = 100  # entries of one list or object kept when trimming
@@ -61,14 +61,6 @@ def _fits(props: Any) -> Any:
     return props if len(dumps_canonical(props)) <= MAX_PROPS_BYTES else trim(props)
 
 
-def preview(payload: Any, limit: int) -> str:
-    """The start of `payload` as compact JSON, at most `limit` bytes (cut marked)."""
-    raw = dumps_canonical(payload)
-    if len(raw) <= limit:
-        return raw.decode("utf-8", "replace")
-    return raw[:limit].decode("utf-8", "ignore") + "…"
-
-
 def ops_targets(payload: Any, raw: set[str] | frozenset[str] = frozenset(),
                 subjects: set[str] | None = None) -> list[str]:
     """The node ids an ops payload touches (a relation touches both its ends), leaving
@@ -97,15 +89,15 @@ def ops_targets(payload: Any, raw: set[str] | frozenset[str] = frozenset(),
 
 
 class _Rows:
-    """The page's event rows: [id, tail, ts_ms, kind, actor, preview]."""
+    """The page's event rows: [id, tail, ts_ms, kind, actor, text] (`rowtext`)."""
 
     def __init__(self, event_short: dict[str, str]) -> None:
         self.rows: list[list[Any]] = []
         self.short = event_short
 
-    def add(self, e: Event, limit: int) -> int:
+    def add(self, e: Event, text: str) -> int:
         self.rows.append([e.id, tail_length(e.id, self.short.get(e.id, e.id)), e.ts_ms, e.kind,
-                          f"{e.actor_kind}:{e.actor_id}", preview(e.payload, limit)])
+                          f"{e.actor_kind}:{e.actor_id}", text])
         return len(self.rows) - 1
 
 
@@ -157,7 +149,7 @@ def _build(graph: Graph, events: list[Event], *, agent: str, log: str, since_ind
                 continue
             if not inside:
                 continue
-            row = rows.add(e, OPS_PREVIEW_BYTES)
+            row = rows.add(e, ops_line(e.payload))
             cause = domain_row.get(e.causation_id or "")
             for t in dict.fromkeys(targets):
                 seen = touched.setdefault(t, [])
@@ -167,7 +159,7 @@ def _build(graph: Graph, events: list[Event], *, agent: str, log: str, since_ind
         elif is_raw_event(kind):
             raw_events += 1
         elif inside:
-            row = rows.add(e, PREVIEW_BYTES)
+            row = rows.add(e, fields_line(e.payload))
             domain_row[e.id] = row
             p = e.payload
             pid = p.get("id") if isinstance(p, dict) else None
@@ -191,8 +183,14 @@ def _build(graph: Graph, events: list[Event], *, agent: str, log: str, since_ind
         out_runs.append(rec)
         if rec["node"] >= 0:
             out_nodes[rec["node"]]["run"] = len(out_runs) - 1
+    count = LogCount(events, len(nodes))
+
+    def short(eid: str) -> str:  # as log prints it
+        return event_short.get(eid, eid)
+
     return {
-        "agent": agent, "log": log, "events": len(events), "raw_events": raw_events,
+        "agent": agent, "log": log, "count": dict(count.to_json(short), text=count.phrase(short)),
+        "events": len(events), "raw_events": raw_events,
         "raw_nodes": len(raw), "dropped_relations": dropped,
         "last_event": events[-1].id if events else None,
         "scope": {"since": since_text, "run": run},

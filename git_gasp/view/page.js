@@ -39,10 +39,6 @@
     if (s < 7200) { return (s / 60).toFixed(1) + " min"; }
     return (s / 3600).toFixed(1) + " h";
   }
-  function text(v) {
-    if (typeof v === "string") { return v; }
-    return JSON.stringify(v, null, 1);
-  }
   function badge(kind) {
     var b = el("span", "badge", kind);
     b.setAttribute("data-kind", kind);
@@ -173,8 +169,8 @@
     var r = RUNS[j], row = el("div", "row" + (j === selRun ? " sel" : ""));
     add(row, badge("run"));
     add(row, el("span", "", r.task || r.id));
-    add(row, el("div", "sub", when(r.start) + " · " + (r.outcome || r.status) + " · " +
-      dur(r.dur) + " · " + r.n.tool_calls + " tools"));
+    add(row, el("div", "sub", when(r.start) + " · " + who(r) + " · " + (r.outcome || r.status) + " · " +
+      dur(r.dur)));
     row.addEventListener("click", function () { selectRun(j); });
     return row;
   }
@@ -199,79 +195,125 @@
     requestAnimationFrame(function () { scrolling = false; drawList(false); });
   });
 
-  // --- the timeline of runs (one canvas) ---------------------------------------------
+  // --- the timeline of runs (one canvas): a lane per person and agent, a time axis ----
   var canvas = $("tl"), ctx = canvas.getContext("2d"), tip = $("tip");
-  var t0 = Infinity, t1 = -Infinity, lanes = [], laneCount = 1, runMatch = null;
+  var t0 = Infinity, t1 = -Infinity, lanes = [], laneKeys = [], runMatch = null;
+  var LANE_H = 22, TOP = 4, AXIS_H = 34, PAD = 10, MAX_LANES = 8, LABEL_W = 120;
   RUNS.forEach(function (r) {
     if (typeof r.start === "number") { t0 = Math.min(t0, r.start); t1 = Math.max(t1, r.end || r.start); }
   });
   if (!(t1 > t0)) { t0 = isFinite(t0) ? t0 - 1000 : 0; t1 = t0 + 2000; }
-  (function () {  // pack runs into lanes, at most 8: overlapping runs stack
-    var ends = [];
-    RUNS.forEach(function (r, j) {
-      var s = r.start || t0, e = Math.max(r.end || s, s), lane = 0;
-      while (lane < ends.length && ends[lane] > s) { lane++; }
-      if (lane >= 8) { lane = j % 8; }
-      ends[lane] = e; lanes.push(lane);
+  function who(r) { return (r.person || "unknown person") + " · " + (r.agent || "unknown agent"); }
+  function models(r) { return Object.keys(r.models || {}); }
+  (function () {  // a lane per person and agent, in order of their first run; then "others"
+    var laneOf = new Map();
+    RUNS.forEach(function (r) {
+      var key = who(r);
+      if (!laneOf.has(key)) {
+        if (laneKeys.length < MAX_LANES) { laneOf.set(key, laneKeys.length); laneKeys.push(key); }
+        else { laneOf.set(key, MAX_LANES); if (laneKeys.length === MAX_LANES) { laneKeys.push("others"); } }
+      }
+      lanes.push(laneOf.get(key));
     });
-    laneCount = Math.max(1, ends.length);
+    if (!laneKeys.length) { laneKeys.push("no runs"); }
   })();
+  canvas.style.height = (TOP + laneKeys.length * LANE_H + AXIS_H) + "px";
   var v0 = t0, v1 = t1, W = 0, H = 0, dpr = window.devicePixelRatio || 1;
-  var PAD = 12, TOP = 16;
   function outcomeColour(r) {
     var o = String(r.outcome || "").toLowerCase();
     if (/fail|error|abort|crash|timeout|reject|cancel/.test(o)) { return "#cf222e"; }
     if (!r.outcome && r.status === "running") { return "#0969da"; }
     return r.outcome ? "#1a7f37" : "#8c959f";
   }
-  function tick(t, span) {  // a time label as precise as the span shown needs
-    var iso = new Date(t).toISOString();
-    if (span > 4 * 86400000) { return iso.slice(0, 10); }
-    if (span > 3600000) { return iso.slice(5, 16).replace("T", " "); }
-    if (span > 60000) { return iso.slice(11, 19); }
-    return iso.slice(11, 23);
+  var STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5,
+    6e5, 9e5, 18e5, 36e5, 72e5, 108e5, 216e5, 432e5, 864e5, 1728e5, 6048e5, 2592e6, 31536e6];
+  function iso(t) { var d = new Date(t); return isNaN(d.getTime()) ? "" : d.toISOString(); }
+  function tickLabel(t, step, withDate) {  // as precise as the step needs; the date when it changes
+    var s = iso(t);
+    if (!s) { return String(t); }
+    if (step >= 864e5) { return s.slice(0, 10); }
+    var clock = step < 1e3 ? s.slice(11, 23) : step < 6e4 ? s.slice(11, 19) : s.slice(11, 16);
+    return withDate ? s.slice(0, 10) + " " + clock : clock;
   }
-  function xOf(t) { return PAD + (t - v0) / (v1 - v0) * (W - 2 * PAD); }
-  function tOf(x) { return v0 + (x - PAD) / (W - 2 * PAD) * (v1 - v0); }
-  function laneH() { return Math.min(16, (H - TOP - 4) / laneCount); }
+  function xOf(t) { return LABEL_W + PAD + (t - v0) / (v1 - v0) * (W - LABEL_W - 2 * PAD); }
+  function tOf(x) { return v0 + (x - LABEL_W - PAD) / (W - LABEL_W - 2 * PAD) * (v1 - v0); }
+  function fit(text, width) {  // `text` cut with an ellipsis to `width` pixels
+    if (ctx.measureText(text).width <= width) { return text; }
+    var lo = 0, hi = text.length;
+    while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (ctx.measureText(text.slice(0, mid) + "…").width <= width) { lo = mid; } else { hi = mid - 1; } }
+    return lo ? text.slice(0, lo) + "…" : "";
+  }
   function drawTimeline() {
-    W = canvas.clientWidth || 800; H = canvas.clientHeight || 114;
+    W = canvas.clientWidth || 800; H = canvas.clientHeight || 120;
     canvas.width = W * dpr; canvas.height = H * dpr;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, W, H);
-    ctx.fillStyle = "#656d76"; ctx.font = "11px system-ui, sans-serif";
-    ctx.strokeStyle = "#eaeef2"; ctx.beginPath();
-    for (var k = 0; k <= 4; k++) {
-      var x = PAD + k * (W - 2 * PAD) / 4;
-      ctx.moveTo(x, TOP - 4); ctx.lineTo(x, H);
-      var label = tick(tOf(x), v1 - v0);
-      ctx.fillText(label, Math.min(Math.max(0, x - 30), W - 8 * label.length), 11);
+    ctx.font = "12px system-ui, sans-serif";
+    var widest = 0;
+    laneKeys.forEach(function (k) { widest = Math.max(widest, ctx.measureText(k).width); });
+    LABEL_W = Math.min(Math.max(90, widest + 16), Math.round(W * 0.22));
+    var bottom = TOP + laneKeys.length * LANE_H;
+    laneKeys.forEach(function (k, lane) {  // lane stripes and their labels: person · agent
+      ctx.fillStyle = lane % 2 ? "#ffffff" : "#f6f8fa";
+      ctx.fillRect(0, TOP + lane * LANE_H, W, LANE_H);
+      ctx.fillStyle = "#1f2328";
+      ctx.fillText(fit(k, LABEL_W - 12), 8, TOP + lane * LANE_H + 15);
+    });
+    // the time axis: a tick every step that leaves room for its label, the date where it changes
+    var span = v1 - v0, plot = W - LABEL_W - 2 * PAD, step = STEPS[STEPS.length - 1];
+    for (var i = 0; i < STEPS.length; i++) { if (plot / (span / STEPS[i]) >= 110) { step = STEPS[i]; break; } }
+    ctx.strokeStyle = "#d0d7de"; ctx.beginPath();
+    ctx.moveTo(LABEL_W, bottom + 0.5); ctx.lineTo(W, bottom + 0.5); ctx.stroke();
+    ctx.strokeStyle = "#eaeef2"; ctx.fillStyle = "#57606a"; ctx.font = "11px system-ui, sans-serif";
+    var lastDay = "", first = true, ticks = [];
+    for (var t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
+      var x = Math.round(xOf(t)) + 0.5;
+      ctx.beginPath(); ctx.moveTo(x, TOP); ctx.lineTo(x, bottom + 4); ctx.stroke();
+      var day = iso(t).slice(0, 10), label = tickLabel(t, step, first || day !== lastDay);
+      lastDay = day; first = false; ticks.push(label);
+      var lw = ctx.measureText(label).width;
+      ctx.fillText(label, Math.min(Math.max(LABEL_W, x - lw / 2), W - lw - 2), bottom + 16);
     }
-    ctx.stroke();
-    var lh = laneH();
-    for (var j = 0; j < RUNS.length; j++) {
+    ctx.fillStyle = "#656d76";
+    ctx.fillText("time (UTC)", 8, bottom + 16);
+    document.body.setAttribute("data-axis", ticks.join(" | "));  // what the canvas shows, as text
+    document.body.setAttribute("data-lanes", laneKeys.join(" | "));
+    ctx.fillStyle = "#1f2328"; ctx.strokeStyle = "#d0d7de";
+    ctx.beginPath(); ctx.moveTo(LABEL_W + 0.5, TOP); ctx.lineTo(LABEL_W + 0.5, bottom); ctx.stroke();
+    ctx.save(); ctx.beginPath(); ctx.rect(LABEL_W, 0, W - LABEL_W, H); ctx.clip();
+    ctx.font = "11px system-ui, sans-serif";
+    for (var j = 0; j < RUNS.length; j++) {  // a bar per run, coloured by outcome, naming its model
       var r = RUNS[j];
       if (typeof r.start !== "number") { continue; }
-      var xa = xOf(r.start), xb = xOf(Math.max(r.end || r.start, r.start));
-      if (xb < 0 || xa > W) { continue; }
+      var xa = xOf(r.start), xb = xOf(Math.max(r.end || r.start, r.start)), y = TOP + lanes[j] * LANE_H + 3;
+      if (xb < LABEL_W || xa > W) { continue; }
+      var bw = Math.max(3, xb - xa);
       ctx.globalAlpha = runMatch && !runMatch.has(j) ? 0.15 : 1;
       ctx.fillStyle = outcomeColour(r);
-      ctx.fillRect(xa, TOP + lanes[j] * lh, Math.max(2, xb - xa), Math.max(2, lh - 2));
+      ctx.fillRect(xa, y, bw, LANE_H - 6);
+      var name = (models(r).join(", ") || "model unknown") + " · " + (r.outcome || r.status);
+      var visible = Math.min(xb, W) - Math.max(xa, LABEL_W) - 8;
+      if (visible > 24) {
+        ctx.fillStyle = "#ffffff";
+        ctx.fillText(fit(name, visible), Math.max(xa, LABEL_W) + 4, y + 12);
+      }
     }
     ctx.globalAlpha = 1;
     if (selRun >= 0 && typeof RUNS[selRun].start === "number") {
       var s = RUNS[selRun], sa = xOf(s.start), sb = xOf(Math.max(s.end || s.start, s.start));
       ctx.strokeStyle = "#1f2328"; ctx.lineWidth = 2;
-      ctx.strokeRect(sa - 2, TOP + lanes[selRun] * lh - 2, Math.max(2, sb - sa) + 4, Math.max(2, lh - 2) + 4);
+      ctx.strokeRect(sa - 2, TOP + lanes[selRun] * LANE_H + 1, Math.max(3, sb - sa) + 4, LANE_H - 2);
       ctx.lineWidth = 1;
     }
+    ctx.restore();
   }
   function runAt(x, y) {
-    var lh = laneH(), lane = Math.floor((y - TOP) / lh), best = -1, bd = 5;
+    var lane = Math.floor((y - TOP) / LANE_H), best = -1, bd = 5;
+    if (x < LABEL_W) { return -1; }
     for (var j = 0; j < RUNS.length; j++) {
       var r = RUNS[j];
       if (lanes[j] !== lane || typeof r.start !== "number") { continue; }
-      var xa = xOf(r.start), xb = Math.max(xa + 2, xOf(Math.max(r.end || r.start, r.start)));
+      var xa = xOf(r.start), xb = Math.max(xa + 3, xOf(Math.max(r.end || r.start, r.start)));
       var d = x < xa ? xa - x : (x > xb ? x - xb : 0);
       if (d < bd) { bd = d; best = j; }
     }
@@ -291,14 +333,15 @@
     if (drag) {
       var dx = ev.clientX - drag.x;
       if (Math.abs(dx) > 2) { drag.moved = true; }
-      var dt = dx / (W - 2 * PAD) * (v1 - v0);
+      var dt = dx / (W - LABEL_W - 2 * PAD) * (v1 - v0);
       v0 -= dt; v1 -= dt; drag.x = ev.clientX; drawTimeline(); return;
     }
     var j = runAt(ev.clientX - b.left, ev.clientY - b.top);
     if (j < 0) { tip.hidden = true; return; }
     var r = RUNS[j];
-    tip.textContent = (r.task || r.id) + "\n" + when(r.start) + " · " + dur(r.dur) + " · " +
-      (r.outcome || r.status) + "\n" + r.n.tool_calls + " tool calls, " + r.n.model_calls + " model calls";
+    tip.textContent = (r.task || r.id) + "\n" + who(r) + " · " + (models(r).join(", ") || "model unknown") +
+      "\n" + when(r.start) + " UTC · " + dur(r.dur) + " · " + (r.outcome || r.status) + "\n" +
+      r.n.tool_calls + " tool calls, " + r.n.model_calls + " model calls";
     tip.hidden = false;
     tip.style.left = Math.min(ev.clientX - b.left + 12, W - 300) + "px";
     tip.style.top = (ev.clientY - b.top + 12) + "px";
@@ -311,7 +354,19 @@
     v0 = t - (t - v0) * span / (v1 - v0); v1 = v0 + span; drawTimeline();
   }, { passive: false });
   canvas.addEventListener("dblclick", function () { v0 = t0; v1 = t1; drawTimeline(); });
-  window.addEventListener("resize", function () { drawTimeline(); drawList(false); drawLinks(); });
+  window.addEventListener("resize", function () { drawTimeline(); drawList(false); drawLinks(); markClipped(); });
+  function markClipped() {  // the regions whose content is wider than they show (none, by design)
+    var out = [];
+    [["header", document.querySelector("header")], ["timeline", $("timeline")], ["list", $("list")],
+     ["lineage", $("lin-scroll")], ["detail", detail]].forEach(function (p) {
+      if (p[1] && p[1].scrollWidth > p[1].clientWidth + 1) { out.push(p[0]); }
+    });
+    document.querySelectorAll("#lin-inner .col").forEach(function (c) {
+      var b = c.getBoundingClientRect(), box = $("lin-scroll").getBoundingClientRect();
+      if (b.right > box.right + 1 && out.indexOf("lineage") < 0) { out.push("lineage"); }
+    });
+    document.body.setAttribute("data-clipped", out.join(" "));
+  }
 
   // --- lineage: goal -> tasks -> runs -> patches -> evals -> decisions, and why --------
   var COLS = [["goal", "Goal"], ["task", "Tasks"], ["run", "Runs"], ["patch", "Patches"],
@@ -400,6 +455,7 @@
           if (i < 0) { linRunCards.set(-1 - i, add(body, runCard(-1 - i))); return; }
           var card = add(body, el("div", "card" + (i === selNode ? " sel" : "")));
           card.setAttribute("data-kind", N[i].k);
+          card.title = title(i);
           add(card, el("div", "t", title(i)));
           add(card, el("div", "m", cardMeta(i)));
           card.addEventListener("click", function () { selectNode(i, true); });
@@ -424,7 +480,7 @@
     var r = RUNS[j], card = el("div", "card" + (j === selRun ? " sel" : ""));
     card.setAttribute("data-kind", "run");
     add(card, el("div", "t", r.task || r.id));
-    add(card, el("div", "m", ["run", r.outcome || r.status, r.person ? "by " + r.person : "",
+    add(card, el("div", "m", ["run", r.outcome || r.status, who(r), models(r).join(", "),
       r.dur === null ? "" : dur(r.dur),
       r.n.tool_calls + " tools", shortId(r.id, r.t)].filter(Boolean).join(" · ")));
     card.addEventListener("click", function () { selectRun(j); });
@@ -476,12 +532,40 @@
 
   // --- details -----------------------------------------------------------------------
   var detail = $("detail");
-  function kv(table, k, v) {
-    var tr = add(table, el("tr"));
-    add(tr, el("td", "k", k));
-    var td = add(tr, el("td"));
-    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean" || v === null) { td.textContent = String(v); }
-    else { add(td, el("pre", "", text(v))); }
+  // a value as fields a person reads: objects as nested tables, lists as items, times and
+  // durations spelled out; never the raw JSON
+  var SHOWN_ITEMS = 50;
+  function scalar(v) { return v === null || v === undefined || typeof v !== "object"; }
+  function show(td, k, v, depth) {
+    if (v === null || v === undefined || v === "") { td.textContent = "-"; td.className = "muted"; return; }
+    if (typeof v === "boolean") { td.textContent = v ? "yes" : "no"; return; }
+    if (typeof v === "number") {
+      td.textContent = /_ts_ms$|^ts_ms$|expires_at_ms$/.test(k) ? when(v) + " UTC" : /(^|_)duration_ms$/.test(k) ? dur(v) : String(v);
+      return;
+    }
+    if (typeof v === "string") { td.textContent = v; if (v.indexOf("\n") >= 0) { td.className = "multi"; } return; }
+    var list = Array.isArray(v), keys = list ? null : Object.keys(v), n = list ? v.length : keys.length;
+    if (!n) { td.textContent = list ? "(none)" : "(empty)"; td.className = "muted"; return; }
+    if (list && v.every(scalar)) { td.textContent = v.map(function (x) { return x === null ? "-" : String(x); }).join(", "); return; }
+    td.textContent = n + (list ? " items" : " fields"); td.className = "muted";  // deeper than kv shows
+  }
+  function kv(table, k, v, depth) {  // a field; an object or a list of objects: a group of rows
+    depth = depth || 0;
+    var name = String(k).replace(/_/g, " "), tr = add(table, el("tr"));
+    var group = v !== null && typeof v === "object" && depth < 3 &&
+      (Array.isArray(v) ? v.length && !v.every(scalar) : Object.keys(v).length);
+    if (!group) {
+      add(tr, el("td", "k d" + depth, name));
+      show(add(tr, el("td")), String(k), v, depth);
+      return;
+    }
+    var head = add(tr, el("td", "k grp d" + depth, name));
+    head.colSpan = 2;
+    var keys = Array.isArray(v) ? null : Object.keys(v).sort(), n = keys ? keys.length : v.length;
+    for (var i = 0; i < Math.min(n, SHOWN_ITEMS); i++) {
+      if (keys) { kv(table, keys[i], v[keys[i]], depth + 1); } else { kv(table, "#" + (i + 1), v[i], depth + 1); }
+    }
+    if (n > SHOWN_ITEMS) { var more = add(add(table, el("tr")), el("td", "muted d" + (depth + 1), (n - SHOWN_ITEMS) + " more")); more.colSpan = 2; }
   }
   function nodeLink(i, prefix) {
     var b = el("button", "link", (prefix || "") + title(i) + " (" + shortId(N[i].id, N[i].t) + ")");
@@ -495,9 +579,11 @@
     function more() {
       list.slice(shown, shown + SHOWN_EVENTS).forEach(function (k) {
         var row = ROWS[k], div = add(box, el("div", "ev"));
-        add(div, el("div", "", when(row[2]) + "  " + row[3]));
-        add(div, el("div", "muted", shortId(row[0], row[1]) + " · " + row[4]));
-        add(div, el("pre", "", row[5]));
+        var head = add(div, el("div"));
+        add(head, el("strong", "", row[3]));
+        head.appendChild(document.createTextNode("  " + when(row[2]) + " UTC"));
+        add(div, el("div", "muted", shortId(row[0], row[1]) + " · by " + row[4].replace(":", " ")));
+        if (row[5]) { add(div, el("div", "line", row[5])); }
       });
       shown += SHOWN_EVENTS;
       if (shown < list.length) {
@@ -511,8 +597,9 @@
   function runBlock(r) {
     var t = add(detail, el("table"));
     kv(t, "run", r.id); kv(t, "short id", shortId(r.id, r.t));
+    kv(t, "person", r.person || "-"); kv(t, "agent", r.agent || "-");
     kv(t, "status", r.status); kv(t, "outcome", r.outcome || "-");
-    kv(t, "started", when(r.start)); kv(t, "ended", when(r.end)); kv(t, "duration", dur(r.dur));
+    kv(t, "started", when(r.start) + " UTC"); kv(t, "ended", when(r.end) + " UTC"); kv(t, "duration", dur(r.dur));
     if (r.error) { kv(t, "error", r.error); }
     var models = Object.keys(r.models);
     kv(t, "model", models.length ? models.map(function (m) { return m + (r.models[m] ? " ×" + r.models[m] : ""); }).join(", ") : "-");
@@ -529,7 +616,7 @@
       r.calls.forEach(function (c) {
         var div = add(detail, el("div", "ev"));
         add(div, el("div", "", when(c[5]) + "  " + c[0] + ": " + c[1] + " · " + c[2] + (c[3] !== null ? " · " + dur(c[3]) : "")));
-        if (c[4]) { add(div, el("pre", "", c[4])); }
+        if (c[4]) { add(div, el("div", "line", c[4])); }
       });
     }
   }
@@ -552,7 +639,7 @@
     }
     if (n.a && n.a.length) {
       add(detail, el("h3", "", "Artifacts (" + n.a.length + ")"));
-      n.a.forEach(function (a) { add(detail, el("pre", "", text(a))); });
+      n.a.forEach(function (a) { var at = add(detail, el("table", "sub")); Object.keys(a || {}).sort().forEach(function (k) { kv(at, k, a[k]); }); });
     }
     var a = adj[i];
     if (a.length) {
@@ -560,7 +647,7 @@
       a.slice(0, SHOWN_RELS).forEach(function (k) {
         var r = RELS[k], div = add(detail, el("div", "ev")), out = r[0] === i;
         add(div, nodeLink(out ? r[2] : r[0], out ? "→ " + r[1] + " " : "← " + r[1] + " from "));
-        if (r[3]) { add(div, el("pre", "", text(r[3]))); }
+        if (r[3]) { var rt = add(div, el("table", "sub")); Object.keys(r[3]).sort().forEach(function (k) { kv(rt, k, r[3][k]); }); }
       });
       if (a.length > SHOWN_RELS) { add(detail, el("div", "muted", (a.length - SHOWN_RELS) + " more relations")); }
     }
@@ -611,8 +698,10 @@
   var scope = D.scope || {};
   $("agent").textContent = D.agent + " · " + D.log + (scope.since ? " · since " + scope.since : "") +
     (scope.run ? " · run " + scope.run : "");
-  $("counts").textContent = N.length + " nodes · " + RUNS.length + " runs · " + ROWS.length + " of " +
-    D.events + " events shown (" + D.raw_events + " model and tool call events counted per run)";
+  var listed = N.filter(function (n) { return !n.missing; }).length;
+  $("counts").textContent = D.count.text + " · " + RUNS.length + (RUNS.length === 1 ? " run" : " runs") + " · listed: " + listed +
+    " nodes, " + ROWS.length + " events" + (scope.since || scope.run ? " (in scope)" :
+    " (and, counted in their runs, " + D.raw_nodes + " tool and model call nodes, " + D.raw_events + " events)");
   var params = new URLSearchParams(window.location.hash.slice(1));
   if (params.get("q")) { qEl.value = params.get("q"); }
   if (params.get("kind")) { kindEl.value = params.get("kind"); }
@@ -627,6 +716,7 @@
     for (var i = N.length - 1; i >= 0 && start < 0; i--) { if (N[i].k === "goal") { start = i; } }
     if (start >= 0) { selectNode(start); } else { showLineage(-1); drawTimeline(); }
   }
+  markClipped();
   document.body.setAttribute("data-nodes", String(N.length));
   document.body.setAttribute("data-runs", String(RUNS.length));
   document.body.setAttribute("data-ready-ms", String(Math.round(performance.now())));

@@ -59,6 +59,7 @@ class RunSummary:
         self.status: str | None = None
         self.task = ""
         self.person: str | None = None  # who ran it (metadata.person)
+        self.agent: str | None = None  # what ran it (metadata.source.agent, else the actor)
         self.goal: str | None = None
         self.error = ""
         self.models: dict[str, int] = {}
@@ -86,6 +87,7 @@ class RunSummary:
         p = event.payload if type(event.payload) is dict else {}
         if kind == "run.started":
             self.start = event.ts_ms
+            self.agent = self.agent or _text(event.actor_id, 200) or None
             self.task = self.task or _text(p.get("task"), 2000)
             self.goal = self.goal or (p.get("goal_id") if isinstance(p.get("goal_id"), str)
                                       else None)
@@ -143,6 +145,11 @@ class RunSummary:
         meta = props.get("metadata")
         who = meta.get("person") if isinstance(meta, dict) else None
         self.person = _text(who, 200) if isinstance(who, str) else self.person
+        src = meta.get("source") if isinstance(meta, dict) else None
+        agent = src.get("agent") if isinstance(src, dict) else None
+        agent = agent if isinstance(agent, str) else (
+            meta.get("agent") if isinstance(meta, dict) else None)
+        self.agent = _text(agent, 200) if isinstance(agent, str) and agent else self.agent
         model = meta.get("model") if isinstance(meta, dict) else None
         if isinstance(model, str) and model and model not in self.models:
             self.models[model] = 0
@@ -152,7 +159,7 @@ class RunSummary:
         if duration is None and self.start is not None and self.end is not None \
                 and self.status == "finished":
             duration = self.end - self.start
-        return {"id": self.id, "task": self.task, "person": self.person,
+        return {"id": self.id, "task": self.task, "person": self.person, "agent": self.agent,
                 "start": self.start, "end": self.end,
                 "dur": duration, "outcome": self.outcome, "status": self.status or "running",
                 "error": self.error, "models": self.models, "tools": self.tools,

@@ -25,9 +25,15 @@ def by_kind(items, kind):
 
 def test_claude_sample_lifts_the_whole_spine():
     items = lift(claude_code.read_transcript(CLAUDE_TRANSCRIPT).records)
-    assert [i.kind for i in items] == ["goal", "eval", "failure", "eval", "patch", "decision"]
+    assert [i.kind for i in items] == ["goal", "eval", "failure", "eval", "status", "patch",
+                                       "decision", "status"]
     assert all(i.rule in RULES and i.metadata == {"lifted_by": i.rule} for i in items)
-    goal, failed, failure, passed, patch, decision = items
+    goal, failed, failure, passed, resolved, patch, decision, achieved = items
+    # the passing run after the edit resolves the failure; the promotion achieves the goal
+    assert (resolved.data["of"], resolved.data["status"]) == (failure.key, "Resolved")
+    assert resolved.rule == "passing-eval-resolves-failure" and resolved.after == passed.after
+    assert (achieved.data["of"], achieved.data["status"]) == (goal.key, "Achieved")
+    assert achieved.rule == "promoted-patch-achieves-goal" and achieved.after == decision.after
     assert goal.data["title"] == "Fix the add function so the test passes, then commit"
     assert (failed.data["status"], failed.data["score"]) == ("Failed", 0.0)
     assert "1 failed" in failure.data["summary"]
@@ -80,7 +86,7 @@ def test_eval_after_the_commit_validates_the_patch_and_decides():
         bash("git commit -am 'wip'", "[main abc1234] wip"),
         bash("cargo test", "test result: ok. 3 passed"),
     ))
-    assert [i.kind for i in items] == ["goal", "task", "patch", "eval", "decision"]
+    assert [i.kind for i in items] == ["goal", "task", "patch", "eval", "decision", "status"]
     assert items[1].data["goal"] == items[0].key and items[0].data["title"] == "make it work"
     assert items[3].data["validates"] == items[2].key
     assert items[4].after == items[3].after and items[4].data["eval"] == items[3].key
@@ -163,3 +169,28 @@ def test_lifter_resumed_from_its_state_after_every_record_lifts_the_same(path, r
     assert [(i.kind, i.key, i.after, i.data) for i in items] == [
         (i.kind, i.key, i.after, i.data) for i in whole]
     assert state["uses"] == {} and state["edits"] == []  # nothing left over at the end
+
+
+def test_a_failure_is_resolved_only_by_a_pass_after_an_edit():
+    failing = bash("pytest -q", "1 failed in 0.1s", True)
+    items = lift(_session(
+        ("prompt", "fix it"), failing,
+        bash("pytest -q", "1 passed"),  # a rerun with no change: the failure stays open
+        ("tool", "Edit", {"file_path": "a.py"}, "", False),
+        bash("pytest -q", "1 passed"),  # after the edit: resolved, once
+        bash("pytest -q", "1 passed"),
+    ))
+    kinds = [i.kind for i in items]
+    assert kinds == ["goal", "eval", "failure", "eval", "eval", "status", "eval"]
+    assert items[5].data == {"of": items[2].key, "status": "Resolved",
+                             "reason": "pytest -q passed after the change"}
+    # never promoted (no commit): the goal is left Open
+    assert not any(i.data.get("status") == "Achieved" for i in items)
+
+
+def test_one_prompt_gives_one_goal():
+    prompt = ("prompt", "fix the add function\n")
+    items = lift(_session(prompt, ("prompt", "fix the add function"), prompt,
+                          ("prompt", "and the docs")))
+    assert [i.kind for i in items] == ["goal", "task"]
+    assert items[1].data["title"] == "and the docs"

@@ -66,12 +66,19 @@ def test_doctor_and_lease_shapes(agent):
 
 
 def test_status_shape(agent):
+    assert gasp(agent, "record", "goal", "--title", "g").returncode == 0
     assert gasp(agent, "check").returncode == 0
     status = run_json(agent, "status", "--json")
     keys_ok("git gasp status --json", status)
     assert set(status["location"]) == {"kind", "branch", "path"}
     assert set(status["branch"]) == {"name", "upstream", "ahead", "behind"}
     assert set(status["uncommitted"]) == {"log", "events", "missing"}
+    keys_ok("Counts", status["count"])
+    view = run_json(agent, "view", "--json")
+    keys_ok("git gasp view --json", view)
+    assert view["count"] == status["count"]
+    assert set(status["count"]["events"]) == {"all", "domain", "ops"}
+    assert set(status["count"]["last_event"]) == {"id", "line", "kind", "layer", "short"}
     assert set(status["last_check"]) == {"head", "conformant", "failed", "ts_ms", "at_head",
                                      "changed_since"}
     for finding in status["wiring"]:

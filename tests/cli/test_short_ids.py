@@ -65,7 +65,7 @@ def test_every_short_id_lineage_and_run_status_print_resolves(busy):
 
 def test_fold_prints_short_ids_that_resolve(busy):
     shown = ok(busy, "fold")
-    (through,) = re.findall(r"through (event_\.\.\.[0-9a-f-]+)", shown)
+    (through,) = re.findall(r"last (event_\.\.\.[0-9a-f-]+) \(line", shown)
     goals = re.findall(r"^  (goal_\.\.\.[0-9a-f-]+)  \[", shown, re.MULTILINE)
     assert len(goals) == 8 and len(set(goals)) == 8, shown
     for short in goals:
@@ -77,7 +77,7 @@ def test_fold_prints_short_ids_that_resolve(busy):
     assert ok(busy, "snapshot", "--at", through)
     assert (busy / "snapshots" / full / "graph.json").is_file()
     at = ok(busy, "fold", "--at", early)
-    (through_early,) = re.findall(r"through (event_\.\.\.[0-9a-f-]+)", at)
+    (through_early,) = re.findall(r"last (event_\.\.\.[0-9a-f-]+) \(line", at)
     assert early.endswith(through_early.partition("...")[2])
 
 

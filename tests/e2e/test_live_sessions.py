@@ -194,6 +194,21 @@ def _check_recorded(repo: Path, session, agent: str) -> None:
                if n["kind"] in ("goal", "eval", "failure", "patch", "decision"))
     rels = {(r["from"], r["rel"], r["to"]) for r in graph["relations"]}
     assert (run["id"], "serves", goals[0]["id"]) in rels
+    _ended_and_counted(repo, nodes)
+
+
+def _ended_and_counted(repo: Path, nodes: list[dict]) -> None:
+    """The goal and the failure end as the session did (promoted: Achieved; the passing
+    run after the fix: Resolved), and fold, view --json and log count the log alike."""
+    ends = {n["kind"]: n["props"]["status"] for n in nodes if n["kind"] in ("goal", "failure")}
+    assert ends == {"goal": "Achieved", "failure": "Resolved"}, ends
+    count = json.loads(gasp(repo, "view", "--json").stdout)["count"]
+    lines = (repo / "state/events.jsonl").read_text().splitlines()
+    assert count["events"]["all"] == len(lines) and count["nodes"] == len(nodes)
+    assert gasp(repo, "log", "--count", "--ops").stdout.decode().startswith(
+        f"{len(lines)} events ({count['events']['domain']} domain, {count['events']['ops']} ops)")
+    assert gasp(repo, "fold").stdout.decode().startswith(
+        f"state/events.jsonl: {len(lines)} events (")
 
 
 def _import_adds_nothing(repo: Path, agent: str, transcript: Path) -> None:

@@ -39,8 +39,10 @@ def _one_line_error(cwd: Path, *args: str, code: int = 2) -> str:
 def test_output_file_is_written(agent, hist, tmp_path):
     target = tmp_path / "sub" / "page.html"
     text = _ok(agent, "-o", str(target), "--no-open")
-    assert re.fullmatch(rf"wrote {re.escape(str(target))} \(11 nodes, 2 runs, \d+ events; "
-                        r"0\.\d MB\)\n", text), text
+    assert re.fullmatch(rf"wrote {re.escape(str(target))}: \d+ events \(\d+ domain, \d+ ops\), "
+                        r"13 nodes, last event_\S+ \(line \d+, ops\); 2 runs, the page lists 11 "
+                        r"nodes and \d+ events and counts the other 2 nodes \(tool and model "
+                        r"calls\) and \d+ events in their runs; 0\.\d MB\n", text), text
     assert target.read_bytes().startswith(b"<!DOCTYPE html>")
 
 
@@ -52,7 +54,7 @@ def test_without_output_it_writes_under_the_git_dir(agent, hist, monkeypatch, tm
     monkeypatch.setenv("BROWSER", str(browser))
     text = _ok(agent / "state", "--no-open")  # from a folder of the agent, too
     page = Path(git(agent, "rev-parse", "--absolute-git-dir").strip()) / "gasp" / "view.html"
-    assert text.startswith(f"wrote {page} (") and page.is_file()
+    assert text.startswith(f"wrote {page}: ") and page.is_file()
     assert not marker.exists()  # --no-open never opens
     text = _ok(agent)
     assert marker.read_text().strip() == page.as_uri()  # BROWSER names one: it is opened
@@ -69,20 +71,22 @@ def test_a_run_by_its_short_id_or_prefix(agent, hist, tmp_path):
     log = gasp(agent, "log").stdout.decode()
     short = re.search(r"\s(run_\.\.\.\w+)\s+fix retry skill", log).group(1)
     for given in (short, hist.run, hist.run[:-3]):
-        assert "(8 nodes, 1 runs," in _ok(agent, "--run", given, "-o", str(tmp_path / "r.html"),
-                                          "--no-open")
+        assert "in scope: 1 run, the page lists 8 nodes and" in _ok(
+            agent, "--run", given, "-o", str(tmp_path / "r.html"), "--no-open")
 
 
 def test_since_a_date_an_event_or_milliseconds(agent, hist, tmp_path):
     page = str(tmp_path / "s.html")
-    assert "(0 nodes, 0 runs, 0 events;" in _ok(agent, "--since", "now", "-o", page, "--no-open")
-    assert "(11 nodes, 2 runs," in _ok(agent, "--since", "2000-01-01", "-o", page, "--no-open")
-    assert "(11 nodes, 2 runs," in _ok(agent, "--since", "1000", "-o", page, "--no-open")
+    assert "in scope: 0 runs, the page lists 0 nodes and 0 events;" in _ok(
+        agent, "--since", "now", "-o", page, "--no-open")
+    for since in ("2000-01-01", "1000"):
+        assert "in scope: 2 runs, the page lists 11 nodes and" in _ok(
+            agent, "--since", since, "-o", page, "--no-open")
     log = gasp(agent, "log", "--reverse").stdout.decode().splitlines()
     goal_line = next(ln for ln in log if "goal.created" in ln and "onerror" in ln)
     event = goal_line.split()[0]  # the short id log prints
     text = _ok(agent, "--since", event, "-o", page, "--no-open")
-    assert " 1 runs," in text  # after the hostile goal: its run only
+    assert "in scope: 1 run," in text  # after the hostile goal: its run only
 
 
 def test_bad_input_is_one_line(agent, hist, tmp_path):

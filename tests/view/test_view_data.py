@@ -13,7 +13,7 @@ import re
 from git_gasp.protocol.envelope import parse_log
 from git_gasp.protocol.fold import fold
 from git_gasp.protocol.idmatch import abbreviations
-from git_gasp.view import data, page
+from git_gasp.view import data, page, rowtext
 from git_gasp.view.runs import CALLS_KEPT, tokens_of
 from tests.testing.paths import FIXTURE
 from tests.view.history import HOSTILE_SCRIPT, write_many_runs
@@ -135,7 +135,23 @@ def test_long_props_are_trimmed_and_marked():
     props = built["nodes"][0]["p"]
     assert props["title"].startswith("x" * data.MAX_STRING) and "characters)" in props["title"]
     assert len(props["tags"]) == data.MAX_ITEMS + 1
-    assert all(len(r[5].encode()) <= data.PREVIEW_BYTES + 3 for r in built["rows"])
+    assert all(len(r[5]) <= rowtext.DOMAIN_CHARS for r in built["rows"])
+    assert built["rows"][0][5].startswith("title: xxx") and built["rows"][0][5].endswith("…")
+
+
+def test_an_event_row_is_a_line_of_fields_never_raw_json():
+    from tests.testing.events import create, line, ops, relate
+
+    log = line("event_1", "goal.created", {
+        "id": "goal_1", "title": "Fix add", "status": "Open",
+        "metadata": {"lifted_by": "first-prompt-goal"}, "tags": ["a", "b"]}) + ops(
+        "event_2", "event_1", create("goal_1", "goal", title="Fix add"),
+        relate("run_1", "serves", "goal_1"))
+    built, _graph, _events = _build(log)
+    texts = [r[5] for r in built["rows"]]
+    assert texts == ["title: Fix add · status: Open · tags: 2 items",
+                     "CreateNode goal_1 (goal); CreateRelation run_1 serves goal_1"]
+    assert not any("{" in t for t in texts)
 
 
 def test_the_page_runs_only_its_own_script_and_style():

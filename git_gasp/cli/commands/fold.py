@@ -9,6 +9,7 @@ import click
 from git_gasp.cli.ids import EventId
 from git_gasp.cli.shortids import ShortIds, abbrev_option
 from git_gasp.protocol.summary import printable, summarize
+from git_gasp.runtime.logcount import LogCount, events_phrase
 from git_gasp.store.location import resolve_agent_root
 from git_gasp.store.logview import fold_agent
 
@@ -32,16 +33,24 @@ def fold(path: str | None, at: str | None, as_json: bool, strict: bool,
         click.echo(json.dumps(view.result.graph.to_json(), ensure_ascii=False, sort_keys=True))
         return 0
     ids = _short_ids(root, view, at is not None, abbrev)
-    if view.last_event_id:
-        where = f"through {ids.event(view.last_event_id)}"
+    count = fold_count(view)
+    if count.last_id:
+        where = f"{events_phrase(count.domain, count.ops)}, {count.last_phrase(ids.event)}"
     else:
-        where = "(no valid event)" if view.repo.log_bytes else "(empty log)"
+        where = "0 events " + ("(no valid event)" if view.repo.log_bytes else "(empty log)")
     seeded = f", seeded from {view.seeded_from}" if view.seeded_from else ""
-    click.echo(printable(f"{view.repo.log_rel} {where} (line {view.upto_line}){seeded}"))
+    click.echo(printable(f"{view.repo.log_rel}: {where}{seeded}"))
     # escaped: no control character reaches the terminal
     for line in summarize(view.result, ids.node, ids.event):
         click.echo(line)
     return 0
+
+
+def fold_count(view) -> LogCount:
+    """The count of the events `view` folded (through its last line) and its nodes."""
+    upto = view.upto_line
+    return LogCount((e for e in view.repo.parsed.events if e.line <= upto),
+                    len(view.result.graph.nodes))
 
 
 def _short_ids(root, view, partial: bool, abbrev: int | None) -> ShortIds:

@@ -16,6 +16,8 @@ from git_gasp.cli.logformat import Formatter, template_of
 from git_gasp.cli.options import CONTEXT, open_state
 from git_gasp.cli.pager import paged
 from git_gasp.cli.shortids import abbrev_option
+from git_gasp.protocol.envelope import OPS_KIND
+from git_gasp.runtime.logcount import LogCount, events_phrase
 
 FORMATS = ("oneline", "medium")
 
@@ -63,15 +65,20 @@ class LogCommand(click.Command):
 @click.option("--no-color", "--no-colour", "color", flag_value="never",
               help="Same as --color=never.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON envelope per line.")
+@click.option("--count", is_flag=True,
+              help="Print how many events match, by layer (domain, ops), instead of them.")
 @click.option("--no-pager", is_flag=True, help="Never page the output.")
 def log(kinds, run_id, since, until, ops, limit, reverse, fmt, abbrev, color, as_json,
-        no_pager) -> None:
+        count, no_pager) -> None:
     """A readable timeline of the event log, newest first, as git log shows commits."""
     template = template_of(fmt)  # a bad --format is refused before anything is read
     state = open_state()
     run_id = resolve_node(state.graph, run_id, "run")
     every = state.events()
     events = _select(every, kinds, run_id, since, until, ops, limit)
+    if count:
+        click.echo(_count_line(every, events, kinds, run_id, since, until, ops, limit))
+        return
     with paged(no_pager or as_json) as (out, paging):
         if as_json:  # a stream of the log's envelopes: in the log's order (docs/json.md)
             for e in events:
@@ -81,6 +88,18 @@ def log(kinds, run_id, since, until, ops, limit, reverse, fmt, abbrev, color, as
         formatter = Formatter(state.graph, [e.id for e in every], Painter(on), abbrev)  # None: 6
         for e in events if reverse else events[::-1]:
             out.write(formatter.render(e, template) + "\n")
+
+
+def _count_line(every, events, kinds, run_id, since, until, ops, limit) -> str:
+    """``N events (D domain, O ops)`` of the selection (`runtime.logcount`'s words), and
+    the ops events left out when the default (domain) layer hid them."""
+    n = LogCount(events, 0)
+    line = events_phrase(n.domain, n.ops)
+    if not ops and not kinds and limit is None:
+        hidden = LogCount(_select(every, (OPS_KIND,), run_id, since, until, True, None), 0)
+        if hidden.ops:
+            line += f"; --ops adds {hidden.ops} ops event{'' if hidden.ops == 1 else 's'}"
+    return line
 
 
 def _select(events, kinds, run_id, since, until, ops, limit):

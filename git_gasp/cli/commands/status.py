@@ -1,7 +1,8 @@
 """`git gasp status`: one screen, like `git status`, on where the agent's state stands.
 
 Where the state lives (the project's own folder, or the state branch's worktree),
-its branch against the upstream, the open run and the lease, events not committed yet,
+its branch against the upstream, the open run and the lease, the log's count (events by
+layer, nodes, the last event: `runtime.logcount`), events not committed yet,
 the guard hooks and the merge driver, and the last `check` verdict; `--json` gives the
 same as one object.
 """
@@ -20,8 +21,11 @@ from git_gasp.base.fileops import NotARegularFile
 from git_gasp.base.files import open_file, read_file
 from git_gasp.cli.commands.lease import lease_json, status_line
 from git_gasp.cli.options import CONTEXT
+from git_gasp.cli.shortids import ShortIds
 from git_gasp.githooks.doctor import diagnose
 from git_gasp.odb.gitdirs import locate
+from git_gasp.protocol.envelope import parse_log
+from git_gasp.runtime.logcount import LogCount
 from git_gasp.runtime.state import AgentState
 from git_gasp.store.attributes import log_location
 from git_gasp.store.lastcheck import load
@@ -42,9 +46,14 @@ def status(as_json: bool) -> int:
 def gather(root: str) -> dict:
     """Everything `status` shows, for the agent at `root`."""
     top = str(git.work_tree_top(root))
+    try:
+        state: AgentState | str = AgentState.open(Path(root), "git-gasp-status")
+    except GaspError as exc:
+        state = str(exc)
     return {"root": root, "location": _location(root, top), "branch": _branch(root),
-            "run": _run(root), "lease": _lease(root), "uncommitted": _uncommitted(root),
-            "wiring": _wiring(root), "last_check": _last_check(root)}
+            "run": _run(state), "count": _count(state), "lease": _lease(root),
+            "uncommitted": _uncommitted(root), "wiring": _wiring(root),
+            "last_check": _last_check(root)}
 
 
 def _location(root: str, top: str) -> dict:
@@ -71,11 +80,20 @@ def _branch(root: str) -> dict:
     return out
 
 
-def _run(root: str) -> dict | None:
-    try:
-        state = AgentState.open(Path(root), "git-gasp-status")
-    except GaspError as exc:
-        return {"error": str(exc)}
+def _count(state: AgentState | str) -> dict | None:
+    """The log's count (`runtime.logcount`), with the last event's short id as `log`
+    prints it and the phrase `status` shows; None when the state cannot be read."""
+    if isinstance(state, str):
+        return None
+    events = parse_log(state.store.read_bytes()).events  # its valid events, as fold counts
+    count = LogCount(events, len(state.graph.nodes))
+    short = ShortIds(state.graph.nodes, [e.id for e in events]).event
+    return dict(count.to_json(short), text=count.phrase(short))
+
+
+def _run(state: AgentState | str) -> dict | None:
+    if isinstance(state, str):
+        return {"error": state}
     run = state.run
     if run is None:
         return None
@@ -196,6 +214,8 @@ def render(info: dict) -> str:
                  if "error" in run else f"run: {run['id']} open  {run.get('task') or ''}".rstrip()
                  + (f"  (by {run['person']})" if run.get("person") else ""))
     lines.append(f"lease: {info['lease']['line']}")
+    if info.get("count"):
+        lines.append(f"count: {info['count']['text']}")
     unc = info["uncommitted"]
     if unc.get("error"):
         lines.append(f"log: {unc['error']}")

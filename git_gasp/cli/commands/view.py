@@ -3,6 +3,7 @@ on a timeline, a goal's lineage, search and filters), written and opened."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -28,7 +29,10 @@ from git_gasp.view.data import run_ids
 @click.option("--run", "run_id", metavar="RUN_ID", type=NodeId("run"),
               help="Only this run: its events and the nodes they created or changed.")
 @click.option("--no-open", is_flag=True, help="Do not open a browser.")
-def view(output: str | None, since: str | None, run_id: str | None, no_open: bool) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the page's data as JSON instead of writing the page.")
+def view(output: str | None, since: str | None, run_id: str | None, no_open: bool,
+         as_json: bool) -> None:
     """Write the agent's history as one offline HTML page and open it: runs on a
     timeline, a goal's lineage, search over titles and ids, filters by kind and status."""
     root = agent_root()
@@ -42,17 +46,36 @@ def view(output: str | None, since: str | None, run_id: str | None, no_open: boo
     run = _run(graph, events, run_id, log) if run_id else None
     built = data.build(graph, events, agent=_agent_id(folded.repo), log=log,
                        since_index=since_index, since_ms=since_ms, run=run, since_text=since)
+    if as_json:
+        click.echo(json.dumps(built, ensure_ascii=False, sort_keys=True))
+        return
     html = page.render(built)
     if output:
         out = page.write(html, Path(output))
     else:
         target, git_dir = page.default_path(root)
         out = page.write(html, target, root=git_dir)
-    click.echo(printable(f"wrote {out} ({len(built['nodes'])} nodes, {len(built['runs'])} "
-                         f"runs, {len(built['rows'])} events; {len(html) / 1e6:.1f} MB)"))
+    click.echo(printable(f"wrote {out}: {summary(built)}; {len(html) / 1e6:.1f} MB"))
     if not no_open:
         if not open_page(out):
             click.echo("(no graphical browser here; open the file yourself)")
+
+
+def summary(built: dict) -> str:
+    """What the page holds, counted as `fold`, `log --count` and `status` count the log
+    (`runtime.logcount`), then what it lists of it (of its scope, with --since or --run)."""
+    runs = len(built["runs"])
+    listed = sum(1 for n in built["nodes"] if not n.get("missing"))
+    text = f"{built['count']['text']}; "
+    scope = built["scope"]
+    if scope["since"] or scope["run"]:
+        text += "in scope: "
+    text += (f"{runs} run{'' if runs == 1 else 's'}, the page lists {listed} nodes and "
+             f"{len(built['rows'])} events")
+    if not (scope["since"] or scope["run"]):
+        text += (f" and counts the other {built['raw_nodes']} nodes (tool and model calls) "
+                 f"and {built['raw_events']} events in their runs")
+    return text
 
 
 def _agent_id(repo) -> str:
