@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from git_gasp.adapters import gemini
+from git_gasp.adapters.dialects import MODEL_EVENTS
 from git_gasp.adapters.records import output_text
 from git_gasp.base.agentnames import AGENTS
 from git_gasp.base.errors import GaspError
@@ -85,6 +87,8 @@ def detect_agent(payload: dict) -> str:
         return "codex"
     if "/.claude/" in path:
         return "claude-code"
+    if "/.gemini/" in path:
+        return "gemini"
     if "turn_id" in payload or payload.get("permission_mode") == "bypassPermissions":
         return "codex"
     return "claude-code"
@@ -99,18 +103,21 @@ def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
             "utf-8", "surrogatepass"))
     if not isinstance(payload, dict):
         raise GaspError("hook payload is not a JSON object")
+    raw = payload
+    if agent is not None and agent not in AGENTS:
+        raise GaspError(f"unknown agent {agent!r} (expected one of {', '.join(AGENTS)})")
+    if (agent or detect_agent(payload)) == gemini.AGENT:  # its own names and fields
+        payload = gemini.normalize(payload)
     event = payload.get("hook_event_name")
     if not isinstance(event, str) or not event:
         raise GaspError("hook payload has no hook_event_name")
-    if event not in HOOK_EVENTS:
+    if event not in HOOK_EVENTS + MODEL_EVENTS:
         raise GaspError(f"hook payload's event {event[:80]!r} is not one git-gasp records "
                         f"({', '.join(HOOK_EVENTS)})")
     sid = payload.get("session_id")
     if not isinstance(sid, str) or not sid:
         raise GaspError("hook payload has no session_id")
-    if agent is not None and agent not in AGENTS:
-        raise GaspError(f"unknown agent {agent!r} (expected one of {', '.join(AGENTS)})")
-    h = HookEvent(agent or detect_agent(payload), event, sid, raw=payload)
+    h = HookEvent(agent or detect_agent(payload), event, sid, raw=raw)
     h.cwd = _str(payload.get("cwd"))
     h.transcript_path = _str(payload.get("transcript_path"))
     h.model = _str(payload.get("model"))
