@@ -61,7 +61,7 @@ DIALECTS: dict[str, Dialect] = {d.agent: d for d in (
         async_events=("PreToolUse",), instructions="CLAUDE.md", mcp=(".mcp.json", "mcpServers"),
         message="stderr of a hook (SessionStart: its stdout, added to the context)",
         keeps="~/.claude/projects/<project>/<session>.jsonl (archived at the run's end)",
-        records=(*_RAW, "model calls from the transcript", *_LIFTED),
+        records=(*_RAW, *_LIFTED),
         tested="live, 2.1.328 (tests/e2e/test_live_sessions.py)"),
     Dialect(
         agent="codex", title="Codex", package="@openai/codex", rung=1,
@@ -71,7 +71,7 @@ DIALECTS: dict[str, Dialect] = {d.agent: d for d in (
         mcp=(".codex/config.toml", "mcp_servers"),
         message="stderr of a hook",
         keeps="~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (exit codes; archived)",
-        records=(*_RAW, "model calls from the rollout", *_LIFTED),
+        records=(*_RAW, *_LIFTED),
         tested="live, 0.171.0 (tests/e2e/test_live_sessions.py)"),
     Dialect(
         agent="gemini", title="Gemini CLI", package="@google/gemini-cli", rung=1,

@@ -19,15 +19,19 @@ from pathlib import Path
 from git_gasp.base.fileops import file_lock
 from tests.e2e.servers import (
     PROMPT,
+    GEMINI_MODEL,
     ClaudeHandler,
     CodexHandler,
+    GeminiHandler,
     ModelServer,
     claude_script,
     codex_script,
+    gemini_script,
 )
 
 CLAUDE_PKG = "@anthropic-ai/claude-code@2.1.328"
 CODEX_PKG = "@openai/codex@0.171.0"
+GEMINI_PKG = "@google/gemini-cli@0.61.0"
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
                "PostToolUseFailure", "Stop", "SessionEnd")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -85,6 +89,11 @@ def codex_binary(prefix: Path) -> Path | None:
     return js if js.exists() else None
 
 
+def gemini_binary(prefix: Path) -> Path | None:
+    js = prefix / "node_modules/.bin/gemini"
+    return js if js.exists() else None
+
+
 @dataclass
 class Session:
     agent: str
@@ -110,7 +119,8 @@ def hook_entries(command: str, events: tuple[str, ...] = HOOK_EVENTS) -> dict:
 
 def agent_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_"))}
+           if not k.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_", "GEMINI_",
+                                "GOOGLE_"))}
     env.update(HOME=str(home), DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
                DISABLE_AUTOUPDATER="1", NO_COLOR="1", CI="1")
     return env
@@ -160,3 +170,26 @@ def run_codex(binary: Path, repo: Path, home: Path, *, timeout: int = 240,
         requests = list(server.requests)
     found = sorted((codex_home / "sessions").glob("**/rollout-*.jsonl*"))
     return Session("codex", proc, found[-1] if found else None, requests)
+
+
+def run_gemini(binary: Path, repo: Path, home: Path, *, timeout: int = 240,
+               script: list | None = None) -> Session:
+    """One `gemini -p` session in `repo` against the scripted model: API-key auth
+    (``~/.gemini/settings.json``), ``GOOGLE_GEMINI_BASE_URL`` at the server, the
+    workspace trusted for the session, every tool approved (``--approval-mode yolo``)."""
+    settings = home / ".gemini" / "settings.json"
+    if not settings.exists():
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                                        "privacy": {"usageStatisticsEnabled": False}}))
+    with ModelServer(GeminiHandler, script or gemini_script(sys.executable), str(repo)) as server:
+        env = agent_env(home)
+        env.update(GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{server.port}",
+                   GEMINI_API_KEY="test-key-not-a-real-key", GEMINI_CLI_TRUST_WORKSPACE="true")
+        proc = subprocess.run(
+            [str(binary), "-p", PROMPT, "--approval-mode", "yolo", "-m", GEMINI_MODEL],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
+            stdin=subprocess.DEVNULL, check=False)
+        requests = list(server.requests)
+    found = sorted((home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))
+    return Session("gemini", proc, found[-1] if found else None, requests)

@@ -1,4 +1,5 @@
-"""`git gasp adapt`: live hooks for Claude Code and Codex, their install, and priming."""
+"""`git gasp adapt`: live hooks for the agents of `adapters/dialects.py` (Claude Code,
+Codex, Gemini CLI), their install, priming, and the list of them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from git_gasp.adapters.dialects import DIALECTS
 from git_gasp.adapters.hook.entry import USAGE, read_stdin
 from git_gasp.adapters.hook.entry import run as queue_payload
 from git_gasp.adapters.install import (
@@ -19,6 +21,7 @@ from git_gasp.adapters.install import (
     merge_hooks,
     on_path_note,
     project_tree,
+    settings_path,
 )
 from git_gasp.adapters.live import find_agent_root
 from git_gasp.adapters.prime import prime
@@ -48,7 +51,9 @@ _MCP = click.option("--mcp", "mcp", is_flag=True,
 def _mcp_preflight(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
     """With --mcp, refuse what the MCP entry would refuse before the hooks are written:
     a refused install writes nothing."""
-    if mcp:
+    if mcp and agent == "gemini":
+        wiring.preflight_gemini(repo, uninstall)
+    elif mcp:
         wiring.preflight(repo, agent == "claude-code", uninstall)
 
 
@@ -57,6 +62,9 @@ def _mcp_entry(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
         return
     if agent == "claude-code":
         path, changed = wiring.install_claude(repo, uninstall)
+        comments = False
+    elif agent == "gemini":
+        path, changed = wiring.install_gemini(repo, uninstall)
         comments = False
     else:
         path, changed, comments = wiring.install_codex(repo, uninstall)
@@ -84,17 +92,29 @@ def _sync_opt_in(repo: Path, sync: bool, uninstall: bool) -> None:
 
 @click.group()
 def adapt() -> None:
-    """Record Claude Code and Codex sessions live through their hooks, and prime them.
+    """Record agent sessions live through their hooks, and prime them.
 
-    `adapt claude-code install` / `adapt codex install` register the hook
-    (`git-gasp-hook AGENT`) with the agent; `adapt … prime` writes the identity and a
-    context primer onto CLAUDE.md / AGENTS.md.
+    `adapt claude-code install` / `adapt codex install` / `adapt gemini install` register
+    the hook (`git-gasp-hook AGENT`) with the agent; `adapt … prime` writes the identity
+    and a context primer onto CLAUDE.md / AGENTS.md / GEMINI.md; `adapt list` shows
+    each agent, its rung and what it records.
     """
+
+
+@adapt.command("list")
+def list_agents() -> None:
+    """Each agent git-gasp adapts: its rung, where its hooks go, what a session records
+    and how it is tested."""
+    for d in DIALECTS.values():
+        click.echo(f"{d.agent} ({d.title}, npm {d.package}): rung {d.rung}, hooks in "
+                   f"{d.settings['project']}, primes {d.instructions}")
+        click.echo(f"  records: {', '.join(d.records)}")
+        click.echo(f"  tested: {d.tested}")
 
 
 @adapt.command("hook")
 @click.option("--agent", "agent", default=None, metavar="AGENT",
-              help="claude-code or codex (default: detected from the payload).")
+              help="claude-code, codex or gemini (default: detected from the payload).")
 @click.option("--repo", "repo", default=None, metavar="PATH",
               help="The agent repo to record into (default: the nearest directory with "
                    "AGENT.md at or above the session's cwd).")
@@ -213,6 +233,43 @@ def codex_install(repo: Path, uninstall: bool, sync: bool, mcp: bool) -> None:
 def codex_prime(repo: Path) -> None:
     """Write the identity and a context primer onto AGENTS.md (marked section)."""
     _prime("codex", repo)
+
+
+@adapt.group("gemini")
+def gemini() -> None:
+    """Gemini CLI: install hooks into .gemini/settings.json, prime GEMINI.md."""
+
+
+@gemini.command("install")
+@_REPO
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project",
+              show_default=True,
+              help="project: <repo>/.gemini/settings.json (commit it); user: "
+                   "~/.gemini/settings.json.")
+@_UNINSTALL
+@_SYNC
+@_MCP
+def gemini_install(repo: Path, scope: str, uninstall: bool, sync: bool, mcp: bool) -> None:
+    """Merge git-gasp's hook entries (named git-gasp) into Gemini CLI's settings
+    (idempotent): its session, agent, model and tool events; with --mcp also the gasp
+    server into the project's .gemini/settings.json (mcpServers)."""
+    _mcp_preflight("gemini", repo, mcp, uninstall)
+    _install("gemini", settings_path("gemini", repo, scope), uninstall, scope=scope)
+    _sync_opt_in(repo, sync, uninstall)
+    _mcp_entry("gemini", repo, mcp, uninstall)
+    if not uninstall:
+        _agent_root_note(repo)
+        if scope == "project":
+            click.echo("Gemini CLI warns once about new project hooks, then runs them "
+                       "(an untrusted folder runs none: trust it, or set "
+                       "GEMINI_CLI_TRUST_WORKSPACE=true).")
+
+
+@gemini.command("prime")
+@_REPO
+def gemini_prime(repo: Path) -> None:
+    """Write the identity and a context primer onto GEMINI.md (marked section)."""
+    _prime("gemini", repo)
 
 
 def _add_reconcile() -> None:
