@@ -18,8 +18,8 @@ from pathlib import Path
 
 from git_gasp.base.fileops import file_lock
 from tests.e2e.servers import (
-    PROMPT,
     GEMINI_MODEL,
+    PROMPT,
     ClaudeHandler,
     CodexHandler,
     GeminiHandler,
