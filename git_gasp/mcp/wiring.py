@@ -8,8 +8,8 @@ user's ``~/.codex/config.toml`` holds the same tables); Gemini CLI from ``mcpSer
 Ours is named ``gasp`` and runs ``git gasp mcp``, found through the agent's PATH, so the
 committed file works on every clone. Installing sets only that entry: every other
 server, and for the JSON files every other byte of the file, is kept
-(`adapters.json_edit`); a file that is not valid JSON or TOML, or whose server table is not a table, is refused with one line and left
-untouched. config.toml is read with tomllib and written with tomli_w: its data is kept,
+(`adapters.json_edit`); a file that is not valid JSON or TOML, or whose server table is
+not a table, is refused with one line and left untouched. config.toml is read with tomllib and written with tomli_w: its data is kept,
 its comments are not (said when it had any).
 """
 
