@@ -9,8 +9,9 @@ Ours is named ``gasp`` and runs ``git gasp mcp``, found through the agent's PATH
 committed file works on every clone. Installing sets only that entry: every other
 server, and for the JSON files every other byte of the file, is kept
 (`adapters.json_edit`); a file that is not valid JSON or TOML, or whose server table is
-not a table, is refused with one line and left untouched. config.toml is read with tomllib and written with tomli_w: its data is kept,
-its comments are not (said when it had any).
+not a table, is refused with one line and left untouched. config.toml is read with
+tomllib and written with tomli_w: its data is kept, its comments are not (said when it
+had any).
 """
 
 from __future__ import annotations
