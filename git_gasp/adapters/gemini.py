@@ -29,11 +29,14 @@ _EXIT = re.compile(r"^Exit Code: (\d{1,9})$", re.MULTILINE)
 def normalize(payload: dict) -> dict:
     """`payload` with the neutral event name and the fields the neutral reader takes
     (``tool_response`` as ``{stdout, exit_code?, is_error}``, ``last_assistant_message``,
-    ``model``); the agent's own fields stay beside them."""
+    ``model``, a prompt's ``prompt_id``: its timestamp); the agent's own fields stay
+    beside them."""
     event = payload.get("hook_event_name")
     neutral = dialect(AGENT).events.get(event) if isinstance(event, str) else None
     out = dict(payload, hook_event_name=neutral or event)
-    if neutral == "PostToolUse":
+    if neutral == "UserPromptSubmit" and isinstance(payload.get("timestamp"), str):
+        out["prompt_id"] = payload["timestamp"]  # no id of its own: a replay is known by it
+    elif neutral == "PostToolUse":
         out["tool_response"] = tool_result(payload.get("tool_response"))
     elif neutral == "Stop":
         out["last_assistant_message"] = payload.get("prompt_response")

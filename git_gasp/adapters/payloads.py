@@ -103,7 +103,6 @@ def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
             "utf-8", "surrogatepass"))
     if not isinstance(payload, dict):
         raise GaspError("hook payload is not a JSON object")
-    raw = payload
     if agent is not None and agent not in AGENTS:
         raise GaspError(f"unknown agent {agent!r} (expected one of {', '.join(AGENTS)})")
     if (agent or detect_agent(payload)) == gemini.AGENT:  # its own names and fields
@@ -117,7 +116,7 @@ def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
     sid = payload.get("session_id")
     if not isinstance(sid, str) or not sid:
         raise GaspError("hook payload has no session_id")
-    h = HookEvent(agent or detect_agent(payload), event, sid, raw=raw)
+    h = HookEvent(agent or detect_agent(payload), event, sid, raw=payload)
     h.cwd = _str(payload.get("cwd"))
     h.transcript_path = _str(payload.get("transcript_path"))
     h.model = _str(payload.get("model"))
