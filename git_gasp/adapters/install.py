@@ -163,7 +163,7 @@ class InstallResult:
     events: int = 0  # events that run our hook after the change
 
 
-def _load(path: Path) -> tuple[str, dict]:
+def load_settings(path: Path) -> tuple[str, dict]:
     """The settings file's text and JSON. A link is read at its target only where the
     writers would write through it (inside the project's tree or $HOME)."""
     try:
@@ -249,7 +249,7 @@ def merge_hooks(path: Path, agent: str | None, command: str | None, *,
                 user_scope: bool = False) -> InstallResult:
     """Install our hooks for `agent` running `command` (None: uninstall) in the settings
     file at `path` (a project's file, or with `user_scope` the user's)."""
-    text, data = _load(path)
+    text, data = load_settings(path)
     hooks, removed, added = merged(data, agent, command)
     events = _count_ours(hooks or {})
     same = "hooks" not in data if hooks is None else hooks == data.get("hooks")
@@ -266,7 +266,7 @@ def merge_hooks(path: Path, agent: str | None, command: str | None, *,
 def has_ours(path: Path) -> bool:
     """True when the settings file at `path` runs our hook for some event."""
     try:
-        return _count_ours(_load(path)[1].get("hooks", {})) > 0
+        return _count_ours(load_settings(path)[1].get("hooks", {})) > 0
     except GaspError:
         return False
 

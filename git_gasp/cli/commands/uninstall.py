@@ -21,10 +21,15 @@ def uninstall(purge: bool) -> int:
     for byte), the guard hooks, the merge driver and the gasp.* keys of this clone's
     git config, the info/exclude lines. Nothing git-gasp did not write is touched."""
     # the layers load inside the command (cli.commands modules load only base: CONTRIBUTING)
-    from git_gasp.adapters.install import claude_settings_path, codex_hooks_path, merge_hooks
+    from git_gasp.adapters.install import (
+        claude_settings_path,
+        codex_hooks_path,
+        merge_hooks,
+        settings_path,
+    )
     from git_gasp.adapters.sync_hook import set_enabled
     from git_gasp.githooks.install import uninstall as uninstall_hooks
-    from git_gasp.mcp.wiring import install_claude, install_codex
+    from git_gasp.mcp.wiring import install_claude, install_codex, install_gemini
     from git_gasp.store import installs
     from git_gasp.store.location import BRANCH_KEY, KEY, SECTION, configured, find_root
 
@@ -39,7 +44,11 @@ def uninstall(purge: bool) -> int:
     codex = codex_hooks_path(top)
     if codex.exists() and merge_hooks(codex, "codex", None).removed:
         said.append(f"removed git-gasp's hooks from {codex}")
-    for path, changed, *_ in (install_claude(top, True), install_codex(top, True)):
+    gemini = settings_path("gemini", top)
+    if gemini.exists() and merge_hooks(gemini, "gemini", None).removed:
+        said.append(f"removed git-gasp's hooks from {gemini}")
+    for path, changed, *_ in (install_claude(top, True), install_codex(top, True),
+                              install_gemini(top, True)):
         if changed:
             said.append(f"removed the gasp MCP server from {path}")
     said += installs.give_back(top)
