@@ -12,9 +12,9 @@ instructions (``prime``) and its MCP servers are written. Adding an agent is an 
 here, a payload mapping in ``payloads.py`` when its fields differ, and tests.
 
 Measured against the installed versions (``tested``): Claude Code 2.1.328 and Codex
-0.171.0 (``payloads.py``), Gemini CLI 0.61.0 (its ``docs/hooks/reference.md`` and a
-live session: ``tests/e2e/test_gemini_live.py``, payloads in
-``tests/adapters/data/gemini/``).
+0.171.0 (``payloads.py``), Gemini CLI 0.61.0 (its ``docs/hooks/reference.md``) and
+Qwen Code 0.24.4 (its ``docs/features/hooks.md``), each with a live session
+(``tests/e2e/test_dialect_sessions.py``; payloads in ``tests/adapters/data/``).
 """
 
 from __future__ import annotations
@@ -85,7 +85,18 @@ DIALECTS: dict[str, Dialect] = {d.agent: d for d in (
         message="stdout: text that is not JSON is shown as a systemMessage",
         keeps="~/.gemini/tmp/<project>/chats/session-*.jsonl (archived at the run's end)",
         records=(*_RAW, "model calls (BeforeModel/AfterModel, with the model)", *_LIFTED),
-        tested="live, 0.61.0 (tests/e2e/test_gemini_live.py)"),
+        tested="live, 0.61.0 (tests/e2e/test_dialect_sessions.py)"),
+    Dialect(
+        agent="qwen-code", title="Qwen Code", package="@qwen-code/qwen-code", rung=1,
+        settings={"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"},
+        events={e: e for e in _CLAUDE_EVENTS}, tool_events=_CLAUDE_EVENTS[2:5], named=True,
+        instructions="QWEN.md", mcp=(".qwen/settings.json", "mcpServers"),
+        message="stdout: plain text is added to the context at SessionStart and "
+                "UserPromptSubmit, kept as a system message on other events",
+        keeps="~/.qwen/projects/<project>/chats/<session>.jsonl (model calls; archived)",
+        records=(*_RAW, "model calls (from its transcript at Stop, with the model)",
+                 *_LIFTED),
+        tested="live, 0.24.4 (tests/e2e/test_dialect_sessions.py)"),
 )}
 
 

@@ -8,19 +8,26 @@ reason) finishes it with the text's head as its summary, the token usage and the
 reason; earlier chunks record nothing. A response whose request was not seen records
 the call and its end at once. The open call is kept in the session's progress
 (``HookSession.model_call``), so the hook processes need nothing else.
+
+An agent whose hooks see no model call but whose transcript lists them (Qwen Code:
+``qwen.model_calls``) has them recorded at each Stop (`from_transcript`): each response
+not recorded yet becomes its ``model.called`` + ``model.finished`` (key ``model:<the
+line's uuid>``), timed by the transcript.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from git_gasp.adapters import qwen
 from git_gasp.adapters.gemini import model_response
 from git_gasp.adapters.hook_session import HookSession, _digest
 from git_gasp.adapters.payloads import HookEvent
-from git_gasp.adapters.records import parse_ts
+from git_gasp.adapters.records import parse_ts, read_raw
 from git_gasp.runtime.state import create_node, relate, update_node
 
 PROVIDERS = {"gemini": "google"}
+TRANSCRIPT_CALLS = {qwen.AGENT: qwen.model_calls}  # agents whose transcript lists them
 SUMMARY = 2000
 
 
@@ -44,14 +51,43 @@ def _key(h: HookEvent) -> str:
     return f"model:{stamp}" if isinstance(stamp, str) and stamp else f"model:{_digest(h.raw)}"
 
 
+def from_transcript(sess: HookSession) -> int:
+    """Record the model calls of `sess`'s transcript not recorded yet (agents of
+    TRANSCRIPT_CALLS); return how many."""
+    reader = TRANSCRIPT_CALLS.get(sess.agent)
+    path = sess.transcript() if reader is not None else None
+    if not path:
+        return 0
+    try:
+        calls = reader(read_raw(path))
+    except Exception:  # noqa: BLE001 - best effort: the transcript may be gone or partial
+        return 0
+    done = 0
+    for call in calls:
+        key = f"model:{call['key']}"
+        if _new_call(sess, key, call["model"], call["at"]):
+            end = {"text": call["text"], "usage": call["usage"],
+                   "stop_reason": "tool_calls" if call["tool_calls"] else "stop"}
+            _finished(sess, {"id": sess.stable_id("model_call", key), "started": call["at"]},
+                      end, call["at"])
+            done += 1
+    return done
+
+
 def _called(sess: HookSession, h: HookEvent) -> bool:
     key = _key(h)
-    mid = sess.stable_id("model_call", key)
     started = parse_ts(h.raw.get("timestamp"))
-    sess.model_call = {"key": key, "id": mid, "model": h.model, "started": started}
-    if sess.state.graph.has_node(mid):  # a replayed payload
+    sess.model_call = {"key": key, "id": sess.stable_id("model_call", key), "model": h.model,
+                       "started": started}
+    return _new_call(sess, key, h.model, started)
+
+
+def _new_call(sess: HookSession, key: str, model: str | None, started: int | None) -> bool:
+    """model.called for `key` unless it is recorded already (a replay); True if new."""
+    mid = sess.stable_id("model_call", key)
+    if sess.state.graph.has_node(mid):
         return False
-    model = h.model or "unknown"
+    model = model or "unknown"
     provider = PROVIDERS.get(sess.agent)
     meta = sess._src(key)
     payload: dict[str, Any] = {"id": mid, "run_id": sess.run_id, "model": model,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from git_gasp.adapters import gemini
+from git_gasp.adapters import gemini, qwen
 from git_gasp.adapters.dialects import MODEL_EVENTS
 from git_gasp.adapters.records import output_text
 from git_gasp.base.agentnames import AGENTS
@@ -89,9 +89,14 @@ def detect_agent(payload: dict) -> str:
         return "claude-code"
     if "/.gemini/" in path:
         return "gemini"
+    if "/.qwen/" in path:
+        return "qwen-code"
     if "turn_id" in payload or payload.get("permission_mode") == "bypassPermissions":
         return "codex"
     return "claude-code"
+
+
+NORMALIZE = {gemini.AGENT: gemini.normalize, qwen.AGENT: qwen.normalize}
 
 
 def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
@@ -105,8 +110,9 @@ def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
         raise GaspError("hook payload is not a JSON object")
     if agent is not None and agent not in AGENTS:
         raise GaspError(f"unknown agent {agent!r} (expected one of {', '.join(AGENTS)})")
-    if (agent or detect_agent(payload)) == gemini.AGENT:  # its own names and fields
-        payload = gemini.normalize(payload)
+    normalize = NORMALIZE.get(agent or detect_agent(payload))
+    if normalize is not None:  # the agent's own names and fields (``dialects.py``)
+        payload = normalize(payload)
     event = payload.get("hook_event_name")
     if not isinstance(event, str) or not event:
         raise GaspError("hook payload has no hook_event_name")
@@ -143,7 +149,8 @@ def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
         h.output = output_text(payload.get("error"))
         h.is_error = True
         m = _EXIT.match(h.output)
-        h.exit_code = int(m.group(1)) if m else None
+        code = payload.get("exit_code")  # a dialect's, read from the error's text
+        h.exit_code = int(m.group(1)) if m else code if type(code) is int else None
     elif event == "Stop":
         h.last_message = _str(payload.get("last_assistant_message"))
     elif event == "SessionStart":

@@ -5,4 +5,4 @@ speaks (its settings, events, payloads) is its dialect, ``adapters/dialects.py``
 
 from __future__ import annotations
 
-AGENTS = ("claude-code", "codex", "gemini")
+AGENTS = ("claude-code", "codex", "gemini", "qwen-code")

@@ -4,7 +4,8 @@ Claude Code reads a project's MCP servers from ``<project>/.mcp.json``
 (``{"mcpServers": {NAME: {"type": "stdio", "command", "args"}}}``); Codex from
 ``[mcp_servers.NAME]`` of ``<project>/.codex/config.toml`` (a trusted project's; the
 user's ``~/.codex/config.toml`` holds the same tables); Gemini CLI from ``mcpServers`` of
-``<project>/.gemini/settings.json`` (``{NAME: {"command", "args"}}``, beside its hooks).
+``<project>/.gemini/settings.json`` (``{NAME: {"command", "args"}}``, beside its hooks),
+Qwen Code from the same in ``<project>/.qwen/settings.json``.
 Ours is named ``gasp`` and runs ``git gasp mcp``, found through the agent's PATH, so the
 committed file works on every clone. Installing sets only that entry: every other
 server, and for the JSON files every other byte of the file, is kept
@@ -34,6 +35,7 @@ COMMAND, ARGS = "git", ["gasp", "mcp"]
 MCP_JSON = ".mcp.json"
 CODEX_CONFIG = ".codex/config.toml"
 GEMINI_SETTINGS = ".gemini/settings.json"  # Gemini CLI: mcpServers beside its hooks
+QWEN_SETTINGS = ".qwen/settings.json"  # Qwen Code: the same
 TOPIC = "mcp"
 
 
@@ -123,19 +125,21 @@ def install_claude(repo: Path, uninstall: bool = False) -> tuple[Path, bool]:
     return path, True
 
 
-def preflight_gemini(repo: Path, uninstall: bool = False) -> None:
-    """`preflight` for Gemini CLI's entry (`install_gemini`)."""
-    _claude_plan(repo, uninstall, GEMINI_SETTINGS, claude=False)
+def preflight_settings(repo: Path, rel: str, uninstall: bool = False) -> None:
+    """`preflight` for the entry `install_settings` writes."""
+    _claude_plan(repo, uninstall, rel, claude=False)
 
 
-def install_gemini(repo: Path, uninstall: bool = False) -> tuple[Path, bool]:
-    """Set (or remove) our entry in `repo`/.gemini/settings.json's ``mcpServers`` (the
-    file's other bytes kept); (path, whether it changed)."""
-    path, new = _claude_plan(repo, uninstall, GEMINI_SETTINGS, claude=False)
+def install_settings(repo: Path, rel: str, uninstall: bool = False) -> tuple[Path, bool]:
+    """Set (or remove) our entry in ``mcpServers`` of the agent's JSON settings file
+    `repo`/`rel` (Gemini CLI's .gemini/settings.json, Qwen Code's .qwen/settings.json),
+    the file's other bytes kept; (path, whether it changed)."""
+    path, new = _claude_plan(repo, uninstall, rel, claude=False)
     if new is None:
         return path, False
-    write_project_file(repo, GEMINI_SETTINGS, new)
+    write_project_file(repo, rel, new)
     return path, True
+
 
 
 def _codex_plan(repo: Path, uninstall: bool) -> tuple[Path, str, bytes | None]:
@@ -223,4 +227,6 @@ def findings(places: list[Path]) -> list[Finding]:
                       "fix the file, then `git gasp adapt codex install --mcp`")
         out += _check(place / GEMINI_SETTINGS, "mcpServers", "Gemini CLI",
                       "fix the file, then `git gasp adapt gemini install --mcp`")
+        out += _check(place / QWEN_SETTINGS, "mcpServers", "Qwen Code",
+                      "fix the file, then `git gasp adapt qwen-code install --mcp`")
     return out

@@ -20,18 +20,22 @@ from git_gasp.base.fileops import file_lock
 from tests.e2e.servers import (
     GEMINI_MODEL,
     PROMPT,
+    QWEN_MODEL,
     ClaudeHandler,
     CodexHandler,
     GeminiHandler,
     ModelServer,
+    OpenAIChatHandler,
     claude_script,
     codex_script,
     gemini_script,
+    qwen_script,
 )
 
 CLAUDE_PKG = "@anthropic-ai/claude-code@2.1.328"
 CODEX_PKG = "@openai/codex@0.171.0"
 GEMINI_PKG = "@google/gemini-cli@0.61.0"
+QWEN_PKG = "@qwen-code/qwen-code@0.24.4"
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
                "PostToolUseFailure", "Stop", "SessionEnd")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -94,6 +98,11 @@ def gemini_binary(prefix: Path) -> Path | None:
     return js if js.exists() else None
 
 
+def qwen_binary(prefix: Path) -> Path | None:
+    js = prefix / "node_modules/.bin/qwen"
+    return js if js.exists() else None
+
+
 @dataclass
 class Session:
     agent: str
@@ -120,7 +129,7 @@ def hook_entries(command: str, events: tuple[str, ...] = HOOK_EVENTS) -> dict:
 def agent_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_", "GEMINI_",
-                                "GOOGLE_"))}
+                                "GOOGLE_", "QWEN_"))}
     env.update(HOME=str(home), DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
                DISABLE_AUTOUPDATER="1", NO_COLOR="1", CI="1")
     return env
@@ -193,3 +202,27 @@ def run_gemini(binary: Path, repo: Path, home: Path, *, timeout: int = 240,
         requests = list(server.requests)
     found = sorted((home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))
     return Session("gemini", proc, found[-1] if found else None, requests)
+
+
+def run_qwen(binary: Path, repo: Path, home: Path, *, timeout: int = 240) -> Session:
+    """One `qwen -p` session in `repo` against the scripted OpenAI-compatible model
+    (``OPENAI_BASE_URL``; ``security.auth.selectedType = "openai"`` in
+    ``~/.qwen/settings.json``), every tool approved (``--approval-mode yolo``)."""
+    settings = home / ".qwen" / "settings.json"
+    if not settings.exists():
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}},
+                                        "model": {"name": QWEN_MODEL},
+                                        "privacy": {"usageStatisticsEnabled": False}}))
+    with ModelServer(OpenAIChatHandler, qwen_script(sys.executable), str(repo)) as server:
+        env = agent_env(home)
+        env.update(OPENAI_BASE_URL=f"http://127.0.0.1:{server.port}/v1",
+                   OPENAI_API_KEY="test-key-not-a-real-key", OPENAI_MODEL=QWEN_MODEL,
+                   QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
+        proc = subprocess.run(
+            [str(binary), "-p", PROMPT, "--approval-mode", "yolo"],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
+            stdin=subprocess.DEVNULL, check=False)
+        requests = list(server.requests)
+    found = sorted((home / ".qwen" / "projects").glob("*/chats/*.jsonl"))
+    return Session("qwen-code", proc, found[-1] if found else None, requests)

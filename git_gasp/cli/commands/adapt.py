@@ -1,5 +1,5 @@
 """`git gasp adapt`: live hooks for the agents of `adapters/dialects.py` (Claude Code,
-Codex, Gemini CLI), their install, priming, and the list of them."""
+Codex, Gemini CLI, Qwen Code), their install, priming, and the list of them."""
 
 from __future__ import annotations
 
@@ -48,11 +48,14 @@ _MCP = click.option("--mcp", "mcp", is_flag=True,
                           "(--uninstall removes that entry, and only it).")
 
 
+SETTINGS_MCP = ("gemini", "qwen-code")  # their MCP servers sit in their JSON settings
+
+
 def _mcp_preflight(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
     """With --mcp, refuse what the MCP entry would refuse before the hooks are written:
     a refused install writes nothing."""
-    if mcp and agent == "gemini":
-        wiring.preflight_gemini(repo, uninstall)
+    if mcp and agent in SETTINGS_MCP:
+        wiring.preflight_settings(repo, DIALECTS[agent].mcp[0], uninstall)
     elif mcp:
         wiring.preflight(repo, agent == "claude-code", uninstall)
 
@@ -63,8 +66,8 @@ def _mcp_entry(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
     if agent == "claude-code":
         path, changed = wiring.install_claude(repo, uninstall)
         comments = False
-    elif agent == "gemini":
-        path, changed = wiring.install_gemini(repo, uninstall)
+    elif agent in SETTINGS_MCP:
+        path, changed = wiring.install_settings(repo, DIALECTS[agent].mcp[0], uninstall)
         comments = False
     else:
         path, changed, comments = wiring.install_codex(repo, uninstall)
@@ -94,9 +97,10 @@ def _sync_opt_in(repo: Path, sync: bool, uninstall: bool) -> None:
 def adapt() -> None:
     """Record agent sessions live through their hooks, and prime them.
 
-    `adapt claude-code install` / `adapt codex install` / `adapt gemini install` register
-    the hook (`git-gasp-hook AGENT`) with the agent; `adapt … prime` writes the identity
-    and a context primer onto CLAUDE.md / AGENTS.md / GEMINI.md; `adapt list` shows
+    `adapt claude-code install` / `adapt codex install` / `adapt gemini install` /
+    `adapt qwen-code install` register the hook (`git-gasp-hook AGENT`) with the agent;
+    `adapt … prime` writes the identity and a context primer onto CLAUDE.md / AGENTS.md
+    / GEMINI.md / QWEN.md; `adapt list` shows
     each agent, its rung and what it records.
     """
 
@@ -114,7 +118,8 @@ def list_agents() -> None:
 
 @adapt.command("hook")
 @click.option("--agent", "agent", default=None, metavar="AGENT",
-              help="claude-code, codex or gemini (default: detected from the payload).")
+              help="claude-code, codex, gemini or qwen-code (default: detected from the "
+                   "payload).")
 @click.option("--repo", "repo", default=None, metavar="PATH",
               help="The agent repo to record into (default: the nearest directory with "
                    "AGENT.md at or above the session's cwd).")
@@ -235,41 +240,58 @@ def codex_prime(repo: Path) -> None:
     _prime("codex", repo)
 
 
-@adapt.group("gemini")
-def gemini() -> None:
-    """Gemini CLI: install hooks into .gemini/settings.json, prime GEMINI.md."""
+TRUST_NOTES = {
+    "gemini": "Gemini CLI warns once about new project hooks, then runs them (an untrusted "
+              "folder runs none: trust it, or set GEMINI_CLI_TRUST_WORKSPACE=true).",
+    "qwen-code": "Qwen Code loads project hooks only in a trusted folder when folder trust "
+                 "is on (security.folderTrust.enabled).",
+}
 
 
-@gemini.command("install")
-@_REPO
-@click.option("--scope", type=click.Choice(["project", "user"]), default="project",
-              show_default=True,
-              help="project: <repo>/.gemini/settings.json (commit it); user: "
-                   "~/.gemini/settings.json.")
-@_UNINSTALL
-@_SYNC
-@_MCP
-def gemini_install(repo: Path, scope: str, uninstall: bool, sync: bool, mcp: bool) -> None:
-    """Merge git-gasp's hook entries (named git-gasp) into Gemini CLI's settings
-    (idempotent): its session, agent, model and tool events; with --mcp also the gasp
-    server into the project's .gemini/settings.json (mcpServers)."""
-    _mcp_preflight("gemini", repo, mcp, uninstall)
-    _install("gemini", settings_path("gemini", repo, scope), uninstall, scope=scope)
-    _sync_opt_in(repo, sync, uninstall)
-    _mcp_entry("gemini", repo, mcp, uninstall)
-    if not uninstall:
-        _agent_root_note(repo)
-        if scope == "project":
-            click.echo("Gemini CLI warns once about new project hooks, then runs them "
-                       "(an untrusted folder runs none: trust it, or set "
-                       "GEMINI_CLI_TRUST_WORKSPACE=true).")
+def _settings_agent(agent: str) -> click.Group:
+    """`adapt AGENT install|prime|reconcile` for an agent whose hooks, MCP servers and
+    instructions are as its dialect says (Gemini CLI, Qwen Code)."""
+    d = DIALECTS[agent]
+    scopes = list(d.settings)
+
+    @adapt.group(agent, help=f"{d.title}: install hooks into {d.settings['project']}, "
+                 f"prime {d.instructions}.")
+    def group() -> None:
+        pass
+
+    @group.command("install", help=(
+        f"Merge git-gasp's hook entries (named git-gasp) into {d.title}'s settings "
+        f"(idempotent); with --mcp also the gasp server into the project's "
+        f"{d.mcp[0] if d.mcp else 'settings'} (mcpServers)."))
+    @_REPO
+    @click.option("--scope", type=click.Choice(scopes), default="project", show_default=True,
+                  help=" ".join(f"{s}: {p}" + ("" if s != "project" else " (commit it)") + ";"
+                                for s, p in d.settings.items()).rstrip(";") + ".")
+    @_UNINSTALL
+    @_SYNC
+    @_MCP
+    def install(repo: Path, scope: str, uninstall: bool, sync: bool, mcp: bool) -> None:
+        _mcp_preflight(agent, repo, mcp, uninstall)
+        _install(agent, settings_path(agent, repo, scope), uninstall, scope=scope)
+        _sync_opt_in(repo, sync, uninstall)
+        _mcp_entry(agent, repo, mcp, uninstall)
+        if not uninstall:
+            _agent_root_note(repo)
+            if scope == "project":
+                click.echo(TRUST_NOTES[agent])
+
+    @group.command("prime", help=f"Write the identity and a context primer onto "
+                   f"{d.instructions} (marked section).")
+    @_REPO
+    def prime_cmd(repo: Path) -> None:
+        _prime(agent, repo)
+
+    group.add_command(reconcile_command(agent))
+    return group
 
 
-@gemini.command("prime")
-@_REPO
-def gemini_prime(repo: Path) -> None:
-    """Write the identity and a context primer onto GEMINI.md (marked section)."""
-    _prime("gemini", repo)
+gemini = _settings_agent("gemini")
+qwen_code = _settings_agent("qwen-code")
 
 
 def _add_reconcile() -> None:

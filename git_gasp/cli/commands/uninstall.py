@@ -29,7 +29,7 @@ def uninstall(purge: bool) -> int:
     )
     from git_gasp.adapters.sync_hook import set_enabled
     from git_gasp.githooks.install import uninstall as uninstall_hooks
-    from git_gasp.mcp.wiring import install_claude, install_codex, install_gemini
+    from git_gasp.mcp.wiring import install_claude, install_codex, install_settings
     from git_gasp.store import installs
     from git_gasp.store.location import BRANCH_KEY, KEY, SECTION, configured, find_root
 
@@ -44,11 +44,13 @@ def uninstall(purge: bool) -> int:
     codex = codex_hooks_path(top)
     if codex.exists() and merge_hooks(codex, "codex", None).removed:
         said.append(f"removed git-gasp's hooks from {codex}")
-    gemini = settings_path("gemini", top)
-    if gemini.exists() and merge_hooks(gemini, "gemini", None).removed:
-        said.append(f"removed git-gasp's hooks from {gemini}")
+    for agent in ("gemini", "qwen-code"):
+        path = settings_path(agent, top)
+        if path.exists() and merge_hooks(path, agent, None).removed:
+            said.append(f"removed git-gasp's hooks from {path}")
     for path, changed, *_ in (install_claude(top, True), install_codex(top, True),
-                              install_gemini(top, True)):
+                              install_settings(top, ".gemini/settings.json", True),
+                              install_settings(top, ".qwen/settings.json", True)):
         if changed:
             said.append(f"removed the gasp MCP server from {path}")
     said += installs.give_back(top)
