@@ -26,7 +26,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_gasp.adapters import hook_models
+from git_gasp.adapters.dialects import models as hook_models
 from git_gasp.adapters.hook.queue_files import enqueue, keep, log, queue_dir, queued
 from git_gasp.adapters.hook_session import EVENTS, HookSession
 from git_gasp.adapters.payloads import (

@@ -92,7 +92,7 @@ class HookSession(SessionWriter):
         self.rollout: dict = side.get("rollout") or {}
         self.last_prompt: list | None = side.get("last_prompt")
         self.pending: dict | None = side.get("pending")
-        self.model_call: dict | None = side.get("model_call")  # open (``hook_models.py``)
+        self.model_call: dict | None = side.get("model_call")  # open (``dialects/models.py``)
         if "lifter" in side or "records" not in side:
             self.lifter = Lifter(side.get("lifter"))
             self.kinds: dict[str, int] = dict(side.get("kinds") or {})

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from git_gasp.adapters.dialects import DIALECTS
+from git_gasp.adapters.dialects.table import DIALECTS
 from git_gasp.adapters.json_edit import apply_hooks
 from git_gasp.base import git, ignore
 from git_gasp.base.agentfiles import read_settings

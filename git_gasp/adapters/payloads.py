@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from git_gasp.adapters import gemini, qwen
-from git_gasp.adapters.dialects import MODEL_EVENTS
+from git_gasp.adapters.dialects import gemini, qwen
+from git_gasp.adapters.dialects.table import MODEL_EVENTS
 from git_gasp.adapters.records import output_text
 from git_gasp.base.agentnames import AGENTS
 from git_gasp.base.errors import GaspError

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from git_gasp.adapters.dialects import DIALECTS
+from git_gasp.adapters.dialects.table import DIALECTS
 from git_gasp.adapters.install import project_tree, write_project_file
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import link_target, read_file, read_text

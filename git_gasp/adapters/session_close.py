@@ -93,7 +93,7 @@ def transcript_finished(agent: str, path: str | os.PathLike | None) -> bool:
     if agent == "codex":
         from git_gasp.adapters.codex import turn_finished
     elif agent == "qwen-code":
-        from git_gasp.adapters.qwen import turn_finished
+        from git_gasp.adapters.dialects.qwen import turn_finished
     else:
         from git_gasp.adapters.claude_code import turn_finished
     return turn_finished(data)

@@ -1,7 +1,7 @@
 """The agents git-gasp records from (`AGENTS`), in a module of their own: the agent hook
 (``adapters/hook/``), which imports only what queueing needs, checks its argument
 against them, as do ``adapt``, ``doctor`` and the payload readers. What each agent
-speaks (its settings, events, payloads) is its dialect, ``adapters/dialects.py``."""
+speaks (its settings, events, payloads) is its dialect, ``adapters/dialects/table.py``."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.dialects import DIALECTS, MODEL_EVENTS, neutral_event
+from git_gasp.adapters.dialects.table import DIALECTS, MODEL_EVENTS, neutral_event
 from git_gasp.adapters.install import AGENT_EVENTS, our_entries
 from git_gasp.adapters.payloads import HOOK_EVENTS
 from git_gasp.base.agentnames import AGENTS

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters import gemini
+from git_gasp.adapters.dialects import gemini
 from git_gasp.adapters.hook import entry
 from git_gasp.adapters.hook.queue_files import enqueue, queued
 from git_gasp.adapters.payloads import parse_hook_payload

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters import qwen
+from git_gasp.adapters.dialects import qwen
 from git_gasp.adapters.hook.queue_files import enqueue
 from git_gasp.adapters.payloads import parse_hook_payload
 from tests.adapters.samples import DATA, read_jsonl

@@ -1,4 +1,4 @@
-"""`git gasp adapt`: live hooks for the agents of `adapters/dialects.py` (Claude Code,
+"""`git gasp adapt`: live hooks for the agents of `adapters/dialects/table.py` (Claude Code,
 Codex, Gemini CLI, Qwen Code), their install, priming, and the list of them."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from git_gasp.adapters.dialects import DIALECTS
+from git_gasp.adapters.dialects.table import DIALECTS
 from git_gasp.adapters.hook.entry import USAGE, read_stdin
 from git_gasp.adapters.hook.entry import run as queue_payload
 from git_gasp.adapters.install import (

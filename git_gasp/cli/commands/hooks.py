@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from git_gasp.adapters.hook_doctor import findings as agent_hook_findings
+from git_gasp.adapters.dialects.doctor import findings as agent_hook_findings
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.git import work_tree_top
 from git_gasp.cli.commands.hook_run import pre_receive, run_hook

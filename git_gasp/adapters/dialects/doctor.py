@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from git_gasp.adapters.dialects import DIALECTS
+from git_gasp.adapters.dialects.table import DIALECTS
 from git_gasp.adapters.install import AGENT_EVENTS, HOOK, is_ours, load_settings, settings_path
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.errors import GaspError

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_gasp.adapters import qwen
-from git_gasp.adapters.gemini import model_response
+from git_gasp.adapters.dialects import qwen
+from git_gasp.adapters.dialects.gemini import model_response
 from git_gasp.adapters.hook_session import HookSession, _digest
 from git_gasp.adapters.payloads import HookEvent
 from git_gasp.adapters.records import parse_ts, read_raw

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from git_gasp.adapters.dialects import dialect
+from git_gasp.adapters.dialects.table import dialect
 from git_gasp.adapters.records import output_text
 
 AGENT = "gemini"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from git_gasp.adapters.gemini import tool_result
+from git_gasp.adapters.dialects.gemini import tool_result
 from git_gasp.adapters.records import iter_json_lines, parse_ts
 
 AGENT = "qwen-code"
