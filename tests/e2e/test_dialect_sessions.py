@@ -123,3 +123,32 @@ def test_qwen_code_hooks_record_the_session(qwen_bin, tmp_path):
         "write_file", "write_file", "run_shell_command", "edit", "run_shell_command",
         "run_shell_command"], QWEN_MODEL)
     assert [f["metadata"]["stop_reason"] for f in finished] == ["tool_calls"] * 6 + ["stop"]
+
+
+def test_two_agents_record_one_history(gemini_bin, qwen_bin, tmp_path):
+    """A team whose members use different agents keeps one history: a Gemini CLI
+    session and a Qwen Code session in one project, each installed beside the other,
+    are two runs of one conformant log that fold together."""
+    repo = _installed(tmp_path, "gemini")
+    proc = gasp(repo, "adapt", "qwen-code", "install")
+    assert proc.returncode == 0, out(proc)
+    gemini = agents.run_gemini(gemini_bin, repo, tmp_path / "home-a")
+    assert gemini.proc.returncode == 0, gemini.describe()
+    git(repo, "rm", "-q", "calc.py", "test_calc.py")  # the next member starts over
+    git(repo, "commit", "-qm", "Start over")
+    qwen = agents.run_qwen(qwen_bin, repo, tmp_path / "home-b")
+    assert qwen.proc.returncode == 0, qwen.describe()
+    proc = gasp(repo, "adapt", "qwen-code", "reconcile")
+    assert proc.returncode == 0, out(proc)
+    drained(repo)
+    check = gasp(repo, "check")
+    assert check.returncode == 0, out(check)
+    graph = json.loads(gasp(repo, "fold", "--json").stdout)
+    runs = {n["props"]["metadata"]["source"]["agent"]: n for n in graph["nodes"].values()
+            if n["kind"] == "run"}
+    assert set(runs) == {"gemini", "qwen-code"}
+    assert {r["props"]["outcome"] for r in runs.values()} == {"promoted"}
+    models = {n["props"]["model"] for n in graph["nodes"].values() if n["kind"] == "model_call"}
+    assert models == {GEMINI_MODEL, QWEN_MODEL}
+    messages = git(repo, "log", "--format=%B")
+    assert all(f"Run-Id: {r['id']}" in messages for r in runs.values())

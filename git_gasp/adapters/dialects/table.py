@@ -82,7 +82,8 @@ DIALECTS: dict[str, Dialect] = {d.agent: d for d in (
                 "AfterAgent": "Stop", "SessionEnd": "SessionEnd"},
         tool_events=("BeforeTool", "AfterTool"), timeout_ms=True, named=True,
         instructions="GEMINI.md", mcp=(".gemini/settings.json", "mcpServers"),
-        message="stdout: text that is not JSON is shown as a systemMessage",
+        message="a JSON systemMessage on stdout (the held-state notice at SessionStart); "
+                "a hook's stderr is not shown when it exits 0",
         keeps="~/.gemini/tmp/<project>/chats/session-*.jsonl (archived at the run's end)",
         records=(*_RAW, "model calls (BeforeModel/AfterModel, with the model)", *_LIFTED),
         tested="live, 0.61.0 (tests/e2e/test_dialect_sessions.py)"),
@@ -91,8 +92,8 @@ DIALECTS: dict[str, Dialect] = {d.agent: d for d in (
         settings={"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"},
         events={e: e for e in _CLAUDE_EVENTS}, tool_events=_CLAUDE_EVENTS[2:5], named=True,
         instructions="QWEN.md", mcp=(".qwen/settings.json", "mcpServers"),
-        message="stdout: plain text is added to the context at SessionStart and "
-                "UserPromptSubmit, kept as a system message on other events",
+        message="a JSON systemMessage on stdout (plain text there would reach the model "
+                "at SessionStart); stderr only in debug mode",
         keeps="~/.qwen/projects/<project>/chats/<session>.jsonl (model calls; archived)",
         records=(*_RAW, "model calls (from its transcript at Stop, with the model)",
                  *_LIFTED),
