@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from git_gasp.adapters.dialects import gemini, qwen
+from git_gasp.adapters.dialects import copilot, gemini, qwen
 from git_gasp.adapters.dialects.table import MODEL_EVENTS
 from git_gasp.adapters.records import output_text
 from git_gasp.base.agentnames import AGENTS
@@ -96,7 +96,8 @@ def detect_agent(payload: dict) -> str:
     return "claude-code"
 
 
-NORMALIZE = {gemini.AGENT: gemini.normalize, qwen.AGENT: qwen.normalize}
+NORMALIZE = {gemini.AGENT: gemini.normalize, qwen.AGENT: qwen.normalize,
+             copilot.AGENT: copilot.normalize}
 
 
 def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:

@@ -5,4 +5,4 @@ speaks (its settings, events, payloads) is its dialect, ``adapters/dialects/tabl
 
 from __future__ import annotations
 
-AGENTS = ("claude-code", "codex", "gemini", "qwen-code")
+AGENTS = ("claude-code", "codex", "gemini", "qwen-code", "copilot")

@@ -98,6 +98,16 @@ DIALECTS: dict[str, Dialect] = {d.agent: d for d in (
         records=(*_RAW, "model calls (from its transcript at Stop, with the model)",
                  *_LIFTED),
         tested="live, 0.24.4 (tests/e2e/test_dialect_sessions.py)"),
+    Dialect(
+        agent="copilot", title="GitHub Copilot CLI", package="@github/copilot", rung=1,
+        settings={"project": ".github/hooks/git-gasp.json"},
+        events={e: e for e in _CLAUDE_EVENTS},  # PascalCase: snake_case payloads
+        instructions=".github/copilot-instructions.md",
+        message="none: a command hook's output is not shown (its stderr is logged)",
+        keeps="~/.copilot/session-state/ (the session's events)",
+        records=(*_RAW, *_LIFTED),
+        tested="payloads from GitHub's CLI hooks reference replayed "
+               "(tests/adapters/test_copilot_payloads.py); live needs a GitHub sign-in"),
 )}
 
 

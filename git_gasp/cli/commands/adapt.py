@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from git_gasp.adapters.dialects import copilot as copilot_hooks
 from git_gasp.adapters.dialects.table import DIALECTS
 from git_gasp.adapters.hook.entry import USAGE, read_stdin
 from git_gasp.adapters.hook.entry import run as queue_payload
@@ -118,8 +119,8 @@ def list_agents() -> None:
 
 @adapt.command("hook")
 @click.option("--agent", "agent", default=None, metavar="AGENT",
-              help="claude-code, codex, gemini or qwen-code (default: detected from the "
-                   "payload).")
+              help="claude-code, codex, gemini, qwen-code or copilot (default: detected "
+                   "from the payload).")
 @click.option("--repo", "repo", default=None, metavar="PATH",
               help="The agent repo to record into (default: the nearest directory with "
                    "AGENT.md at or above the session's cwd).")
@@ -292,6 +293,44 @@ def _settings_agent(agent: str) -> click.Group:
 
 gemini = _settings_agent("gemini")
 qwen_code = _settings_agent("qwen-code")
+
+
+@adapt.group("copilot")
+def copilot() -> None:
+    """GitHub Copilot CLI: install hooks as .github/hooks/git-gasp.json, prime
+    .github/copilot-instructions.md."""
+
+
+@copilot.command("install")
+@_REPO
+@_UNINSTALL
+@_SYNC
+def copilot_install(repo: Path, uninstall: bool, sync: bool) -> None:
+    """Write git-gasp's own hook file, .github/hooks/git-gasp.json (Copilot CLI loads
+    every .github/hooks/*.json), for its session, prompt, tool and stop events;
+    --uninstall removes it."""
+    command = None if uninstall else hook_command("copilot")
+    path, changed = copilot_hooks.install(repo, command)
+    _sync_opt_in(repo, sync, uninstall)
+    if uninstall:
+        click.echo(f"removed {path}" if changed else f"no git-gasp hook file at {path}")
+        return
+    click.echo(f"wrote git-gasp's hooks to {path}" if changed else
+               f"git-gasp hooks already installed in {path}; nothing changed")
+    note = on_path_note()
+    if note:
+        click.echo(note, err=True)
+    _agent_root_note(repo)
+
+
+@copilot.command("prime")
+@_REPO
+def copilot_prime(repo: Path) -> None:
+    """Write the identity and a context primer onto .github/copilot-instructions.md."""
+    _prime("copilot", repo)
+
+
+copilot.add_command(reconcile_command("copilot"))
 
 
 def _add_reconcile() -> None:
