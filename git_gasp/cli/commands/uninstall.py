@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from git_gasp.base import git
+from git_gasp.base.errors import GaspError
 
 
 @click.command("uninstall")
@@ -21,6 +22,7 @@ def uninstall(purge: bool) -> int:
     for byte), the guard hooks, the merge driver and the gasp.* keys of this clone's
     git config, the info/exclude lines. Nothing git-gasp did not write is touched."""
     # the layers load inside the command (cli.commands modules load only base: CONTRIBUTING)
+    from git_gasp.adapters.dialects import copilot
     from git_gasp.adapters.install import (
         claude_settings_path,
         codex_hooks_path,
@@ -44,6 +46,12 @@ def uninstall(purge: bool) -> int:
     codex = codex_hooks_path(top)
     if codex.exists() and merge_hooks(codex, "codex", None).removed:
         said.append(f"removed git-gasp's hooks from {codex}")
+    try:
+        path, removed = copilot.install(top, None)  # its own file, whole
+    except GaspError:
+        removed = False  # holds hooks not ours: left as it is
+    if removed:
+        said.append(f"removed git-gasp's hook file {path}")
     for agent in ("gemini", "qwen-code"):
         path = settings_path(agent, top)
         if path.exists() and merge_hooks(path, agent, None).removed:
