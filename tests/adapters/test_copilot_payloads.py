@@ -5,16 +5,14 @@ neutral events and recorded through the one path once."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from git_gasp.adapters.dialects import copilot
 from git_gasp.adapters.dialects.table import DIALECTS
-from git_gasp.adapters.hook.queue_files import enqueue
 from git_gasp.adapters.payloads import parse_hook_payload
-from tests.adapters.samples import DATA, read_jsonl
-from tests.testing.run import drained, gasp, git, out
+from tests.adapters.samples import DATA, read_jsonl, replay_session, spine_of
+from tests.testing.run import gasp, git, out
 
 COPILOT_HOOKS = DATA / "copilot-docs" / "hook-payloads.jsonl"
 
@@ -54,26 +52,13 @@ def test_the_hook_file_is_ours_alone(tmp_path):
 
 @pytest.mark.slow
 def test_the_session_replays_into_a_conformant_run_once(agent):
-    gdir = str(Path(git(agent, "rev-parse", "--absolute-git-dir").strip()) / "gasp")
     rows = [dict(r, cwd=str(agent)) for r in read_jsonl(COPILOT_HOOKS)]
-
-    def replay() -> None:
-        for row in rows:
-            enqueue(gdir, "copilot", json.dumps(row).encode(), pid=1)
-        drained(agent)
-
-    replay()
+    events = replay_session(agent, "copilot", rows)
     log = (agent / "state/events.jsonl").read_bytes()
-    events = [json.loads(line) for line in log.splitlines()]
-    kinds = [e["kind"] for e in events]
     assert [e["payload"]["tool"] for e in events if e["kind"] == "tool.called"] == [
         "create", "create", "bash", "edit", "bash", "bash"]
-    assert [e["payload"]["status"] for e in events if e["kind"] == "eval.finished"] == [
-        "Failed", "Passed"]
-    assert kinds.count("patch.proposed") == 1 and kinds.count("decision.created") == 1
-    run = next(e for e in events if e["kind"] == "run.finished")
-    assert run["payload"]["outcome"] == "promoted"
+    assert spine_of(events) == (["Failed", "Passed"], "promoted")
     check = gasp(agent, "check")
     assert check.returncode == 0, out(check)
-    replay()
+    replay_session(agent, "copilot", rows)  # every payload again: nothing added
     assert (agent / "state/events.jsonl").read_bytes() == log

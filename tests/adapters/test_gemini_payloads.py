@@ -11,10 +11,10 @@ import pytest
 
 from git_gasp.adapters.dialects import gemini
 from git_gasp.adapters.hook import entry
-from git_gasp.adapters.hook.queue_files import enqueue, queued
+from git_gasp.adapters.hook.queue_files import queued
 from git_gasp.adapters.payloads import parse_hook_payload
-from tests.adapters.samples import DATA, read_jsonl
-from tests.testing.run import drained, gasp, git, out
+from tests.adapters.samples import DATA, read_jsonl, replay_session, spine_of
+from tests.testing.run import gasp, git, out
 
 GEMINI_HOOKS = DATA / "gemini-0.61.0" / "hook-payloads.jsonl"
 MODEL = "gemini-2.5-pro"
@@ -70,27 +70,15 @@ def test_the_hook_leaves_a_streamed_chunk_unqueued(agent):
 
 @pytest.mark.slow
 def test_the_session_replays_into_a_conformant_run_once(agent):
-    gdir = str(_gdir(agent))
-    rows = read_jsonl(GEMINI_HOOKS)
-
-    def replay() -> None:
-        for row in rows:
-            enqueue(gdir, "gemini", json.dumps(dict(row, cwd=str(agent))).encode())
-        drained(agent)
-
-    replay()
+    rows = [dict(row, cwd=str(agent)) for row in read_jsonl(GEMINI_HOOKS)]
+    events = replay_session(agent, "gemini", rows)
     log = (agent / "state/events.jsonl").read_bytes()
-    events = [json.loads(line) for line in log.splitlines()]
     kinds = [e["kind"] for e in events]
     assert kinds.count("model.called") == kinds.count("model.finished") == 7
     assert {e["payload"]["model"] for e in events if e["kind"] == "model.called"} == {MODEL}
     assert kinds.count("tool.called") == kinds.count("tool.finished") == 6
-    assert [e["payload"]["status"] for e in events if e["kind"] == "eval.finished"] == [
-        "Failed", "Passed"]
-    assert kinds.count("patch.proposed") == 1 and kinds.count("decision.created") == 1
-    run = next(e for e in events if e["kind"] == "run.finished")
-    assert run["payload"]["outcome"] == "promoted"
+    assert spine_of(events) == (["Failed", "Passed"], "promoted")
     check = gasp(agent, "check")
     assert check.returncode == 0, out(check)
-    replay()  # every payload again: recorded already, nothing added
+    replay_session(agent, "gemini", rows)  # every payload again: nothing added
     assert (agent / "state/events.jsonl").read_bytes() == log

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
 from git_gasp.adapters.dialects import qwen
-from git_gasp.adapters.hook.queue_files import enqueue
 from git_gasp.adapters.payloads import parse_hook_payload
-from tests.adapters.samples import DATA, read_jsonl
-from tests.testing.run import drained, gasp, git, out
+from tests.adapters.samples import DATA, read_jsonl, replay_session, spine_of
+from tests.testing.run import gasp, out
 
 QWEN_DIR = DATA / "qwen-code-0.24.4"
 QWEN_HOOKS = QWEN_DIR / "hook-payloads.jsonl"
@@ -46,23 +44,12 @@ def test_the_transcript_lists_its_model_calls():
     assert qwen.turn_finished(data) and not qwen.turn_finished(data.rsplit(b"\n", 3)[0])
 
 
-def _gdir(repo: Path) -> Path:
-    return Path(git(repo, "rev-parse", "--absolute-git-dir").strip()) / "gasp"
-
-
 @pytest.mark.slow
 def test_the_session_replays_into_a_conformant_run_once(agent, tmp_path):
     transcript = shutil.copy(QWEN_TRANSCRIPT, tmp_path / "session.jsonl")
     rows = [dict(r, cwd=str(agent), transcript_path=str(transcript))
             for r in read_jsonl(QWEN_HOOKS)]
-
-    def replay() -> None:
-        for row in rows:
-            # pid 1: no agent process to wait for (this test process is alive)
-            enqueue(str(_gdir(agent)), "qwen-code", json.dumps(row).encode(), pid=1)
-        drained(agent)
-
-    replay()
+    replay_session(agent, "qwen-code", rows)
     proc = gasp(agent, "adapt", "qwen-code", "reconcile")  # no SessionEnd came
     assert proc.returncode == 0, out(proc)
     log = (agent / "state/events.jsonl").read_bytes()
@@ -72,13 +59,10 @@ def test_the_session_replays_into_a_conformant_run_once(agent, tmp_path):
     assert {e["payload"]["model"] for e in events if e["kind"] == "model.called"} == {MODEL}
     assert kinds.count("tool.called") == kinds.count("tool.finished") == 6
     assert kinds.count("goal.created") == 1 and kinds.count("task.created") == 0
-    assert [e["payload"]["status"] for e in events if e["kind"] == "eval.finished"] == [
-        "Failed", "Passed"]
-    run = next(e for e in events if e["kind"] == "run.finished")
-    assert run["payload"]["outcome"] == "promoted"
+    assert spine_of(events) == (["Failed", "Passed"], "promoted")
     started = next(e for e in events if e["kind"] == "run.started")
     assert started["payload"]["metadata"]["model"] == MODEL
     check = gasp(agent, "check")
     assert check.returncode == 0, out(check)
-    replay()  # every payload again: recorded already, nothing added
+    replay_session(agent, "qwen-code", rows)  # every payload again: nothing added
     assert (agent / "state/events.jsonl").read_bytes() == log

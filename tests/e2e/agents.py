@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from git_gasp.base.fileops import file_lock
 from tests.e2e.servers import (
     GEMINI_MODEL,
@@ -101,6 +103,19 @@ def gemini_binary(prefix: Path) -> Path | None:
 def qwen_binary(prefix: Path) -> Path | None:
     js = prefix / "node_modules/.bin/qwen"
     return js if js.exists() else None
+
+
+def installed(package: str, find) -> Path:
+    """The program of `package` (found under its install prefix by `find`), installed
+    into the cache; skips the calling test, saying why, when npm or the registry cannot
+    give it."""
+    prefix, why = npm_install(package)
+    if prefix is None:
+        pytest.skip(f"end-to-end test needs {package}: {why}")
+    binary = find(prefix)
+    if binary is None:
+        pytest.skip(f"{package} installed but its program was not found under {prefix}")
+    return binary
 
 
 @dataclass

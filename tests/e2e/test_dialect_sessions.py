@@ -27,24 +27,14 @@ from tests.testing.run import drained, gasp, git, out
 pytestmark = pytest.mark.slow  # live agent sessions
 
 
-def _binary(package: str, find) -> Path:
-    prefix, why = agents.npm_install(package)
-    if prefix is None:
-        pytest.skip(f"end-to-end test needs {package}: {why}")
-    binary = find(prefix)
-    if binary is None:
-        pytest.skip(f"{package} installed but its program was not found under {prefix}")
-    return binary
-
-
 @pytest.fixture(scope="session")
 def gemini_bin() -> Path:
-    return _binary(agents.GEMINI_PKG, agents.gemini_binary)
+    return agents.installed(agents.GEMINI_PKG, agents.gemini_binary)
 
 
 @pytest.fixture(scope="session")
 def qwen_bin() -> Path:
-    return _binary(agents.QWEN_PKG, agents.qwen_binary)
+    return agents.installed(agents.QWEN_PKG, agents.qwen_binary)
 
 
 def _installed(tmp_path: Path, agent: str) -> Path:
