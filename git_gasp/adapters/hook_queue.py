@@ -26,6 +26,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_gasp.adapters.dialects import models as hook_models
 from git_gasp.adapters.hook.queue_files import enqueue, keep, log, queue_dir, queued
 from git_gasp.adapters.hook_session import EVENTS, HookSession
 from git_gasp.adapters.payloads import (
@@ -220,7 +221,10 @@ def process(state: Any, h: HookEvent, gdir: str | os.PathLike, root: str | os.Pa
     sess.ensure_run(h)
     sess.resume_pending()
     closed = None
-    if h.event == "UserPromptSubmit":
+    model = None
+    if h.event in ("ModelRequest", "ModelResponse"):
+        model = hook_models.record(sess, h)
+    elif h.event == "UserPromptSubmit":
         sess.prompt(h)
     elif h.event == "PreToolUse":
         sess.pre_tool(h)
@@ -228,6 +232,7 @@ def process(state: Any, h: HookEvent, gdir: str | os.PathLike, root: str | os.Pa
         sess.post_tool(h)
     elif h.event == "Stop":
         sess.stop(h)
+        hook_models.from_transcript(sess)  # an agent whose transcript lists its calls
     elif h.event == "SessionEnd":
         closed = sess.end(h, root)
     sess.pending = None
@@ -235,4 +240,6 @@ def process(state: Any, h: HookEvent, gdir: str | os.PathLike, root: str | os.Pa
     if closed is not None:
         done = commit_closed(state, root, sess, closed)
         return Recorded(f"{prefix}SessionEnd: {done}", (*swept, done))
+    if model is not None:
+        return Recorded(f"{prefix}{h.event}: {model} in {sess.run_id}", swept)
     return Recorded(f"{prefix}{h.event}: recorded in {sess.run_id}", swept)

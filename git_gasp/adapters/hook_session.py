@@ -39,7 +39,7 @@ from git_gasp.runtime.state import _AUTO, AgentState, OpenRun, create_node, rela
 KEEP_HEAD, KEEP_TAIL = 1000, 3000  # of a tool output kept for the lifting rules
 RECENT = 256  # record keys remembered to recognise a replayed payload
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
-          "PostToolUseFailure", "Stop", "SessionEnd")
+          "PostToolUseFailure", "Stop", "SessionEnd", "ModelRequest", "ModelResponse")
 
 
 def _clip(value: Any, limit: int = 2000) -> Any:
@@ -92,6 +92,7 @@ class HookSession(SessionWriter):
         self.rollout: dict = side.get("rollout") or {}
         self.last_prompt: list | None = side.get("last_prompt")
         self.pending: dict | None = side.get("pending")
+        self.model_call: dict | None = side.get("model_call")  # open (``dialects/models.py``)
         if "lifter" in side or "records" not in side:
             self.lifter = Lifter(side.get("lifter"))
             self.kinds: dict[str, int] = dict(side.get("kinds") or {})
@@ -143,7 +144,8 @@ class HookSession(SessionWriter):
                 "prompts": self.prompts, "proc": self.proc, "last_ms": self.last_ms,
                 "lifter": self.lifter.to_json(), "kinds": self.kinds, "recent": self.recent,
                 "tools": self.tools, "rollout": self.rollout,
-                "last_prompt": self.last_prompt, "pending": self.pending}
+                "last_prompt": self.last_prompt, "pending": self.pending,
+                "model_call": self.model_call}
         body = json.dumps(data, ensure_ascii=False).encode("utf-8")
         path = self.closed_path if self.closed else self.path
         atomic_write(path, body, root=os.path.dirname(self.gdir), make_parents=True)
@@ -212,6 +214,8 @@ class HookSession(SessionWriter):
             return h.reason == "startup"  # a session starts up once
         if h.event == "UserPromptSubmit":
             return self._prompt_key(h) in self.recent
+        if h.event in ("ModelRequest", "ModelResponse"):
+            return True  # a closed run's model calls are closed
         if h.event == "PreToolUse":
             key = self._use_key(h)
             return self._seen(key, self.tool_call_id(key))

@@ -52,8 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from git_gasp.adapters.dialects.table import DIALECTS
 from git_gasp.adapters.json_edit import apply_hooks
-from git_gasp.adapters.payloads import HOOK_EVENTS
 from git_gasp.base import git, ignore
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.agentnames import AGENTS
@@ -61,15 +61,13 @@ from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.files import SMALL_FILE, atomic_write, link_target, read_file
 from git_gasp.store import installs
 
-TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
-AGENT_EVENTS = {
-    "claude-code": HOOK_EVENTS,
-    "codex": tuple(e for e in HOOK_EVENTS if e != "PostToolUseFailure"),
-}
+AGENT_EVENTS = {agent: tuple(d.events) for agent, d in DIALECTS.items()}
 HOOK_TIMEOUT_S = 60  # the agent's budget for our hook; a drain it waits for stops at ~20 s
-ASYNC_EVENTS = {"claude-code": ("PreToolUse",), "codex": ()}
+ASYNC_EVENTS = {agent: d.async_events for agent, d in DIALECTS.items()}
+HOOK_NAME = "git-gasp"  # an agent that lists hooks by name (Gemini CLI) shows this
 HOOK = "git-gasp-hook"  # the program the agents run (`hook.entry.main`)
 OLD_FORMS = (["git", "gasp"], ["git-gasp"])  # + "adapt hook --agent AGENT": older versions'
+OLD_AGENTS = ("claude-code", "codex")  # the agents older versions installed hooks for
 
 
 def this_git_gasp(program: str = "git-gasp") -> str | None:
@@ -121,7 +119,7 @@ def command_agent(command: Any) -> str | None:
     if len(words) == 2 and _program(words[0], HOOK) and words[1] in AGENTS:
         return words[1]
     exe, tail = words[:-4], words[-4:]
-    if tail[:3] != ["adapt", "hook", "--agent"] or len(tail) < 4 or tail[3] not in AGENTS:
+    if tail[:3] != ["adapt", "hook", "--agent"] or len(tail) < 4 or tail[3] not in OLD_AGENTS:
         return None
     if exe in OLD_FORMS or (len(exe) == 1 and _program(exe[0], "git-gasp")):
         return tail[3]
@@ -139,10 +137,13 @@ def is_ours(hook: Any) -> bool:
 
 
 def our_entry(event: str, command: str, agent: str) -> dict[str, Any]:
+    d = DIALECTS[agent]
     entry: dict[str, Any] = {}
-    if event in TOOL_EVENTS:
+    if event in d.tool_events:
         entry["matcher"] = "*"
-    hook: dict[str, Any] = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
+    hook: dict[str, Any] = {"name": HOOK_NAME} if d.named else {}
+    hook.update(type="command", command=command,
+                timeout=HOOK_TIMEOUT_S * 1000 if d.timeout_ms else HOOK_TIMEOUT_S)
     if event in ASYNC_EVENTS[agent]:
         hook["async"] = True
     entry["hooks"] = [hook]
@@ -162,7 +163,7 @@ class InstallResult:
     events: int = 0  # events that run our hook after the change
 
 
-def _load(path: Path) -> tuple[str, dict]:
+def load_settings(path: Path) -> tuple[str, dict]:
     """The settings file's text and JSON. A link is read at its target only where the
     writers would write through it (inside the project's tree or $HOME)."""
     try:
@@ -248,7 +249,7 @@ def merge_hooks(path: Path, agent: str | None, command: str | None, *,
                 user_scope: bool = False) -> InstallResult:
     """Install our hooks for `agent` running `command` (None: uninstall) in the settings
     file at `path` (a project's file, or with `user_scope` the user's)."""
-    text, data = _load(path)
+    text, data = load_settings(path)
     hooks, removed, added = merged(data, agent, command)
     events = _count_ours(hooks or {})
     same = "hooks" not in data if hooks is None else hooks == data.get("hooks")
@@ -265,7 +266,7 @@ def merge_hooks(path: Path, agent: str | None, command: str | None, *,
 def has_ours(path: Path) -> bool:
     """True when the settings file at `path` runs our hook for some event."""
     try:
-        return _count_ours(_load(path)[1].get("hooks", {})) > 0
+        return _count_ours(load_settings(path)[1].get("hooks", {})) > 0
     except GaspError:
         return False
 
@@ -284,6 +285,15 @@ def claude_settings_path(repo: Path, scope: str) -> Path:
     if scope == "local":
         return repo / ".claude" / "settings.local.json"
     return repo / ".claude" / "settings.json"
+
+
+def settings_path(agent: str, repo: Path, scope: str = "project") -> Path:
+    """The hook settings file of `agent` for `scope` (its dialect's table; Claude Code's
+    user file honours $CLAUDE_CONFIG_DIR)."""
+    if agent == "claude-code":
+        return claude_settings_path(repo, scope)
+    where = DIALECTS[agent].settings[scope]
+    return Path.home() / where[2:] if where.startswith("~/") else repo / where
 
 
 LOCAL_SETTINGS = ".claude/settings.local.json"

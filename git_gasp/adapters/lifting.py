@@ -78,7 +78,8 @@ RULES = (
 SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_command",
                          "container.exec", "run_shell_command"})
 EDIT_TOOLS = frozenset({"write", "edit", "multiedit", "notebookedit", "apply_patch",
-                        "str_replace_based_edit_tool", "create_file", "write_file"})
+                        "str_replace_based_edit_tool", "create_file", "write_file",
+                        "replace", "create"})  # Gemini CLI's replace, Copilot CLI's create
 
 _TEST = re.compile(
     r"""(?x)^(?:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from git_gasp.adapters.dialects import copilot, gemini, qwen
+from git_gasp.adapters.dialects.table import MODEL_EVENTS
 from git_gasp.adapters.records import output_text
 from git_gasp.base.agentnames import AGENTS
 from git_gasp.base.errors import GaspError
@@ -85,9 +87,17 @@ def detect_agent(payload: dict) -> str:
         return "codex"
     if "/.claude/" in path:
         return "claude-code"
+    if "/.gemini/" in path:
+        return "gemini"
+    if "/.qwen/" in path:
+        return "qwen-code"
     if "turn_id" in payload or payload.get("permission_mode") == "bypassPermissions":
         return "codex"
     return "claude-code"
+
+
+NORMALIZE = {gemini.AGENT: gemini.normalize, qwen.AGENT: qwen.normalize,
+             copilot.AGENT: copilot.normalize}
 
 
 def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
@@ -99,17 +109,20 @@ def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
             "utf-8", "surrogatepass"))
     if not isinstance(payload, dict):
         raise GaspError("hook payload is not a JSON object")
+    if agent is not None and agent not in AGENTS:
+        raise GaspError(f"unknown agent {agent!r} (expected one of {', '.join(AGENTS)})")
+    normalize = NORMALIZE.get(agent or detect_agent(payload))
+    if normalize is not None:  # the agent's own names and fields (``dialects.py``)
+        payload = normalize(payload)
     event = payload.get("hook_event_name")
     if not isinstance(event, str) or not event:
         raise GaspError("hook payload has no hook_event_name")
-    if event not in HOOK_EVENTS:
+    if event not in HOOK_EVENTS + MODEL_EVENTS:
         raise GaspError(f"hook payload's event {event[:80]!r} is not one git-gasp records "
                         f"({', '.join(HOOK_EVENTS)})")
     sid = payload.get("session_id")
     if not isinstance(sid, str) or not sid:
         raise GaspError("hook payload has no session_id")
-    if agent is not None and agent not in AGENTS:
-        raise GaspError(f"unknown agent {agent!r} (expected one of {', '.join(AGENTS)})")
     h = HookEvent(agent or detect_agent(payload), event, sid, raw=payload)
     h.cwd = _str(payload.get("cwd"))
     h.transcript_path = _str(payload.get("transcript_path"))
@@ -137,7 +150,8 @@ def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
         h.output = output_text(payload.get("error"))
         h.is_error = True
         m = _EXIT.match(h.output)
-        h.exit_code = int(m.group(1)) if m else None
+        code = payload.get("exit_code")  # a dialect's, read from the error's text
+        h.exit_code = int(m.group(1)) if m else code if type(code) is int else None
     elif event == "Stop":
         h.last_message = _str(payload.get("last_assistant_message"))
     elif event == "SessionStart":

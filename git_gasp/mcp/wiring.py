@@ -3,13 +3,16 @@
 Claude Code reads a project's MCP servers from ``<project>/.mcp.json``
 (``{"mcpServers": {NAME: {"type": "stdio", "command", "args"}}}``); Codex from
 ``[mcp_servers.NAME]`` of ``<project>/.codex/config.toml`` (a trusted project's; the
-user's ``~/.codex/config.toml`` holds the same tables). Ours is named ``gasp`` and runs
-``git gasp mcp``, found through the agent's PATH, so the committed file works on every
-clone. Installing sets only that entry: every other server, and for .mcp.json every
-other byte of the file, is kept (`adapters.json_edit`); a file that is not valid JSON
-or TOML, or whose server table is not a table, is refused with one line and left
-untouched. config.toml is read with tomllib and written with tomli_w: its data is kept,
-its comments are not (said when it had any).
+user's ``~/.codex/config.toml`` holds the same tables); Gemini CLI from ``mcpServers`` of
+``<project>/.gemini/settings.json`` (``{NAME: {"command", "args"}}``, beside its hooks),
+Qwen Code from the same in ``<project>/.qwen/settings.json``.
+Ours is named ``gasp`` and runs ``git gasp mcp``, found through the agent's PATH, so the
+committed file works on every clone. Installing sets only that entry: every other
+server, and for the JSON files every other byte of the file, is kept
+(`adapters.json_edit`); a file that is not valid JSON or TOML, or whose server table is
+not a table, is refused with one line and left untouched. config.toml is read with
+tomllib and written with tomli_w: its data is kept, its comments are not (said when it
+had any).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ SERVER = "gasp"
 COMMAND, ARGS = "git", ["gasp", "mcp"]
 MCP_JSON = ".mcp.json"
 CODEX_CONFIG = ".codex/config.toml"
+GEMINI_SETTINGS = ".gemini/settings.json"  # Gemini CLI: mcpServers beside its hooks
+QWEN_SETTINGS = ".qwen/settings.json"  # Qwen Code: the same
 TOPIC = "mcp"
 
 
@@ -97,12 +102,14 @@ def preflight(repo: Path, claude: bool, uninstall: bool = False) -> None:
         _codex_plan(repo, uninstall)
 
 
-def _claude_plan(repo: Path, uninstall: bool) -> tuple[Path, bytes | None]:
-    """.mcp.json's path and its new bytes (None: nothing changes)."""
-    path = repo / MCP_JSON
+def _claude_plan(repo: Path, uninstall: bool, rel: str = MCP_JSON,
+                 claude: bool = True) -> tuple[Path, bytes | None]:
+    """.mcp.json's path (or `rel`'s, a JSON file with ``mcpServers``) and its new bytes
+    (None: nothing changes)."""
+    path = repo / rel
     text, data = _untouched(path, "mcpServers")
     servers = _merged(path, _servers(path, data, "mcpServers"),
-                      None if uninstall else entry(True))
+                      None if uninstall else entry(claude))
     if servers is None or (uninstall and not text.strip()):
         return path, None
     new = apply_member(text, "mcpServers", servers if servers or not uninstall else None)
@@ -116,6 +123,23 @@ def install_claude(repo: Path, uninstall: bool = False) -> tuple[Path, bool]:
         return path, False
     write_project_file(repo, MCP_JSON, new)
     return path, True
+
+
+def preflight_settings(repo: Path, rel: str, uninstall: bool = False) -> None:
+    """`preflight` for the entry `install_settings` writes."""
+    _claude_plan(repo, uninstall, rel, claude=False)
+
+
+def install_settings(repo: Path, rel: str, uninstall: bool = False) -> tuple[Path, bool]:
+    """Set (or remove) our entry in ``mcpServers`` of the agent's JSON settings file
+    `repo`/`rel` (Gemini CLI's .gemini/settings.json, Qwen Code's .qwen/settings.json),
+    the file's other bytes kept; (path, whether it changed)."""
+    path, new = _claude_plan(repo, uninstall, rel, claude=False)
+    if new is None:
+        return path, False
+    write_project_file(repo, rel, new)
+    return path, True
+
 
 
 def _codex_plan(repo: Path, uninstall: bool) -> tuple[Path, str, bytes | None]:
@@ -201,4 +225,8 @@ def findings(places: list[Path]) -> list[Finding]:
                       "fix the file, then `git gasp adapt claude-code install --mcp`")
         out += _check(place / CODEX_CONFIG, "mcp_servers", "Codex",
                       "fix the file, then `git gasp adapt codex install --mcp`")
+        out += _check(place / GEMINI_SETTINGS, "mcpServers", "Gemini CLI",
+                      "fix the file, then `git gasp adapt gemini install --mcp`")
+        out += _check(place / QWEN_SETTINGS, "mcpServers", "Qwen Code",
+                      "fix the file, then `git gasp adapt qwen-code install --mcp`")
     return out

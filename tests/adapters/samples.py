@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from git_gasp.adapters.hook.queue_files import enqueue
+from tests.testing.run import drained, git
+
 DATA = Path(__file__).resolve().parent / "data"
 CLAUDE_DIR = DATA / "claude-code-2.1.328"
 CODEX_DIR = DATA / "codex-0.171.0"
@@ -37,3 +40,23 @@ def claude_lines() -> list[dict]:
 @pytest.fixture
 def codex_lines() -> list[dict]:
     return read_jsonl(CODEX_ROLLOUT)
+
+
+def replay_session(repo: Path, agent: str, rows: list[dict]) -> list[dict]:
+    """Queue the hook payloads `rows` of `agent` in `repo`'s git dir as its hook would (no
+    agent process to wait for: pid 1), drain them, and return the log's events."""
+    gdir = str(Path(git(repo, "rev-parse", "--absolute-git-dir").strip()) / "gasp")
+    for row in rows:
+        enqueue(gdir, agent, json.dumps(row).encode(), pid=1)
+    drained(repo)
+    return read_jsonl(repo / "state/events.jsonl")
+
+
+def spine_of(events: list[dict]) -> tuple[list[str], str]:
+    """(the eval statuses, the run's outcome) of a recorded session's `events`, after
+    checking it lifted one patch and one decision."""
+    kinds = [e["kind"] for e in events]
+    assert kinds.count("patch.proposed") == 1 and kinds.count("decision.created") == 1
+    run = next(e for e in events if e["kind"] == "run.finished")
+    return ([e["payload"]["status"] for e in events if e["kind"] == "eval.finished"],
+            run["payload"]["outcome"])

@@ -106,7 +106,7 @@ def test_the_hook_returns_while_its_drainer_waits(agent):
     assert b"tool.called" in (agent / "state" / "events.jsonl").read_bytes()
 
 
-@pytest.mark.parametrize("argv", [[], ["gemini"], ["claude-code", "a", "b"], ["--agent", "codex"]])
+@pytest.mark.parametrize("argv", [[], ["aider"], ["claude-code", "a", "b"], ["--agent", "codex"]])
 def test_a_wrong_command_line_is_one_line_and_exit_1(tmp_path, argv):
     proc = subprocess.run([HOOK, *argv], cwd=tmp_path, input=b"{}", capture_output=True)
     assert proc.returncode == 1 and proc.stdout == b""

@@ -20,6 +20,9 @@ SETUP = (("init", "--branch"), ("install",),
          ("adapt", "claude-code", "install", "--mcp"),
          ("adapt", "claude-code", "install", "--scope", "local"),
          ("adapt", "codex", "install", "--mcp"),
+         ("adapt", "gemini", "install", "--mcp"),
+         ("adapt", "qwen-code", "install", "--mcp"),
+         ("adapt", "copilot", "install"),
          ("install-hooks",))
 
 
@@ -45,6 +48,9 @@ def test_uninstall_leaves_status_and_config_as_before(tmp_path: Path) -> None:
     assert _snapshot(project) == before, out(proc)
     assert not (project / ".claude" / "settings.json").exists()
     assert not (project / ".mcp.json").exists()
+    assert not (project / ".gemini" / "settings.json").exists()
+    assert not (project / ".qwen" / "settings.json").exists()
+    assert not (project / ".github" / "hooks" / "git-gasp.json").exists()
     assert git(project, "rev-parse", "--verify", "-q", "gasp/state")  # the state stays
     proc = gasp(project, "status")
     assert proc.returncode == 2, out(proc)

@@ -18,20 +18,30 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from git_gasp.base.fileops import file_lock
 from tests.e2e.servers import (
     AIDER_PROMPT,
+    GEMINI_MODEL,
     PROMPT,
+    QWEN_MODEL,
     ClaudeHandler,
     CodexHandler,
+    GeminiHandler,
     ModelServer,
+    OpenAIChatHandler,
     claude_script,
     codex_script,
+    gemini_script,
+    qwen_script,
 )
 
 AIDER_PKG = "aider-chat==0.86.2"  # PyPI; an agent with no hooks, recorded by the proxy
 CLAUDE_PKG = "@anthropic-ai/claude-code@2.1.328"
 CODEX_PKG = "@openai/codex@0.171.0"
+GEMINI_PKG = "@google/gemini-cli@0.61.0"
+QWEN_PKG = "@qwen-code/qwen-code@0.24.4"
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
                "PostToolUseFailure", "Stop", "SessionEnd")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -89,6 +99,29 @@ def codex_binary(prefix: Path) -> Path | None:
     return js if js.exists() else None
 
 
+def gemini_binary(prefix: Path) -> Path | None:
+    js = prefix / "node_modules/.bin/gemini"
+    return js if js.exists() else None
+
+
+def qwen_binary(prefix: Path) -> Path | None:
+    js = prefix / "node_modules/.bin/qwen"
+    return js if js.exists() else None
+
+
+def installed(package: str, find) -> Path:
+    """The program of `package` (found under its install prefix by `find`), installed
+    into the cache; skips the calling test, saying why, when npm or the registry cannot
+    give it."""
+    prefix, why = npm_install(package)
+    if prefix is None:
+        pytest.skip(f"end-to-end test needs {package}: {why}")
+    binary = find(prefix)
+    if binary is None:
+        pytest.skip(f"{package} installed but its program was not found under {prefix}")
+    return binary
+
+
 @dataclass
 class Session:
     agent: str
@@ -114,7 +147,8 @@ def hook_entries(command: str, events: tuple[str, ...] = HOOK_EVENTS) -> dict:
 
 def agent_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_"))}
+           if not k.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_", "GEMINI_",
+                                "GOOGLE_", "QWEN_"))}
     env.update(HOME=str(home), DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
                DISABLE_AUTOUPDATER="1", NO_COLOR="1", CI="1")
     return env
@@ -218,3 +252,50 @@ def run_aider(venv: Path, repo: Path, home: Path, base_url: str, *,
          "--message", AIDER_PROMPT, "calc.py"],
         cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
         stdin=subprocess.DEVNULL, check=False)
+
+
+def run_gemini(binary: Path, repo: Path, home: Path, *, timeout: int = 240,
+               script: list | None = None) -> Session:
+    """One `gemini -p` session in `repo` against the scripted model: API-key auth
+    (``~/.gemini/settings.json``), ``GOOGLE_GEMINI_BASE_URL`` at the server, the
+    workspace trusted for the session, every tool approved (``--approval-mode yolo``)."""
+    settings = home / ".gemini" / "settings.json"
+    if not settings.exists():
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                                        "privacy": {"usageStatisticsEnabled": False}}))
+    with ModelServer(GeminiHandler, script or gemini_script(sys.executable), str(repo)) as server:
+        env = agent_env(home)
+        env.update(GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{server.port}",
+                   GEMINI_API_KEY="test-key-not-a-real-key", GEMINI_CLI_TRUST_WORKSPACE="true")
+        proc = subprocess.run(
+            [str(binary), "-p", PROMPT, "--approval-mode", "yolo", "-m", GEMINI_MODEL],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
+            stdin=subprocess.DEVNULL, check=False)
+        requests = list(server.requests)
+    found = sorted((home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))
+    return Session("gemini", proc, found[-1] if found else None, requests)
+
+
+def run_qwen(binary: Path, repo: Path, home: Path, *, timeout: int = 240) -> Session:
+    """One `qwen -p` session in `repo` against the scripted OpenAI-compatible model
+    (``OPENAI_BASE_URL``; ``security.auth.selectedType = "openai"`` in
+    ``~/.qwen/settings.json``), every tool approved (``--approval-mode yolo``)."""
+    settings = home / ".qwen" / "settings.json"
+    if not settings.exists():
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}},
+                                        "model": {"name": QWEN_MODEL},
+                                        "privacy": {"usageStatisticsEnabled": False}}))
+    with ModelServer(OpenAIChatHandler, qwen_script(sys.executable), str(repo)) as server:
+        env = agent_env(home)
+        env.update(OPENAI_BASE_URL=f"http://127.0.0.1:{server.port}/v1",
+                   OPENAI_API_KEY="test-key-not-a-real-key", OPENAI_MODEL=QWEN_MODEL,
+                   QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
+        proc = subprocess.run(
+            [str(binary), "-p", PROMPT, "--approval-mode", "yolo"],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
+            stdin=subprocess.DEVNULL, check=False)
+        requests = list(server.requests)
+    found = sorted((home / ".qwen" / "projects").glob("*/chats/*.jsonl"))
+    return Session("qwen-code", proc, found[-1] if found else None, requests)

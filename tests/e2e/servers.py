@@ -13,6 +13,15 @@ answer). The wire formats are the ones ``samples/README.md`` measured:
   ``response.output_item.added``, ``response.output_text.delta``,
   ``response.output_item.done`` (a ``function_call`` named ``exec_command`` or an
   assistant ``message``) and ``response.completed``.
+- Gemini CLI (``GOOGLE_GEMINI_BASE_URL``): ``POST /v1beta/models/<model>:streamGenerateContent
+  ?alt=sse`` answered with one ``data: {candidates, usageMetadata, modelVersion}`` event
+  (a ``functionCall`` part or text, ``finishReason: STOP``); the step is the count of
+  ``functionResponse`` parts in ``contents``. Its side requests (a JSON-schema
+  answer asked for: the next-speaker check, the router) get ``{}``-shaped JSON.
+- Qwen Code (``OPENAI_BASE_URL``): ``POST /v1/chat/completions`` (``stream: true``)
+  answered with ``chat.completion.chunk`` events (a ``tool_calls`` delta or content,
+  then ``finish_reason`` and ``usage``) and ``data: [DONE]``; the step is the count of
+  ``role: tool`` messages. A request without tools (a title, a summary) gets text.
 """
 
 from __future__ import annotations
@@ -63,6 +72,22 @@ def codex_script(python: str, *, noisy: bool = False) -> list[str]:
         "sed -i 's/a - b/a + b/' calc.py",
         test,
         COMMIT,
+        FINAL,
+    ]
+
+
+def gemini_script(python: str) -> list[tuple[str, dict] | str]:
+    """(Gemini CLI tool name, args) steps, then the final text."""
+    test = f"{shlex.quote(python)} -m pytest -q -p no:cacheprovider test_calc.py"
+    return [
+        ("write_file", {"file_path": "{cwd}/calc.py", "content": BUGGY}),
+        ("write_file", {"file_path": "{cwd}/test_calc.py", "content": TEST}),
+        ("run_shell_command", {"command": test, "description": "Run the tests"}),
+        ("replace", {"file_path": "{cwd}/calc.py", "old_string": "return a - b",
+                     "new_string": "return a + b", "instruction": "Fix add",
+                     "allow_multiple": False}),
+        ("run_shell_command", {"command": test, "description": "Run the tests again"}),
+        ("run_shell_command", {"command": COMMIT, "description": "Commit the fix"}),
         FINAL,
     ]
 
@@ -220,6 +245,107 @@ class CodexHandler(_Base):
                           "total_tokens": 15}}}),
         ]
         self._stream(chunks)
+
+
+GEMINI_MODEL = "gemini-2.5-pro"
+
+
+class GeminiHandler(_Base):
+    def do_POST(self) -> None:  # noqa: N802
+        body = self._body()
+        self.server.requests.append(("POST", self.path, body))
+        if ":countTokens" in self.path:
+            self._json(200, {"totalTokens": 10})
+            return
+        if ":embedContent" in self.path or ":batchEmbedContents" in self.path:
+            self._json(200, {"embeddings": []})
+            return
+        usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+        config = body.get("generationConfig") or {}
+        if config.get("responseMimeType") == "application/json" or not body.get("tools"):
+            # a side request (next speaker, routing, a summary): answer, don't advance
+            text = json.dumps({"next_speaker": "user", "reasoning": "done",
+                               "model_choice": "pro"}) if config.get(
+                "responseMimeType") == "application/json" else "ok"
+            part: dict = {"text": text}
+        else:
+            done = sum(1 for c in body.get("contents", []) if isinstance(c, dict)
+                       for p in c.get("parts") or [] if isinstance(p, dict)
+                       and "functionResponse" in p)
+            script = self.server.script
+            step = script[min(done, len(script) - 1)]
+            if isinstance(step, str):
+                part = {"text": step}
+            else:
+                args = json.loads(json.dumps(step[1]).replace("{cwd}", self.server.cwd))
+                part = {"functionCall": {"name": step[0], "args": args}}
+        chunk = {"candidates": [{"content": {"role": "model", "parts": [part]},
+                                 "finishReason": "STOP", "index": 0}],
+                 "usageMetadata": usage, "modelVersion": GEMINI_MODEL,
+                 "responseId": uuid.uuid4().hex[:16]}
+        if "streamGenerateContent" in self.path:
+            self._stream([f"data: {json.dumps(chunk)}\r\n\r\n".encode()])
+        else:
+            self._json(200, chunk)
+
+
+def qwen_script(python: str) -> list[tuple[str, dict] | str]:
+    """(Qwen Code tool name, args) steps, then the final text."""
+    test = f"{shlex.quote(python)} -m pytest -q -p no:cacheprovider test_calc.py"
+    return [
+        ("write_file", {"file_path": "{cwd}/calc.py", "content": BUGGY}),
+        ("write_file", {"file_path": "{cwd}/test_calc.py", "content": TEST}),
+        ("run_shell_command", {"command": test, "is_background": False}),
+        ("edit", {"file_path": "{cwd}/calc.py", "old_string": "return a - b",
+                  "new_string": "return a + b"}),
+        ("run_shell_command", {"command": test, "is_background": False}),
+        ("run_shell_command", {"command": COMMIT, "is_background": False}),
+        FINAL,
+    ]
+
+
+QWEN_MODEL = "qwen3-coder-plus"
+
+
+class OpenAIChatHandler(_Base):
+    def do_POST(self) -> None:  # noqa: N802
+        body = self._body()
+        self.server.requests.append(("POST", self.path, body))
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"unexpected {self.path}"}})
+            return
+        if body.get("tools"):
+            done = sum(1 for m in body.get("messages", []) if isinstance(m, dict)
+                       and m.get("role") == "tool")
+            script = self.server.script
+            step = script[min(done, len(script) - 1)]
+        else:
+            step = "ok"  # a side request: answer, don't advance
+        cid = f"chatcmpl-{uuid.uuid4().hex[:12]}"
+        model = body.get("model") or QWEN_MODEL
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        if isinstance(step, str):
+            delta: dict = {"role": "assistant", "content": step}
+            message: dict = {"role": "assistant", "content": step}
+            reason = "stop"
+        else:
+            args = json.dumps(step[1]).replace("{cwd}", self.server.cwd)
+            call = {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
+                    "function": {"name": step[0], "arguments": args}}
+            delta = {"role": "assistant", "tool_calls": [dict(call, index=0)]}
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            reason = "tool_calls"
+        base = {"id": cid, "object": "chat.completion.chunk", "created": 1, "model": model}
+        if not body.get("stream"):
+            self._json(200, {"id": cid, "object": "chat.completion", "created": 1,
+                             "model": model, "usage": usage, "choices": [
+                                 {"index": 0, "message": message, "finish_reason": reason}]})
+            return
+        chunks = [dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": None}]),
+                  dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": reason}]),
+                  dict(base, choices=[], usage=usage)]
+        self._stream([f"data: {json.dumps(c)}\n\n".encode() for c in chunks]
+                     + [b"data: [DONE]\n\n"])
 
 
 class _Server(ThreadingHTTPServer):

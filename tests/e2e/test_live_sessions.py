@@ -42,13 +42,7 @@ pytestmark = pytest.mark.slow  # live agent sessions
 
 
 def _binary(package: str, find) -> Path:
-    prefix, why = agents.npm_install(package)
-    if prefix is None:
-        pytest.skip(f"end-to-end test needs {package}: {why}")
-    binary = find(prefix)
-    if binary is None:
-        pytest.skip(f"{package} installed but its native binary was not found under {prefix}")
-    return binary
+    return agents.installed(package, find)
 
 
 @pytest.fixture(scope="session")

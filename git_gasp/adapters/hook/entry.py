@@ -51,7 +51,8 @@ from git_gasp.base.gitdir import find_git_dir
 USAGE = ("usage: git-gasp-hook AGENT [DIR]: reads one hook payload (JSON) on stdin, queues "
          "it in the git dir of DIR (else of the payload's cwd) and exits; AGENT is one of "
          f"{', '.join(AGENTS)}. The agent runs it: `git gasp adapt claude-code install`")
-BOUNDARY_EVENTS = ("SessionStart", "Stop", "SessionEnd")  # drained while the hook waits
+BOUNDARY_EVENTS = ("SessionStart", "Stop", "SessionEnd",  # drained while the hook waits
+                   "AfterAgent")  # Gemini CLI's Stop
 DRAINER = "git_gasp.adapters.hook.drain"
 
 
@@ -129,13 +130,16 @@ def run(data: bytes, agent: str | None = None, repo: str | None = None) -> None:
         if not data.strip():
             log(gdir, "empty hook payload; nothing to record")
             return
+        event = top_string(data, "hook_event_name")
+        if event == "AfterModel" and b'"finishReason"' not in data:
+            return  # Gemini CLI's streamed chunk before the last: the call ends on that
         found = agent_pid()  # the drainer runs after this hook (and its parent) are gone
         entry = enqueue(gdir, agent if agent in AGENTS else None, data,
                         pid=found[0] if found else None)
         if not sys.executable:
             keep(entry)
             log(gdir, "no Python to start a drainer with; the next command records the queue")
-        elif (event := top_string(data, "hook_event_name")) in BOUNDARY_EVENTS:
+        elif event in BOUNDARY_EVENTS:
             tell = (top_string(data, "session_id") or "-") if event == "SessionStart" else None
             start_drainer(start, report_since_ms=began_ms, tell=tell)
         elif not lock_held(gdir):

@@ -1,4 +1,5 @@
-"""`git gasp adapt`: live hooks for Claude Code and Codex, their install, and priming."""
+"""`git gasp adapt`: live hooks for the agents of `adapters/dialects/table.py` (Claude Code,
+Codex, Gemini CLI, Qwen Code), their install, priming, and the list of them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from git_gasp.adapters.dialects import copilot as copilot_hooks
+from git_gasp.adapters.dialects.table import DIALECTS
 from git_gasp.adapters.hook.entry import USAGE, read_stdin
 from git_gasp.adapters.hook.entry import run as queue_payload
 from git_gasp.adapters.install import (
@@ -19,6 +22,7 @@ from git_gasp.adapters.install import (
     merge_hooks,
     on_path_note,
     project_tree,
+    settings_path,
 )
 from git_gasp.adapters.live import find_agent_root
 from git_gasp.adapters.prime import prime
@@ -45,10 +49,15 @@ _MCP = click.option("--mcp", "mcp", is_flag=True,
                           "(--uninstall removes that entry, and only it).")
 
 
+SETTINGS_MCP = ("gemini", "qwen-code")  # their MCP servers sit in their JSON settings
+
+
 def _mcp_preflight(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
     """With --mcp, refuse what the MCP entry would refuse before the hooks are written:
     a refused install writes nothing."""
-    if mcp:
+    if mcp and agent in SETTINGS_MCP:
+        wiring.preflight_settings(repo, DIALECTS[agent].mcp[0], uninstall)
+    elif mcp:
         wiring.preflight(repo, agent == "claude-code", uninstall)
 
 
@@ -57,6 +66,9 @@ def _mcp_entry(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
         return
     if agent == "claude-code":
         path, changed = wiring.install_claude(repo, uninstall)
+        comments = False
+    elif agent in SETTINGS_MCP:
+        path, changed = wiring.install_settings(repo, DIALECTS[agent].mcp[0], uninstall)
         comments = False
     else:
         path, changed, comments = wiring.install_codex(repo, uninstall)
@@ -84,17 +96,31 @@ def _sync_opt_in(repo: Path, sync: bool, uninstall: bool) -> None:
 
 @click.group()
 def adapt() -> None:
-    """Record Claude Code and Codex sessions live through their hooks, and prime them.
+    """Record agent sessions live through their hooks, and prime them.
 
-    `adapt claude-code install` / `adapt codex install` register the hook
-    (`git-gasp-hook AGENT`) with the agent; `adapt … prime` writes the identity and a
-    context primer onto CLAUDE.md / AGENTS.md.
+    `adapt claude-code install` / `adapt codex install` / `adapt gemini install` /
+    `adapt qwen-code install` register the hook (`git-gasp-hook AGENT`) with the agent;
+    `adapt … prime` writes the identity and a context primer onto CLAUDE.md / AGENTS.md
+    / GEMINI.md / QWEN.md; `adapt list` shows
+    each agent, its rung and what it records.
     """
+
+
+@adapt.command("list")
+def list_agents() -> None:
+    """Each agent git-gasp adapts: its rung, where its hooks go, what a session records
+    and how it is tested."""
+    for d in DIALECTS.values():
+        click.echo(f"{d.agent} ({d.title}, npm {d.package}): rung {d.rung}, hooks in "
+                   f"{d.settings['project']}, primes {d.instructions}")
+        click.echo(f"  records: {', '.join(d.records)}")
+        click.echo(f"  tested: {d.tested}")
 
 
 @adapt.command("hook")
 @click.option("--agent", "agent", default=None, metavar="AGENT",
-              help="claude-code or codex (default: detected from the payload).")
+              help="claude-code, codex, gemini, qwen-code or copilot (default: detected "
+                   "from the payload).")
 @click.option("--repo", "repo", default=None, metavar="PATH",
               help="The agent repo to record into (default: the nearest directory with "
                    "AGENT.md at or above the session's cwd).")
@@ -213,6 +239,98 @@ def codex_install(repo: Path, uninstall: bool, sync: bool, mcp: bool) -> None:
 def codex_prime(repo: Path) -> None:
     """Write the identity and a context primer onto AGENTS.md (marked section)."""
     _prime("codex", repo)
+
+
+TRUST_NOTES = {
+    "gemini": "Gemini CLI warns once about new project hooks, then runs them (an untrusted "
+              "folder runs none: trust it, or set GEMINI_CLI_TRUST_WORKSPACE=true).",
+    "qwen-code": "Qwen Code loads project hooks only in a trusted folder when folder trust "
+                 "is on (security.folderTrust.enabled).",
+}
+
+
+def _settings_agent(agent: str) -> click.Group:
+    """`adapt AGENT install|prime|reconcile` for an agent whose hooks, MCP servers and
+    instructions are as its dialect says (Gemini CLI, Qwen Code)."""
+    d = DIALECTS[agent]
+    scopes = list(d.settings)
+
+    @adapt.group(agent, help=f"{d.title}: install hooks into {d.settings['project']}, "
+                 f"prime {d.instructions}.")
+    def group() -> None:
+        pass
+
+    @group.command("install", help=(
+        f"Merge git-gasp's hook entries (named git-gasp) into {d.title}'s settings "
+        f"(idempotent); with --mcp also the gasp server into the project's "
+        f"{d.mcp[0] if d.mcp else 'settings'} (mcpServers)."))
+    @_REPO
+    @click.option("--scope", type=click.Choice(scopes), default="project", show_default=True,
+                  help=" ".join(f"{s}: {p}" + ("" if s != "project" else " (commit it)") + ";"
+                                for s, p in d.settings.items()).rstrip(";") + ".")
+    @_UNINSTALL
+    @_SYNC
+    @_MCP
+    def install(repo: Path, scope: str, uninstall: bool, sync: bool, mcp: bool) -> None:
+        _mcp_preflight(agent, repo, mcp, uninstall)
+        _install(agent, settings_path(agent, repo, scope), uninstall, scope=scope)
+        _sync_opt_in(repo, sync, uninstall)
+        _mcp_entry(agent, repo, mcp, uninstall)
+        if not uninstall:
+            _agent_root_note(repo)
+            if scope == "project":
+                click.echo(TRUST_NOTES[agent])
+
+    @group.command("prime", help=f"Write the identity and a context primer onto "
+                   f"{d.instructions} (marked section).")
+    @_REPO
+    def prime_cmd(repo: Path) -> None:
+        _prime(agent, repo)
+
+    group.add_command(reconcile_command(agent))
+    return group
+
+
+gemini = _settings_agent("gemini")
+qwen_code = _settings_agent("qwen-code")
+
+
+@adapt.group("copilot")
+def copilot() -> None:
+    """GitHub Copilot CLI: install hooks as .github/hooks/git-gasp.json, prime
+    .github/copilot-instructions.md."""
+
+
+@copilot.command("install")
+@_REPO
+@_UNINSTALL
+@_SYNC
+def copilot_install(repo: Path, uninstall: bool, sync: bool) -> None:
+    """Write git-gasp's own hook file, .github/hooks/git-gasp.json (Copilot CLI loads
+    every .github/hooks/*.json), for its session, prompt, tool and stop events;
+    --uninstall removes it."""
+    command = None if uninstall else hook_command("copilot")
+    path, changed = copilot_hooks.install(repo, command)
+    _sync_opt_in(repo, sync, uninstall)
+    if uninstall:
+        click.echo(f"removed {path}" if changed else f"no git-gasp hook file at {path}")
+        return
+    click.echo(f"wrote git-gasp's hooks to {path}" if changed else
+               f"git-gasp hooks already installed in {path}; nothing changed")
+    note = on_path_note()
+    if note:
+        click.echo(note, err=True)
+    _agent_root_note(repo)
+
+
+@copilot.command("prime")
+@_REPO
+def copilot_prime(repo: Path) -> None:
+    """Write the identity and a context primer onto .github/copilot-instructions.md."""
+    _prime("copilot", repo)
+
+
+copilot.add_command(reconcile_command("copilot"))
 
 
 def _add_reconcile() -> None:

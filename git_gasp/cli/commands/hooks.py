@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from git_gasp.adapters.dialects.doctor import findings as agent_hook_findings
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.git import work_tree_top
 from git_gasp.cli.commands.hook_run import pre_receive, run_hook
@@ -101,12 +102,13 @@ def doctor(path: str | None, as_json: bool) -> int:
 
 
 def _mcp_findings(root) -> list:
-    """The MCP entries of the agent's repository and of the project here (when the state
-    lives beside it): a malformed file, an entry that would not start."""
+    """The MCP entries and the agents' hook settings of the agent's repository and of the
+    project here (when the state lives beside it): a malformed file, an entry that would
+    not start or not record."""
     places = [Path(root)]
     for start in (Path(root), Path(os.getcwd())):
         try:
             places.append(Path(work_tree_top(start)))
         except GaspError:
             pass
-    return findings(places)
+    return findings(places) + agent_hook_findings(places)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from git_gasp.base import git
+from git_gasp.base.errors import GaspError
 
 
 @click.command("uninstall")
@@ -21,10 +22,16 @@ def uninstall(purge: bool) -> int:
     for byte), the guard hooks, the merge driver and the gasp.* keys of this clone's
     git config, the info/exclude lines. Nothing git-gasp did not write is touched."""
     # the layers load inside the command (cli.commands modules load only base: CONTRIBUTING)
-    from git_gasp.adapters.install import claude_settings_path, codex_hooks_path, merge_hooks
+    from git_gasp.adapters.dialects import copilot
+    from git_gasp.adapters.install import (
+        claude_settings_path,
+        codex_hooks_path,
+        merge_hooks,
+        settings_path,
+    )
     from git_gasp.adapters.sync_hook import set_enabled
     from git_gasp.githooks.install import uninstall as uninstall_hooks
-    from git_gasp.mcp.wiring import install_claude, install_codex
+    from git_gasp.mcp.wiring import install_claude, install_codex, install_settings
     from git_gasp.store import installs
     from git_gasp.store.location import BRANCH_KEY, KEY, SECTION, configured, find_root
 
@@ -39,7 +46,19 @@ def uninstall(purge: bool) -> int:
     codex = codex_hooks_path(top)
     if codex.exists() and merge_hooks(codex, "codex", None).removed:
         said.append(f"removed git-gasp's hooks from {codex}")
-    for path, changed, *_ in (install_claude(top, True), install_codex(top, True)):
+    try:
+        path, removed = copilot.install(top, None)  # its own file, whole
+    except GaspError:
+        removed = False  # holds hooks not ours: left as it is
+    if removed:
+        said.append(f"removed git-gasp's hook file {path}")
+    for agent in ("gemini", "qwen-code"):
+        path = settings_path(agent, top)
+        if path.exists() and merge_hooks(path, agent, None).removed:
+            said.append(f"removed git-gasp's hooks from {path}")
+    for path, changed, *_ in (install_claude(top, True), install_codex(top, True),
+                              install_settings(top, ".gemini/settings.json", True),
+                              install_settings(top, ".qwen/settings.json", True)):
         if changed:
             said.append(f"removed the gasp MCP server from {path}")
     said += installs.give_back(top)
