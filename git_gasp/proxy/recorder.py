@@ -42,6 +42,7 @@ from git_gasp.proxy import commits
 from git_gasp.proxy.exchange import Exchange
 from git_gasp.proxy.sessions import IDLE_S, SessionTracker
 from git_gasp.redact import capture
+from git_gasp.redact.redactor import Redactor
 from git_gasp.runtime import AgentState
 from git_gasp.store.lease import LeaseHeld
 from git_gasp.store.lease_wait import take
@@ -73,6 +74,7 @@ class Recorder:
         self.first_heads: dict[str, concurrent.futures.Future] = {}  # new session -> HEAD
         self.pool = concurrent.futures.ThreadPoolExecutor(1, "gasp-proxy-head")
         self.reading: concurrent.futures.Future | None = None  # the HEAD read under way
+        self.redactor = Redactor()  # names and ids from outside, as a hook payload's are
         self.thread = threading.Thread(target=self._loop, name="gasp-proxy-recorder",
                                        daemon=True)
         self.thread.start()
@@ -83,8 +85,9 @@ class Recorder:
         project's HEAD read on a worker thread (the relay waits for it before relaying
         the call, so a commit made while the call runs counts as the session's work,
         however late the call is recorded). Returns at once."""
+        header = self.redactor.field("session_id", ex.session) if ex.session else None
         with self.lock:
-            ex.session_id = sid = self.tracker.session_for(ex.session, ex.started)
+            ex.session_id = sid = self.tracker.session_for(header, ex.started)
             if sid in self.sessions or sid in self.heads or sid in self.first_heads:
                 return None
             if self.reading is None or self.reading.done():  # else: shared, still under way
@@ -225,25 +228,30 @@ class Recorder:
         model = ex.reply.model or ex.asked.model
         sess = self._session(st, sid, model)
         self._pin_commits(sess, sid)
+        # redacted as a hook payload is before the session sees it (the lifting rules
+        # keep what they are given in the progress file under the git dir)
+        field, red = self.redactor.field, self.redactor
         calls = {c.id: c for c in ex.asked.calls}
         for res in ex.asked.results:
-            if sess.node_for(f"result:{res.id}") is not None:
+            rid = field("tool_use_id", res.id)
+            if sess.node_for(f"result:{rid}") is not None:
                 continue  # recorded from an earlier request of the conversation
             call = calls.get(res.id)
             sess.post_tool(HookEvent(AGENT, "PostToolUse", sid, cwd=self.cwd,
-                                     tool_name=call.name if call else None,
-                                     tool_input=call.input if call else None,
-                                     tool_use_id=res.id, output=res.output,
+                                     tool_name=field("tool_name", call.name) if call else None,
+                                     tool_input=red.value(call.input) if call else None,
+                                     tool_use_id=rid, output=red.text(res.output),
                                      is_error=res.is_error))
         if ex.asked.prompt:
             sess.prompt(HookEvent(AGENT, "UserPromptSubmit", sid, cwd=self.cwd,
-                                  prompt=ex.asked.prompt))
+                                  prompt=red.text(ex.asked.prompt)))
         key = self._model_call(st, sess, ex, model)
         self.last_call[sid] = key
         for call in ex.reply.calls:
             sess.pre_tool(HookEvent(AGENT, "PreToolUse", sid, cwd=self.cwd,
-                                    tool_name=call.name, tool_input=call.input,
-                                    tool_use_id=call.id))
+                                    tool_name=field("tool_name", call.name),
+                                    tool_input=red.value(call.input),
+                                    tool_use_id=field("tool_use_id", call.id)))
         if ex.problems:
             text = sess.r.text("; ".join(ex.problems))[:capture.SUMMARY_CHARS]
             sess.observation(f"proxy-failure:{key}", text, sess.node_for(key) or sess.run_id,

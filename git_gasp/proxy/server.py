@@ -27,6 +27,7 @@ UPSTREAMS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.op
              "gemini": "https://generativelanguage.googleapis.com"}
 FAMILY = {ANTHROPIC: "anthropic", CHAT: "openai", RESPONSES: "openai", GEMINI: "gemini"}
 SESSION_HEADER = "x-gasp-session"
+AGENT_SESSION_HEADERS = ("x-claude-code-session-id",)  # what agents send by themselves
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
                         "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"})
 _QUERY = re.compile(r"\?\S*")
@@ -83,8 +84,10 @@ class Proxy:
         api = api_of(request.path, request.headers)
         ex = None
         if self.on_exchange is not None and is_model_call(api, request.method, request.path):
-            ex = Exchange(api, request.method, request.path_qs,
-                          request.headers.get(self.session_header), body)
+            session = request.headers.get(self.session_header) or next(
+                (request.headers[h] for h in AGENT_SESSION_HEADERS if h in request.headers),
+                None)
+            ex = Exchange(api, request.method, request.path_qs, session, body)
             if self.on_begin is not None:
                 first = self.on_begin(ex)
                 if first is not None:  # a new session: what it starts from is read first

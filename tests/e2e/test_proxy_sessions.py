@@ -158,5 +158,7 @@ def test_claude_code_through_the_proxy_records_the_tool_calls_its_hooks_record(
     hooks = [r for r in by_run if r.startswith("run_claude-code.")]
     proxied = [r for r in by_run if r.startswith("run_proxy.")]
     assert len(hooks) == 1 and len(proxied) == 1, by_run
+    # the proxy's session is the one Claude Code names in X-Claude-Code-Session-Id
+    assert proxied[0][len("run_proxy."):] == hooks[0][len("run_claude-code."):]
     assert len(by_run[hooks[0]]) == 6
     assert by_run[proxied[0]] == by_run[hooks[0]]

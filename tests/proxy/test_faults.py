@@ -161,26 +161,35 @@ def test_stored_bodies_are_bounded_forwarded_ones_never(agent, monkeypatch):
     assert gasp(agent, "check").returncode == 0
 
 
-def test_a_run_a_killed_proxy_left_open_is_closed_by_the_next_one(agent, monkeypatch):
-    first = Recorder(str(agent), str(agent))
-
-    async def one_call(recorder, session):
+def _chat_calls(rec: Recorder, session: str, texts: tuple[str, ...], *,
+                flush: bool = False) -> None:
+    """One chat call per text of `texts` through a proxy recording with `rec`, in
+    session `session` (`flush`: each recorded before the next is sent)."""
+    async def go():
         up = Upstream(lambda m, p, b: (200, JSON_HEADERS, chat_whole()))
-        proxy, url = await started(up, recorder=recorder)
+        proxy, url = await started(up, recorder=rec)
         try:
-            await post(url + "/v1/chat/completions", {"model": "m", "messages": [
-                {"role": "user", "content": "hi"}]}, {"x-gasp-session": session})
+            for text in texts:
+                await post(url + "/v1/chat/completions", {"model": "m", "messages": [
+                    {"role": "user", "content": text}]}, {"x-gasp-session": session})
+                if flush:
+                    rec.flush()
         finally:
             await proxy.stop()
             await up.stop()
 
-    asyncio.run(one_call(first, "killed"))
+    asyncio.run(go())
+
+
+def test_a_run_a_killed_proxy_left_open_is_closed_by_the_next_one(agent, monkeypatch):
+    first = Recorder(str(agent), str(agent))
+    _chat_calls(first, "killed", ("hi",))
     first.flush()
     first.tracker.last_seen.clear()  # as if killed: it ends no session on its way out
     assert first.close() == []
     monkeypatch.setenv("GASP_SESSION_STALE_S", "0")
     second = Recorder(str(agent), str(agent))
-    asyncio.run(one_call(second, "next"))
+    _chat_calls(second, "next", ("hi",))
     closed = second.close()
     assert any("run_proxy.killed finished (abandoned), committed" in c for c in closed), closed
     assert any("run_proxy.next finished (completed), committed" in c for c in closed), closed
@@ -196,19 +205,7 @@ def test_calls_wait_while_another_writer_holds_the_lease_and_are_recorded_in_ord
     other = AgentState.open(agent, "someone-else")
     other.store.lease.ensure()
     rec = Recorder(str(agent), str(agent))
-
-    async def calls():
-        up = Upstream(lambda m, p, b: (200, JSON_HEADERS, chat_whole()))
-        proxy, url = await started(up, recorder=rec)
-        try:
-            for text in ("first", "second"):
-                await post(url + "/v1/chat/completions", {"model": "m", "messages": [
-                    {"role": "user", "content": text}]}, {"x-gasp-session": "w"})
-        finally:
-            await proxy.stop()
-            await up.stop()
-
-    asyncio.run(calls())
+    _chat_calls(rec, "w", ("first", "second"))
     rec.flush()
     assert [e for e in domain(agent) if e.kind == "model.called"] == []  # still waiting
     other.close()  # the lease given back
@@ -217,22 +214,6 @@ def test_calls_wait_while_another_writer_holds_the_lease_and_are_recorded_in_ord
     said = [e.payload["input_summary"] for e in domain(agent) if e.kind == "model.called"]
     assert said == ["first", "second"]
     assert gasp(agent, "check").returncode == 0
-
-
-def _two_calls(rec: Recorder) -> None:
-    async def go():
-        up = Upstream(lambda m, p, b: (200, JSON_HEADERS, chat_whole()))
-        proxy, url = await started(up, recorder=rec)
-        try:
-            for text in ("first", "second"):
-                await post(url + "/v1/chat/completions", {"model": "m", "messages": [
-                    {"role": "user", "content": text}]}, {"x-gasp-session": "x"})
-                rec.flush()
-        finally:
-            await proxy.stop()
-            await up.stop()
-
-    asyncio.run(go())
 
 
 def test_a_call_that_fails_to_record_is_logged_and_the_next_is_recorded(agent, monkeypatch):
@@ -247,7 +228,7 @@ def test_a_call_that_fails_to_record_is_logged_and_the_next_is_recorded(agent, m
 
     monkeypatch.setattr(Recorder, "_model_call", once_broken)
     rec = Recorder(str(agent), str(agent))
-    _two_calls(rec)
+    _chat_calls(rec, "x", ("first", "second"), flush=True)
     rec.close()
     said = [e.payload["input_summary"] for e in domain(agent) if e.kind == "model.called"]
     assert said == ["second"]
@@ -262,7 +243,7 @@ def test_a_failure_while_stopping_is_said_and_the_stop_ends(agent, monkeypatch):
 
     monkeypatch.setattr(Recorder, "_end", broken)
     rec = Recorder(str(agent), str(agent))
-    _two_calls(rec)
+    _chat_calls(rec, "x", ("first", "second"), flush=True)
     closed = rec.close()  # returns: the thread ended
     assert closed == ["not all recorded: RuntimeError: no commit today "
                       "(see .git/gasp/adapter.log)"]

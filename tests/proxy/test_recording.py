@@ -209,3 +209,35 @@ def test_a_commit_made_while_the_first_call_waits_to_be_recorded_is_the_sessions
     (patch,) = [e.payload for e in domain(agent) if e.kind == "patch.proposed"]
     assert patch["references_commit"] == sha
     assert "run_proxy.late finished (patched)" in closed[0]
+
+
+def test_secrets_in_what_passes_are_redacted_before_they_are_stored(agent):
+    secret = "ghp_" + "a1B2c3D4e5" * 4
+    first = {"model": "claude-test", "stream": True, "messages": [
+        {"role": "user", "content": f"use the token {secret} to list"}]}
+    second = {**first, "messages": [
+        *first["messages"],
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_01",
+                                           "name": "Bash", "input": {"command": "ls"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01",
+                                      "content": f"GITHUB_TOKEN={secret}"}]}]}
+
+    def reply(method, path, body):
+        if _tool_results(body):
+            return 200, SSE_HEADERS, anthropic_stream(text=f"I used {secret}.")
+        return 200, SSE_HEADERS, anthropic_stream(
+            tool=("toolu_01", "Bash", {"command": f"curl -H 'token: {secret}' x"}))
+
+    async def client(url):
+        await post(url + "/v1/messages", first, {"x-gasp-session": secret})
+        await post(url + "/v1/messages", second, {"x-gasp-session": secret})
+
+    _got, closed = record(agent, reply, client)
+    assert len(closed) == 1 and "committed" in closed[0]
+    log = (agent / "state" / "events.jsonl").read_text()
+    assert secret not in log and "[REDACTED" in log
+    assert not any(secret in p.name for p in agent.rglob("*"))
+    kept = [p for p in (agent / ".git" / "gasp").rglob("*") if p.is_file()
+            and secret.encode() in p.read_bytes()]
+    assert kept == [], "kept unredacted under the git dir"
+    assert gasp(agent, "check").returncode == 0

@@ -201,3 +201,21 @@ def test_unreachable_upstream_is_a_502_naming_it():
     assert status == 502
     assert "upstream openai unreachable" in json.loads(b"".join(body))["error"]["message"]
     assert got[0].outcome == "failed"
+
+
+def test_claude_codes_own_session_header_names_the_session_without_ours():
+    got = []
+
+    async def go():
+        up = Upstream(lambda m, p, b: (200, JSON_HEADERS, anthropic_whole()))
+        proxy, url = await started(up, on_exchange=got.append)
+        try:
+            await _fetch(url + "/v1/messages", b"{}", {"X-Claude-Code-Session-Id": "cc-1"})
+            await _fetch(url + "/v1/messages", b"{}", {"X-Claude-Code-Session-Id": "cc-1",
+                                                         "x-gasp-session": "ours"})
+        finally:
+            await proxy.stop()
+            await up.stop()
+
+    run(go())
+    assert [ex.session for ex in got] == ["cc-1", "ours"]

@@ -70,7 +70,7 @@ async def _serve(root: str, cwd: str, host: str, port: int, upstreams: dict[str,
               help="The port to listen on (0: a free one, printed).")
 @click.option("--listen-any", is_flag=True,
               help="Listen on every interface, not only 127.0.0.1 (anyone who can reach "
-                   "the port can use your API key's session).")
+                   "the port can then send calls through it into your agent's history).")
 @click.option("--upstream", "upstreams", multiple=True, metavar="API=URL",
               help="Where API (anthropic, openai, gemini) calls go (default: the vendor's "
                    "URL); repeat for each API.")
