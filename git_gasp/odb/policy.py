@@ -1,11 +1,10 @@
 """Which object readers this process uses, chosen once (Mercurial's ``policy`` module).
 
-``GASP_ODB`` names it: ``native`` (the default) reads packs, loose objects, trees and
-commits with this package's own readers, and refuses, naming the object, what they
-cannot read; ``dulwich`` reads everything through dulwich's object store and parsers.
+``GASP_ODB`` names it: ``dulwich`` (the default, the design's one object layer) reads
+everything through dulwich's object store and parsers; ``native`` reads packs, loose
+objects, trees and commits with this package's own readers (being removed: issue 44).
 The choice is read on first use and kept for the life of the process; an unknown
-value is a one-line error. The default is the faster of the two on
-``bench/bench_check.py`` and ``bench/bench_guard.py`` (bench/README.md)."""
+value is a one-line error."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from git_gasp.base.errors import UsageError
 
 NATIVE, DULWICH = "native", "dulwich"
 CHOICES = (NATIVE, DULWICH)
-DEFAULT = NATIVE
+DEFAULT = DULWICH
 _chosen: str | None = None
 
 

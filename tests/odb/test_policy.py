@@ -17,7 +17,7 @@ def fresh(monkeypatch):
 
 def test_the_default_and_each_choice(fresh):
     fresh.delenv("GASP_ODB", raising=False)
-    assert policy.implementation() == policy.DEFAULT == policy.NATIVE
+    assert policy.implementation() == policy.DEFAULT == policy.DULWICH
     for value, want in (("dulwich", policy.DULWICH), (" Native ", policy.NATIVE)):
         fresh.setattr(policy, "_chosen", None)
         fresh.setenv("GASP_ODB", value)
