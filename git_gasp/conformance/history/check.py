@@ -24,7 +24,6 @@ from git_gasp.conformance.history.walk import Progress, Walker
 from git_gasp.conformance.history.worktree import WorkTree
 from git_gasp.odb.objects import PACKED_RECENT_BYTES
 from git_gasp.odb.packs import PackFiles
-from git_gasp.odb.policy import native
 from git_gasp.odb.repo import (
     PlainRepo,
     UnsupportedObjectFormat,
@@ -89,16 +88,12 @@ def _refused(walker: Walker) -> bool:
 
 
 def _use_packs(walker: Walker, store: BaseObjectStore, prove: bool) -> PackFiles | None:
-    """Let the walk read trees, commits and blobs from the raw packs, and (`prove`) prove
-    appends from their deltas: the native readers only (`odb.policy`); otherwise every
-    object is read through the store. Either way a pack index git refuses fails the
-    check, naming it (dulwich would read it)."""
+    """Let the walk read trees, commits and blobs from the store's packs (`odb.packs`),
+    and (`prove`) prove appends from their deltas; a store not on disk is read through
+    itself. A pack index git refuses fails the check, naming it."""
     files = PackFiles.for_store(store)
     for path, why in files.refused if files is not None else ():
         walker.result.failures.append(Failure(f"{_REFUSED}: {why}", path=path))
-    if files is not None and not native():
-        files.close()
-        return None
     if files is not None:
         walker.objects.packed = files
         if files.packs:
