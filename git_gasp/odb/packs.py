@@ -2,20 +2,25 @@
 where an object's entry is, its entry as dulwich unpacks it, and objects built from
 their entries.
 
-Each pack is opened once as dulwich's ``PackData`` with its index
-(``load_pack_index``), after the checks git makes when it opens them (`packcheck`:
-an index git refuses is in `refused`, never read; a pack its index is not for, by
-object count or checksum, is refused too). An entry is dulwich's ``UnpackedObject``
-(``PackData.get_unpacked_object_at``), inflated no further than the size its header
-declares; deltas are applied by dulwich's ``apply_delta``. The chain walk is here,
-so that a chain cyclic or too deep, or a REF_DELTA whose base is outside its pack,
-is refused naming the object rather than followed; a bounded cache holds what
-chains are built from (the full objects and intermediate versions, within 16 MiB or
-the largest object). Loose objects: `loose.read_loose`.
+Each pack's index is dulwich's (``load_pack_index``), opened after the checks git makes
+(`packcheck`: an index git refuses is in `refused`, never read); an id -> offset map is
+built from its ``iterentries`` once a check has looked up many objects (dulwich's
+lookup is a Python bisection). The pack is mapped once (`base.files`), its header read
+by dulwich's ``read_pack_header_at``, and a pack its index is not for (object count or
+checksum) is refused too. An entry is dulwich's ``UnpackedObject`` from
+``unpack_object_at``, inflated no further than the size its header declares, fed to
+zlib in slices of 16 KiB (with dulwich's default of 64 KiB, zlib copied the rest of
+each slice after every small object); deltas are applied by dulwich's
+``apply_delta``. The chain walk is here, so that a chain cyclic or too deep, or a
+REF_DELTA whose base is outside its pack, is refused naming the object rather than
+followed; a bounded cache holds what chains are built from (the full objects and
+intermediate versions, within 16 MiB or the largest object). Loose objects:
+`loose.read_loose`.
 
-dulwich's public API has no entry header without its inflated data (its pack mapping
-is private), so a full entry is inflated to learn its size; `entry` keeps the last
-few entries so that the prover's size-then-content reads inflate once.
+dulwich's public API has no entry header without its inflated data
+(``_decode_object_header`` is private): `entry_head` decodes the bytes dulwich's
+``take_msb_bytes_at`` reads, so the prover learns a full object's size without
+inflating it.
 """
 
 from __future__ import annotations
@@ -25,13 +30,14 @@ import zlib
 from collections import OrderedDict, namedtuple
 from typing import TYPE_CHECKING
 
+from git_gasp.base.files import map_regular_file
 from git_gasp.odb.deltas import OFS_DELTA, REF_DELTA, PackFormatError
 from git_gasp.odb.errors import ObjectError
 from git_gasp.odb.loose import ObjectRefused, read_loose
 from git_gasp.odb.packcheck import refusal
 
 if TYPE_CHECKING:
-    from dulwich.pack import PackData, PackIndex, UnpackedObject
+    from dulwich.pack import PackIndex, UnpackedObject
 
 Loc = tuple[int, int | bytes]  # (pack number, offset), or (-1, hex id) for a loose object
 READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError,
@@ -41,6 +47,9 @@ _RESOLVED_BYTES = 16 << 20  # the cache's budget, or the largest object + 2 MiB 
 _GIT_REFUSES = "git refuses it, so the objects of its pack cannot be read (`git fsck` names it)"
 _KEEP_RESULT = 2 << 20  # a built object this small is kept (a bigger one: only bases)
 _ENTRIES_KEPT = 4  # unpacked entries kept: a size asked, then the content
+_SLICE = 1 << 14  # compressed bytes fed to zlib at a time (dulwich's default: 64 KiB)
+_MAP_AFTER = 256  # lookups before an index's whole id -> offset map is built
+_MAP_MAX_OBJECTS = 1 << 18  # an index this big is never read whole into a dict
 
 
 class UnreadableObject(ObjectError):
@@ -51,8 +60,9 @@ class _BaseOutside(Exception):
     """A REF_DELTA's base is not in the delta's pack."""
 
 
-class _Pack(namedtuple("_Pack", "index data size")):
-    """One opened pack: dulwich's `PackIndex` and `PackData`, and the pack's size."""
+class _Pack(namedtuple("_Pack", "index buf ids")):
+    """One opened pack: dulwich's `PackIndex`, the mapped pack, and (once built, in a
+    one-item list) the index's id -> offset map."""
 
     __slots__ = ()
 
@@ -76,33 +86,39 @@ def _pack_names(pack_dir: str) -> list[str]:
     return sorted(names, key=mtime, reverse=True)
 
 
-def _mismatch(data: PackData, index: PackIndex) -> str | None:
-    """Why git's ``open_packed_git_1`` refuses pack `data` with `index`: its object
-    count or its checksum differs; None when it is the index's pack."""
-    if len(data) != len(index):
-        return (f"packfile claims to have {len(data)} objects while index indicates "
-                f"{len(index)}")
-    if data.get_stored_checksum() != index.get_pack_checksum():
+def _mismatch(buf, index: PackIndex) -> str | None:
+    """Why git's ``open_packed_git_1`` refuses the mapped pack `buf` with `index`: its
+    object count or its checksum differs; None when it is the index's pack."""
+    from dulwich.pack import read_pack_header_at
+
+    _version, count = read_pack_header_at(buf)
+    if count != len(index):
+        return f"packfile claims to have {count} objects while index indicates {len(index)}"
+    if len(buf) < 32 or buf[-20:] != index.get_pack_checksum():
         return "packfile does not match index (cut short or replaced)"
     return None
 
 
-def _open(base: str) -> tuple[PackData, PackIndex] | None:
-    """dulwich's reading of the pack `base` (``.pack`` and ``.idx``), None when it
-    does not open."""
+def _open(base: str):
+    """dulwich's index of the pack `base` and the pack mapped, None when either does
+    not open."""
     from dulwich.object_format import SHA1
-    from dulwich.pack import PackData, load_pack_index
+    from dulwich.pack import load_pack_index
 
     try:
         index = load_pack_index(base + ".idx", SHA1)
     except Exception:  # noqa: BLE001 - not an index dulwich reads: its objects stay unread
         return None
     try:
-        data = PackData(base + ".pack", SHA1)
-    except Exception:  # noqa: BLE001 - not a pack (cut short, empty, replaced)
+        buf = map_regular_file(base + ".pack")
+    except OSError:
+        buf = None
+    if buf is None or buf[:4] != b"PACK":
+        if buf is not None:
+            buf.close()
         index.close()
         return None
-    return data, index
+    return buf, index
 
 
 class PackFiles:
@@ -116,6 +132,7 @@ class PackFiles:
         self.refused = refused or []  # (path, why) of each index git refuses (not read)
         self.objects_dir = objects_dir
         self._where: dict[bytes, Loc | None] = {}
+        self._lookups = 0
         self._entries: OrderedDict[Loc, UnpackedObject] = OrderedDict()
         self._resolved: OrderedDict[Loc, tuple[int, bytes]] = OrderedDict()
         self._resolved_bytes = 0
@@ -157,14 +174,17 @@ class PackFiles:
             opened = _open(base)
             if opened is None:
                 continue
-            data, index = opened
-            why = _mismatch(data, index)
+            buf, index = opened
+            try:
+                why = _mismatch(buf, index)
+            except Exception as exc:  # noqa: BLE001 - dulwich refuses the pack's header
+                why = f"not a pack ({exc})"
             if why:
-                data.close()  # git does not read a pack its index is not for: refused
+                buf.close()  # git does not read a pack its index is not for: refused
                 mismatched.append((name, index))
                 refused.append((base + ".idx", f"{why}; {_GIT_REFUSES}"))
                 continue
-            packs.append(_Pack(index, data, os.path.getsize(base + ".pack")))
+            packs.append(_Pack(index, buf, []))
         return cls(packs, objects_dir, mismatched, refused)
 
     @property
@@ -174,7 +194,7 @@ class PackFiles:
 
     def close(self) -> None:
         for pack in self._packs:
-            pack.data.close()
+            pack.buf.close()
             pack.index.close()
         for _name, index in self._mismatched:
             index.close()
@@ -190,15 +210,23 @@ class PackFiles:
         ``use_pack``) or its 8-byte offset table."""
         pack = self._packs[number]
         try:
-            offset = pack.index.object_offset(sha)
+            if pack.ids:
+                offset = pack.ids[0][sha]
+            else:
+                self._lookups += 1
+                if self._lookups > _MAP_AFTER and len(pack.index) <= _MAP_MAX_OBJECTS:
+                    pack.ids.append({raw.hex().encode(): at
+                                     for raw, at, _crc in pack.index.iterentries()})
+                    return self._offset(number, sha)
+                offset = pack.index.object_offset(sha)
         except KeyError:
             raise
         except Exception as exc:  # noqa: BLE001 - an offset past its index's tables
             raise UnreadableObject(f"object {sha.decode()} is unreadable (offset beyond "
                                    f"end of pack index: {exc})") from None
-        if not 12 <= offset < pack.size - 20:
+        if not 12 <= offset < len(pack.buf) - 20:
             raise UnreadableObject(f"object {sha.decode()} is unreadable (offset {offset} "
-                                   f"beyond end of packfile ({pack.size} bytes))")
+                                   f"beyond end of packfile ({len(pack.buf)} bytes))")
         return offset
 
     def locate(self, sha: bytes) -> Loc | None:
@@ -223,6 +251,19 @@ class PackFiles:
         assert self.objects_dir is not None
         return os.path.join(self.objects_dir, os.fsdecode(sha[:2]), os.fsdecode(sha[2:]))
 
+    def entry_head(self, loc: Loc) -> tuple[int, int]:
+        """(pack type number, declared size) of the entry at `loc`, from its header
+        alone: nothing is inflated (a delta's size is its delta data's)."""
+        from dulwich.pack import take_msb_bytes_at
+
+        number, where = loc
+        assert isinstance(where, int)
+        raw, _, _ = take_msb_bytes_at(self._packs[number].buf, where)
+        size = raw[0] & 0x0F
+        for i, byte in enumerate(raw[1:]):
+            size += (byte & 0x7F) << (i * 7 + 4)
+        return (raw[0] >> 4) & 0x07, size
+
     def entry(self, loc: Loc) -> UnpackedObject:
         """The pack entry at `loc` as dulwich unpacks it: ``pack_type_num``,
         ``decomp_len``, ``delta_base`` and ``decomp_chunks`` (the object, or the delta),
@@ -232,7 +273,11 @@ class PackFiles:
             return got
         number, where = loc
         assert isinstance(where, int)
-        got = self._packs[number].data.get_unpacked_object_at(where)
+        from dulwich.object_format import SHA1
+        from dulwich.pack import unpack_object_at
+
+        got, _end = unpack_object_at(self._packs[number].buf, where, SHA1.hash_func,
+                                     zlib_bufsize=_SLICE)
         if got.pack_type_num not in (1, 2, 3, 4, OFS_DELTA, REF_DELTA):
             raise PackFormatError(f"bad entry type {got.pack_type_num} at {where}")
         self._entries[loc] = got

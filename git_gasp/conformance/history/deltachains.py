@@ -221,11 +221,12 @@ class DeltaChains:
             assert isinstance(where, bytes)
             kind, size = self._loose_header(where)
             return (size, None, None) if kind == BLOB else None
-        entry = self._files.entry(loc)
-        if entry.pack_type_num == BLOB:
-            return entry.decomp_len, None, None
-        if entry.pack_type_num not in (OFS_DELTA, REF_DELTA):
+        kind, size = self._files.entry_head(loc)  # a full object: its size, not inflated
+        if kind == BLOB:
+            return size, None, None
+        if kind not in (OFS_DELTA, REF_DELTA):
             return None
+        entry = self._files.entry(loc)
         delta = parse_delta(b"".join(entry.decomp_chunks))
         self.stats.deltas += 1
         base = self._files.base_of(loc, entry)
