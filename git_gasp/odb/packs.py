@@ -3,19 +3,17 @@ where an object's entry is, its entry as dulwich unpacks it, and objects built f
 their entries.
 
 Each pack's index is dulwich's (``load_pack_index``), opened after the checks git makes
-(`packcheck`: an index git refuses is in `refused`, never read); an id -> offset map is
-built from its ``iterentries`` once a check has looked up many objects (dulwich's
-lookup is a Python bisection). The pack is mapped once (`base.files`), its header read
-by dulwich's ``read_pack_header_at``, and a pack its index is not for (object count or
-checksum) is refused too. An entry is dulwich's ``UnpackedObject`` from
-``unpack_object_at``, inflated no further than the size its header declares, fed to
-zlib in slices of 16 KiB (with dulwich's default of 64 KiB, zlib copied the rest of
-each slice after every small object); deltas are applied by dulwich's
-``apply_delta``. The chain walk is here, so that a chain cyclic or too deep, or a
-REF_DELTA whose base is outside its pack, is refused naming the object rather than
-followed; a bounded cache holds what chains are built from (the full objects and
-intermediate versions, within 16 MiB or the largest object). Loose objects:
-`loose.read_loose`.
+(`packcheck`: an index git refuses is in `refused`, never read). The pack is mapped
+once (`base.files`), its header read by dulwich's ``read_pack_header_at``, and a pack
+its index is not for (object count or checksum) is refused too. An entry is
+dulwich's ``UnpackedObject`` from ``unpack_object_at``, inflated no further than the
+size its header declares, fed to zlib in slices of 16 KiB (with dulwich's default of
+64 KiB, zlib copied the rest of each slice after every small object); deltas are
+applied by dulwich's ``apply_delta``. The chain walk is here, so that a chain cyclic
+or too deep, or a REF_DELTA whose base is outside its pack, is refused naming the
+object rather than followed; a bounded cache holds what chains are built from (the
+full objects and intermediate versions, within 16 MiB or the largest object). Loose
+objects: `loose.read_loose`.
 
 dulwich's public API has no entry header without its inflated data
 (``_decode_object_header`` is private): `entry_head` decodes the bytes dulwich's
@@ -48,8 +46,6 @@ _GIT_REFUSES = "git refuses it, so the objects of its pack cannot be read (`git 
 _KEEP_RESULT = 2 << 20  # a built object this small is kept (a bigger one: only bases)
 _ENTRIES_KEPT = 4  # unpacked entries kept: a size asked, then the content
 _SLICE = 1 << 14  # compressed bytes fed to zlib at a time (dulwich's default: 64 KiB)
-_MAP_AFTER = 256  # lookups before an index's whole id -> offset map is built
-_MAP_MAX_OBJECTS = 1 << 18  # an index this big is never read whole into a dict
 
 
 class UnreadableObject(ObjectError):
@@ -60,9 +56,8 @@ class _BaseOutside(Exception):
     """A REF_DELTA's base is not in the delta's pack."""
 
 
-class _Pack(namedtuple("_Pack", "index buf ids")):
-    """One opened pack: dulwich's `PackIndex`, the mapped pack, and (once built, in a
-    one-item list) the index's id -> offset map."""
+class _Pack(namedtuple("_Pack", "index buf")):
+    """One opened pack: dulwich's `PackIndex` and the mapped pack."""
 
     __slots__ = ()
 
@@ -132,7 +127,6 @@ class PackFiles:
         self.refused = refused or []  # (path, why) of each index git refuses (not read)
         self.objects_dir = objects_dir
         self._where: dict[bytes, Loc | None] = {}
-        self._lookups = 0
         self._entries: OrderedDict[Loc, UnpackedObject] = OrderedDict()
         self._resolved: OrderedDict[Loc, tuple[int, bytes]] = OrderedDict()
         self._resolved_bytes = 0
@@ -184,7 +178,7 @@ class PackFiles:
                 mismatched.append((name, index))
                 refused.append((base + ".idx", f"{why}; {_GIT_REFUSES}"))
                 continue
-            packs.append(_Pack(index, buf, []))
+            packs.append(_Pack(index, buf))
         return cls(packs, objects_dir, mismatched, refused)
 
     @property
@@ -210,15 +204,7 @@ class PackFiles:
         ``use_pack``) or its 8-byte offset table."""
         pack = self._packs[number]
         try:
-            if pack.ids:
-                offset = pack.ids[0][sha]
-            else:
-                self._lookups += 1
-                if self._lookups > _MAP_AFTER and len(pack.index) <= _MAP_MAX_OBJECTS:
-                    pack.ids.append({raw.hex().encode(): at
-                                     for raw, at, _crc in pack.index.iterentries()})
-                    return self._offset(number, sha)
-                offset = pack.index.object_offset(sha)
+            offset = pack.index.object_offset(sha)
         except KeyError:
             raise
         except Exception as exc:  # noqa: BLE001 - an offset past its index's tables

@@ -22,10 +22,10 @@ from git_gasp.conformance.history.prover import PackProver
 from git_gasp.conformance.history.result import HistoryResult
 from git_gasp.conformance.history.walk import Progress, Walker
 from git_gasp.conformance.history.worktree import WorkTree
+from git_gasp.odb.gitdirs import GitDirs
 from git_gasp.odb.objects import PACKED_RECENT_BYTES
 from git_gasp.odb.packs import PackFiles
 from git_gasp.odb.repo import (
-    PlainRepo,
     UnsupportedObjectFormat,
     open_plain,
     open_repo,
@@ -125,7 +125,7 @@ def check_history(
         worktree = WorkTree(repo, agent_root, prefix)
         walker = Walker(repo.object_store, prefix, _wanted(declared, log_path), log_path,
                         worktree, progress)
-        if not isinstance(repo, PlainRepo):  # a plain layout is sha1 (open_plain)
+        if not isinstance(repo, GitDirs):  # a plain layout is sha1 (open_plain)
             try:
                 require_sha1(repo)
             except UnsupportedObjectFormat as exc:
@@ -144,16 +144,17 @@ def check_history(
         repo.close()
 
 
-def _head(repo: Repo | PlainRepo) -> bytes | None:
-    if isinstance(repo, PlainRepo):
-        return repo.head
+def _head(repo: Repo | GitDirs) -> bytes | None:
+    if isinstance(repo, GitDirs):  # open_plain read it: a commit id
+        head = repo.head()
+        return head if isinstance(head, bytes) else None
     try:
         return repo.refs[b"HEAD"]
     except KeyError:
         return None
 
 
-def _run(repo: Repo | PlainRepo, walker: Walker, worktree: WorkTree, use_cache: bool) -> None:
+def _run(repo: Repo | GitDirs, walker: Walker, worktree: WorkTree, use_cache: bool) -> None:
     head = _head(repo)
     if head is None:
         walker.fail("no commits yet: the log is not committed")
