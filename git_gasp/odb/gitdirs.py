@@ -25,6 +25,38 @@ _OTHER_ENV = ("GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DI
 _SPACE = b" \t\n\r\f\v"
 
 
+class LazyDiskStore:
+    """A dulwich ``DiskObjectStore`` over the objects directory `path`, made (and dulwich
+    imported) on its first use: check 4 reads most objects raw from `path` and may never
+    need it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._store = None
+
+    @property
+    def store(self):
+        """The dulwich store itself."""
+        if self._store is None:
+            from dulwich.object_store import DiskObjectStore
+
+            self._store = DiskObjectStore(self.path)
+        return self._store
+
+    def __getitem__(self, sha: bytes):
+        return self.store[sha]
+
+    def __contains__(self, sha: bytes) -> bool:
+        return sha in self.store
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
 class GitDirs:
     """A work tree's top, its git dir and common dir, and its object store (a lazy
     dulwich ``DiskObjectStore``): the repository type of the plain layouts, with the
@@ -63,13 +95,11 @@ class GitDirs:
 
     @property
     def object_store(self):
-        """The open ``Repo``'s store, else a `odb.repo.LazyDiskStore` over the objects
+        """The open ``Repo``'s store, else a `LazyDiskStore` over the objects
         directory (dulwich imported on its first use)."""
         if self._repo is not None:
             return self._repo.object_store
         if self._store is None:
-            from git_gasp.odb.repo import LazyDiskStore
-
             self._store = LazyDiskStore(self.objects_dir())
         return self._store
 

@@ -134,9 +134,9 @@ class PackFiles:
 
     @classmethod
     def for_store(cls, store: object) -> PackFiles | None:
-        """The packs of an on-disk sha1 store: a `odb.repo.LazyDiskStore` or a dulwich
+        """The packs of an on-disk sha1 store: a `odb.gitdirs.LazyDiskStore` or a dulwich
         ``DiskObjectStore`` (None for any other kind of store)."""
-        from git_gasp.odb.repo import LazyDiskStore
+        from git_gasp.odb.gitdirs import LazyDiskStore
 
         if isinstance(store, LazyDiskStore):  # (dulwich.object_store not imported)
             return cls.for_objects_dir(store.path)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
 from git_gasp.base.files import open_file
-from git_gasp.odb.gitdirs import GitDirs, locate
+from git_gasp.odb.gitdirs import GitDirs, LazyDiskStore, locate
 
 if TYPE_CHECKING:  # dulwich loads when an object is read: 20 ms off the pre-commit guard
     from dulwich.object_store import BaseObjectStore
@@ -86,38 +86,6 @@ def shallow_commits(repo: Repo) -> set[bytes]:
         with f:
             found.update(line.strip() for line in f if line.strip())
     return found
-
-
-class LazyDiskStore:
-    """A dulwich ``DiskObjectStore`` over the objects directory `path`, made (and dulwich
-    imported) on its first use: check 4 reads most objects raw from `path` and may never
-    need it."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._store = None
-
-    @property
-    def store(self):
-        """The dulwich store itself."""
-        if self._store is None:
-            from dulwich.object_store import DiskObjectStore
-
-            self._store = DiskObjectStore(self.path)
-        return self._store
-
-    def __getitem__(self, sha: bytes):
-        return self.store[sha]
-
-    def __contains__(self, sha: bytes) -> bool:
-        return sha in self.store
-
-    def __getattr__(self, name: str):
-        return getattr(self.store, name)
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
 
 
 def open_plain(agent_root: str | os.PathLike) -> tuple[GitDirs, bytes] | None:
