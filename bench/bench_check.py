@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_check.py [--only NAME] [--repeat N] [--base-repeat N]
                                           [--sample K] [--base-timeout S]
                                           [--quick] [--repos DIR] [--dev-install]
+                                          [--against DIR]
 
 On each repository built by bench/repos.py (default /work/benchrepos/<name>; with
 ``--quick`` a tenth-size set is built in a temp dir), working on a private copy, it
@@ -23,6 +24,11 @@ times round-robin (medians of --repeat, all in one run):
       conformant events, made (1) with our hooks installed (`git gasp install-hooks`,
       `git commit`) and (2) with a plain `git commit --no-verify`, then `git gasp check`
       is timed; the commit is reset away before the next round.
+
+``--against DIR``: the checkout DIR (e.g. ``git archive main`` unpacked: the code before
+a change) is timed too, installed-like (``installed.interpreter``), its (c) right after
+ours in each round and its (d) rounds interleaved with ours on copies of their own
+(the two share no cache), and this/that ratios are printed.
 
 It prints absolute seconds and the ratios against the targets of issue #11: cold vs
 (a) >= 20x, cold vs (b) >= 2.5x, cold / re-check >= 50x on `big`; then a per-check
@@ -51,7 +57,7 @@ sys.path.insert(0, str(HERE))
 
 import repos  # noqa: E402
 from baselines import LOG, RefResult, append_only_paths, reference_check  # noqa: E402
-from installed import installed_bin  # noqa: E402
+from installed import installed_bin, interpreter  # noqa: E402
 
 from git_gasp.protocol.envelope import serialize  # noqa: E402
 
@@ -124,13 +130,21 @@ def sampled_reference(root: Path, paths: list[str], every: int) -> list[RefResul
 
 
 def time_cold(root: Path, env: dict[str, str], repeat: int, base_repeat: int,
-              sample: int = 1, base_timeout: float | None = None) -> dict[str, list[float]]:
+              sample: int = 1, base_timeout: float | None = None,
+              against: list[str] | None = None) -> dict[str, list[float]]:
     """(a) and (b) in the first `base_repeat` rounds, (c) in every round; with `sample`
     > 1, (a) is `sampled_reference`; (b) is stopped after `base_timeout` seconds (its
     time then a lower bound)."""
     paths = append_only_paths(root)
-    times: dict[str, list[float]] = {"ref_log": [], "ref_all": [], "catfile": [], "cold": []}
+    times: dict[str, list[float]] = {"ref_log": [], "ref_all": [], "catfile": [], "cold": [],
+                                     "cold_against": []}
     found: dict[str, object] = {}
+
+    def cold_against() -> None:
+        if against is not None:
+            t, proc = timed(lambda: run([*against, "check", "--no-cache"], root, env))
+            must(proc, "--against: git gasp check --no-cache")
+            times["cold_against"].append(t)
     old = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)
@@ -139,6 +153,7 @@ def time_cold(root: Path, env: dict[str, str], repeat: int, base_repeat: int,
             if i >= base_repeat:
                 t, proc = timed(lambda: run(["git", "gasp", "check", "--no-cache"], root, env))
                 times["cold"].append(t)
+                cold_against()
                 continue
             if sample > 1:
                 res = sampled_reference(root, paths, sample)
@@ -159,6 +174,7 @@ def time_cold(root: Path, env: dict[str, str], repeat: int, base_repeat: int,
             times["catfile"].append(time.perf_counter() - t0)
             t, proc = timed(lambda: run(["git", "gasp", "check", "--no-cache"], root, env))
             times["cold"].append(t)
+            cold_against()
             if i == 0:
                 must(proc, "git gasp check --no-cache")
                 found["ref"] = by_path
@@ -172,30 +188,40 @@ def time_cold(root: Path, env: dict[str, str], repeat: int, base_repeat: int,
 # --- (d): one new commit, then a cached check ------------------------------------------
 
 
-def time_recheck(hooked: Path, plain: Path, env: dict[str, str],
-                 repeat: int) -> dict[str, list[float]]:
-    """Commit ~20 events with the hook / with --no-verify, then time `git gasp check`."""
-    must(run(["git", "gasp", "install-hooks"], hooked, env), "git gasp install-hooks")
-    times: dict[str, list[float]] = {"commit_hook": [], "check_hook": [],
-                                     "commit_plain": [], "check_plain": []}
-    for root in (hooked, plain):
-        must(run(["git", "gasp", "check"], root, env), "warm-up git gasp check")
+def time_recheck(hooked: Path, plain: Path, env: dict[str, str], repeat: int,
+                 against: tuple[list[str], Path, Path] | None = None
+                 ) -> dict[str, list[float]]:
+    """Commit ~20 events with the hook / with --no-verify, then time `git gasp check`;
+    with `against` (its CLI argv and its own hooked and plain copies), the same for it,
+    round by round."""
+    variants = [("", ["git", "gasp"], hooked, plain)]
+    if against is not None:
+        variants.append(("_against", *against))
+    times: dict[str, list[float]] = {}
+    for suffix, cli, hooked_root, plain_root in variants:
+        must(run([*cli, "install-hooks"], hooked_root, env), "git gasp install-hooks")
+        for root in (hooked_root, plain_root):
+            must(run([*cli, "check"], root, env), "warm-up git gasp check")
+        for key in ("commit_hook", "check_hook", "commit_plain", "check_plain"):
+            times[key + suffix] = []
     for i in range(repeat):
-        for key, root, extra in (("hook", hooked, []), ("plain", plain, ["--no-verify"])):
-            data = new_events(i * 2 + (key == "plain"))
-            with open(root / LOG, "ab") as fh:
-                fh.write(data)
-            must(run(["git", "add", LOG], root, env), "git add")
-            commit = ["git", "commit", "-q", *extra, "-m", f"run {i}: {NEW_EVENTS} events"]
-            t, proc = timed(lambda argv=commit, cwd=root: run(argv, cwd, env))
-            must(proc, f"git commit {' '.join(extra)}")
-            times[f"commit_{key}"].append(t)
-            t, proc = timed(lambda cwd=root: run(["git", "gasp", "check"], cwd, env))
-            must(proc, "cached git gasp check")
-            times[f"check_{key}"].append(t)
-            must(run(["git", "reset", "-q", "--hard", "HEAD~1"], root, env), "git reset")
-            # The user's state before the next round: HEAD checked (cache warm).
-            must(run(["git", "gasp", "check"], root, env), "git gasp check after reset")
+        for suffix, cli, hooked_root, plain_root in variants:
+            for key, root, extra in (("hook", hooked_root, []),
+                                     ("plain", plain_root, ["--no-verify"])):
+                data = new_events(i * 2 + (key == "plain"))
+                with open(root / LOG, "ab") as fh:
+                    fh.write(data)
+                must(run(["git", "add", LOG], root, env), "git add")
+                commit = ["git", "commit", "-q", *extra, "-m", f"run {i}: {NEW_EVENTS} events"]
+                t, proc = timed(lambda argv=commit, cwd=root: run(argv, cwd, env))
+                must(proc, f"git commit {' '.join(extra)}")
+                times[f"commit_{key}{suffix}"].append(t)
+                t, proc = timed(lambda cwd=root, c=cli: run([*c, "check"], cwd, env))
+                must(proc, "cached git gasp check")
+                times[f"check_{key}{suffix}"].append(t)
+                must(run(["git", "reset", "-q", "--hard", "HEAD~1"], root, env), "git reset")
+                # The user's state before the next round: HEAD checked (cache warm).
+                must(run([*cli, "check"], root, env), "git gasp check after reset")
     return times
 
 
@@ -283,21 +309,25 @@ def verdict(ratio: float, target: float) -> str:
 
 def bench_repo(name: str, src: Path, work: Path, env: dict[str, str], repeat: int,
                base_repeat: int, with_imports: bool, sample: int = 1,
-               base_timeout: float | None = None) -> None:
+               base_timeout: float | None = None, against: list[str] | None = None) -> None:
     desc = repos.describe(name, src)
     print(f"\n== {name}: {desc['commits']} commits ({desc['merges']} merges), "
           f"{desc['events']:,} events, log {desc['log_bytes'] / 1e6:.1f} MB, facts "
           f"{desc['facts'][0]} + {desc['facts'][1]}, journal {desc['journal_lines']:,} lines, "
           f"{desc['packs']} pack(s) {desc['pack_kib'] / 1024:.1f} MiB, "
           f"{desc['loose_objects']} loose", flush=True)
-    cold_copy, hooked, plain = (work / f"{name}-{how}" for how in ("cold", "hooked", "plain"))
-    for dst in (cold_copy, hooked, plain):
+    hows = ("cold", "hooked", "plain") + (("hooked-against", "plain-against") if against
+                                           else ())
+    copies = [work / f"{name}-{how}" for how in hows]
+    for dst in copies:
         shutil.copytree(src, dst, symlinks=True)
-    times = time_cold(cold_copy, env, repeat, base_repeat, sample, base_timeout)
+    cold_copy, hooked, plain = copies[:3]
+    times = time_cold(cold_copy, env, repeat, base_repeat, sample, base_timeout, against)
     found = times.pop("_found")
     ref = found["ref"]
-    rel = time_recheck(hooked, plain, env, repeat)
-    m = {k: med(v) for k, v in (times | rel).items()}
+    rel = time_recheck(hooked, plain, env, repeat,
+                       (against, copies[3], copies[4]) if against else None)
+    m = {k: med(v) for k, v in (times | rel).items() if v}
     print(f"(medians of {repeat} round-robin runs, (a) and (b) of {min(base_repeat, repeat)}; "
           "seconds)")
     listed = {p: r.listed for p, r in ref.items()}
@@ -328,6 +358,15 @@ def bench_repo(name: str, src: Path, work: Path, env: dict[str, str], repeat: in
         ratio = m["cold"] / m[key]
         tail = f"  [{verdict(ratio, TARGETS['recheck'])} on big]" if name == "big" else ""
         print(f"          (c)/(d {label}) = {ratio:6.1f}x{tail}")
+    if against:
+        ratio = m["cold"] / m["cold_against"]
+        print(f"  --against: (c) {m['cold_against']:.3f} s, this/that {ratio:.2f}x;"
+              " (d) check after a commit:")
+        for key, label in (("hook", "hooks installed"), ("plain", "--no-verify    ")):
+            this, that = m["check_" + key], m["check_" + key + "_against"]
+            print(f"        {label}: {that:7.3f} -> {this:7.3f} s, this/that {this / that:.2f}x")
+        print(f"      (a log)/(c), (b)/(c) of --against: {m['ref_log'] / m['cold_against']:.1f}x, "
+              f"{m['catfile'] / m['cold_against']:.2f}x")
     print("  cold check in-process, per stage:")
     rows = breakdown(cold_copy, env)
     total = sum(t for _, t in rows)
@@ -338,7 +377,7 @@ def bench_repo(name: str, src: Path, work: Path, env: dict[str, str], repeat: in
     if with_imports:
         for line in importtime(cold_copy, env):
             print("  " + line)
-    for dst in (cold_copy, hooked, plain):
+    for dst in copies:
         shutil.rmtree(dst, ignore_errors=True)
 
 
@@ -359,6 +398,8 @@ def main() -> None:
     ap.add_argument("--dev-install", action="store_true",
                     help="time this venv's git-gasp (an editable install's finder adds "
                          "~20 ms a start) instead of an installed-like one")
+    ap.add_argument("--against", type=Path, default=None, metavar="DIR",
+                    help="also time the checkout DIR (e.g. main's code), interleaved")
     args = ap.parse_args()
     repeat = args.repeat or (2 if args.quick else 3)
     names = args.only or list(repos.NAMES)
@@ -372,6 +413,8 @@ def main() -> None:
         env = env_for(work / "home", bin_dir)
         print(f"git-gasp: {'this venv' if args.dev_install else 'installed-like'} "
               f"({bin_dir / 'git-gasp'})")
+        against = (interpreter(work, "venv-against", args.against.resolve())
+                   if args.against is not None else None)
         first = True
         for name in names:
             src = args.repos / name
@@ -384,7 +427,8 @@ def main() -> None:
                       "skipped")
                 continue
             bench_repo(name, src, work, env, repeat, args.base_repeat or repeat,
-                       with_imports=first, sample=args.sample, base_timeout=args.base_timeout)
+                       with_imports=first, sample=args.sample, base_timeout=args.base_timeout,
+                       against=against)
             first = False
 
 

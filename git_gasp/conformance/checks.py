@@ -25,7 +25,6 @@ from git_gasp.conformance.packs import load_vocabulary
 from git_gasp.conformance.report import CheckResult
 from git_gasp.conformance.secrets_check import report_secrets
 from git_gasp.odb.gitdirs import locate
-from git_gasp.odb.policy import PolicyError
 from git_gasp.odb.repo import open_repo, prefix_of
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.identity import identity_hash, normalize_declared
@@ -156,8 +155,6 @@ def append_only(repo: AgentRepo, *, use_cache: bool = True, progress: Progress |
     except NotAGitRepo as exc:
         res.fail(f"{exc}: the log must be committed to git (conformance rule 1)")
         return res, None
-    except PolicyError:
-        raise  # a bad GASP_ODB: the command's one-line error, no check ran
     except Exception as exc:  # noqa: BLE001 - any error during the walk fails closed
         res.fail(f"the history walk failed: {type(exc).__name__}: {exc}")
         return res, None

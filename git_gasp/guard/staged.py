@@ -14,8 +14,8 @@ guard asks about, in one process per commit), never by reading whole trees. A st
 blob is read from its work-tree file when the index's stat data vouch for it as git
 trusts them (``indexstat``), or when the file hashes to the blob id; another blob
 from the work tree when its file hashes to it (AGENT.md), else a loose object
-directly (never inflated past its declared size), a packed one from the mapped packs
-(`odb.packs`, natively; else the object store, `odb.database`).
+directly (`odb.loose`: never inflated past its declared size), a packed one from the
+packs (`odb.packs`; else the object store, `odb.database`).
 
 A HEAD whose tree holds one name twice (git fsck: duplicateEntries; git reads the
 first entry, its index the last) shows in git's own output as a path named twice, and
@@ -32,7 +32,6 @@ import os
 import re
 import stat
 import threading
-import zlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
@@ -306,13 +305,10 @@ class StagedSides:
         """(type name, content) of `sha` from the object store; GaspError when missing."""
         from git_gasp.odb.objects import ObjectError
 
-        if isinstance(self.repo, GitDirs):
-            from git_gasp.odb.policy import native
-
-            if native():  # the mapped packs: no object store opened
-                got = self._packed(sha)
-                if got is not None:
-                    return got
+        if isinstance(self.repo, GitDirs):  # the packs read directly: no store opened
+            got = self._packed(sha)
+            if got is not None:
+                return got
         try:
             return self.odb.raw(sha)
         except ObjectError as exc:
@@ -415,14 +411,13 @@ class StagedSides:
         path = self._loose_path(sha)
         if path is None:
             return None
+        from git_gasp.odb.loose import ObjectRefused, peek
+
         try:
-            with open_file(path) as f:  # a deflate block's code tables come first
-                head = zlib.decompressobj().decompress(f.read(65536), 32)
-            if not head.startswith(b"blob ") or b"\x00" not in head:
-                return None
-            return int(head[5:head.index(b"\x00")])
-        except (OSError, zlib.error, ValueError):
+            type_num, size, _ = peek(path, f"blob {sha.decode()}")
+        except (OSError, ObjectRefused):
             return None
+        return size if type_num == 3 else None
 
     def _loose_blob(self, sha: bytes) -> bytes | None:
         """A loose blob's bytes read directly (the object store's reader copies them
@@ -431,7 +426,7 @@ class StagedSides:
         path = self._loose_path(sha)
         if path is None:
             return None
-        from git_gasp.odb.inflate import ObjectRefused, read_loose
+        from git_gasp.odb.loose import ObjectRefused, read_loose
 
         try:  # never more than the header declares (a zlib bomb is refused)
             got = read_loose(path, f"blob {sha.decode()}")

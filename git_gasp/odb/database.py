@@ -1,6 +1,6 @@
 """`ObjectDatabase`: typed reads of one object store for the layers above odb (commits,
 trees as path -> (mode, id), blobs, raw objects, tags peeled), by the process's
-implementation (`odb.policy`); and opening a store: a repository's objects directory,
+dulwich; and opening a store: a repository's objects directory,
 or a push's quarantine in front of it (the server hook's overlay)."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import stat
 from typing import TYPE_CHECKING
 
 from git_gasp.odb.objects import CommitInfo, ObjectError, commit_info, parse_tree
-from git_gasp.odb.policy import implementation, native
 
 if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
     from git_gasp.odb.repo import BaseObjectStore
@@ -22,7 +21,6 @@ class ObjectDatabase:
     """Reads (and, through `odb.write`, writes) the objects of one store."""
 
     def __init__(self, store: BaseObjectStore) -> None:
-        implementation()  # a bad GASP_ODB is a one-line error before any read
         self.store = store
 
     @classmethod
@@ -81,13 +79,10 @@ class ObjectDatabase:
 
     def commit(self, sha: bytes) -> CommitInfo:
         data = self._typed(sha, "commit")
-        if native():
-            try:
-                return commit_info(data)
-            except ValueError as exc:
-                raise ObjectError(f"commit {sha.decode()} is unreadable ({exc})") from None
-        obj = self.store[sha]
-        return CommitInfo(obj.tree, tuple(obj.parents))
+        try:
+            return commit_info(data)
+        except ValueError as exc:
+            raise ObjectError(f"commit {sha.decode()} is unreadable ({exc})") from None
 
     def tree(self, sha: bytes) -> dict[bytes, File]:
         """The entries of tree `sha`: name -> (mode, id)."""

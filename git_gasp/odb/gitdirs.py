@@ -25,13 +25,48 @@ _OTHER_ENV = ("GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DI
 _SPACE = b" \t\n\r\f\v"
 
 
+class LazyDiskStore:
+    """A dulwich ``DiskObjectStore`` over the objects directory `path`, made (and dulwich
+    imported) on its first use: check 4 reads most objects raw from `path` and may never
+    need it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._store = None
+
+    @property
+    def store(self):
+        """The dulwich store itself."""
+        if self._store is None:
+            from dulwich.object_store import DiskObjectStore
+
+            self._store = DiskObjectStore(self.path)
+        return self._store
+
+    def __getitem__(self, sha: bytes):
+        return self.store[sha]
+
+    def __contains__(self, sha: bytes) -> bool:
+        return sha in self.store
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
 class GitDirs:
-    """A work tree's top, its git dir and common dir; quacks like the parts of a
-    dulwich ``Repo`` the guard uses, opening one only for the object store."""
+    """A work tree's top, its git dir and common dir, and its object store (a lazy
+    dulwich ``DiskObjectStore``): the repository type of the plain layouts, with the
+    parts of a dulwich ``Repo`` the guard and check 4 use; a ``Repo`` opens only when
+    asked for (`dulwich`)."""
 
     def __init__(self, path: str, controldir: str, commondir: str, repo=None) -> None:
         self.path, self._controldir, self._commondir = path, controldir, commondir
         self._repo = repo
+        self._store = None
 
     @classmethod
     def of(cls, repo) -> GitDirs:
@@ -60,7 +95,20 @@ class GitDirs:
 
     @property
     def object_store(self):
-        return self.dulwich().object_store
+        """The open ``Repo``'s store, else a `LazyDiskStore` over the objects
+        directory (dulwich imported on its first use)."""
+        if self._repo is not None:
+            return self._repo.object_store
+        if self._store is None:
+            self._store = LazyDiskStore(self.objects_dir())
+        return self._store
+
+    def get_named_file(self, name: str, basedir: str | None = None):
+        """The open file `name` under `basedir` (default: the git dir), None if none."""
+        try:
+            return open_file(os.path.join(basedir or self._controldir, name))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
 
     def head(self) -> bytes | None | bool:
         """HEAD's commit id; None when the branch it names has no commit (unborn);
@@ -75,6 +123,8 @@ class GitDirs:
         return _resolve(self._controldir, self._commondir, name)
 
     def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
         if self._repo is not None:
             self._repo.close()
 

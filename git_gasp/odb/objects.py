@@ -1,10 +1,10 @@
 """Reading git objects for the check-4 walk: typed reads from an object store, small
 bounded caches, blob lengths, and the append-only entries that differ between two trees
-(only trees whose ids differ are descended into). The implementation is the process's
-(`odb.policy`): natively, trees, commits and blobs are read straight from the mapped
-packs and loose files when `packed` is set (else raw from the store) and parsed here,
-and what does not read cleanly is refused, naming the object; with ``GASP_ODB=dulwich``
-the store's own typed objects and parsers read everything."""
+(only trees whose ids differ are descended into). Trees, commits and blobs are read
+through dulwich: from the store's packs and loose files by `odb.packs` when `packed` is
+set (what does not read cleanly is refused, naming the object), else raw from the store;
+trees parsed by dulwich's ``parse_tree`` after git fsck's rules (`odb.fsck`), commits by
+dulwich's parser (the plainest shape read here first, with the same answer)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from git_gasp.base.digest import is_hex
 from git_gasp.odb.errors import ObjectError
 from git_gasp.odb.fsck import TreeProblem, check_tree
-from git_gasp.odb.policy import implementation, native
 from git_gasp.protocol.appendonly import AppendOnlyPaths
 
 if TYPE_CHECKING:  # dulwich loads when an object is read: 20 ms off the pre-commit guard
@@ -32,7 +31,6 @@ PACKED_RECENT_BYTES = 4 << 20  # reading from the mapped packs, a window is seld
 
 
 _new = tuple.__new__  # builds a NamedTuple without its keyword-handling __new__
-_MODE_DIGITS = b"01234567"
 
 
 class TreeError(ObjectError):
@@ -70,25 +68,6 @@ class Change(namedtuple("Change", "path old new")):
     __slots__ = ()
 
 
-def parse_tree_entries(data: bytes) -> dict[bytes, Entry]:
-    """The entries of a (sha1) tree object's body, name -> Entry(mode, hex id), as
-    dulwich's `parse_tree` reads them; ValueError on anything it would not read the same
-    way (this parser is the stricter: a mode is 1 to 7 octal digits)."""
-    entries: dict[bytes, Entry] = {}
-    at, end = 0, len(data)
-    while at < end:
-        space = data.index(b" ", at)
-        nul = data.index(b"\0", space)
-        mode = data[at:space]
-        if not 0 < len(mode) <= 7 or mode.strip(_MODE_DIGITS):
-            raise ValueError(f"invalid tree entry mode {mode!r}")
-        at = nul + 21
-        if at > end:
-            raise ValueError("tree entry extends beyond the tree")
-        entries[data[space + 1:nul]] = _new(Entry, (int(mode, 8), data[nul + 1:at].hex().encode()))
-    return entries
-
-
 def _fsck(sha: bytes, data: bytes) -> None:
     """Refuse tree `sha` (body `data`) if git fsck would (`odb.fsck.check_tree`)."""
     try:
@@ -116,31 +95,31 @@ def plain_commit(data: bytes) -> CommitInfo | None:
 
 def commit_info(data: bytes) -> CommitInfo:
     """The tree and parents of any commit object's body: a ``tree`` line, then its
-    ``parent`` lines (git's order); ValueError for anything else."""
+    ``parent`` lines (git's order), as dulwich parses it (`plain_commit` first, the same
+    answer for the plainest shape); ValueError for anything else."""
     plain = plain_commit(data)
     if plain is not None:
         return plain
-    head = data.split(b"\n\n", 1)[0].split(b"\n")
-    if head[0].startswith(b"tree ") and is_hex(head[0][5:], 64):
-        raise ValueError("a sha256 commit: the native readers read sha1 objects "
-                         "(GASP_ODB=dulwich reads it)")
-    if not head[0].startswith(b"tree ") or not is_hex(head[0][5:], 40):
+    from dulwich.errors import ObjectFormatException
+    from dulwich.objects import Commit
+
+    if not data.startswith(b"tree "):
         raise ValueError("commit does not begin with a tree line")
-    parents = []
-    for line in head[1:]:
-        if not line.startswith(b"parent "):
-            break
-        if not is_hex(line[7:], 40):
-            raise ValueError(f"invalid parent line {line[:60]!r}")
-        parents.append(line[7:])
-    return CommitInfo(head[0][5:], tuple(parents))
+    try:
+        commit = Commit.from_string(data)
+    except ObjectFormatException as exc:
+        raise ValueError(str(exc)) from None
+    if not is_hex(commit.tree or b"", 40):
+        raise ValueError(f"invalid tree line {data[:60]!r} (sha1 objects are read)")
+    for parent in commit.parents:  # git fsck's badParentSha1
+        if not is_hex(parent, 40):
+            raise ValueError(f"invalid parent line {parent[:60]!r}")
+    return CommitInfo(commit.tree, tuple(commit.parents))
 
 
 def parse_tree(data: bytes) -> dict[bytes, Entry]:
-    """A tree object's body as name -> Entry(mode, hex id), by the process's
-    implementation (`odb.policy`): `parse_tree_entries`, or dulwich's parser."""
-    if native():
-        return parse_tree_entries(data)
+    """A (sha1) tree object's body as name -> Entry(mode, hex id), by dulwich's parser
+    (ValueError, or dulwich's ObjectFormatException, on what it does not read)."""
     from dulwich.objects import parse_tree as dulwich_parse_tree
 
     return {name: _new(Entry, (mode, hexsha))
@@ -175,7 +154,6 @@ class Objects:
     """Object access for the walk: typed reads, small bounded caches, blob lengths."""
 
     def __init__(self, store: BaseObjectStore) -> None:
-        implementation()  # a bad GASP_ODB is a one-line error before any read
         self._store = store
         self._trees: dict[bytes, dict[bytes, Entry]] = {}
         self._recent: dict[bytes, bytes] = {}
@@ -184,26 +162,10 @@ class Objects:
         self.packed: PackFiles | None = None
         self.recent_budget = _RECENT_BLOB_BYTES
 
-    def _get(self, sha: bytes, kind: str) -> object:
-        """A dulwich object of type `kind` (``GASP_ODB=dulwich``)."""
-        from dulwich.objects import Commit, Tree
-
-        cls = {"commit": Commit, "tree": Tree}[kind]
-        try:
-            obj = self._store[sha]
-        except KeyError:
-            raise ObjectError(f"object {sha.decode()} is missing") from None
-        except Exception as exc:  # corrupt data surfaces as many exception types
-            raise ObjectError(f"object {sha.decode()} is unreadable ({exc})") from exc
-        if not isinstance(obj, cls):
-            raise ObjectError(f"object {sha.decode()} is a {obj.type_name.decode()}, "
-                               f"expected a {cls.type_name.decode()}")
-        return obj
-
     def _raw(self, sha: bytes, type_num: int) -> bytes:
-        """The content of object `sha` of type `type_num`, read natively: from the mapped
-        packs and loose files, else (a store of another kind, or an alternate) raw from
-        the store; ObjectError naming it when it is missing, unreadable or not that type."""
+        """The content of object `sha` of type `type_num`: from the store's packs and
+        loose files (`odb.packs`), else (a store of another kind, or an alternate) raw
+        from the store; ObjectError naming it when it is missing, unreadable or not that type."""
         got = self.packed.read(sha) if self.packed is not None else None
         if got is None:
             try:
@@ -218,9 +180,6 @@ class Objects:
         return got[1]
 
     def commit(self, sha: bytes) -> CommitInfo:
-        if not native():
-            obj = self._get(sha, "commit")
-            return CommitInfo(obj.tree, tuple(obj.parents))
         data = self._raw(sha, _COMMIT)
         try:
             return commit_info(data)
@@ -231,34 +190,19 @@ class Objects:
         cached = self._trees.get(sha)
         if cached is not None:
             return cached
-        if native():
-            data = self._raw(sha, _TREE)
-            _fsck(sha, data)  # what git fsck refuses is refused, whoever parses it
-            try:
-                entries = parse_tree(data)
-            except ValueError as exc:
-                raise ObjectError(f"tree {sha.decode()} is unreadable ({exc})") from None
-        else:
-            obj = self._get(sha, "tree")
-            _fsck(sha, obj.as_raw_string())  # the bytes read, not dulwich's dict of them
-            entries = {e.path: Entry(e.mode, e.sha) for e in obj.iteritems()}
+        data = self._raw(sha, _TREE)
+        _fsck(sha, data)  # what git fsck refuses is refused, whoever parses it
+        try:
+            entries = parse_tree(data)
+        except Exception as exc:  # noqa: BLE001 - dulwich's parser raises several types
+            raise ObjectError(f"tree {sha.decode()} is unreadable ({exc})") from None
         if len(self._trees) >= _TREE_CACHE_SIZE:
             self._trees.pop(next(iter(self._trees)))
         self._trees[sha] = entries
         return entries
 
     def blob(self, sha: bytes) -> bytes:
-        if native():
-            data = self._raw(sha, _BLOB)
-        else:
-            try:
-                type_num, data = self._store.get_raw(sha)
-            except KeyError:
-                raise ObjectError(f"blob {sha.decode()} is missing") from None
-            except Exception as exc:
-                raise ObjectError(f"blob {sha.decode()} is unreadable ({exc})") from exc
-            if type_num != _BLOB:
-                raise ObjectError(f"object {sha.decode()} is not a blob")
+        data = self._raw(sha, _BLOB)
         self.lengths[sha] = len(data)
         self._remember(sha, data)
         return data

@@ -1,50 +1,51 @@
-"""The packs and loose objects of an on-disk sha1 repository, read raw: where an
-object's entry is, and objects built from their entries.
+"""The packs and loose objects of an on-disk sha1 repository, read through dulwich:
+where an object's entry is, its entry as dulwich unpacks it, and objects built from
+their entries.
 
-Each pack is mapped once, and so is its index (``history_pack_index``), which finds an
-entry; loose objects are inflated from their files, and deltas applied here. Reading an
-object this way skips dulwich's per-object lookup machinery and its large cache of every
-version built (a bounded cache here holds what chains are built from: the full
-objects and intermediate versions, within 16 MiB or the largest object); an object
-that is here but does not read cleanly is refused (`UnreadableObject`), naming it: a
-loose object is inflated at most its declared size + 1 byte (`inflate.read_loose`), and
-an entry that lies (a stream longer or shorter than its header says, a delta out of its
-bounds or of the wrong size, a chain cyclic or too deep, a pack its index is not for) is
-never handed to another reader to inflate whole.
+Each pack's index is dulwich's (``load_pack_index``), opened after the checks git makes
+(`packcheck`: an index git refuses is in `refused`, never read). The pack is mapped
+once (`base.files`), its header read by dulwich's ``read_pack_header_at``, and a pack
+its index is not for (object count or checksum) is refused too. An entry is
+dulwich's ``UnpackedObject`` from ``unpack_object_at``, inflated no further than the
+size its header declares, fed to zlib in slices of 16 KiB (with dulwich's default of
+64 KiB, zlib copied the rest of each slice after every small object); deltas are
+applied by dulwich's ``apply_delta``. The chain walk is here, so that a chain cyclic
+or too deep, or a REF_DELTA whose base is outside its pack, is refused naming the
+object rather than followed; a bounded cache holds what chains are built from (the
+full objects and intermediate versions, within 16 MiB or the largest object). Loose
+objects: `loose.read_loose`.
+
+dulwich's public API has no entry header without its inflated data
+(``_decode_object_header`` is private): `entry_head` decodes the bytes dulwich's
+``take_msb_bytes_at`` reads, so the prover learns a full object's size without
+inflating it.
 """
 
 from __future__ import annotations
 
-import binascii
 import os
 import zlib
 from collections import OrderedDict, namedtuple
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from git_gasp.base.fileops import NotARegularFile
 from git_gasp.base.files import map_regular_file
+from git_gasp.odb.deltas import OFS_DELTA, REF_DELTA, PackFormatError
 from git_gasp.odb.errors import ObjectError
-from git_gasp.odb.inflate import ObjectRefused, read_loose
-from git_gasp.odb.pack_entries import (
-    OFS_DELTA,
-    REF_DELTA,
-    EntryHeader,
-    PackFormatError,
-    apply_parsed,
-    entry_header,
-    inflate,
-    inflate_chunks,
-    parse_delta,
-)
-from git_gasp.odb.pack_index import PackIndex, PackIndexError, PackIndexRefused
-from git_gasp.odb.repo import LazyDiskStore
+from git_gasp.odb.loose import ObjectRefused, read_loose
+from git_gasp.odb.packcheck import refusal
+
+if TYPE_CHECKING:
+    from dulwich.pack import PackIndex, UnpackedObject
 
 Loc = tuple[int, int | bytes]  # (pack number, offset), or (-1, hex id) for a loose object
-READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError)
+READ_ERRORS = (PackFormatError, OSError, zlib.error, ValueError, KeyError, IndexError,
+               AssertionError)  # dulwich asserts on an entry that is not one
 _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains read nothing
 _RESOLVED_BYTES = 16 << 20  # the cache's budget, or the largest object + 2 MiB if more
 _GIT_REFUSES = "git refuses it, so the objects of its pack cannot be read (`git fsck` names it)"
 _KEEP_RESULT = 2 << 20  # a built object this small is kept (a bigger one: only bases)
+_ENTRIES_KEPT = 4  # unpacked entries kept: a size asked, then the content
+_SLICE = 1 << 14  # compressed bytes fed to zlib at a time (dulwich's default: 64 KiB)
 
 
 class UnreadableObject(ObjectError):
@@ -55,8 +56,8 @@ class _BaseOutside(Exception):
     """A REF_DELTA's base is not in the delta's pack."""
 
 
-class _Pack(namedtuple("_Pack", "index buf oid_length")):
-    """One mapped pack: its `PackIndex`, its mapped bytes and its object ids' length."""
+class _Pack(namedtuple("_Pack", "index buf")):
+    """One opened pack: dulwich's `PackIndex` and the mapped pack."""
 
     __slots__ = ()
 
@@ -83,36 +84,63 @@ def _pack_names(pack_dir: str) -> list[str]:
 def _mismatch(buf, index: PackIndex) -> str | None:
     """Why git's ``open_packed_git_1`` refuses the mapped pack `buf` with `index`: its
     object count or its checksum differs; None when it is the index's pack."""
-    count = int.from_bytes(buf[8:12], "big")
+    from dulwich.pack import read_pack_header_at
+
+    _version, count = read_pack_header_at(buf)
     if count != len(index):
         return f"packfile claims to have {count} objects while index indicates {len(index)}"
-    if len(buf) < 32 or buf[-20:] != index.pack_checksum():
+    if len(buf) < 32 or buf[-20:] != index.get_pack_checksum():
         return "packfile does not match index (cut short or replaced)"
     return None
 
 
+def _open(base: str):
+    """dulwich's index of the pack `base` and the pack mapped, None when either does
+    not open."""
+    from dulwich.object_format import SHA1
+    from dulwich.pack import load_pack_index
+
+    try:
+        index = load_pack_index(base + ".idx", SHA1)
+    except Exception:  # noqa: BLE001 - not an index dulwich reads: its objects stay unread
+        return None
+    try:
+        buf = map_regular_file(base + ".pack")
+    except OSError:
+        buf = None
+    if buf is None or buf[:4] != b"PACK":
+        if buf is not None:
+            buf.close()
+        index.close()
+        return None
+    return buf, index
+
+
 class PackFiles:
-    """The mapped packs and the loose-object directory of one store."""
+    """The packs and the loose-object directory of one store, read through dulwich."""
 
     def __init__(self, packs: list[_Pack], objects_dir: str | None,
                  mismatched: list[tuple[str, PackIndex]] | None = None,
                  refused: list[tuple[str, str]] | None = None) -> None:
         self._packs = packs
         self._mismatched = mismatched or []  # (name, index) of packs not matching it
-        self.refused = refused or []  # (path, why) of each index git refuses (not mapped)
+        self.refused = refused or []  # (path, why) of each index git refuses (not read)
         self.objects_dir = objects_dir
         self._where: dict[bytes, Loc | None] = {}
+        self._entries: OrderedDict[Loc, UnpackedObject] = OrderedDict()
         self._resolved: OrderedDict[Loc, tuple[int, bytes]] = OrderedDict()
         self._resolved_bytes = 0
         self._budget = _RESOLVED_BYTES
 
     @classmethod
     def for_store(cls, store: object) -> PackFiles | None:
-        """The packs of an on-disk sha1 store: a `store.gitrepo.LazyDiskStore` or a
-        dulwich ``DiskObjectStore`` (None for any other kind of store)."""
-        if isinstance(store, LazyDiskStore):
+        """The packs of an on-disk sha1 store: a `odb.gitdirs.LazyDiskStore` or a dulwich
+        ``DiskObjectStore`` (None for any other kind of store)."""
+        from git_gasp.odb.gitdirs import LazyDiskStore
+
+        if isinstance(store, LazyDiskStore):  # (dulwich.object_store not imported)
             return cls.for_objects_dir(store.path)
-        from dulwich.object_store import DiskObjectStore  # already loaded: `store` is one
+        from dulwich.object_store import DiskObjectStore
 
         if not isinstance(store, DiskObjectStore) or getattr(
                 getattr(store, "object_format", None), "oid_length", 20) != 20:
@@ -122,9 +150,8 @@ class PackFiles:
     @classmethod
     def for_objects_dir(cls, objects_dir: str) -> PackFiles:
         """The packs and loose objects under a sha1 repository's objects directory. An
-        index git refuses (`pack_index.validate`, or not a regular file) is in `refused`;
-        a pack that does not map or read cleanly is skipped: its objects are read raw
-        through the store."""
+        index git refuses (`packcheck.refusal`) is in `refused`; a pack dulwich does not
+        open is skipped: its objects are read raw through the store."""
         packs: list[_Pack] = []
         mismatched: list[tuple[str, PackIndex]] = []
         refused: list[tuple[str, str]] = []
@@ -132,39 +159,31 @@ class PackFiles:
         for name in _pack_names(pack_dir):
             base = os.path.join(pack_dir, name)
             try:
-                index = PackIndex(base + ".idx")
-            except PackIndexRefused as exc:
-                refused.append((exc.path, f"{exc.why}; {_GIT_REFUSES}"))
+                why = refusal(base + ".idx")
+            except OSError:
                 continue
-            except NotARegularFile:
-                refused.append((base + ".idx", "a symbolic link or not a regular file: no "
-                                "pack index is read through a link (`git repack -a -d` "
-                                "writes a real one)"))
+            if why is not None:
+                refused.append((base + ".idx", f"{why}; {_GIT_REFUSES}"))
                 continue
-            except (PackIndexError, OSError):
+            opened = _open(base)
+            if opened is None:
                 continue
+            buf, index = opened
             try:
-                buf = map_regular_file(base + ".pack")
-            except (OSError, NotARegularFile):
-                buf = None
-            if buf is None or buf[:4] != b"PACK":
-                if buf is not None:
-                    buf.close()
-                index.close()
-                continue
-            why = _mismatch(buf, index)
+                why = _mismatch(buf, index)
+            except Exception as exc:  # noqa: BLE001 - dulwich refuses the pack's header
+                why = f"not a pack ({exc})"
             if why:
                 buf.close()  # git does not read a pack its index is not for: refused
                 mismatched.append((name, index))
                 refused.append((base + ".idx", f"{why}; {_GIT_REFUSES}"))
                 continue
-            index.pack_size = len(buf)
-            packs.append(_Pack(index, buf, 20))
+            packs.append(_Pack(index, buf))
         return cls(packs, objects_dir, mismatched, refused)
 
     @property
     def packs(self) -> int:
-        """How many packs are mapped."""
+        """How many packs are open."""
         return len(self._packs)
 
     def close(self) -> None:
@@ -175,8 +194,26 @@ class PackFiles:
             index.close()
         self._packs, self._mismatched = [], []
         self._resolved.clear()
+        self._entries.clear()
 
     # ---- locating entries
+
+    def _offset(self, number: int, sha: bytes) -> int:
+        """The offset of `sha` (hex) in pack `number`, as its index gives it; KeyError
+        when not there; UnreadableObject when the index puts it outside the pack (git's
+        ``use_pack``) or its 8-byte offset table."""
+        pack = self._packs[number]
+        try:
+            offset = pack.index.object_offset(sha)
+        except KeyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - an offset past its index's tables
+            raise UnreadableObject(f"object {sha.decode()} is unreadable (offset beyond "
+                                   f"end of pack index: {exc})") from None
+        if not 12 <= offset < len(pack.buf) - 20:
+            raise UnreadableObject(f"object {sha.decode()} is unreadable (offset {offset} "
+                                   f"beyond end of packfile ({len(pack.buf)} bytes))")
+        return offset
 
     def locate(self, sha: bytes) -> Loc | None:
         """Where object `sha` (hex) is: the first pack holding it, else loose; None if
@@ -184,12 +221,12 @@ class PackFiles:
         if sha in self._where:
             return self._where[sha]
         found: Loc | None = None
-        for number, pack in enumerate(self._packs):
+        for number in range(len(self._packs)):
             try:
-                found = number, pack.index.object_offset(sha)
+                found = number, self._offset(number, sha)
                 break
-            except KeyError:  # not here (PackIndexRefused: an offset outside its table
-                continue  # or its pack, raised)
+            except KeyError:
+                continue
         if found is None and self.objects_dir is not None and len(sha) == 40:
             if os.path.isfile(self.loose_path(sha)):
                 found = -1, sha
@@ -200,44 +237,66 @@ class PackFiles:
         assert self.objects_dir is not None
         return os.path.join(self.objects_dir, os.fsdecode(sha[:2]), os.fsdecode(sha[2:]))
 
-    def header(self, loc: Loc) -> EntryHeader:
-        """The header of the pack entry at `loc`."""
+    def entry_head(self, loc: Loc) -> tuple[int, int]:
+        """(pack type number, declared size) of the entry at `loc`, from its header
+        alone: nothing is inflated (a delta's size is its delta data's)."""
+        from dulwich.pack import take_msb_bytes_at
+
         number, where = loc
         assert isinstance(where, int)
-        pack = self._packs[number]
-        return entry_header(pack.buf, where, pack.oid_length)
+        raw, _, _ = take_msb_bytes_at(self._packs[number].buf, where)
+        size = raw[0] & 0x0F
+        for i, byte in enumerate(raw[1:]):
+            size += (byte & 0x7F) << (i * 7 + 4)
+        return (raw[0] >> 4) & 0x07, size
 
-    def entry_data(self, loc: Loc, head: EntryHeader) -> bytes:
-        """What the entry's zlib stream inflates to (the object, or the delta)."""
-        return inflate(self._packs[loc[0]].buf, head.data, head.size)
+    def entry(self, loc: Loc) -> UnpackedObject:
+        """The pack entry at `loc` as dulwich unpacks it: ``pack_type_num``,
+        ``decomp_len``, ``delta_base`` and ``decomp_chunks`` (the object, or the delta),
+        inflated no further than its declared size."""
+        got = self._entries.get(loc)
+        if got is not None:
+            return got
+        number, where = loc
+        assert isinstance(where, int)
+        from dulwich.object_format import SHA1
+        from dulwich.pack import unpack_object_at
 
-    def entry_chunks(self, loc: Loc, head: EntryHeader) -> Iterator[bytes]:
-        """`entry_data` in pieces of at most 1 MiB (checked when they run out)."""
-        return inflate_chunks(self._packs[loc[0]].buf, head.data, head.size)
+        got, _end = unpack_object_at(self._packs[number].buf, where, SHA1.hash_func,
+                                     zlib_bufsize=_SLICE)
+        if got.pack_type_num not in (1, 2, 3, 4, OFS_DELTA, REF_DELTA):
+            raise PackFormatError(f"bad entry type {got.pack_type_num} at {where}")
+        self._entries[loc] = got
+        if len(self._entries) > _ENTRIES_KEPT:
+            self._entries.popitem(last=False)
+        return got
 
-    def base_of(self, loc: Loc, head: EntryHeader) -> Loc | None:
+    def base_of(self, loc: Loc, entry: UnpackedObject) -> Loc | None:
         """The location of a delta entry's base, in its own pack (as git and dulwich
         read packs: a REF_DELTA whose base is elsewhere, as in a thin pack nothing
         completed, reads as missing, so it proves and builds nothing here either)."""
-        if head.type_num == OFS_DELTA:
-            assert isinstance(head.base, int)
-            return loc[0], head.base
-        assert isinstance(head.base, bytes)
+        number, where = loc
+        assert isinstance(where, int)
+        if entry.pack_type_num == OFS_DELTA:
+            back = entry.delta_base
+            assert isinstance(back, int)
+            if not 0 < back <= where - 12:
+                raise PackFormatError(f"bad delta base offset at {where}")
+            return number, where - back
+        base = entry.delta_base
+        assert isinstance(base, bytes)
         try:
-            return loc[0], self._packs[loc[0]].index.object_offset(binascii.hexlify(head.base))
+            return number, self._offset(number, base.hex().encode())
         except KeyError:  # not in this pack
             return None
 
     # ---- small objects
 
     def read(self, sha: bytes) -> tuple[int, bytes] | None:
-        """(type number, content) of object `sha` (hex); None when it is in no mapped
+        """(type number, content) of object `sha` (hex); None when it is in no open
         pack and not loose here; UnreadableObject when it is but does not read cleanly."""
         what = f"object {sha.decode()}"
-        try:
-            loc = self.locate(sha)
-        except PackIndexRefused as exc:
-            raise UnreadableObject(f"{what} is unreadable ({exc})") from None
+        loc = self.locate(sha)
         if loc is None:
             for name, index in self._mismatched:
                 try:
@@ -254,7 +313,9 @@ class PackFiles:
         except _BaseOutside:  # as git and dulwich read a thin pack nothing completed
             raise UnreadableObject(f"object {sha.decode()} is missing (a delta on a base "
                                    "outside its pack)") from None
-        except READ_ERRORS as exc:
+        except UnreadableObject:
+            raise
+        except Exception as exc:  # noqa: BLE001 - dulwich raises many types on corrupt data
             raise UnreadableObject(f"object {sha.decode()} is unreadable ({exc})") from None
         if got is None:
             raise UnreadableObject(f"object {sha.decode()} is unreadable (a corrupt object "
@@ -262,6 +323,8 @@ class PackFiles:
         return got
 
     def _resolve(self, loc: Loc) -> tuple[int, bytes] | None:
+        from dulwich.pack import apply_delta
+
         chain: list[tuple[Loc, bytes]] = []  # (location, its delta), newest first
         seen: set[Loc] = set()
         cur: Loc | None = loc
@@ -278,22 +341,19 @@ class PackFiles:
                 self._resolved.move_to_end(cur)
                 type_num, data = hit
                 break
-            head = self.header(cur)
-            if head.type_num not in (OFS_DELTA, REF_DELTA):
-                type_num, data = head.type_num, self.entry_data(cur, head)
+            unpacked = self.entry(cur)
+            body = b"".join(unpacked.decomp_chunks)
+            if unpacked.pack_type_num not in (OFS_DELTA, REF_DELTA):
+                type_num, data = unpacked.pack_type_num, body
                 self._keep(cur, type_num, data)
                 break
-            chain.append((cur, self.entry_data(cur, head)))
-            cur = self.base_of(cur, head)
+            chain.append((cur, body))
+            cur = self.base_of(cur, unpacked)
         for here, delta in reversed(chain):
-            data = self._apply(data, delta)
+            data = b"".join(apply_delta(data, delta))
             if here != loc or len(data) <= _KEEP_RESULT:
                 self._keep(here, type_num, data)  # what later chains are built from
         return type_num, data
-
-    def _apply(self, base: bytes, delta: bytes) -> bytes:
-        """`delta` applied to `base` (PackFormatError when it does not apply)."""
-        return apply_parsed(base, parse_delta(delta))
 
     def _keep(self, loc: Loc, type_num: int, data: bytes) -> None:
         if loc in self._resolved:

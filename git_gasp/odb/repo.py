@@ -1,5 +1,6 @@
 """Find the git work tree around an agent root: `open_repo` (a dulwich ``Repo``, any
-layout), `open_plain` (the plain layouts, without importing ``dulwich.repo``)."""
+layout), `open_plain` (the plain layouts: a `gitdirs.GitDirs`, without importing
+``dulwich.repo``)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from typing import TYPE_CHECKING
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
 from git_gasp.base.files import open_file
-from git_gasp.odb.gitdirs import GitDirs, locate
+from git_gasp.odb.gitdirs import GitDirs, LazyDiskStore, locate
 
 if TYPE_CHECKING:  # dulwich loads when an object is read: 20 ms off the pre-commit guard
     from dulwich.object_store import BaseObjectStore
     from dulwich.repo import Repo
 
-__all__ = ["BaseObjectStore", "LazyDiskStore", "PlainRepo", "Repo", "UnsupportedObjectFormat",
+__all__ = ["BaseObjectStore", "LazyDiskStore", "Repo", "UnsupportedObjectFormat",
            "open_plain", "open_repo", "prefix_of", "require_sha1", "shallow_commits"]
 
 
@@ -87,75 +88,8 @@ def shallow_commits(repo: Repo) -> set[bytes]:
     return found
 
 
-class LazyDiskStore:
-    """A dulwich ``DiskObjectStore`` over the objects directory `path`, made (and dulwich
-    imported) on its first use: check 4 reads most objects raw from `path` and may never
-    need it."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._store = None
-
-    @property
-    def store(self):
-        """The dulwich store itself."""
-        if self._store is None:
-            from dulwich.object_store import DiskObjectStore
-
-            self._store = DiskObjectStore(self.path)
-        return self._store
-
-    def __getitem__(self, sha: bytes):
-        return self.store[sha]
-
-    def __contains__(self, sha: bytes) -> bool:
-        return sha in self.store
-
-    def __getattr__(self, name: str):
-        return getattr(self.store, name)
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-
-
-class PlainRepo:
-    """The parts of a dulwich ``Repo`` check 4 uses, for a repository `gitdirs.locate`
-    found: its dirs, HEAD's commit id, and a (lazy) ``DiskObjectStore`` over its
-    objects."""
-
-    def __init__(self, dirs, head: bytes) -> None:
-        self.path, self.head = dirs.path, head
-        self._dirs = dirs
-        self.object_store = LazyDiskStore(dirs.objects_dir())
-
-    def controldir(self) -> str:
-        return self._dirs.controldir()
-
-    def commondir(self) -> str:
-        return self._dirs.commondir()
-
-    def index_path(self) -> str:
-        return self._dirs.index_path()
-
-    def get_named_file(self, name: str, basedir: str | None = None):
-        try:
-            return open_file(os.path.join(basedir or self.controldir(), name))
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-
-    def close(self) -> None:
-        self.object_store.close()
-
-    def __enter__(self) -> PlainRepo:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def open_plain(agent_root: str | os.PathLike) -> tuple[PlainRepo, bytes] | None:
-    """`open_repo` for the plain layouts (`store.gitdirs.locate`) with a HEAD on a commit
+def open_plain(agent_root: str | os.PathLike) -> tuple[GitDirs, bytes] | None:
+    """`open_repo` for the plain layouts (`odb.gitdirs.locate`) with a HEAD on a commit
     and sha1 objects, without importing ``dulwich.repo``; None: use `open_repo`."""
     dirs = locate(str(agent_root))
     if dirs is None:
@@ -169,7 +103,7 @@ def open_plain(agent_root: str | os.PathLike) -> tuple[PlainRepo, bytes] | None:
                 return None
     except OSError:
         return None
-    return PlainRepo(dirs, head), prefix_of(agent_root, dirs.path)
+    return dirs, prefix_of(agent_root, dirs.path)
 
 
 def object_format(repo) -> bytes:

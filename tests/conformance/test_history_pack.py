@@ -23,10 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from git_gasp.conformance.history.check import HistoryResult, check_history
-from git_gasp.odb.policy import native
 from tests.testing.run import git
-
-PROVER = native()  # the pack prover is the native readers' (odb.policy)
 
 pytestmark = pytest.mark.slow  # keeps the fast loop under a minute
 
@@ -417,8 +414,6 @@ def test_the_prover_proves_packed_appends_with_the_content_verdicts(tmp_path):
     results = compare(tmp_path / "fixed", FIXED, ("gc", "thin", "loose"), with_oracle=True)
     failures = results["gc"].failures
     assert len(failures) >= 5, failures
-    if not PROVER:
-        return  # GASP_ODB=dulwich: no pack prover, every pair decided from content
     for how in ("gc", "thin"):
         stats = results[how].stats
         assert stats.proven_packs >= 0.7 * (stats.proven_packs + stats.read), (how, stats)
@@ -440,8 +435,6 @@ def test_merges_of_every_shape_get_the_content_verdicts(tmp_path):
                           if f.message.startswith("merge loses lines")}
         assert len(merge_failures) == len(FAILING_SHAPES), (how, result.failures)
         assert len(result.failures) == len(FAILING_SHAPES), (how, result.failures)
-        if not PROVER:
-            continue  # GASP_ODB=dulwich: no pack prover, every pair decided from content
         stats = result.stats  # (git may choose a delta base that proves less)
         assert stats.merge_tails >= len(PROVEN_SHAPES) - 1, (how, stats)
         assert stats.merges_read >= len(SHAPES) - len(PROVEN_SHAPES), (how, stats)
@@ -504,8 +497,6 @@ def test_appends_in_several_packs_are_proven(tmp_path):
     results = compare(tmp_path / "staged", appends_only(45), ("staged", "repack250"))
     for how, result in results.items():
         assert result.failures == [], how
-        if not PROVER:
-            continue  # GASP_ODB=dulwich: no pack prover, every pair decided from content
         stats = result.stats
         share = 0.4 if how == "staged" else 0.8  # staged: its last third stays loose
         assert stats.proven_packs >= share * (stats.proven_packs + stats.read), (how, stats)
@@ -623,7 +614,7 @@ def _delta(base_size: int, target_size: int, *ops: bytes) -> bytes:
 
 
 def test_parse_delta_finds_the_copied_prefix():
-    from git_gasp.odb.pack_entries import parse_delta
+    from git_gasp.odb.deltas import parse_delta
 
     # An old version as a prefix copy of a newer one, split into 64 KiB pieces.
     size = 0x10000 * 2 + 10
@@ -649,40 +640,40 @@ def test_parse_delta_finds_the_copied_prefix():
     b"\x80",  # a truncated header
 ])
 def test_parse_delta_rejects_malformed_deltas(raw):
-    from git_gasp.odb.pack_entries import PackFormatError, parse_delta
+    from git_gasp.odb.deltas import PackFormatError, parse_delta
 
     with pytest.raises(PackFormatError):
         parse_delta(raw)
 
 
-def test_entry_headers_and_inflate_read_a_real_pack(tmp_path):
-    from git_gasp.odb.pack_entries import (
-        OFS_DELTA,
-        delta_sizes,
-        entry_header,
-        inflate,
-    )
+def test_pack_entries_read_through_dulwich_give_sizes_and_bases(tmp_path):
+    from dulwich.repo import Repo
+
+    from git_gasp.odb.deltas import OFS_DELTA, delta_sizes
+    from git_gasp.odb.packs import PackFiles
 
     root = tmp_path / "h"
     build(root, appends_only(20))
     repo = packed(root, [], "gc")
-    [pack] = (repo / ".git" / "objects" / "pack").glob("*.pack")
-    data = pack.read_bytes()
     seen = set()
-    for offset, _size, is_delta in _blob_entries(repo):
-        head = entry_header(data, offset)
-        body = inflate(data, head.data, head.size)
-        assert len(body) == head.size
-        if is_delta:
-            seen.add("delta")
-            assert head.type_num == OFS_DELTA and isinstance(head.base, int)
-            base_size, _target = delta_sizes(body)
-            base = entry_header(data, head.base)
-            assert base.type_num in (3, OFS_DELTA)
-            assert base_size > 0
-        else:
-            seen.add("full")
-            assert head.type_num == 3
+    with Repo(str(repo)) as dul:
+        files = PackFiles.for_store(dul.object_store)
+        assert files is not None
+        for offset, _size, is_delta in _blob_entries(repo):
+            entry = files.entry((0, offset))
+            body = b"".join(entry.decomp_chunks)
+            assert len(body) == entry.decomp_len
+            if is_delta:
+                seen.add("delta")
+                assert entry.pack_type_num == OFS_DELTA
+                base_size, _target = delta_sizes(body)
+                base = files.entry(files.base_of((0, offset), entry))
+                assert base.pack_type_num in (3, OFS_DELTA)
+                assert base_size > 0
+            else:
+                seen.add("full")
+                assert entry.pack_type_num == 3
+        files.close()
     assert seen == {"delta", "full"}
 
 
@@ -725,7 +716,7 @@ def test_a_thin_pack_with_bases_outside_it_gets_the_content_verdicts(tmp_path, b
         (dest / rel.decode()).write_bytes((src / rel.decode()).read_bytes())
     # Every blob delta on a base outside its pack is a node of nothing.
     from git_gasp.conformance.history.prover import PackProver
-    from git_gasp.odb.pack_entries import REF_DELTA
+    from git_gasp.odb.deltas import REF_DELTA
     from git_gasp.odb.packs import PackFiles
 
     with Repo(str(dest)) as repo:
@@ -736,9 +727,9 @@ def test_a_thin_pack_with_bases_outside_it_gets_the_content_verdicts(tmp_path, b
         for row in git(src, "rev-list", "--objects", "main", f"^{stages[0]}").splitlines():
             sha = row.split()[0]
             loc = files.locate(sha.encode())
-            if loc is None or loc[0] < 0 or files.header(loc).type_num != REF_DELTA:
+            if loc is None or loc[0] < 0 or files.entry(loc).pack_type_num != REF_DELTA:
                 continue
-            if files.base_of(loc, files.header(loc)) is None:
+            if files.base_of(loc, files.entry(loc)) is None:
                 outside += 1
                 assert prover.length(sha.encode()) is None
         files.close()
@@ -760,27 +751,3 @@ def test_check_history_reports_progress(tmp_path, monkeypatch):
     result = check_history(root, use_cache=False, progress=lambda *a: calls.append(a))
     assert result.failures == [] and result.commits_walked == 6
     assert calls == [(n, 6) for n in range(1, 7)]
-
-
-@pytest.mark.parametrize("size", [0, 10, (1 << 20) - 1, 3 * (1 << 20) + 17])
-def test_inflate_reads_one_stream_in_pieces(size):
-    import random
-    import zlib
-
-    from git_gasp.odb.pack_entries import (
-        PackFormatError,
-        inflate,
-        inflate_chunks,
-    )
-
-    rng = random.Random(size)
-    data = rng.randbytes(size // 3) + b"x\n" * (size // 3)
-    data += b"y" * (size - len(data))
-    buf = b"PACK" + zlib.compress(data) + b"\x00" * 20  # another stream's bytes follow
-    assert inflate(buf, 4, size) == data
-    assert all(len(piece) <= 1 << 20 for piece in inflate_chunks(buf, 4, size))
-    with pytest.raises(PackFormatError):
-        inflate(buf, 4, size + 1)
-    if size:
-        with pytest.raises(PackFormatError):
-            inflate(buf, 4, size - 1)

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import zlib
 
-from tests.odb.test_differential import _repo, native_only
+from tests.odb.test_differential import _repo
 
 SCRIPT = """
 import resource, sys
@@ -32,7 +32,6 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
 """
 
 
-@native_only
 def test_a_loose_root_that_lies_about_its_size_is_refused_in_bounded_memory(tmp_path):
     repo = _repo(tmp_path, "r")
     z = zlib.compressobj(9)

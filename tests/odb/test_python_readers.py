@@ -1,6 +1,7 @@
-"""The native tree parser and delta applier read what dulwich's compiled ones read, and
-refuse at least what they refuse; and the typed reads (`Objects`) read every object of a
-packed repository as git does under each implementation (`odb_impl`)."""
+"""The trees, deltas and commits odb reads agree with git and dulwich: trees as git's
+``ls-tree`` lists them, the prover's delta parser with what dulwich's ``apply_delta``
+builds, and the typed reads (`Objects`) read every object of a packed repository as
+git does."""
 
 from __future__ import annotations
 
@@ -10,72 +11,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from dulwich._objects import parse_tree as compiled_parse_tree
-from dulwich._pack import apply_delta
-from dulwich.pack import create_delta
+from dulwich.pack import apply_delta, create_delta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_gasp.odb import policy
 from git_gasp.odb.database import ObjectDatabase
+from git_gasp.odb.deltas import PackFormatError, parse_delta
 from git_gasp.odb.objects import ObjectError, Objects, commit_info, parse_tree, plain_commit
-from git_gasp.odb.pack_entries import PackFormatError, apply_parsed, parse_delta
 from git_gasp.odb.packs import PackFiles
 from tests.testing.hermetic import isolate
 from tests.testing.repos import copy_repo
 from tests.testing.run import git
 
-MODES = [b"100644", b"100755", b"120000", b"40000", b"160000", b"644", b"0", b"040000",
-         b"1000000", b"10000000", b"8", b"-1", b"+7", b"0o7", b"1_0", b" 7", b""]
-names = st.binary(min_size=0, max_size=12).filter(lambda b: b"\0" not in b)
 
-
-def _tree(entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
-    return b"".join(mode + b" " + name + b"\0" + sha for mode, name, sha in entries)
-
-
-def _compiled(data: bytes) -> dict | None:
-    try:
-        return {name: (mode, sha) for name, mode, sha in compiled_parse_tree(data, sha_len=20)}
-    except Exception:  # noqa: BLE001 - any refusal
-        return None
-
-
-def _read_by(impl: str, data: bytes) -> dict | None:
-    """`parse_tree` (the seam) as implementation `impl` reads `data`; None: refused."""
-    saved, policy._chosen = policy._chosen, impl
-    try:
-        return {name: tuple(e) for name, e in parse_tree(data).items()}
-    except Exception:  # noqa: BLE001 - any refusal
-        return None
-    finally:
-        policy._chosen = saved
-
-
-def _ours(data: bytes) -> dict | None:
-    return _read_by(policy.NATIVE, data)
-
-
-entries = st.lists(st.tuples(st.sampled_from(MODES), names, st.binary(min_size=20, max_size=20)),
-                   max_size=6)
-
-
-@settings(max_examples=400, deadline=None)
-@given(entries, st.integers(0, 200), st.binary(max_size=3))
-def test_trees_read_as_dulwich_reads_them(items, cut, junk):
-    data = _tree(items)
-    for candidate in (data, data[:cut], data + junk, junk + data):
-        theirs, ours = _read_by(policy.DULWICH, candidate), _ours(candidate)
-        assert theirs == _compiled(candidate)
-        if ours is not None:
-            assert ours == theirs  # what we read, dulwich reads the same
-        elif theirs is not None:  # stricter only on a mode that is not 1-7 octal digits
-            assert any(not 0 < len(m) <= 7 or m.strip(b"01234567")
-                       for m in (e.split(b" ", 1)[0] for e in candidate.split(b"\0")[:-1]
-                                 if b" " in e)), candidate
-
-
-def test_real_trees_read_the_same(tmp_path, odb_impl):
+def test_real_trees_read_the_same(tmp_path):
     root = tmp_path / "r"
     git(tmp_path, "init", "-q", str(root))
     (root / "sub").mkdir()
@@ -89,7 +38,8 @@ def test_real_trees_read_the_same(tmp_path, odb_impl):
     for rev in ("HEAD^{tree}", "HEAD:sub"):
         raw = subprocess.run(["git", "cat-file", "tree", rev], cwd=root,
                              capture_output=True, check=True).stdout
-        assert _read_by(odb_impl, raw) == _compiled(raw) and _compiled(raw)
+        theirs = _ls_tree(root, git(root, "rev-parse", rev).strip())
+        assert {name: tuple(e) for name, e in parse_tree(raw).items()} == theirs and theirs
 
 
 def _deltas(base: bytes, target: bytes) -> bytes:
@@ -102,29 +52,23 @@ texts = st.binary(max_size=300) | st.lists(st.sampled_from([b"line\n", b"other\n
 
 @settings(max_examples=300, deadline=None)
 @given(texts, texts, st.integers(0, 400), st.binary(max_size=4))
-def test_deltas_apply_as_dulwich_applies_them(base, target, cut, junk):
+def test_the_prover_parses_deltas_as_dulwich_applies_them(base, target, cut, junk):
+    """What the prover parses, dulwich builds: the declared sizes, and the first
+    `prefix` bytes of the target are the base's (what the prover proves from)."""
     delta = _deltas(base, target)
-    assert apply_parsed(base, parse_delta(delta)) == target == b"".join(apply_delta(base, delta))
+    parsed = parse_delta(delta)
+    assert b"".join(apply_delta(base, delta)) == target
+    assert (parsed.base_size, parsed.target_size) == (len(base), len(target))
+    assert target[:parsed.prefix] == base[:parsed.prefix]
     for candidate in (delta[:cut], delta + junk, junk + delta):
         try:
-            theirs = b"".join(apply_delta(base, candidate))
-        except Exception:  # noqa: BLE001 - any refusal
-            theirs = None
-        try:
-            ours = apply_parsed(base, parse_delta(candidate))
+            ours = parse_delta(candidate)
         except PackFormatError:
-            ours = None
-        if ours is not None:
-            assert ours == theirs
-
-
-def test_a_wrong_base_is_refused():
-    delta = _deltas(b"abc\n" * 10, b"abc\n" * 11)
-    try:
-        apply_parsed(b"abc\n" * 9, parse_delta(delta))
-    except PackFormatError:
-        return
-    raise AssertionError("a base of the wrong size was accepted")
+            continue
+        if ours.base_size != len(base):
+            continue  # a wrong base: the prover proves nothing from it
+        built = b"".join(apply_delta(base, candidate))  # parsed cleanly: dulwich builds it
+        assert len(built) == ours.target_size and built[:ours.prefix] == base[:ours.prefix]
 
 
 def _ls_tree(root, oid: str) -> dict:
@@ -158,40 +102,39 @@ def gc_repo(tmp_path_factory) -> Path:
     return root
 
 
-def test_packed_objects_read_as_git_reads_them(gc_repo, odb_impl):
+def test_packed_objects_read_as_git_reads_them(gc_repo):
     """A gc'd repository with deltified trees: every tree, commit and blob reads as git
-    reads it, under either implementation (natively: from the mapped packs)."""
+    reads it, from the packs (`odb.packs`) and through the store alone."""
     root = gc_repo
     objects_dir = str(root / ".git" / "objects")
     listed = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch-check"],
                             cwd=root, capture_output=True, text=True, check=True).stdout
     kinds = dict(line.split()[:2] for line in listed.splitlines())
     assert sum(kind == "tree" for kind in kinds.values()) > 100
-    with ObjectDatabase.open(objects_dir) as odb:
-        objects = Objects(odb.store)
-        packs = PackFiles.for_objects_dir(objects_dir) if odb_impl == policy.NATIVE else None
-        objects.packed = packs
-        try:
-            for oid, kind in kinds.items():
-                sha = oid.encode()
-                if kind == "tree":
-                    got = objects.tree(sha)
-                    assert {n: tuple(e) for n, e in got.items()} == _ls_tree(root, oid)
-                elif kind == "commit":
-                    raw = git(root, "cat-file", "commit", oid).encode()
-                    assert objects.commit(sha) == commit_info(raw)
-                elif kind == "blob":
-                    data = subprocess.run(["git", "cat-file", "blob", oid], cwd=root,
-                                          capture_output=True, check=True).stdout
-                    assert objects.blob(sha) == data
-        finally:
-            if packs is not None:
-                packs.close()
+    for packs in (PackFiles.for_objects_dir(objects_dir), None):
+        with ObjectDatabase.open(objects_dir) as odb:
+            objects = Objects(odb.store)
+            objects.packed = packs
+            try:
+                for oid, kind in kinds.items():
+                    sha = oid.encode()
+                    if kind == "tree":
+                        got = objects.tree(sha)
+                        assert {n: tuple(e) for n, e in got.items()} == _ls_tree(root, oid)
+                    elif kind == "commit":
+                        raw = git(root, "cat-file", "commit", oid).encode()
+                        assert objects.commit(sha) == commit_info(raw)
+                    elif kind == "blob":
+                        data = subprocess.run(["git", "cat-file", "blob", oid], cwd=root,
+                                              capture_output=True, check=True).stdout
+                        assert objects.blob(sha) == data
+            finally:
+                if packs is not None:
+                    packs.close()
 
 
-def test_an_unreadable_packed_object_is_refused_by_name(gc_repo, tmp_path, odb_impl):
-    """A pack entry that does not inflate: refused with an error naming the object (the
-    native readers never hand it to the other implementation)."""
+def test_an_unreadable_packed_object_is_refused_by_name(gc_repo, tmp_path):
+    """A pack entry that does not inflate: refused with an error naming the object."""
     root = copy_repo(gc_repo, tmp_path / "r")
     objects_dir = root / ".git" / "objects"
     tree = git(root, "rev-parse", "HEAD^{tree}").strip()
@@ -207,8 +150,7 @@ def test_an_unreadable_packed_object_is_refused_by_name(gc_repo, tmp_path, odb_i
     pack.write_bytes(bytes(data))
     with ObjectDatabase.open(str(objects_dir)) as odb:
         objects = Objects(odb.store)
-        if odb_impl == policy.NATIVE:
-            objects.packed = PackFiles.for_objects_dir(str(objects_dir))
+        objects.packed = PackFiles.for_objects_dir(str(objects_dir))
         with pytest.raises(ObjectError, match=tree):
             objects.tree(tree.encode())
 

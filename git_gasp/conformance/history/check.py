@@ -22,11 +22,10 @@ from git_gasp.conformance.history.prover import PackProver
 from git_gasp.conformance.history.result import HistoryResult
 from git_gasp.conformance.history.walk import Progress, Walker
 from git_gasp.conformance.history.worktree import WorkTree
+from git_gasp.odb.gitdirs import GitDirs
 from git_gasp.odb.objects import PACKED_RECENT_BYTES
 from git_gasp.odb.packs import PackFiles
-from git_gasp.odb.policy import native
 from git_gasp.odb.repo import (
-    PlainRepo,
     UnsupportedObjectFormat,
     open_plain,
     open_repo,
@@ -89,16 +88,12 @@ def _refused(walker: Walker) -> bool:
 
 
 def _use_packs(walker: Walker, store: BaseObjectStore, prove: bool) -> PackFiles | None:
-    """Let the walk read trees, commits and blobs from the raw packs, and (`prove`) prove
-    appends from their deltas: the native readers only (`odb.policy`); otherwise every
-    object is read through the store. Either way a pack index git refuses fails the
-    check, naming it (dulwich would read it)."""
+    """Let the walk read trees, commits and blobs from the store's packs (`odb.packs`),
+    and (`prove`) prove appends from their deltas; a store not on disk is read through
+    itself. A pack index git refuses fails the check, naming it."""
     files = PackFiles.for_store(store)
     for path, why in files.refused if files is not None else ():
         walker.result.failures.append(Failure(f"{_REFUSED}: {why}", path=path))
-    if files is not None and not native():
-        files.close()
-        return None
     if files is not None:
         walker.objects.packed = files
         if files.packs:
@@ -130,7 +125,7 @@ def check_history(
         worktree = WorkTree(repo, agent_root, prefix)
         walker = Walker(repo.object_store, prefix, _wanted(declared, log_path), log_path,
                         worktree, progress)
-        if not isinstance(repo, PlainRepo):  # a plain layout is sha1 (open_plain)
+        if not isinstance(repo, GitDirs):  # a plain layout is sha1 (open_plain)
             try:
                 require_sha1(repo)
             except UnsupportedObjectFormat as exc:
@@ -149,16 +144,17 @@ def check_history(
         repo.close()
 
 
-def _head(repo: Repo | PlainRepo) -> bytes | None:
-    if isinstance(repo, PlainRepo):
-        return repo.head
+def _head(repo: Repo | GitDirs) -> bytes | None:
+    if isinstance(repo, GitDirs):  # open_plain read it: a commit id
+        head = repo.head()
+        return head if isinstance(head, bytes) else None
     try:
         return repo.refs[b"HEAD"]
     except KeyError:
         return None
 
 
-def _run(repo: Repo | PlainRepo, walker: Walker, worktree: WorkTree, use_cache: bool) -> None:
+def _run(repo: Repo | GitDirs, walker: Walker, worktree: WorkTree, use_cache: bool) -> None:
     head = _head(repo)
     if head is None:
         walker.fail("no commits yet: the log is not committed")

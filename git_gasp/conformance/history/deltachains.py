@@ -15,28 +15,18 @@ offsets of its newlines when big. The questions asked of them are `prover`'s.
 from __future__ import annotations
 
 import bisect
-import zlib
 from array import array
 from collections import OrderedDict, namedtuple
 from collections.abc import Iterable
 
-from git_gasp.base.files import open_file
 from git_gasp.base.record import Record
-from git_gasp.odb.inflate import ObjectRefused, loose_header, read_loose
-from git_gasp.odb.pack_entries import (
-    BLOB,
-    OFS_DELTA,
-    REF_DELTA,
-    Delta,
-    PackFormatError,
-    parse_delta,
-)
+from git_gasp.odb.deltas import BLOB, OFS_DELTA, REF_DELTA, Delta, PackFormatError, parse_delta
+from git_gasp.odb.loose import ObjectRefused, peek, read_loose
 from git_gasp.odb.packs import READ_ERRORS, Loc, PackFiles
 
 _MAX_DEPTH = 10_000  # git's own limit is 4095; deeper (or cyclic) chains prove nothing
 _DELTA_CACHE_BYTES = 16 << 20
 _ROOT_CACHE_BYTES = 64 << 20
-_LOOSE_HEADER = 64
 _KEEP_CONTENT = 8 << 20  # a full object this small is kept as its bytes, not its newlines
 _KEEP_TAIL = 4 << 20  # of a bigger one, the last bytes read are kept (one at a time)
 _RANGE_PIECES = 1 << 16  # a byte range more fragmented than this is read the ordinary way
@@ -231,22 +221,21 @@ class DeltaChains:
             assert isinstance(where, bytes)
             kind, size = self._loose_header(where)
             return (size, None, None) if kind == BLOB else None
-        head = self._files.header(loc)
-        if head.type_num == BLOB:
-            return head.size, None, None
-        if head.type_num not in (OFS_DELTA, REF_DELTA):
+        kind, size = self._files.entry_head(loc)  # a full object: its size, not inflated
+        if kind == BLOB:
+            return size, None, None
+        if kind not in (OFS_DELTA, REF_DELTA):
             return None
-        delta = parse_delta(self._files.entry_data(loc, head))
+        entry = self._files.entry(loc)
+        delta = parse_delta(b"".join(entry.decomp_chunks))
         self.stats.deltas += 1
-        base = self._files.base_of(loc, head)
+        base = self._files.base_of(loc, entry)
         return (delta.target_size, base, delta) if base is not None else None
 
     def _loose_header(self, sha: bytes) -> tuple[int, int]:
         """(type number, declared size) of loose object `sha`, from its first bytes."""
-        with open_file(self._files.loose_path(sha)) as f:
-            head = zlib.decompressobj().decompress(f.read(256), _LOOSE_HEADER)
         try:
-            kind, size, _ = loose_header(head, f"loose object {sha.decode()}")
+            kind, size, _ = peek(self._files.loose_path(sha), f"loose object {sha.decode()}")
         except ObjectRefused as exc:
             raise PackFormatError(str(exc)) from None
         return kind, size
@@ -345,17 +334,17 @@ class DeltaChains:
         if number < 0:
             assert isinstance(where, bytes)
             what = f"loose object {where.decode()}"
-            try:  # inflated no further than its header declares (odb.inflate)
+            try:  # inflated no further than its header declares (odb.loose)
                 got = read_loose(self._files.loose_path(where), what, limit=length)
             except ObjectRefused as exc:
                 raise PackFormatError(str(exc)) from None
             if got is None or got[0] != BLOB or len(got[1]) != length:
                 raise PackFormatError(f"{what} has the wrong size")
             return (got[1],)
-        head = self._files.header(loc)
-        if head.type_num != BLOB or head.size != length:
+        entry = self._files.entry(loc)
+        if entry.pack_type_num != BLOB or entry.decomp_len != length:
             raise PackFormatError("a full object changed under the prover")
-        return self._files.entry_chunks(loc, head)
+        return entry.decomp_chunks
 
 
 def _newlines(pieces: Iterable[bytes], length: int) -> array | None:

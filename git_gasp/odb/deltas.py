@@ -1,110 +1,26 @@
-"""Raw git pack entries for the pack prover: entry headers, a bounded inflate, and
-delta instructions parsed (never applied).
+"""Delta instructions parsed (never applied), for the pack prover: dulwich reads the
+pack entries (`odb.packs`) and applies deltas; it has no public parser of a delta's
+instructions, which the prover reads to prove appends without building versions.
 
-A pack entry starts with a header holding its type and the size of what its zlib
-stream inflates to: the whole object for a full entry, the delta data for a delta
-(an OFS_DELTA names its base by a backward offset in the same pack, a REF_DELTA by
-object id). Delta data starts with the base's and the target's sizes (varints), then
-instructions: a copy of a range of the base, or an insert of literal bytes.
+A delta entry (an OFS_DELTA names its base by a backward offset in the same pack, a
+REF_DELTA by object id) inflates to delta data, which starts with the base's and the
+target's sizes (varints), then instructions: a copy of a range of the base, or an
+insert of literal bytes.
 """
 
 from __future__ import annotations
 
 import bisect
-import zlib
 from array import array
 from collections import namedtuple
-from collections.abc import Iterator
 
 from git_gasp.protocol.appendonly import common_prefix_len
 
 BLOB, OFS_DELTA, REF_DELTA = 3, 6, 7
-_FULL_TYPES = frozenset({1, 2, 3, 4})
-_CHUNK = 1 << 20
-_SMALL = 1 << 16
 
 
 class PackFormatError(Exception):
     """A pack entry or delta that does not parse as git writes them."""
-
-
-class EntryHeader(namedtuple("EntryHeader", "type_num size data base")):
-    """A pack entry's header: `type_num` 1..4 (commit, tree, blob, tag) or OFS_DELTA /
-    REF_DELTA; `size`, the bytes its zlib stream inflates to; `data`, the offset of that
-    stream; `base`, for OFS_DELTA the base's offset, for REF_DELTA its raw id, else None."""
-
-    __slots__ = ()
-
-
-def entry_header(buf: bytes | memoryview, offset: int, oid_length: int = 20) -> EntryHeader:
-    """Parse the header of the pack entry at `offset` of `buf` (a mapped pack)."""
-    try:
-        c = buf[offset]
-        pos = offset + 1
-        type_num, size, shift = (c >> 4) & 7, c & 15, 4
-        while c & 0x80:
-            c = buf[pos]
-            pos += 1
-            size |= (c & 0x7F) << shift
-            shift += 7
-        base: int | bytes | None = None
-        if type_num == OFS_DELTA:
-            c = buf[pos]
-            pos += 1
-            back = c & 0x7F
-            while c & 0x80:
-                c = buf[pos]
-                pos += 1
-                back = ((back + 1) << 7) | (c & 0x7F)
-            if not 0 < back <= offset:
-                raise PackFormatError(f"bad delta base offset at {offset}")
-            base = offset - back
-        elif type_num == REF_DELTA:
-            base = bytes(buf[pos:pos + oid_length])
-            if len(base) != oid_length:
-                raise PackFormatError(f"truncated entry at {offset}")
-            pos += oid_length
-        elif type_num not in _FULL_TYPES:
-            raise PackFormatError(f"bad entry type {type_num} at {offset}")
-    except IndexError:
-        raise PackFormatError(f"truncated entry at {offset}") from None
-    return EntryHeader(type_num, size, pos, base)
-
-
-def inflate_chunks(buf: bytes | memoryview, start: int, size: int) -> Iterator[bytes]:
-    """The zlib stream at `start` of `buf`, in pieces of at most 1 MiB; it must inflate
-    to exactly `size` bytes (else PackFormatError once the pieces run out)."""
-    z = zlib.decompressobj()
-    got, pos = 0, start
-    try:
-        while not z.eof and pos < len(buf):
-            piece = buf[pos:pos + min(_CHUNK, max(64, size - got + 64))]
-            chunk = z.decompress(piece, min(_CHUNK, size - got + 1))
-            pos += len(piece) - len(z.unconsumed_tail)
-            got += len(chunk)
-            if got > size:
-                break
-            if chunk:
-                yield chunk
-    except zlib.error as exc:
-        raise PackFormatError(f"bad zlib stream at {start}: {exc}") from None
-    if got != size or not z.eof:
-        raise PackFormatError(f"zlib stream at {start} does not inflate to {size} bytes")
-
-
-def inflate(buf: bytes | memoryview, start: int, size: int) -> bytes:
-    """The zlib stream at `start` of `buf`, which must inflate to exactly `size` bytes."""
-    if size <= _SMALL:  # one call: a small stream's deflated bytes fit in this window
-        z = zlib.decompressobj()
-        try:
-            data = z.decompress(buf[start:start + size + (size >> 8) + 64], size + 1)
-        except zlib.error as exc:
-            raise PackFormatError(f"bad zlib stream at {start}: {exc}") from None
-        if z.eof and len(data) == size:
-            return data
-        if len(data) > size:
-            raise PackFormatError(f"zlib stream at {start} does not inflate to {size} bytes")
-    return b"".join(inflate_chunks(buf, start, size))
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -242,14 +158,3 @@ def parse_delta(data: bytes) -> Delta:
         raise PackFormatError("delta does not build its declared size")
     return Delta(base_size, target_size, tpos if prefix < 0 else prefix, starts, ops,
                  data if any(o[0] < 0 for o in ops) else b"")
-
-
-def apply_parsed(base: bytes, delta: Delta) -> bytes:
-    """The object a parsed `delta` builds from `base` (PackFormatError: wrong base)."""
-    if len(base) != delta.base_size:
-        raise PackFormatError("delta base has the wrong size")
-    parts = [base[:delta.prefix]]
-    data = delta.data
-    for off, length, at in delta.ops:
-        parts.append(data[at:at + length] if off < 0 else base[off:off + length])
-    return b"".join(parts)
