@@ -18,7 +18,7 @@ from git_gasp.protocol.gcpause import gc_paused
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.idmatch import GAP, abbreviations
 from git_gasp.protocol.jsonstrict import dumps_canonical
-from git_gasp.runtime.logcount import LogCount
+from git_gasp.protocol.logcount import LogCount
 from git_gasp.runtime.queries import label
 from git_gasp.view.rowtext import fields_line, ops_line
 from git_gasp.view.runs import RAW_NODE_KINDS, RunTable, is_raw_event

@@ -265,14 +265,15 @@
     ctx.strokeStyle = "#d0d7de"; ctx.beginPath();
     ctx.moveTo(LABEL_W, bottom + 0.5); ctx.lineTo(W, bottom + 0.5); ctx.stroke();
     ctx.strokeStyle = "#eaeef2"; ctx.fillStyle = "#57606a"; ctx.font = "11px system-ui, sans-serif";
-    var lastDay = "", first = true, ticks = [];
+    var lastDay = "", first = true, ticks = [], right = -Infinity;
     for (var t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
       var x = Math.round(xOf(t)) + 0.5;
       ctx.beginPath(); ctx.moveTo(x, TOP); ctx.lineTo(x, bottom + 4); ctx.stroke();
       var day = iso(t).slice(0, 10), label = tickLabel(t, step, first || day !== lastDay);
-      lastDay = day; first = false; ticks.push(label);
-      var lw = ctx.measureText(label).width;
-      ctx.fillText(label, Math.min(Math.max(LABEL_W, x - lw / 2), W - lw - 2), bottom + 16);
+      var lw = ctx.measureText(label).width, lx = Math.min(Math.max(LABEL_W, x - lw / 2), W - lw - 2);
+      if (lx < right + 10) { continue; }  // no room after the label before (one with a date)
+      lastDay = day; first = false; ticks.push(label); right = lx + lw;
+      ctx.fillText(label, lx, bottom + 16);
     }
     ctx.fillStyle = "#656d76";
     ctx.fillText("time (UTC)", 8, bottom + 16);

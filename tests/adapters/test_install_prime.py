@@ -183,6 +183,8 @@ def test_prime_writes_identity_and_primer_between_markers(agent_repo):
     events = [json.loads(line) for line in (agent_repo / "state/events.jsonl").read_text()
               .splitlines()]
     source = events[-1]["id"]
+    goal = gasp(agent_repo, "record", "goal", "--title", "Keep calc tested")
+    assert goal.returncode == 0, out(goal)
     fact = gasp(agent_repo, "memory", "add", "tests live in test_calc.py", "--from", source)
     assert fact.returncode == 0, out(fact)
     old = fact.stdout.decode().strip()
@@ -197,7 +199,9 @@ def test_prime_writes_identity_and_primer_between_markers(agent_repo):
     assert text.endswith(END + "\n")
     body = text.split(BEGIN, 1)[1]
     assert "I am bot, a careful fixer." in body and "agent `bot`" in body
-    assert "Fix the add function so the test passes, then commit" in body  # the open goal
+    assert "Keep calc tested" in body  # the open goal
+    # the session's own goal ended Achieved with its promoted fix: not an open goal
+    assert "Fix the add function so the test passes, then commit" not in body
     assert "Approved on patch “Fix add”" in body
     assert "tests live in tests/" in body and "test_calc.py" not in body.split("Live facts")[1]
     again = gasp(agent_repo, "adapt", "claude-code", "prime")

@@ -8,8 +8,8 @@ import click
 
 from git_gasp.cli.ids import EventId
 from git_gasp.cli.shortids import ShortIds, abbrev_option
+from git_gasp.protocol.logcount import LogCount, events_phrase
 from git_gasp.protocol.summary import printable, summarize
-from git_gasp.runtime.logcount import LogCount, events_phrase
 from git_gasp.store.location import resolve_agent_root
 from git_gasp.store.logview import fold_agent
 

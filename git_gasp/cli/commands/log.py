@@ -17,7 +17,7 @@ from git_gasp.cli.options import CONTEXT, open_state
 from git_gasp.cli.pager import paged
 from git_gasp.cli.shortids import abbrev_option
 from git_gasp.protocol.envelope import OPS_KIND
-from git_gasp.runtime.logcount import LogCount, events_phrase
+from git_gasp.protocol.logcount import LogCount, events_phrase
 
 FORMATS = ("oneline", "medium")
 
@@ -91,7 +91,7 @@ def log(kinds, run_id, since, until, ops, limit, reverse, fmt, abbrev, color, as
 
 
 def _count_line(every, events, kinds, run_id, since, until, ops, limit) -> str:
-    """``N events (D domain, O ops)`` of the selection (`runtime.logcount`'s words), and
+    """``N events (D domain, O ops)`` of the selection (`protocol.logcount`'s words), and
     the ops events left out when the default (domain) layer hid them."""
     n = LogCount(events, 0)
     line = events_phrase(n.domain, n.ops)

@@ -2,7 +2,7 @@
 
 Where the state lives (the project's own folder, or the state branch's worktree),
 its branch against the upstream, the open run and the lease, the log's count (events by
-layer, nodes, the last event: `runtime.logcount`), events not committed yet,
+layer, nodes, the last event: `protocol.logcount`), events not committed yet,
 the guard hooks and the merge driver, and the last `check` verdict; `--json` gives the
 same as one object.
 """
@@ -25,7 +25,7 @@ from git_gasp.cli.shortids import ShortIds
 from git_gasp.githooks.doctor import diagnose
 from git_gasp.odb.gitdirs import locate
 from git_gasp.protocol.envelope import parse_log
-from git_gasp.runtime.logcount import LogCount
+from git_gasp.protocol.logcount import LogCount
 from git_gasp.runtime.state import AgentState
 from git_gasp.store.attributes import log_location
 from git_gasp.store.lastcheck import load
@@ -81,11 +81,17 @@ def _branch(root: str) -> dict:
 
 
 def _count(state: AgentState | str) -> dict | None:
-    """The log's count (`runtime.logcount`), with the last event's short id as `log`
+    """The log's count (`protocol.logcount`), with the last event's short id as `log`
     prints it and the phrase `status` shows; None when the state cannot be read."""
     if isinstance(state, str):
         return None
-    events = parse_log(state.store.read_bytes()).events  # its valid events, as fold counts
+    try:
+        log = read_file(os.path.join(state.root, state.store.rel), root=state.root)
+    except FileNotFoundError:
+        log = b""
+    except (OSError, GaspError):  # a link or a FIFO where the log should be: uncommitted says
+        return None
+    events = parse_log(log).events  # its valid events, as fold counts them
     count = LogCount(events, len(state.graph.nodes))
     short = ShortIds(state.graph.nodes, [e.id for e in events]).event
     return dict(count.to_json(short), text=count.phrase(short))

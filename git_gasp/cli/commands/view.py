@@ -63,7 +63,7 @@ def view(output: str | None, since: str | None, run_id: str | None, no_open: boo
 
 def summary(built: dict) -> str:
     """What the page holds, counted as `fold`, `log --count` and `status` count the log
-    (`runtime.logcount`), then what it lists of it (of its scope, with --since or --run)."""
+    (`protocol.logcount`), then what it lists of it (of its scope, with --since or --run)."""
     runs = len(built["runs"])
     listed = sum(1 for n in built["nodes"] if not n.get("missing"))
     text = f"{built['count']['text']}; "

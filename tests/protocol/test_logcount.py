@@ -1,9 +1,9 @@
-"""`runtime.logcount`: events by layer, nodes and the last event, in one set of words."""
+"""`protocol.logcount`: events by layer, nodes and the last event, in one set of words."""
 
 from __future__ import annotations
 
 from git_gasp.protocol.envelope import OPS_KIND
-from git_gasp.runtime.logcount import LogCount, events_phrase, layer_of
+from git_gasp.protocol.logcount import LogCount, events_phrase, layer_of
 
 
 class _E:
