@@ -94,6 +94,8 @@ def transcript_finished(agent: str, path: str | os.PathLike | None) -> bool:
         from git_gasp.adapters.codex import turn_finished
     elif agent == "qwen-code":
         from git_gasp.adapters.dialects.qwen import turn_finished
+    elif agent == "gemini":
+        from git_gasp.adapters.dialects.gemini import turn_finished
     else:
         from git_gasp.adapters.claude_code import turn_finished
     return turn_finished(data)

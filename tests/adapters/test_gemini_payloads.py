@@ -52,6 +52,15 @@ def test_a_chunk_before_the_last_ends_no_call():
     assert gemini.model_response(chunk) is None
 
 
+def test_the_transcript_says_when_the_turn_finished():
+    data = (DATA / "gemini-0.61.0" / "session-transcript.jsonl").read_bytes()
+    assert gemini.turn_finished(data)
+    lines = data.splitlines(keepends=True)
+    last = max(i for i, line in enumerate(lines) if b'"type":"gemini"' in line)
+    assert not gemini.turn_finished(b"".join(lines[:last]))  # ends on a tool call
+    assert not gemini.turn_finished(b"")
+
+
 def test_a_failed_tool_and_an_unknown_response():
     assert gemini.tool_result({"llmContent": "x", "returnDisplay": "shown",
                                "error": {"message": "no such file"}}) == {

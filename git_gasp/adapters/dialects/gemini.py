@@ -12,6 +12,10 @@ Gemini CLI 0.61.0 (``docs/hooks/reference.md``, and what a live session sent:
   ``llm_response`` ``{text, candidates: [{content, finishReason}], usageMetadata}``,
   once per streamed chunk: the chunk with a ``finishReason`` ends the call;
 - ``SessionStart``: ``source``; ``SessionEnd``: ``reason``.
+
+Its transcript, ``~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl``, holds one
+``"type": "gemini"`` line per model response (written again, same ``id``, once its
+``toolCalls`` ran) between ``$set`` lines of metadata (`turn_finished`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import re
 from typing import Any
 
 from git_gasp.adapters.dialects.table import dialect
-from git_gasp.adapters.records import output_text
+from git_gasp.adapters.records import iter_json_lines, output_text
 
 AGENT = "gemini"
 _EXIT = re.compile(r"^Exit Code: (\d{1,9})$", re.MULTILINE)
@@ -78,3 +82,12 @@ def model_response(payload: dict) -> dict | None:
     text = resp.get("text")
     return {"text": text if isinstance(text, str) else "", "stop_reason": reasons[0],
             "usage": usage if isinstance(usage, dict) else None}
+
+
+def turn_finished(data: bytes) -> bool:
+    """True when the transcript's last model response called no tool (the turn ended)."""
+    last: dict | None = None
+    for _, obj in iter_json_lines(data):
+        if isinstance(obj, dict) and obj.get("type") == "gemini":
+            last = obj
+    return last is not None and not last.get("toolCalls")
