@@ -24,6 +24,7 @@ from typing import Any
 
 from git_gasp.adapters.codex import exit_codes
 from git_gasp.adapters.lifting import Lifted, Lifter
+from git_gasp.adapters.model_turns import record_model_turns
 from git_gasp.adapters.payloads import HookEvent
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record, read_raw
 from git_gasp.adapters.session_close import (
@@ -92,6 +93,8 @@ class HookSession(SessionWriter):
         self.rollout: dict = side.get("rollout") or {}
         self.last_prompt: list | None = side.get("last_prompt")
         self.pending: dict | None = side.get("pending")
+        self.event_of.update(side.get("causes") or {})  # what a model turn's cause may be
+        self.turns: int = int(side.get("turns") or 0)  # model responses recorded (all runs)
         if "lifter" in side or "records" not in side:
             self.lifter = Lifter(side.get("lifter"))
             self.kinds: dict[str, int] = dict(side.get("kinds") or {})
@@ -143,7 +146,8 @@ class HookSession(SessionWriter):
                 "prompts": self.prompts, "proc": self.proc, "last_ms": self.last_ms,
                 "lifter": self.lifter.to_json(), "kinds": self.kinds, "recent": self.recent,
                 "tools": self.tools, "rollout": self.rollout,
-                "last_prompt": self.last_prompt, "pending": self.pending}
+                "last_prompt": self.last_prompt, "pending": self.pending,
+                "causes": dict(list(self.event_of.items())[-RECENT:]), "turns": self.turns}
         body = json.dumps(data, ensure_ascii=False).encode("utf-8")
         path = self.closed_path if self.closed else self.path
         atomic_write(path, body, root=os.path.dirname(self.gdir), make_parents=True)
@@ -387,6 +391,7 @@ class HookSession(SessionWriter):
         return code
 
     def stop(self, h: HookEvent) -> None:
+        self.turns = record_model_turns(self, self.transcript(), self.turns)
         if h.last_message:
             text = self.r.text(h.last_message)[:2000]
             digest = sha256(text.encode()).hexdigest()[:16]
@@ -400,10 +405,12 @@ class HookSession(SessionWriter):
         `how`: what closed it (``SessionEnd``, ``next-session``, ``reconcile``)."""
         st = self.state
         self.make_current()
+        self.turns = record_model_turns(self, self.transcript(), self.turns)
         arch = archive_transcript(st, self.run_id, self.agent, self.transcript(), root)
         kinds = [k for k, n in self.kinds.items() if n]
         outcome = "abandoned" if abandoned else outcome_of(kinds)
-        meta = self._src(None, end_reason=reason, recorded_by="hooks", closed_by=how)
+        meta = self._src(None, end_reason=reason, recorded_by="hooks", closed_by=how,
+                         models=self.models())
         if arch:
             meta["transcript"] = arch
         st.finish_run(outcome, run_id=self.run_id, metadata=meta)

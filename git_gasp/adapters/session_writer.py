@@ -132,6 +132,51 @@ class SessionWriter:
         return self._create("observation.created", "observation", payload, props,
                             [relate(oid, "observes", about)], (about,), cause)
 
+    def model_call(self, rec: Record, text: str, cause: str | None,
+                   default_model: str | None = None) -> str:
+        """model.called + model.finished for a ``model_response`` record (`text`: what
+        the model wrote in it); return the model.called event id. Nothing when recorded
+        already. The first call of a model not yet the run's also sets the run node's
+        ``model`` (the one in use) and ``models`` (every one, in order of first use), in
+        the same ops pair, so a model swap mid-session shows in the log alone."""
+        st = self.state
+        mid = self.stable_id("model_call", rec.key)
+        if st.graph.has_node(mid):  # recorded already (by the hooks, or a replay)
+            self.node_of[rec.key] = mid
+            self.event_of[rec.key] = st.creator_of(mid) or ""
+            return self.event_of[rec.key]
+        meta = self._src(rec.key)
+        model = str(rec.get("model") or default_model or "unknown")
+        payload = {"id": mid, "run_id": self.run_id, "model": model,
+                   "provider": self.agent, "input_summary": "", "metadata": meta}
+        props = {"model": model, "provider": self.agent, "run_id": self.run_id,
+                 "status": "running", "metadata": meta}
+        ops = [create_node(mid, "model_call", props), relate(mid, "produced_by", self.run_id)]
+        run = st.graph.node(self.run_id)
+        models = list((run["props"].get("models") or []) if run else [])
+        if run is not None and (model not in models or run["props"].get("model") != model):
+            ops.append(update_node(self.run_id, {"model": model, "models": list(
+                dict.fromkeys([*models, model]))}))
+        called = self._emit("model.called", payload, ops, cause)
+        cut: dict = {}
+        out = self.capture.bound(self.r.text(text), cut, "output_summary",
+                                 chars=capture.SUMMARY_CHARS)
+        fmeta = {"usage": rec.get("usage"), "stop_reason": rec.get("stop_reason"),
+                 "message_id": rec.key, **({"cut": cut} if cut else {})}
+        self._emit("model.finished", {
+            "id": mid, "run_id": self.run_id, "output_summary": out, "success": True,
+            "metadata": fmeta}, [update_node(mid, {
+                "status": "succeeded", "success": True, "output_summary": out or None,
+                "outcome_metadata": fmeta})], called)
+        self.event_of[rec.key] = called
+        self.node_of[rec.key] = mid
+        return called
+
+    def models(self) -> list[str]:
+        """The models this run has called, in order of first use (from its node)."""
+        run = self.state.graph.node(self.run_id)
+        return list((run["props"].get("models") or []) if run else [])
+
     def tool_called(self, rec: Record, cause: str | None) -> str:
         """tool.called + the tool_call node for a ``tool_use`` record; return the event id."""
         tid = self.tool_call_id(rec.key)
