@@ -261,8 +261,9 @@ class HookSession(SessionWriter):
             if st.run is not None:
                 st.run.goal_id = gid
             return
-        title, summary = self.r.text(item.data["title"]), self.r.text(item.data["summary"])
         meta = self._src(item.after, **item.metadata)
+        title = self.kept(item.data["title"], "title", meta)
+        summary = self.kept(item.data["summary"], "summary", meta)
         payload = {"id": gid, "title": title, "summary": summary, "status": "Open",
                    "owner": {"kind": st.actor[0], "id": st.actor[1]}, "metadata": meta}
         props = {"title": title, "summary": summary or None, "status": "Open", "metadata": meta}
@@ -356,10 +357,15 @@ class HookSession(SessionWriter):
         if is_error is None:  # Codex: the exit code is in the rollout, not the payload
             code = self._exit_code(h.tool_use_id)
             is_error = code is not None and code != 0
-        self._add(Record(TOOL_RESULT, f"result:{key}", key, None, {
-            "tool_use_id": key, "output": (h.output or "") if self.capture.tool_output ==
-            "full" else _keep_output(h.output or ""),  # full: the writer bounds it
-            "is_error": bool(is_error), "exit_code": code}))
+        data = {"tool_use_id": key, "output": (h.output or "") if self.capture.tool_output ==
+                "full" else _keep_output(h.output or ""),  # full: the writer bounds it
+                "is_error": bool(is_error), "exit_code": code,
+                "bytes": len((h.output or "").encode("utf-8", "surrogatepass"))}
+        response = self.capture.response(h.tool_name or "unknown",
+                                         h.raw.get("tool_response"))
+        if response is not None:  # bounded (file contents as digests) before it is kept
+            data["response"] = response
+        self._add(Record(TOOL_RESULT, f"result:{key}", key, None, data))
 
     def _exit_code(self, call_id: str | None) -> int | None:
         """The exit code the Codex rollout records for `call_id`, reading only what was
@@ -393,10 +399,10 @@ class HookSession(SessionWriter):
     def stop(self, h: HookEvent) -> None:
         self.turns = record_model_turns(self, self.transcript(), self.turns)
         if h.last_message:
-            text = self.r.text(h.last_message)[:2000]
+            meta = self._src("stop", hook="Stop")
+            text = self.kept(h.last_message, "summary", meta, chars=2000)
             digest = sha256(text.encode()).hexdigest()[:16]
-            self.observation(f"stop:{self.prompts}:{digest}", text, self.run_id,
-                             self._src("stop", hook="Stop"), _AUTO)
+            self.observation(f"stop:{self.prompts}:{digest}", text, self.run_id, meta, _AUTO)
 
     def close(self, root: str, *, how: str, reason: str | None = None,
               abandoned: bool = False) -> tuple[str, str, list[str]]:

@@ -98,10 +98,11 @@ class Projector(SessionWriter):
         goal_item = next((i for i in lifted if i.kind == "goal"), None)
         goal = None
         if goal_item is not None:
-            goal = st.record_goal(self.r.text(goal_item.data["title"]),
-                                  self.r.text(goal_item.data["summary"]),
+            gmeta = self._src(goal_item.after, **goal_item.metadata)
+            goal = st.record_goal(self.kept(goal_item.data["title"], "title", gmeta),
+                                  self.kept(goal_item.data["summary"], "summary", gmeta),
                                   node_id=self.stable_id("goal", goal_item.key),
-                                  metadata=self._src(goal_item.after, **goal_item.metadata))
+                                  metadata=gmeta)
             self.node_of[goal_item.key] = goal
             self.event_of[goal_item.after] = st.creator_of(goal)
         rel = digest = None

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.lifting import Lifted
+from git_gasp.adapters.observed import summary_line
 from git_gasp.adapters.records import Record
 from git_gasp.base import git
 from git_gasp.base.outside import valid_text
@@ -177,6 +178,15 @@ class SessionWriter:
         run = self.state.graph.node(self.run_id)
         return list((run["props"].get("models") or []) if run else [])
 
+    def kept(self, text: str, field: str, meta: dict, chars: int | None = None) -> str:
+        """`text` from the session as stored under `field`: redacted, then cut to `chars`
+        and `field_limit` (a cut noted in ``meta["cut"]``)."""
+        cut: dict = {}
+        out = self.capture.bound(self.r.text(text), cut, field, chars=chars)
+        if cut:
+            meta.setdefault("cut", {}).update(cut)
+        return out
+
     def tool_called(self, rec: Record, cause: str | None) -> str:
         """tool.called + the tool_call node for a ``tool_use`` record; return the event id."""
         tid = self.tool_call_id(rec.key)
@@ -208,13 +218,17 @@ class SessionWriter:
         if tid is None:
             return None  # a result whose call is not in this session
         ok = not rec.get("is_error")
+        call = st.graph.node(tid)
+        tool = str(call["props"].get("tool") or "tool") if call is not None else "tool"
         cut: dict = {}
-        out = self.capture.output(self.r.text(str(rec.get("output") or "")), cut)
+        raw = self.r.text(str(rec.get("output") or ""))
+        nbytes = int(rec.get("bytes") or len(raw.encode("utf-8", "surrogatepass")))
+        text = self.capture.file_output(tool, raw)
+        out = self.capture.output(text, cut)
         fmeta = {"exit_code": rec.get("exit_code"), "is_error": bool(rec.get("is_error"))}
         if cut:
             fmeta["cut"] = cut
         oid = self.stable_id("observation", rec.key)
-        call = st.graph.node(tid)
         if st.graph.has_node(oid):  # recorded already (a replayed hook entry)
             finished = st.creator_of(oid) or ""
         elif call is not None and call["props"].get("status") != "running":
@@ -225,7 +239,14 @@ class SessionWriter:
                 "metadata": fmeta}, [update_node(tid, {
                     "status": "succeeded" if ok else "failed", "success": ok,
                     "output_summary": out or None, "outcome_metadata": fmeta})], cause)
-        obs = self.observation(rec.key, out or "(no output)", tid, self._src(rec.key),
+        line = summary_line(tool, ok, rec.get("exit_code"), text, nbytes,
+                            show_text=self.capture.tool_output != "none")
+        detail = {"tool": tool, "success": ok, "exit_code": rec.get("exit_code"),
+                  "bytes": nbytes, "output": out}
+        response = self.capture.response(tool, rec.get("response"))
+        if response is not None:
+            detail["response"] = response
+        obs = self.observation(rec.key, line, tid, self._src(rec.key, detail=detail),
                                finished or None)
         self.event_of[rec.key] = finished
         self.node_of[rec.key] = obs
@@ -241,7 +262,7 @@ class SessionWriter:
             return  # recorded by the caller, before or with the run
         nid = self.stable_id(item.kind, item.key)
         if item.kind == "task":
-            title = self.r.text(d["title"])
+            title = self.kept(d["title"], "title", meta)
             payload = _clean({"id": nid, "title": title, "status": "Open", "goal_id": goal,
                               "metadata": meta})
             node = self._create("task.created", "task", payload,
@@ -253,9 +274,12 @@ class SessionWriter:
             validates = self.node_for(d.get("validates"))
             if validates:
                 meta["validated_by_rule"] = "eval-validates-patch"
-            tail = self.r.text(d["output_tail"]) if self.capture.tool_output != "none" else ""
+            cut: dict = {}
+            tail = self.capture.output(self.r.text(d["output_tail"]), cut, "output_tail")
             meta.update(tool_use_id=d["tool_use_id"], output_tail=tail)
-            command = self.r.text(d["command"])
+            command = self.kept(d["command"], "command", meta)
+            if cut:
+                meta.setdefault("cut", {}).update(cut)
             status = canonical(d["status"], EVAL_STATUSES, "eval status")
             node = self._create("eval.finished", "eval", {
                 "id": nid, "command": command, "status": status, "score": d["score"],
@@ -265,7 +289,10 @@ class SessionWriter:
                 cause)
         elif item.kind == "failure":
             obs = self.node_for(rec_key)
-            summary = self.r.text(d["summary"])
+            text = d["summary"]
+            if self.capture.tool_output == "none" and "` failed" in text:
+                text = text[:text.index("` failed") + len("` failed")]  # not the output's tail
+            summary = self.kept(text, "summary", meta)
             ev = self.node_for(d["eval"])
             fmeta = dict(meta, eval=ev)
             node = self._create("failure.observed", "failure", {
@@ -280,8 +307,8 @@ class SessionWriter:
                 return
             commit = _full_commit(self.cwd, d.get("commit")) if (
                 self.cwd and Path(self.cwd).is_dir()) else d.get("commit")
-            title = self.r.text(d["title"])
-            files = [self.r.text(f) for f in d["files"]]
+            title = self.kept(d["title"], "title", meta)
+            files = [self.kept(f, "files", meta) for f in d["files"]]
             meta.update(files=files)
             payload = {"id": pid, "title": title, "status": "Proposed",
                        "created_by": {"kind": st.actor[0], "id": st.actor[1]},
@@ -308,7 +335,8 @@ class SessionWriter:
                 return  # its patch is not in this run (nothing to decide on)
             ev = self.node_for(d["eval"])
             done = self._decision_of(patch)
-            node = done or st.record_decision("Approved", self.r.text(d["reason"]), patch=patch,
+            node = done or st.record_decision("Approved", self.kept(d["reason"], "reason", meta),
+                                              patch=patch,
                                       metadata=dict(meta, eval=ev),
                                       cause=st.creator_of(ev) if ev else cause)
         else:  # pragma: no cover - lift() makes only the kinds above
