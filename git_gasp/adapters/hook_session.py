@@ -24,6 +24,7 @@ from typing import Any
 
 from git_gasp.adapters.codex import exit_codes
 from git_gasp.adapters.lifting import Lifted, Lifter
+from git_gasp.adapters.machine_paths import transcript_ref
 from git_gasp.adapters.model_turns import record_model_turns
 from git_gasp.adapters.payloads import HookEvent
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record, read_raw
@@ -79,8 +80,9 @@ class HookSession(SessionWriter):
         self.path = os.path.join(gdir, "sessions", f"{safe}.json")
         self.closed_path = os.path.join(gdir, "sessions", "closed", f"{safe}.json")
         side, self.closed = self._load()
+        self.home = side.get("home") or os.environ.get("HOME")  # the agent's, as it ran
         super().__init__(state, agent, session_id, side.get("run_id") or base,
-                         cwd=cwd or side.get("cwd"))
+                         cwd=cwd or side.get("cwd"), home=self.home)
         self.base = base
         self.goal: str | None = side.get("goal")
         self.prompts: int = int(side.get("prompts", 0))
@@ -142,7 +144,8 @@ class HookSession(SessionWriter):
     def save(self) -> None:
         """Write this session's progress (whole or not at all) under the git dir."""
         data = {"agent": self.agent, "session_id": self.session_id, "run_id": self.run_id,
-                "cwd": self.cwd, "transcript_path": self.transcript_path, "goal": self.goal,
+                "cwd": self.cwd, "home": self.home,
+                "transcript_path": self.transcript_path, "goal": self.goal,
                 "prompts": self.prompts, "proc": self.proc, "last_ms": self.last_ms,
                 "lifter": self.lifter.to_json(), "kinds": self.kinds, "recent": self.recent,
                 "tools": self.tools, "rollout": self.rollout,
@@ -194,9 +197,17 @@ class HookSession(SessionWriter):
             return
         st.run = None  # leave any other open run running; ours becomes the open one
         st.start_run(f"{h.agent} session {h.session_id}", run_id=self.run_id,
-                     metadata=self._src(None, cwd=self.cwd, model=h.model,
-                                        transcript_path=self.transcript_path,
+                     metadata=self._src(None, cwd=self.paths.path(self.cwd), model=h.model,
+                                        transcript_path=self._transcript_ref(),
                                         recorded_by="hooks", start_source=h.reason))
+
+    def _transcript_ref(self) -> str | None:
+        """How run.started names the transcript: where its archive will be (the path
+        itself only under ``[capture] paths = "absolute"``)."""
+        if self.capture.paths == "absolute":
+            return self.transcript_path
+        archive = f"transcripts/{self.run_id}.jsonl.gz" if self.capture.transcripts else None
+        return transcript_ref(self.transcript_path, archive)
 
     def note_process(self, entry: str | None) -> None:
         """Remember the agent process that queued `entry`: the queue names an entry

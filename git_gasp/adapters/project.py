@@ -107,14 +107,14 @@ class Projector(SessionWriter):
             self.event_of[goal_item.after] = st.creator_of(goal)
         rel = digest = None
         if self.capture.transcripts:  # [capture] transcripts = false: none is kept
-            archive = redacted_archive(self.raw, self.r)
+            archive = redacted_archive(self.raw, self.r.redactor)
             rel = f"transcripts/{self.run_id}.jsonl.gz"
             atomic_write(Path(st.root) / rel, archive, root=st.root, make_parents=True)
             digest = "sha256:" + hashlib.sha256(archive).hexdigest()
         s = self.t.session
         task = goal_item.data["title"] if goal_item else f"{s.agent} session {s.session_id}"
         st.start_run(self.r.text(task), goal=goal, run_id=self.run_id, metadata=self._src(
-            None, agent_version=s.agent_version, model=s.model, cwd=s.cwd,
+            None, agent_version=s.agent_version, model=s.model, cwd=self.paths.path(s.cwd),
             git_branch=s.git_branch,
             transcript={"uri": rel, "hash": digest} if rel is not None else None,
             skipped_lines=dict(self.t.skipped)))

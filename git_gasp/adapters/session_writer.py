@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.lifting import Lifted
+from git_gasp.adapters.machine_paths import LocalPaths, LocalRedactor
 from git_gasp.adapters.observed import summary_line
 from git_gasp.adapters.records import Record
 from git_gasp.base import git
@@ -65,15 +66,17 @@ class SessionWriter:
     """
 
     def __init__(self, state: AgentState, agent: str, session_id: str | None, run_id: str, *,
-                 cwd: str | None = None) -> None:
+                 cwd: str | None = None, home: str | None = None) -> None:
         self.state = state
         self.agent = agent
         self.session_id = session_id
         self.run_id = run_id
         self.cwd = cwd
-        self.r = Redactor()
         root = getattr(state, "root", None)
         self.capture = capture.load(root) if root is not None else capture.Capture()
+        self.paths = LocalPaths.for_session(cwd, home,
+                                            absolute=self.capture.paths == "absolute")
+        self.r = LocalRedactor(self.paths)  # every stored string: redacted, paths local
         self.event_of: dict[str, str] = {}  # record key -> event id that recorded it
         self.node_of: dict[str, str] = {}  # record or lifted key -> node id
 
@@ -243,7 +246,7 @@ class SessionWriter:
                             show_text=self.capture.tool_output != "none")
         detail = {"tool": tool, "success": ok, "exit_code": rec.get("exit_code"),
                   "bytes": nbytes, "output": out}
-        response = self.capture.response(tool, rec.get("response"))
+        response = self.capture.response(tool, self.r.value(rec.get("response")))
         if response is not None:
             detail["response"] = response
         obs = self.observation(rec.key, line, tid, self._src(rec.key, detail=detail),

@@ -6,6 +6,7 @@
     field_limit = 4096        # bytes of any one stored field of outside text
     file_inputs = "digest"    # Write/Edit contents as size, sha256 and first line; "full"
     transcripts = true        # archive the redacted transcript under transcripts/
+    paths = "relative"        # project paths relative, home as ~; "absolute" keeps them
 
 The rules cover every field stored from a session: a tool's input (`tool_input`), its
 output (`output`; a file tool's output is its first line under ``file_inputs =
@@ -157,4 +158,4 @@ def load(root: str | os.PathLike[str]) -> Capture:
     `[capture]` that is malformed is a FormatError naming the key."""
     settings = agentconfig.read_config(root).capture
     return Capture(settings.tool_output, settings.field_limit, settings.file_inputs,
-                   settings.transcripts)
+                   settings.transcripts, settings.paths)
