@@ -14,18 +14,31 @@ import re
 LINE_CHARS = 120  # of the first meaningful line
 _EXIT_LINE = re.compile(r"(?:Error: )?Exit code -?\d+")
 _DECOR = " \t=-*#_~.|+"
+_PROGRESS = re.compile(r"[.FEsxX ]*\[ *\d{1,3}%\]")  # a test runner's progress row
+_RULES = ("==", "--", "**", "##", "~~", "__")  # a heading between rules
 
 
 def meaningful_line(text: str, limit: int = LINE_CHARS) -> str:
     """The first line of `text` that says something: not blank, not only rules or
-    dots (``=====``, a progress row), not ``Exit code N`` (the outcome says it);
-    its decoration stripped and cut to `limit` characters ("" when none)."""
-    for line in text.splitlines():
-        line = line.strip(_DECOR)
-        if not line or _EXIT_LINE.fullmatch(line):
+    dots, not a progress row (``..F [100%]``), not ``Exit code N`` (the outcome says
+    it), and not a heading between rules (``=== short test summary ===``) unless
+    nothing else is there; its decoration stripped, cut to `limit` characters ("" when
+    none)."""
+    heading = ""
+    for raw in text.splitlines():
+        line = raw.strip(_DECOR)
+        if not line or _EXIT_LINE.fullmatch(line) or _PROGRESS.fullmatch(line):
             continue
-        return line if len(line) <= limit else line[:limit - 1] + "…"
-    return ""
+        bare = raw.strip()
+        if bare[:2] in _RULES and bare[-2:] in _RULES:
+            heading = heading or line
+            continue
+        return _cut(line, limit)
+    return _cut(heading, limit)
+
+
+def _cut(line: str, limit: int) -> str:
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 def size(n: int) -> str:
