@@ -86,8 +86,8 @@ class HookSession(SessionWriter):
         self.base = base
         self.goal: str | None = side.get("goal")
         self.prompts: int = int(side.get("prompts", 0))
-        usable = transcript_path if transcript_path and "[REDACTED" not in transcript_path \
-            else None
+        usable = transcript_path if transcript_path and os.path.isabs(transcript_path) and \
+            "[REDACTED" not in transcript_path else None  # not a run's archive path
         self.transcript_path = usable or side.get("transcript_path") or transcript_path
         self.proc: dict | None = side.get("proc")
         self.last_ms: int = int(side.get("last_ms") or self._mtime_ms())
