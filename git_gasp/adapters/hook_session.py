@@ -24,18 +24,18 @@ from typing import Any
 
 from git_gasp.adapters.codex import exit_codes
 from git_gasp.adapters.lifting import Lifted, Lifter
-from git_gasp.adapters.machine_paths import transcript_ref
-from git_gasp.adapters.model_turns import record_model_turns
 from git_gasp.adapters.payloads import HookEvent
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record, read_raw
 from git_gasp.adapters.session_close import (
     agent_process,
     archive_transcript,
     locate_transcript,
+    record_model_turns,
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
 from git_gasp.base.fileops import remove_file
 from git_gasp.base.files import atomic_write, open_file, read_text
+from git_gasp.redact.paths import transcript_ref
 from git_gasp.runtime.state import _AUTO, AgentState, OpenRun, create_node, relate, update_node
 
 KEEP_HEAD, KEEP_TAIL = 1000, 3000  # of a tool output kept for the lifting rules

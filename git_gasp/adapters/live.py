@@ -41,8 +41,9 @@ Mapping (the same records and the same ids as the transcript importer, through
 nothing): SessionStart → ``run.started``; UserPromptSubmit → the first prompt's goal
 (the run then ``serves`` it), later prompts tasks; PreToolUse → ``tool.called``;
 PostToolUse / PostToolUseFailure → ``tool.finished`` + an observation; Stop → the
-model turns not yet recorded, from the transcript or rollout (``model_turns.py``), and
-an observation of the last assistant message; SessionEnd → the last model turns,
+model turns not yet recorded, from the transcript or rollout
+(``session_close.record_model_turns``), and an observation of the last assistant
+message; SessionEnd → the last model turns,
 ``run.finished``, the
 redacted transcript archived to ``transcripts/<run id>.jsonl.gz`` and the run's
 boundary commit (followed by `git gasp sync` when the clone opted in:

@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.lifting import Lifted
-from git_gasp.adapters.machine_paths import LocalPaths, LocalRedactor
-from git_gasp.adapters.observed import summary_line
 from git_gasp.adapters.records import Record
 from git_gasp.base import git
 from git_gasp.base.outside import valid_text
 from git_gasp.redact import capture
+from git_gasp.redact.paths import LocalPaths, LocalRedactor
 from git_gasp.redact.redactor import Redactor
 from git_gasp.runtime.state import _AUTO, AgentState, _clean, create_node, relate, update_node
 from git_gasp.runtime.transitions import EVAL_STATUSES, canonical
@@ -242,7 +241,7 @@ class SessionWriter:
                 "metadata": fmeta}, [update_node(tid, {
                     "status": "succeeded" if ok else "failed", "success": ok,
                     "output_summary": out or None, "outcome_metadata": fmeta})], cause)
-        line = summary_line(tool, ok, rec.get("exit_code"), text, nbytes,
+        line = capture.summary_line(tool, ok, rec.get("exit_code"), text, nbytes,
                             show_text=self.capture.tool_output != "none")
         detail = {"tool": tool, "success": ok, "exit_code": rec.get("exit_code"),
                   "bytes": nbytes, "output": out}

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from git_gasp.adapters.live import run_hook
-from git_gasp.adapters.machine_paths import LocalPaths, project_top, transcript_ref
 from git_gasp.adapters.session_writer import run_id_for
 from git_gasp.base.agentconfig import read_config
 from git_gasp.base.errors import FormatError
@@ -87,27 +86,3 @@ def test_a_bad_paths_setting_is_refused_naming_the_key(agent):
     config.write_text(config.read_text() + '\n[capture]\npaths = "sometimes"\n')
     with pytest.raises(FormatError, match="capture.paths"):
         read_config(agent)
-
-
-def test_local_paths():
-    paths = LocalPaths("/home/dev/app", "/home/dev")
-    assert paths.text("/home/dev/app/calc.py") == "calc.py"
-    assert paths.text("cd /home/dev/app && ls") == "cd . && ls"
-    assert paths.text("rootdir: /home/dev/app\n") == "rootdir: .\n"
-    assert paths.text("/home/dev/app2/x") == "~/app2/x"  # another project under home
-    assert paths.text("/home/devx/y") == "/home/devx/y"  # not a path under home
-    assert paths.value({"a": ["/home/dev/.claude/x"]}) == {"a": ["~/.claude/x"]}
-    assert LocalPaths("/home/dev/app", "/home/dev", absolute=True).text(
-        "/home/dev/app/x") == "/home/dev/app/x"
-    assert LocalPaths("/", "/").text("/etc/passwd") == "/etc/passwd"
-    assert transcript_ref("/home/dev/t.jsonl", "transcripts/r.jsonl.gz") == (
-        "transcripts/r.jsonl.gz")
-    assert transcript_ref("/home/dev/t.jsonl", None).startswith("sha256:")
-
-
-def test_the_project_top_is_the_work_tree_above(tmp_path):
-    (tmp_path / "p" / ".git").mkdir(parents=True)
-    (tmp_path / "p" / "src" / "deep").mkdir(parents=True)
-    assert project_top(str(tmp_path / "p" / "src" / "deep")) == str(tmp_path / "p")
-    assert project_top(str(tmp_path / "elsewhere")) == str(tmp_path / "elsewhere")
-    assert project_top(None) is None and project_top("relative/dir") is None
