@@ -7,8 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from git_gasp.adapters.live import run_hook
 from tests.adapters.samples import CLAUDE_HOOKS, read_jsonl
+
+pytestmark = pytest.mark.slow  # each test replays a whole session through the hooks
 
 MARKER = "planted marker line of the capture test"
 PLANTED = f"def add(a, b):\n    # {MARKER}\n    return a - b\n"

@@ -16,6 +16,8 @@ from git_gasp.base.errors import FormatError
 from tests.adapters.samples import CLAUDE_HOOKS, CLAUDE_TRANSCRIPT
 from tests.testing.run import gasp, out
 
+pytestmark = pytest.mark.slow  # each test replays a whole session through the hooks
+
 CLAUDE_SID = "6f48f32c-63b8-44c3-9f60-37aed18fbcf2"
 
 

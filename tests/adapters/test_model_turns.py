@@ -9,6 +9,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from git_gasp.adapters.live import run_hook
 from git_gasp.adapters.session_writer import run_id_for
 from tests.adapters.samples import (
@@ -21,6 +23,8 @@ from tests.adapters.samples import (
 )
 from tests.testing.repos import copy_repo
 from tests.testing.run import gasp, out
+
+pytestmark = pytest.mark.slow  # each test replays a whole session through the hooks
 
 CLAUDE_SID = "6f48f32c-63b8-44c3-9f60-37aed18fbcf2"
 CODEX_SID = "01a227f0-ba53-7d60-9f50-1d95813560bb"
