@@ -207,7 +207,10 @@ def _prompt(t, text: str, n, ts, uuid, obj: dict[str, Any], record_of, pending_p
         t.skipped["user:command"] += 1
         return
     key = uuid or f"prompt:{n}"
-    rec = Record(USER_PROMPT, key, None, ts, {"text": text}, n)
+    data: dict[str, Any] = {"text": text}
+    if isinstance(obj.get("promptId"), str):
+        data["prompt_id"] = obj["promptId"]  # what the hooks key the prompt by
+    rec = Record(USER_PROMPT, key, None, ts, data, n)
     t.records.append(rec)
     pending_parent.append((rec, obj.get("parentUuid")))
     if uuid:

@@ -4,7 +4,8 @@ Pinned to the format Codex 0.171.0 writes (``TESTED_VERSIONS``); other versions 
 read with a warning. Each line is ``{"timestamp", "type", "payload"}``:
 
 - ``session_meta`` → session facts (id, cwd, cli version, git commit and branch);
-  ``turn_context`` → the model in use from then on.
+  ``turn_context`` → the model in use from then on, and the turn's id (a prompt's
+  ``prompt_id``, as Codex's hooks name it).
 - ``response_item`` ``message`` with role ``user`` → ``user_prompt`` only when the
   user typed it (provenance ``user``; harness-injected context such as
   ``<environment_context>`` is skipped); role ``assistant`` → ``assistant_text``;
@@ -81,6 +82,7 @@ class _State:
         self.last_input: str | None = None  # key of the last record a response answers
         self.exec_info: dict[str, dict] = {}  # call id -> CommandExecution item
         self.unfilled: Record | None = None  # last response still missing its usage
+        self.turn_id: str | None = None  # the turn in progress (the hooks key prompts by it)
 
     def flush(self, response_id: str | None, usage: Any, ts: int | None, line: int) -> None:
         if not self.pending and response_id is None:
@@ -127,6 +129,8 @@ def parse_rollout(data: bytes) -> Transcript:
         if kind == "session_meta":
             version = _meta(t.session, p) or version
         elif kind == "turn_context":
+            if isinstance(p.get("turn_id"), str):
+                st.turn_id = p["turn_id"]
             if isinstance(p.get("model"), str):
                 st.model = p["model"]
                 t.session.model = t.session.model or st.model
@@ -190,7 +194,8 @@ def _item(st: _State, p: dict, n: int, ts: int | None) -> None:
                 return
             st.flush(None, None, ts, n)
             key = str(p.get("id") or f"prompt:{n}")
-            t.records.append(Record(USER_PROMPT, key, st.last_input, ts, {"text": text}, n))
+            data = {"text": text, **({"prompt_id": st.turn_id} if st.turn_id else {})}
+            t.records.append(Record(USER_PROMPT, key, st.last_input, ts, data, n))
             st.last_input = key
             return
         t.skipped[f"response_item:message:{role}"] += 1

@@ -30,10 +30,12 @@ from git_gasp.adapters.session_close import (
     agent_process,
     archive_transcript,
     locate_transcript,
+    record_model_turns,
 )
 from git_gasp.adapters.session_writer import SessionWriter, outcome_of, run_id_for
 from git_gasp.base.fileops import remove_file
 from git_gasp.base.files import atomic_write, open_file, read_text
+from git_gasp.redact.paths import transcript_ref
 from git_gasp.runtime.state import _AUTO, AgentState, OpenRun, create_node, relate, update_node
 
 KEEP_HEAD, KEEP_TAIL = 1000, 3000  # of a tool output kept for the lifting rules
@@ -78,13 +80,14 @@ class HookSession(SessionWriter):
         self.path = os.path.join(gdir, "sessions", f"{safe}.json")
         self.closed_path = os.path.join(gdir, "sessions", "closed", f"{safe}.json")
         side, self.closed = self._load()
+        self.home = side.get("home") or os.environ.get("HOME")  # the agent's, as it ran
         super().__init__(state, agent, session_id, side.get("run_id") or base,
-                         cwd=cwd or side.get("cwd"))
+                         cwd=cwd or side.get("cwd"), home=self.home)
         self.base = base
         self.goal: str | None = side.get("goal")
         self.prompts: int = int(side.get("prompts", 0))
-        usable = transcript_path if transcript_path and "[REDACTED" not in transcript_path \
-            else None
+        usable = transcript_path if transcript_path and os.path.isabs(transcript_path) and \
+            "[REDACTED" not in transcript_path else None  # not a run's archive path
         self.transcript_path = usable or side.get("transcript_path") or transcript_path
         self.proc: dict | None = side.get("proc")
         self.last_ms: int = int(side.get("last_ms") or self._mtime_ms())
@@ -93,6 +96,8 @@ class HookSession(SessionWriter):
         self.last_prompt: list | None = side.get("last_prompt")
         self.pending: dict | None = side.get("pending")
         self.model_call: dict | None = side.get("model_call")  # open (``dialects/models.py``)
+        self.event_of.update(side.get("causes") or {})  # what a model turn's cause may be
+        self.turns: int = int(side.get("turns") or 0)  # model responses recorded (all runs)
         if "lifter" in side or "records" not in side:
             self.lifter = Lifter(side.get("lifter"))
             self.kinds: dict[str, int] = dict(side.get("kinds") or {})
@@ -140,12 +145,14 @@ class HookSession(SessionWriter):
     def save(self) -> None:
         """Write this session's progress (whole or not at all) under the git dir."""
         data = {"agent": self.agent, "session_id": self.session_id, "run_id": self.run_id,
-                "cwd": self.cwd, "transcript_path": self.transcript_path, "goal": self.goal,
+                "cwd": self.cwd, "home": self.home,
+                "transcript_path": self.transcript_path, "goal": self.goal,
                 "prompts": self.prompts, "proc": self.proc, "last_ms": self.last_ms,
                 "lifter": self.lifter.to_json(), "kinds": self.kinds, "recent": self.recent,
                 "tools": self.tools, "rollout": self.rollout,
                 "last_prompt": self.last_prompt, "pending": self.pending,
-                "model_call": self.model_call}
+                "model_call": self.model_call,
+                "causes": dict(list(self.event_of.items())[-RECENT:]), "turns": self.turns}
         body = json.dumps(data, ensure_ascii=False).encode("utf-8")
         path = self.closed_path if self.closed else self.path
         atomic_write(path, body, root=os.path.dirname(self.gdir), make_parents=True)
@@ -192,9 +199,17 @@ class HookSession(SessionWriter):
             return
         st.run = None  # leave any other open run running; ours becomes the open one
         st.start_run(f"{h.agent} session {h.session_id}", run_id=self.run_id,
-                     metadata=self._src(None, cwd=self.cwd, model=h.model,
-                                        transcript_path=self.transcript_path,
+                     metadata=self._src(None, cwd=self.paths.path(self.cwd), model=h.model,
+                                        transcript_path=self._transcript_ref(),
                                         recorded_by="hooks", start_source=h.reason))
+
+    def _transcript_ref(self) -> str | None:
+        """How run.started names the transcript: where its archive will be (the path
+        itself only under ``[capture] paths = "absolute"``)."""
+        if self.capture.paths == "absolute":
+            return self.transcript_path
+        archive = f"transcripts/{self.run_id}.jsonl.gz" if self.capture.transcripts else None
+        return transcript_ref(self.transcript_path, archive)
 
     def note_process(self, entry: str | None) -> None:
         """Remember the agent process that queued `entry`: the queue names an entry
@@ -261,8 +276,9 @@ class HookSession(SessionWriter):
             if st.run is not None:
                 st.run.goal_id = gid
             return
-        title, summary = self.r.text(item.data["title"]), self.r.text(item.data["summary"])
         meta = self._src(item.after, **item.metadata)
+        title = self.kept(item.data["title"], "title", meta)
+        summary = self.kept(item.data["summary"], "summary", meta)
         payload = {"id": gid, "title": title, "summary": summary, "status": "Open",
                    "owner": {"kind": st.actor[0], "id": st.actor[1]}, "metadata": meta}
         props = {"title": title, "summary": summary or None, "status": "Open", "metadata": meta}
@@ -356,10 +372,15 @@ class HookSession(SessionWriter):
         if is_error is None:  # Codex: the exit code is in the rollout, not the payload
             code = self._exit_code(h.tool_use_id)
             is_error = code is not None and code != 0
-        self._add(Record(TOOL_RESULT, f"result:{key}", key, None, {
-            "tool_use_id": key, "output": (h.output or "") if self.capture.tool_output ==
-            "full" else _keep_output(h.output or ""),  # full: the writer bounds it
-            "is_error": bool(is_error), "exit_code": code}))
+        data = {"tool_use_id": key, "output": (h.output or "") if self.capture.tool_output ==
+                "full" else _keep_output(h.output or ""),  # full: the writer bounds it
+                "is_error": bool(is_error), "exit_code": code,
+                "bytes": len((h.output or "").encode("utf-8", "surrogatepass"))}
+        response = self.capture.response(h.tool_name or "unknown",
+                                         h.raw.get("tool_response"))
+        if response is not None:  # bounded (file contents as digests) before it is kept
+            data["response"] = response
+        self._add(Record(TOOL_RESULT, f"result:{key}", key, None, data))
 
     def _exit_code(self, call_id: str | None) -> int | None:
         """The exit code the Codex rollout records for `call_id`, reading only what was
@@ -391,11 +412,12 @@ class HookSession(SessionWriter):
         return code
 
     def stop(self, h: HookEvent) -> None:
+        self.turns = record_model_turns(self, self.transcript(), self.turns)
         if h.last_message:
-            text = self.r.text(h.last_message)[:2000]
+            meta = self._src("stop", hook="Stop")
+            text = self.kept(h.last_message, "summary", meta, chars=2000)
             digest = sha256(text.encode()).hexdigest()[:16]
-            self.observation(f"stop:{self.prompts}:{digest}", text, self.run_id,
-                             self._src("stop", hook="Stop"), _AUTO)
+            self.observation(f"stop:{self.prompts}:{digest}", text, self.run_id, meta, _AUTO)
 
     def close(self, root: str, *, how: str, reason: str | None = None,
               abandoned: bool = False) -> tuple[str, str, list[str]]:
@@ -404,10 +426,12 @@ class HookSession(SessionWriter):
         `how`: what closed it (``SessionEnd``, ``next-session``, ``reconcile``)."""
         st = self.state
         self.make_current()
+        self.turns = record_model_turns(self, self.transcript(), self.turns)
         arch = archive_transcript(st, self.run_id, self.agent, self.transcript(), root)
         kinds = [k for k, n in self.kinds.items() if n]
         outcome = "abandoned" if abandoned else outcome_of(kinds)
-        meta = self._src(None, end_reason=reason, recorded_by="hooks", closed_by=how)
+        meta = self._src(None, end_reason=reason, recorded_by="hooks", closed_by=how,
+                         models=self.models())
         if arch:
             meta["transcript"] = arch
         st.finish_run(outcome, run_id=self.run_id, metadata=meta)

@@ -40,8 +40,11 @@ Mapping (the same records and the same ids as the transcript importer, through
 ``run_<agent>.<session id>``, so importing the session's transcript later adds
 nothing): SessionStart → ``run.started``; UserPromptSubmit → the first prompt's goal
 (the run then ``serves`` it), later prompts tasks; PreToolUse → ``tool.called``;
-PostToolUse / PostToolUseFailure → ``tool.finished`` + an observation; Stop → an
-observation of the last assistant message; SessionEnd → ``run.finished``, the
+PostToolUse / PostToolUseFailure → ``tool.finished`` + an observation; Stop → the
+model turns not yet recorded, from the transcript or rollout
+(``session_close.record_model_turns``), and an observation of the last assistant
+message; SessionEnd → the last model turns,
+``run.finished``, the
 redacted transcript archived to ``transcripts/<run id>.jsonl.gz`` and the run's
 boundary commit (followed by `git gasp sync` when the clone opted in:
 ``sync_hook.py``). After each record the lifting rules, resumed from their saved state,

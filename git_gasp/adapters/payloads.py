@@ -135,7 +135,7 @@ def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
         h.tool_use_id = _str(payload.get("tool_use_id"))
     if event == "PostToolUse":
         resp = payload.get("tool_response")
-        h.output = output_text(resp)
+        h.output = response_text(resp)
         h.is_error = False
         if isinstance(resp, dict):
             if resp.get("interrupted") is True or resp.get("is_error") is True:
@@ -159,6 +159,28 @@ def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:
     elif event == "SessionEnd":
         h.reason = _str(payload.get("reason"))
     return h
+
+
+def response_text(resp: Any) -> str:
+    """What a tool printed, from its hook ``tool_response``: a string as it is, Bash's
+    ``stdout``/``stderr``; a file tool's object (Claude Code's Write/Edit: the file
+    again, its patch) as the line a person reads, ``created PATH`` / ``updated PATH``
+    (the contents go beside it, in the observation's detail, as the capture rules say);
+    Read's file text, Glob's file names; any other object as its JSON."""
+    if not isinstance(resp, dict) or "stdout" in resp or "stderr" in resp:
+        return output_text(resp)
+    path = resp.get("filePath")
+    if isinstance(path, str):
+        if resp.get("type") == "create":
+            return f"created {path}"
+        return f"updated {path}"
+    file = resp.get("file")
+    if isinstance(file, dict) and isinstance(file.get("content"), str):
+        return file["content"]  # Read
+    names = resp.get("filenames")
+    if isinstance(names, list) and all(isinstance(n, str) for n in names):
+        return resp.get("content") if isinstance(resp.get("content"), str) else "\n".join(names)
+    return output_text(resp)
 
 
 def decode_payload(data: bytes) -> Any:

@@ -27,12 +27,12 @@ from pathlib import Path
 
 from git_gasp.adapters.lifting import Lifted, lift
 from git_gasp.adapters.records import (
-    ASSISTANT_TEXT,
     MODEL_RESPONSE,
     TOOL_RESULT,
     TOOL_USE,
     USER_PROMPT,
     Transcript,
+    response_texts,
 )
 from git_gasp.adapters.session_writer import (
     SessionWriter,
@@ -42,8 +42,7 @@ from git_gasp.adapters.session_writer import (
 )
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import atomic_write
-from git_gasp.redact import capture
-from git_gasp.runtime.state import AgentState, create_node, relate, update_node
+from git_gasp.runtime.state import AgentState
 from git_gasp.store.lease_wait import take
 
 
@@ -99,22 +98,23 @@ class Projector(SessionWriter):
         goal_item = next((i for i in lifted if i.kind == "goal"), None)
         goal = None
         if goal_item is not None:
-            goal = st.record_goal(self.r.text(goal_item.data["title"]),
-                                  self.r.text(goal_item.data["summary"]),
+            gmeta = self._src(goal_item.after, **goal_item.metadata)
+            goal = st.record_goal(self.kept(goal_item.data["title"], "title", gmeta),
+                                  self.kept(goal_item.data["summary"], "summary", gmeta),
                                   node_id=self.stable_id("goal", goal_item.key),
-                                  metadata=self._src(goal_item.after, **goal_item.metadata))
+                                  metadata=gmeta)
             self.node_of[goal_item.key] = goal
             self.event_of[goal_item.after] = st.creator_of(goal)
         rel = digest = None
         if self.capture.transcripts:  # [capture] transcripts = false: none is kept
-            archive = redacted_archive(self.raw, self.r)
+            archive = redacted_archive(self.raw, self.r.redactor)
             rel = f"transcripts/{self.run_id}.jsonl.gz"
             atomic_write(Path(st.root) / rel, archive, root=st.root, make_parents=True)
             digest = "sha256:" + hashlib.sha256(archive).hexdigest()
         s = self.t.session
         task = goal_item.data["title"] if goal_item else f"{s.agent} session {s.session_id}"
         st.start_run(self.r.text(task), goal=goal, run_id=self.run_id, metadata=self._src(
-            None, agent_version=s.agent_version, model=s.model, cwd=s.cwd,
+            None, agent_version=s.agent_version, model=s.model, cwd=self.paths.path(s.cwd),
             git_branch=s.git_branch,
             transcript={"uri": rel, "hash": digest} if rel is not None else None,
             skipped_lines=dict(self.t.skipped)))
@@ -124,37 +124,12 @@ class Projector(SessionWriter):
                                        "(redacted)".replace("  ", " "))
         self.result.archive = rel
         run_event = st.run.event_id
-        texts: dict[str, list[str]] = {}
-        for rec in self.t.records:
-            if rec.kind == ASSISTANT_TEXT and rec.parent:
-                texts.setdefault(rec.parent, []).append(str(rec.get("text") or ""))
+        texts = response_texts(self.t.records)
         # 2. raw layer, 3. lifted items
         for rec in self.t.records:
             cause = self.event_of.get(rec.parent or "", None) or run_event
-            meta = self._src(rec.key)
             if rec.kind == MODEL_RESPONSE:
-                mid = "model_call_" + hashlib.sha256(
-                    f"{self.run_id}:{rec.key}".encode()).hexdigest()[:24]
-                model = str(rec.get("model") or s.model or "unknown")
-                payload = {"id": mid, "run_id": self.run_id, "model": model,
-                           "provider": s.agent, "input_summary": "", "metadata": meta}
-                props = {"model": model, "provider": s.agent, "run_id": self.run_id,
-                         "status": "running", "metadata": meta}
-                called = self._emit("model.called", payload, [
-                    create_node(mid, "model_call", props),
-                    relate(mid, "produced_by", self.run_id)], cause)
-                cut: dict = {}
-                out = self.capture.bound(self.r.text("\n".join(texts.get(rec.key, []))), cut,
-                                         "output_summary", chars=capture.SUMMARY_CHARS)
-                fmeta = {"usage": rec.get("usage"), "stop_reason": rec.get("stop_reason"),
-                         "message_id": rec.key, **({"cut": cut} if cut else {})}
-                self._emit("model.finished", {
-                    "id": mid, "run_id": self.run_id, "output_summary": out, "success": True,
-                    "metadata": fmeta}, [update_node(mid, {
-                        "status": "succeeded", "success": True, "output_summary": out or None,
-                        "outcome_metadata": fmeta})], called)
-                self.event_of[rec.key] = called
-                self.node_of[rec.key] = mid
+                self.model_call(rec, texts.get(rec.key, ""), cause, s.model)
             elif rec.kind == TOOL_USE:
                 self.tool_called(rec, cause)
             elif rec.kind == TOOL_RESULT:
@@ -165,7 +140,7 @@ class Projector(SessionWriter):
             for item in after.get(rec.key, []):
                 self.lifted(item, rec.key, goal)
         outcome = outcome_of(self.result.lifted)
-        st.finish_run(outcome, metadata=self._src(None))
+        st.finish_run(outcome, metadata=self._src(None, models=self.models()))
         self.result.outcome = outcome
         self.result.goal = goal
         self.result.added = len(st.events()) - before

@@ -8,7 +8,8 @@ nothing else.
 
 Record kinds (``Record.kind``) and their ``data``:
 
-- ``user_prompt``: ``text``
+- ``user_prompt``: ``text`` (and ``prompt_id`` where the agent names the prompt, as
+  its hooks do)
 - ``assistant_text``: ``text``, ``message_id``
 - ``model_response``: ``message_id``, ``model``, ``usage`` (dict or None),
   ``stop_reason``
@@ -115,7 +116,7 @@ class Transcript(Value):
 
 # record fields that hold a name or an id (the texts, inputs and outputs are redacted
 # where they are stored, after they are cut to a summary's length)
-_NAME_FIELDS = ("message_id", "model", "stop_reason", "tool_use_id", "name")
+_NAME_FIELDS = ("message_id", "model", "stop_reason", "tool_use_id", "name", "prompt_id")
 _SESSION_FIELDS = ("session_id", "agent_version", "cwd", "git_branch", "git_commit", "model")
 
 
@@ -144,6 +145,16 @@ def redact_names(t: Transcript) -> Transcript:
             rec.data["usage"] = r.value(rec.data["usage"])
     t.skipped = Counter({r.field("line_type", k): n for k, n in t.skipped.items()})
     return t
+
+
+def response_texts(records: list[Record]) -> dict[str, str]:
+    """What the model wrote in each response: its ``assistant_text`` records joined, by
+    the response's key (the output of its ``model.finished``)."""
+    texts: dict[str, list[str]] = {}
+    for rec in records:
+        if rec.kind == ASSISTANT_TEXT and rec.parent:
+            texts.setdefault(rec.parent, []).append(str(rec.get("text") or ""))
+    return {key: "\n".join(parts) for key, parts in texts.items()}
 
 
 def parse_ts(value: Any) -> int | None:

@@ -14,6 +14,13 @@ and the redacted transcript archived in the cold tier at its boundary commit.
   with mtime 0 (the same transcript gives the same bytes), attached to the run as a
   ``transcript`` artifact with its SHA-256; returns ``{"uri", "hash"}`` for the run's
   ``run.finished`` metadata.
+- `record_model_turns`: the model turns no hook tells (which model answered, its token
+  usage and stop reason), read at ``Stop`` and when the run closes from the transcript
+  (Codex: the rollout) with the importer's reader and recorded through the importer's
+  projection (`SessionWriter.model_call`): the same ``model.called`` +
+  ``model.finished``, ids and causes as ``git gasp import`` of the same session. Each
+  is caused by the event that recorded what the model answered: the tool result's
+  ``tool.finished``, or the goal lifted from the prompt (else the run's start).
 """
 
 from __future__ import annotations
@@ -23,9 +30,20 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
+from git_gasp.adapters.claude_code import read_transcript
+from git_gasp.adapters.claude_code import turn_finished as claude_turn_finished
+from git_gasp.adapters.codex import read_rollout
+from git_gasp.adapters.codex import turn_finished as codex_turn_finished
 from git_gasp.adapters.hook.agent_proc import agent_pid, proc_info
-from git_gasp.adapters.records import read_raw
-from git_gasp.adapters.session_writer import redacted_archive
+from git_gasp.adapters.records import (
+    MODEL_RESPONSE,
+    USER_PROMPT,
+    Record,
+    Transcript,
+    read_raw,
+    response_texts,
+)
+from git_gasp.adapters.session_writer import SessionWriter, redacted_archive
 from git_gasp.base.files import atomic_write
 from git_gasp.redact.capture import load
 from git_gasp.redact.redactor import Redactor
@@ -90,14 +108,12 @@ def transcript_finished(agent: str, path: str | os.PathLike | None) -> bool:
         data = read_raw(path)
     except Exception:  # noqa: BLE001 - a transcript we cannot read shows nothing
         return False
-    if agent == "codex":
-        from git_gasp.adapters.codex import turn_finished
-    elif agent == "qwen-code":
+    if agent == "qwen-code":
         from git_gasp.adapters.dialects.qwen import turn_finished
     elif agent == "gemini":
         from git_gasp.adapters.dialects.gemini import turn_finished
     else:
-        from git_gasp.adapters.claude_code import turn_finished
+        turn_finished = codex_turn_finished if agent == "codex" else claude_turn_finished
     return turn_finished(data)
 
 
@@ -134,3 +150,45 @@ def archived(state: AgentState, run_id: str) -> bool:
     node = state.graph.node(run_id)
     return node is not None and any(a.get("kind") == "transcript"
                                     for a in node.get("artifacts") or [])
+
+
+def read_session_file(agent: str, path: str | os.PathLike) -> Transcript | None:
+    """The parsed transcript (Claude Code) or rollout (Codex) at `path`; None when it
+    cannot be read (gone, partial, compressed without a decompressor)."""
+    read = read_rollout if agent == "codex" else read_transcript
+    try:
+        return read(path)
+    except Exception:  # noqa: BLE001 - best effort: the model turns wait for the next look
+        return None
+
+
+def hook_key(rec: Record | None) -> str | None:
+    """The key the hooks recorded `rec` under: a prompt by its prompt id (the
+    transcript keys it by its line), anything else by its own key."""
+    if rec is None:
+        return None
+    if rec.kind == USER_PROMPT and isinstance(rec.get("prompt_id"), str):
+        return f"prompt:{rec.get('prompt_id')}"
+    return rec.key
+
+
+def record_model_turns(writer: SessionWriter, path: str | os.PathLike | None,
+                       seen: int = 0) -> int:
+    """Record every model response of the session file at `path` after its first `seen`
+    (those an earlier run of a resumed session recorded) that the log does not hold yet,
+    in the file's order; return how many responses the file holds (`seen` when there is
+    no file to read)."""
+    t = read_session_file(writer.agent, path) if path else None
+    if t is None:
+        return seen
+    texts = response_texts(t.records)
+    index = t.index()
+    graph = writer.state.graph
+    responses = t.by_kind(MODEL_RESPONSE)
+    for rec in responses[seen:]:
+        if graph.has_node(writer.stable_id("model_call", rec.key)):
+            continue
+        parent = hook_key(index.get(rec.parent or ""))
+        cause = writer.event_of.get(parent or "") or None  # None: the run's start
+        writer.model_call(rec, texts.get(rec.key, ""), cause, t.session.model)
+    return max(seen, len(responses))

@@ -20,6 +20,7 @@ from git_gasp.adapters.records import Record
 from git_gasp.base import git
 from git_gasp.base.outside import valid_text
 from git_gasp.redact import capture
+from git_gasp.redact.paths import LocalPaths, LocalRedactor
 from git_gasp.redact.redactor import Redactor
 from git_gasp.runtime.state import _AUTO, AgentState, _clean, create_node, relate, update_node
 from git_gasp.runtime.transitions import EVAL_STATUSES, TransitionError, canonical
@@ -64,15 +65,17 @@ class SessionWriter:
     """
 
     def __init__(self, state: AgentState, agent: str, session_id: str | None, run_id: str, *,
-                 cwd: str | None = None) -> None:
+                 cwd: str | None = None, home: str | None = None) -> None:
         self.state = state
         self.agent = agent
         self.session_id = session_id
         self.run_id = run_id
         self.cwd = cwd
-        self.r = Redactor()
         root = getattr(state, "root", None)
         self.capture = capture.load(root) if root is not None else capture.Capture()
+        self.paths = LocalPaths.for_session(cwd, home,
+                                            absolute=self.capture.paths == "absolute")
+        self.r = LocalRedactor(self.paths)  # every stored string: redacted, paths local
         self.event_of: dict[str, str] = {}  # record key -> event id that recorded it
         self.node_of: dict[str, str] = {}  # record or lifted key -> node id
 
@@ -132,6 +135,60 @@ class SessionWriter:
         return self._create("observation.created", "observation", payload, props,
                             [relate(oid, "observes", about)], (about,), cause)
 
+    def model_call(self, rec: Record, text: str, cause: str | None,
+                   default_model: str | None = None) -> str:
+        """model.called + model.finished for a ``model_response`` record (`text`: what
+        the model wrote in it); return the model.called event id. Nothing when recorded
+        already. The first call of a model not yet the run's also sets the run node's
+        ``model`` (the one in use) and ``models`` (every one, in order of first use), in
+        the same ops pair, so a model swap mid-session shows in the log alone."""
+        st = self.state
+        mid = self.stable_id("model_call", rec.key)
+        if st.graph.has_node(mid):  # recorded already (by the hooks, or a replay)
+            self.node_of[rec.key] = mid
+            self.event_of[rec.key] = st.creator_of(mid) or ""
+            return self.event_of[rec.key]
+        meta = self._src(rec.key)
+        model = str(rec.get("model") or default_model or "unknown")
+        payload = {"id": mid, "run_id": self.run_id, "model": model,
+                   "provider": self.agent, "input_summary": "", "metadata": meta}
+        props = {"model": model, "provider": self.agent, "run_id": self.run_id,
+                 "status": "running", "metadata": meta}
+        ops = [create_node(mid, "model_call", props), relate(mid, "produced_by", self.run_id)]
+        run = st.graph.node(self.run_id)
+        models = list((run["props"].get("models") or []) if run else [])
+        if run is not None and (model not in models or run["props"].get("model") != model):
+            ops.append(update_node(self.run_id, {"model": model, "models": list(
+                dict.fromkeys([*models, model]))}))
+        called = self._emit("model.called", payload, ops, cause)
+        cut: dict = {}
+        out = self.capture.bound(self.r.text(text), cut, "output_summary",
+                                 chars=capture.SUMMARY_CHARS)
+        fmeta = {"usage": rec.get("usage"), "stop_reason": rec.get("stop_reason"),
+                 "message_id": rec.key, **({"cut": cut} if cut else {})}
+        self._emit("model.finished", {
+            "id": mid, "run_id": self.run_id, "output_summary": out, "success": True,
+            "metadata": fmeta}, [update_node(mid, {
+                "status": "succeeded", "success": True, "output_summary": out or None,
+                "outcome_metadata": fmeta})], called)
+        self.event_of[rec.key] = called
+        self.node_of[rec.key] = mid
+        return called
+
+    def models(self) -> list[str]:
+        """The models this run has called, in order of first use (from its node)."""
+        run = self.state.graph.node(self.run_id)
+        return list((run["props"].get("models") or []) if run else [])
+
+    def kept(self, text: str, field: str, meta: dict, chars: int | None = None) -> str:
+        """`text` from the session as stored under `field`: redacted, then cut to `chars`
+        and `field_limit` (a cut noted in ``meta["cut"]``)."""
+        cut: dict = {}
+        out = self.capture.bound(self.r.text(text), cut, field, chars=chars)
+        if cut:
+            meta.setdefault("cut", {}).update(cut)
+        return out
+
     def tool_called(self, rec: Record, cause: str | None) -> str:
         """tool.called + the tool_call node for a ``tool_use`` record; return the event id."""
         tid = self.tool_call_id(rec.key)
@@ -163,13 +220,17 @@ class SessionWriter:
         if tid is None:
             return None  # a result whose call is not in this session
         ok = not rec.get("is_error")
+        call = st.graph.node(tid)
+        tool = str(call["props"].get("tool") or "tool") if call is not None else "tool"
         cut: dict = {}
-        out = self.capture.output(self.r.text(str(rec.get("output") or "")), cut)
+        raw = self.r.text(str(rec.get("output") or ""))
+        nbytes = int(rec.get("bytes") or len(raw.encode("utf-8", "surrogatepass")))
+        text = self.capture.file_output(tool, raw)
+        out = self.capture.output(text, cut)
         fmeta = {"exit_code": rec.get("exit_code"), "is_error": bool(rec.get("is_error"))}
         if cut:
             fmeta["cut"] = cut
         oid = self.stable_id("observation", rec.key)
-        call = st.graph.node(tid)
         if st.graph.has_node(oid):  # recorded already (a replayed hook entry)
             finished = st.creator_of(oid) or ""
         elif call is not None and call["props"].get("status") != "running":
@@ -180,7 +241,14 @@ class SessionWriter:
                 "metadata": fmeta}, [update_node(tid, {
                     "status": "succeeded" if ok else "failed", "success": ok,
                     "output_summary": out or None, "outcome_metadata": fmeta})], cause)
-        obs = self.observation(rec.key, out or "(no output)", tid, self._src(rec.key),
+        line = capture.summary_line(tool, ok, rec.get("exit_code"), text, nbytes,
+                            show_text=self.capture.tool_output != "none")
+        detail = {"tool": tool, "success": ok, "exit_code": rec.get("exit_code"),
+                  "bytes": nbytes, "output": out}
+        response = self.capture.response(tool, self.r.value(rec.get("response")))
+        if response is not None:
+            detail["response"] = response
+        obs = self.observation(rec.key, line, tid, self._src(rec.key, detail=detail),
                                finished or None)
         self.event_of[rec.key] = finished
         self.node_of[rec.key] = obs
@@ -196,7 +264,7 @@ class SessionWriter:
             return  # recorded by the caller, before or with the run
         nid = self.stable_id(item.kind, item.key)
         if item.kind == "task":
-            title = self.r.text(d["title"])
+            title = self.kept(d["title"], "title", meta)
             payload = _clean({"id": nid, "title": title, "status": "Open", "goal_id": goal,
                               "metadata": meta})
             node = self._create("task.created", "task", payload,
@@ -208,9 +276,12 @@ class SessionWriter:
             validates = self.node_for(d.get("validates"))
             if validates:
                 meta["validated_by_rule"] = "eval-validates-patch"
-            tail = self.r.text(d["output_tail"]) if self.capture.tool_output != "none" else ""
+            cut: dict = {}
+            tail = self.capture.output(self.r.text(d["output_tail"]), cut, "output_tail")
             meta.update(tool_use_id=d["tool_use_id"], output_tail=tail)
-            command = self.r.text(d["command"])
+            command = self.kept(d["command"], "command", meta)
+            if cut:
+                meta.setdefault("cut", {}).update(cut)
             status = canonical(d["status"], EVAL_STATUSES, "eval status")
             node = self._create("eval.finished", "eval", {
                 "id": nid, "command": command, "status": status, "score": d["score"],
@@ -220,7 +291,10 @@ class SessionWriter:
                 cause)
         elif item.kind == "failure":
             obs = self.node_for(rec_key)
-            summary = self.r.text(d["summary"])
+            text = d["summary"]
+            if self.capture.tool_output == "none" and "` failed" in text:
+                text = text[:text.index("` failed") + len("` failed")]  # not the output's tail
+            summary = self.kept(text, "summary", meta)
             ev = self.node_for(d["eval"])
             fmeta = dict(meta, eval=ev)
             node = self._create("failure.observed", "failure", {
@@ -235,8 +309,8 @@ class SessionWriter:
                 return
             commit = _full_commit(self.cwd, d.get("commit")) if (
                 self.cwd and Path(self.cwd).is_dir()) else d.get("commit")
-            title = self.r.text(d["title"])
-            files = [self.r.text(f) for f in d["files"]]
+            title = self.kept(d["title"], "title", meta)
+            files = [self.kept(f, "files", meta) for f in d["files"]]
             meta.update(files=files)
             payload = {"id": pid, "title": title, "status": "Proposed",
                        "created_by": {"kind": st.actor[0], "id": st.actor[1]},
@@ -263,7 +337,8 @@ class SessionWriter:
                 return  # its patch is not in this run (nothing to decide on)
             ev = self.node_for(d["eval"])
             done = self._decision_of(patch)
-            node = done or st.record_decision("Approved", self.r.text(d["reason"]), patch=patch,
+            node = done or st.record_decision("Approved", self.kept(d["reason"], "reason", meta),
+                                              patch=patch,
                                       metadata=dict(meta, eval=ev),
                                       cause=st.creator_of(ev) if ev else cause)
         elif item.kind == "status":

@@ -11,6 +11,7 @@ defaults.
     field_limit = 4096        # bytes of any one stored field of outside text (64..1 MiB)
     file_inputs = "digest"    # Write/Edit contents as size, sha256 and first line; "full"
     transcripts = true        # archive the redacted transcript under transcripts/
+    paths = "relative"        # machine paths as project-relative and ~; "absolute"
     [mcp]                     # the MCP server's write tools
     write = false             # gasp_remember, gasp_observe, gasp_decide
     commit = false            # commit the log and the facts after each write
@@ -38,6 +39,7 @@ CONFIG_REL = ".agent/config.toml"
 MAX_CONFIG_BYTES = 1 << 20  # a config is a few lines; a bigger one is not one
 OUTPUTS = ("full", "summary", "none")
 FILE_INPUTS = ("digest", "full")
+PATHS = ("relative", "absolute")
 MIN_FIELD_LIMIT, MAX_FIELD_LIMIT = 64, 1 << 20
 DEFAULT_WAIT_S = 10.0
 
@@ -62,12 +64,14 @@ class Executor(Record):
 class Capture(Record):
     """``[capture]``: how much of a tool's input and output the log keeps."""
 
-    FIELDS = ("tool_output", "field_limit", "file_inputs", "transcripts")
+    FIELDS = ("tool_output", "field_limit", "file_inputs", "transcripts", "paths")
 
     def __init__(self, tool_output: str = "summary", field_limit: int = 4096,
-                 file_inputs: str = "digest", transcripts: bool = True) -> None:
+                 file_inputs: str = "digest", transcripts: bool = True,
+                 paths: str = "relative") -> None:
         self.tool_output, self.field_limit = tool_output, field_limit
         self.file_inputs, self.transcripts = file_inputs, transcripts
+        self.paths = paths
 
 
 class Mcp(Record):
@@ -167,7 +171,8 @@ def _executor(table: dict[str, object]) -> Executor:
 
 
 def _capture(table: dict[str, object]) -> Capture:
-    _known(table, "capture", ("tool_output", "field_limit", "file_inputs", "transcripts"))
+    _known(table, "capture", ("tool_output", "field_limit", "file_inputs", "transcripts",
+                              "paths"))
     got = Capture(**table)
     if got.tool_output not in OUTPUTS:
         raise _bad("capture.tool_output", got.tool_output, "one of " + ", ".join(OUTPUTS))
@@ -179,6 +184,8 @@ def _capture(table: dict[str, object]) -> Capture:
                    f"an integer from {MIN_FIELD_LIMIT} to {MAX_FIELD_LIMIT}")
     if type(got.transcripts) is not bool:
         raise _bad("capture.transcripts", got.transcripts, "true or false")
+    if got.paths not in PATHS:
+        raise _bad("capture.paths", got.paths, "one of " + ", ".join(PATHS))
     return got
 
 

@@ -33,7 +33,8 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-BUGGY = "def add(a, b):\n    return a - b\n"
+MARKER = "planted marker line the capture rules keep out"  # of no event under digest
+BUGGY = f"def add(a, b):\n    # {MARKER}\n    return a - b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 PROMPT = "Fix the add function so the test passes, then commit"
 FINAL = "Fixed add() and committed; the test passes."

@@ -32,7 +32,7 @@ from git_gasp.adapters.payloads import parse_hook_payload
 from git_gasp.adapters.records import MODEL_RESPONSE, TOOL_USE
 from git_gasp.adapters.session_writer import run_id_for
 from tests.e2e import agents
-from tests.e2e.servers import BUGGY, PROMPT, ClaudeHandler, ModelServer
+from tests.e2e.servers import BUGGY, MARKER, PROMPT, ClaudeHandler, ModelServer
 from tests.testing.run import drained, gasp, git, out
 
 pytestmark = pytest.mark.slow  # live agent sessions
@@ -148,7 +148,7 @@ def _fold(repo: Path) -> dict:
     return json.loads(proc.stdout)
 
 
-def _check_recorded(repo: Path, session, agent: str) -> None:
+def _check_recorded(repo: Path, session, agent: str, home: Path) -> None:
     """The hooks alone made a conformant, committed run with the whole spine."""
     assert session.proc.returncode == 0, session.describe()
     drained(repo)  # the hooks only queue: what a drainer still records is in the log next
@@ -189,6 +189,7 @@ def _check_recorded(repo: Path, session, agent: str) -> None:
     rels = {(r["from"], r["rel"], r["to"]) for r in graph["relations"]}
     assert (run["id"], "serves", goals[0]["id"]) in rels
     _ended_and_counted(repo, nodes)
+    _check_faithful(repo, session, agent, home)
 
 
 def _ended_and_counted(repo: Path, nodes: list[dict]) -> None:
@@ -205,6 +206,37 @@ def _ended_and_counted(repo: Path, nodes: list[dict]) -> None:
         f"state/events.jsonl: {len(lines)} events (")
 
 
+def _model_events(repo: Path) -> list[tuple[str, dict]]:
+    return [(e["kind"], e["payload"]) for e in map(
+        json.loads, (repo / "state/events.jsonl").read_text().splitlines())
+        if e["kind"] in ("model.called", "model.finished")]
+
+
+def _check_faithful(repo: Path, session, agent: str, home: Path) -> None:
+    """Each model turn has a model.called naming its model, as `import` records it;
+    no event holds the machine's HOME or project path, nor (under the default
+    `file_inputs = "digest"`) a line of a file the agent wrote and edited."""
+    reader = claude_code.read_transcript if agent == "claude-code" else codex.read_rollout
+    turns = reader(session.transcript).by_kind(MODEL_RESPONSE)
+    models = _model_events(repo)
+    called = [p for k, p in models if k == "model.called"]
+    assert len(called) == len(turns) == 7
+    assert [p["model"] for p in called] == [t.data["model"] for t in turns]
+    assert all(p["model"] and p["model"] != "unknown" for p in called)
+    lines = (repo / "state/events.jsonl").read_text().splitlines()
+    project = repo
+    paths = {str(home), os.path.realpath(home), str(project), os.path.realpath(project),
+             os.environ["HOME"]}
+    assert [(p, line) for line in lines for p in paths if p in line] == []
+    assert [line for line in lines if MARKER in line] == []
+    # the same session imported into a fresh repository: the same model events
+    fresh = repo.parent / "imported"
+    assert gasp(repo.parent, "init", "imported").returncode == 0
+    proc = gasp(fresh, "import", agent, str(session.transcript))
+    assert proc.returncode == 0, out(proc)
+    assert _model_events(fresh) == models
+
+
 def _import_adds_nothing(repo: Path, agent: str, transcript: Path) -> None:
     log = (repo / "state/events.jsonl").read_bytes()
     again = gasp(repo, "import", agent, str(transcript))
@@ -217,7 +249,7 @@ def test_claude_code_hooks_record_the_session(claude_bin, gasp_repo, agent_home)
     assert proc.returncode == 0, out(proc)
     session = agents.run_claude(claude_bin, gasp_repo, agent_home)
     assert session.transcript is not None, session.describe()
-    _check_recorded(gasp_repo, session, "claude-code")
+    _check_recorded(gasp_repo, session, "claude-code", agent_home)
     _import_adds_nothing(gasp_repo, "claude-code", session.transcript)
 
 
@@ -227,7 +259,7 @@ def test_codex_hooks_record_the_session(codex_bin, gasp_repo, agent_home):
     assert "trust_level" in out(proc)
     session = agents.run_codex(codex_bin, gasp_repo, agent_home)
     assert session.transcript is not None, session.describe()
-    _check_recorded(gasp_repo, session, "codex")
+    _check_recorded(gasp_repo, session, "codex", agent_home)
     _import_adds_nothing(gasp_repo, "codex", session.transcript)
 
 
@@ -315,7 +347,7 @@ def test_codex_session_without_session_end_is_closed_by_reconcile(codex_bin, gas
     assert _fold(gasp_repo)["nodes"][run_id]["props"]["status"] == "running"
     proc = gasp(gasp_repo, "adapt", "codex", "reconcile")
     assert proc.returncode == 0 and f"{run_id} finished (promoted)" in out(proc), out(proc)
-    _check_recorded(gasp_repo, session, "codex")
+    _check_recorded(gasp_repo, session, "codex", agent_home)
     assert _fold(gasp_repo)["nodes"][run_id]["props"]["metadata"]["closed_by"] == "reconcile"
     _import_adds_nothing(gasp_repo, "codex", session.transcript)
 
