@@ -20,6 +20,7 @@ import os
 from hashlib import sha256
 from pathlib import Path
 
+from git_gasp.base.fileops import UnsafePath
 from git_gasp.base.files import atomic_write, read_file
 from git_gasp.base.git import find_git_dir
 from git_gasp.conformance.report import CheckResult
@@ -178,5 +179,5 @@ class _Cache:
         try:
             os.makedirs(self.path.parent, exist_ok=True)
             atomic_write(self.path, json.dumps(self.entries, sort_keys=True).encode())
-        except OSError:
-            pass  # a cache that cannot be written costs only time
+        except (OSError, UnsafePath):
+            pass  # a cache that cannot be written (or is a link) costs only time
