@@ -95,7 +95,7 @@ class HookSession(SessionWriter):
         self.rollout: dict = side.get("rollout") or {}
         self.last_prompt: list | None = side.get("last_prompt")
         self.pending: dict | None = side.get("pending")
-        self.model_call: dict | None = side.get("model_call")  # open (``dialects/models.py``)
+        self.open_model_call: dict | None = side.get("model_call")  # open (``dialects/models.py``)
         self.event_of.update(side.get("causes") or {})  # what a model turn's cause may be
         self.turns: int = int(side.get("turns") or 0)  # model responses recorded (all runs)
         if "lifter" in side or "records" not in side:
@@ -151,7 +151,7 @@ class HookSession(SessionWriter):
                 "lifter": self.lifter.to_json(), "kinds": self.kinds, "recent": self.recent,
                 "tools": self.tools, "rollout": self.rollout,
                 "last_prompt": self.last_prompt, "pending": self.pending,
-                "model_call": self.model_call,
+                "model_call": self.open_model_call,
                 "causes": dict(list(self.event_of.items())[-RECENT:]), "turns": self.turns}
         body = json.dumps(data, ensure_ascii=False).encode("utf-8")
         path = self.closed_path if self.closed else self.path

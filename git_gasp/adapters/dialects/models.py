@@ -7,7 +7,7 @@ A ``ModelRequest`` opens the session's model call (``model.called``, running; it
 reason) finishes it with the text's head as its summary, the token usage and the stop
 reason; earlier chunks record nothing. A response whose request was not seen records
 the call and its end at once. The open call is kept in the session's progress
-(``HookSession.model_call``), so the hook processes need nothing else.
+(``HookSession.open_model_call``), so the hook processes need nothing else.
 
 An agent whose hooks see no model call but whose transcript lists them (Qwen Code:
 ``qwen.model_calls``) has them recorded at each Stop (`from_transcript`): each response
@@ -38,11 +38,11 @@ def record(sess: HookSession, h: HookEvent) -> str:
     end = model_response(h.raw)
     if end is None:
         return "model response chunk: not recorded"
-    open_call = sess.model_call or {}
+    open_call = sess.open_model_call or {}
     if not open_call.get("key") or open_call.get("model") not in (None, h.model):
         _called(sess, h)  # its request was not seen: record the call now
-        open_call = sess.model_call or {}
-    sess.model_call = None
+        open_call = sess.open_model_call or {}
+    sess.open_model_call = None
     return _finished(sess, open_call, end, parse_ts(h.raw.get("timestamp")))
 
 
@@ -77,7 +77,7 @@ def from_transcript(sess: HookSession) -> int:
 def _called(sess: HookSession, h: HookEvent) -> bool:
     key = _key(h)
     started = parse_ts(h.raw.get("timestamp"))
-    sess.model_call = {"key": key, "id": sess.stable_id("model_call", key), "model": h.model,
+    sess.open_model_call = {"key": key, "id": sess.stable_id("model_call", key), "model": h.model,
                        "started": started}
     return _new_call(sess, key, h.model, started)
 
