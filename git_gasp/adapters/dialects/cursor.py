@@ -60,7 +60,9 @@ def normalize(payload: dict) -> dict:
         out["session_id"] = sid
     if not isinstance(payload.get("cwd"), str) and _first_root(payload):
         out["cwd"] = _first_root(payload)
-    if neutral == "UserPromptSubmit" and isinstance(payload.get("generation_id"), str):
+    if neutral == "SessionStart" and not isinstance(payload.get("source"), str):
+        out["source"] = "startup"  # one conversation starts up once, as Claude's session
+    elif neutral == "UserPromptSubmit" and isinstance(payload.get("generation_id"), str):
         out["prompt_id"] = payload["generation_id"]
     elif event == "afterShellExecution":
         out.update(tool_name=SHELL, tool_input={"command": payload.get("command")},
