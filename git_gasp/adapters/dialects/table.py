@@ -144,7 +144,8 @@ DIALECTS: dict[str, Dialect] = {d.agent: d for d in (
         message="none: the plugin discards the hook's output",
         keeps="~/.local/share/opencode/storage/ (sessions, messages, parts; not read)",
         records=(*_RAW, *_LIFTED),
-        tested="plugin events replayed (tests/adapters/test_opencode_payloads.py)"),
+        tested="live, 1.18.33 (tests/e2e/test_opencode_session.py), and its plugin's "
+               "events replayed"),
 )}
 
 
