@@ -109,3 +109,24 @@ def test_the_session_replays_into_a_conformant_run_once(agent):
     assert check.returncode == 0, out(check)
     replay_session(agent, "opencode", rows)
     assert (agent / "state/events.jsonl").read_bytes() == log
+
+
+def test_mcp_entry_in_opencode_json_given_back(tmp_path):
+    repo = tmp_path / "app"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    config = repo / "opencode.json"
+    mine = b'{\n  "model": "x/y",\n  "mcp": {"other": {"type": "remote", "url": "u"}}\n}\n'
+    config.write_bytes(mine)
+    proc = gasp(repo, "adapt", "opencode", "install", "--mcp")
+    assert proc.returncode == 0 and "registered the gasp MCP server" in out(proc), out(proc)
+    data = json.loads(config.read_text())
+    assert data["mcp"]["gasp"] == {"type": "local", "command": ["git", "gasp", "mcp"],
+                                   "enabled": True}
+    assert data["mcp"]["other"] == {"type": "remote", "url": "u"}
+    proc = gasp(repo, "adapt", "opencode", "install", "--mcp", "--uninstall")
+    assert proc.returncode == 0 and config.read_bytes() == mine, out(proc)
+    config.write_bytes(b'{"mcp": {"gasp": {"type": "remote", "url": "u"}}}')
+    plugin = repo / ".opencode" / "plugins" / "git-gasp.js"
+    proc = gasp(repo, "adapt", "opencode", "install", "--mcp")
+    assert proc.returncode == 1 and "not git-gasp's" in out(proc) and not plugin.exists()

@@ -26,8 +26,10 @@ from typing import Any
 
 from git_gasp.adapters.dialects.table import DIALECTS
 from git_gasp.adapters.install import command_agent, write_project_file
+from git_gasp.adapters.json_edit import apply_member
 from git_gasp.adapters.records import output_text
-from git_gasp.base.errors import GaspError
+from git_gasp.base.agentfiles import read_settings
+from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.fileops import remove_file
 from git_gasp.base.files import read_file
 
@@ -143,3 +145,42 @@ def plugin_agent(text: str) -> str | None:
         if line.startswith("// Sends OpenCode's") and "`" in line:
             return command_agent(line.split("`")[1])
     return None
+
+
+CONFIG = "opencode.json"  # the project's config; its MCP servers are its ``mcp`` table
+SERVER = "gasp"  # the name every agent's MCP entry of git-gasp has (``mcp/wiring.py``)
+MCP_ENTRY = {"type": "local", "command": ["git", "gasp", "mcp"], "enabled": True}
+
+
+def mcp_plan(repo: Path, uninstall: bool) -> tuple[Path, bytes | None]:
+    """``opencode.json``'s path and its new bytes with our ``mcp.gasp`` entry set (or
+    removed with `uninstall`; None: nothing changes); one of that name that is not ours,
+    or a file that is not JSON, is refused."""
+    path = repo / CONFIG
+    try:
+        text, data = read_settings(path)
+    except FormatError as exc:
+        raise GaspError(f"{exc}; fix it first, it was left untouched") from None
+    servers = data.get("mcp", {})
+    if not isinstance(servers, dict):
+        raise GaspError(f"{path}: `mcp` is not a table of servers; it was left untouched")
+    current = servers.get(SERVER)
+    if current is not None and current != MCP_ENTRY:
+        raise GaspError(f"{path} has an MCP server named {SERVER!r} that is not git-gasp's; "
+                        "it was left untouched (rename that one first)")
+    if uninstall:
+        if current is None:
+            return path, None
+        rest = {k: v for k, v in servers.items() if k != SERVER}
+        return path, apply_member(text, "mcp", rest or None).encode("utf-8")
+    if current is not None:
+        return path, None
+    return path, apply_member(text, "mcp", {**servers, SERVER: MCP_ENTRY}).encode("utf-8")
+
+
+def install_mcp(repo: Path, new: bytes | None) -> bool:
+    """Write `new` (from `mcp_plan`) as ``opencode.json``; whether it changed."""
+    if new is None:
+        return False
+    write_project_file(repo, CONFIG, new)
+    return True

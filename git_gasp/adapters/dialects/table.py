@@ -136,7 +136,7 @@ DIALECTS: dict[str, Dialect] = {d.agent: d for d in (
                "(tests/adapters/test_droid_payloads.py); Droid needs a Factory sign-in"),
     Dialect(
         agent="opencode", title="OpenCode", package="opencode-ai", rung=1,
-        settings={"project": ".opencode/plugins/git-gasp.js"},
+        settings={"project": ".opencode/plugins/git-gasp.js"}, mcp=("opencode.json", "mcp"),
         events={"session.created": "SessionStart", "chat.message": "UserPromptSubmit",
                 "tool.execute.before": "PreToolUse", "tool.execute.after": "PostToolUse",
                 "session.idle": "Stop", "session.deleted": "SessionEnd"},

@@ -409,13 +409,21 @@ def opencode() -> None:
 @_REPO
 @_UNINSTALL
 @_SYNC
-def opencode_install(repo: Path, uninstall: bool, sync: bool) -> None:
+@_MCP
+def opencode_install(repo: Path, uninstall: bool, sync: bool, mcp: bool) -> None:
     """Write git-gasp's own plugin, .opencode/plugins/git-gasp.js (OpenCode loads every
     plugin there), which sends its session, prompt and tool events to git-gasp-hook
-    opencode; --uninstall removes it."""
+    opencode; --uninstall removes it; with --mcp also the gasp server into
+    opencode.json (its mcp table)."""
+    config, new = opencode_plugin.mcp_plan(repo, uninstall) if mcp else (None, None)
     command = None if uninstall else hook_command("opencode")
     path, changed = opencode_plugin.install(repo, command)
     _sync_opt_in(repo, sync, uninstall)
+    if mcp:
+        wrote = opencode_plugin.install_mcp(repo, new)
+        click.echo(("removed the gasp MCP server from " if uninstall else
+                    "registered the gasp MCP server (git gasp mcp) in ") + str(config)
+                   if wrote else f"nothing to change in {config}")
     if uninstall:
         click.echo(f"removed {path}" if changed else f"no git-gasp plugin at {path}")
         return

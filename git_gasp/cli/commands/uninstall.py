@@ -61,6 +61,12 @@ def uninstall(purge: bool) -> int:
     path = settings_path("cursor", top)
     if path.exists() and cursor.install(path, None)[1]:
         said.append(f"removed git-gasp's hooks from {path}")
+    try:
+        config, new = opencode.mcp_plan(top, True)
+    except GaspError:
+        new = None  # not readable as JSON: left as it is
+    if opencode.install_mcp(top, new):
+        said.append(f"removed the gasp MCP server from {config}")
     for path, changed, *_ in (install_claude(top, True), install_codex(top, True),
                               *(install_settings(top, rel, True) for rel in (
                                   ".gemini/settings.json", ".qwen/settings.json",
