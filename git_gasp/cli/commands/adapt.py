@@ -304,6 +304,19 @@ qwen_code = _settings_agent("qwen-code")
 droid = _settings_agent("droid")
 
 
+def _own_file_said(repo: Path, path: Path, changed: bool, uninstall: bool, what: str) -> None:
+    """Say what installing (or removing) git-gasp's own `what` file at `path` did."""
+    if uninstall:
+        click.echo(f"removed {path}" if changed else f"no git-gasp {what} at {path}")
+        return
+    click.echo(f"wrote git-gasp's {what} to {path}" if changed else
+               f"git-gasp's {what} already installed at {path}; nothing changed")
+    note = on_path_note()
+    if note:
+        click.echo(note, err=True)
+    _agent_root_note(repo)
+
+
 @adapt.group("copilot")
 def copilot() -> None:
     """GitHub Copilot CLI: install hooks as .github/hooks/git-gasp.json, prime
@@ -321,15 +334,7 @@ def copilot_install(repo: Path, uninstall: bool, sync: bool) -> None:
     command = None if uninstall else hook_command("copilot")
     path, changed = copilot_hooks.install(repo, command)
     _sync_opt_in(repo, sync, uninstall)
-    if uninstall:
-        click.echo(f"removed {path}" if changed else f"no git-gasp hook file at {path}")
-        return
-    click.echo(f"wrote git-gasp's hooks to {path}" if changed else
-               f"git-gasp hooks already installed in {path}; nothing changed")
-    note = on_path_note()
-    if note:
-        click.echo(note, err=True)
-    _agent_root_note(repo)
+    _own_file_said(repo, path, changed, uninstall, "hook file")
 
 
 @copilot.command("prime")
@@ -424,15 +429,7 @@ def opencode_install(repo: Path, uninstall: bool, sync: bool, mcp: bool) -> None
         click.echo(("removed the gasp MCP server from " if uninstall else
                     "registered the gasp MCP server (git gasp mcp) in ") + str(config)
                    if wrote else f"nothing to change in {config}")
-    if uninstall:
-        click.echo(f"removed {path}" if changed else f"no git-gasp plugin at {path}")
-        return
-    click.echo(f"wrote git-gasp's plugin to {path}" if changed else
-               f"git-gasp's plugin already installed at {path}; nothing changed")
-    note = on_path_note()
-    if note:
-        click.echo(note, err=True)
-    _agent_root_note(repo)
+    _own_file_said(repo, path, changed, uninstall, "plugin")
 
 
 @opencode.command("prime")
