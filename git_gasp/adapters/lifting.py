@@ -76,7 +76,7 @@ RULES = (
 )
 
 SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "shell_command",
-                         "container.exec", "run_shell_command"})
+                         "container.exec", "run_shell_command", "execute"})  # Droid's Execute
 EDIT_TOOLS = frozenset({"write", "edit", "multiedit", "notebookedit", "apply_patch",
                         "str_replace_based_edit_tool", "create_file", "write_file",
                         "replace", "create"})  # Gemini CLI's replace, Copilot CLI's create
@@ -214,7 +214,7 @@ def edited_files(name: str, tool_input: Any) -> list[str] | None:
     low = name.lower()
     if low in EDIT_TOOLS:
         if isinstance(tool_input, dict):
-            for key in ("file_path", "notebook_path", "path", "filename"):
+            for key in ("file_path", "notebook_path", "path", "filename", "filePath"):
                 if isinstance(tool_input.get(key), str):
                     return [tool_input[key]]
             patch = tool_input.get("input") or tool_input.get("patch")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from git_gasp.adapters.dialects import copilot, gemini, qwen
+from git_gasp.adapters.dialects import copilot, cursor, gemini, opencode, qwen
 from git_gasp.adapters.dialects.table import MODEL_EVENTS
 from git_gasp.adapters.records import output_text
 from git_gasp.base.agentnames import AGENTS
@@ -91,13 +91,18 @@ def detect_agent(payload: dict) -> str:
         return "gemini"
     if "/.qwen/" in path:
         return "qwen-code"
+    if "/.factory/" in path:
+        return "droid"
+    if "conversation_id" in payload and "workspace_roots" in payload:
+        return "cursor"
     if "turn_id" in payload or payload.get("permission_mode") == "bypassPermissions":
         return "codex"
     return "claude-code"
 
 
 NORMALIZE = {gemini.AGENT: gemini.normalize, qwen.AGENT: qwen.normalize,
-             copilot.AGENT: copilot.normalize}
+             copilot.AGENT: copilot.normalize, cursor.AGENT: cursor.normalize,
+             opencode.AGENT: opencode.normalize}
 
 
 def parse_hook_payload(data: Any, agent: str | None = None) -> HookEvent:

@@ -5,4 +5,5 @@ speaks (its settings, events, payloads) is its dialect, ``adapters/dialects/tabl
 
 from __future__ import annotations
 
-AGENTS = ("claude-code", "codex", "gemini", "qwen-code", "copilot")
+AGENTS = ("claude-code", "codex", "gemini", "qwen-code", "copilot", "cursor", "droid",
+          "opencode")

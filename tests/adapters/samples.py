@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from git_gasp.adapters.hook.queue_files import enqueue
-from tests.testing.run import drained, git
+from tests.testing.run import drained, gasp, git, out
 
 DATA = Path(__file__).resolve().parent / "data"
 CLAUDE_DIR = DATA / "claude-code-2.1.328"
@@ -60,3 +60,17 @@ def spine_of(events: list[dict]) -> tuple[list[str], str]:
     run = next(e for e in events if e["kind"] == "run.finished")
     return ([e["payload"]["status"] for e in events if e["kind"] == "eval.finished"],
             run["payload"]["outcome"])
+
+
+def replays_once(repo: Path, agent: str, rows: list[dict]) -> list[str]:
+    """Replay the hook payloads `rows` of `agent` in `repo`: a conformant run with the
+    lifted spine (Failed then Passed, promoted), and every payload sent again adds
+    nothing. Returns the tools called, in order."""
+    events = replay_session(repo, agent, rows)
+    log = (repo / "state/events.jsonl").read_bytes()
+    assert spine_of(events) == (["Failed", "Passed"], "promoted")
+    check = gasp(repo, "check")
+    assert check.returncode == 0, out(check)
+    replay_session(repo, agent, rows)
+    assert (repo / "state/events.jsonl").read_bytes() == log
+    return [e["payload"]["tool"] for e in events if e["kind"] == "tool.called"]

@@ -247,4 +247,4 @@ def test_agent_detection_and_override():
     h = parse_hook_payload({"hook_event_name": "Stop", "session_id": "s"}, agent="codex")
     assert h.agent == "codex"
     with pytest.raises(GaspError, match="unknown agent"):
-        parse_hook_payload({"hook_event_name": "Stop", "session_id": "s"}, agent="cursor")
+        parse_hook_payload({"hook_event_name": "Stop", "session_id": "s"}, agent="no-such-agent")

@@ -30,7 +30,7 @@ class Dialect:
 
     agent: str  # the name on `git-gasp-hook AGENT` and `git gasp adapt AGENT`
     title: str  # the agent's own name, for people
-    package: str  # where it comes from (npm package), for README and `adapt list`
+    package: str  # its npm package ("": none), for README and `adapt list`
     rung: int  # 1: native hooks, 2: a transcript on disk, 3: a model proxy
     settings: dict[str, str]  # scope -> settings file (~ = the home directory)
     events: dict[str, str]  # the agent's event -> the neutral event it records as
@@ -108,6 +108,44 @@ DIALECTS: dict[str, Dialect] = {d.agent: d for d in (
         records=(*_RAW, *_LIFTED),
         tested="payloads from GitHub's CLI hooks reference replayed "
                "(tests/adapters/test_copilot_payloads.py); live needs a GitHub sign-in"),
+    Dialect(
+        agent="cursor", title="Cursor", package="", rung=1,
+        settings={"project": ".cursor/hooks.json", "user": "~/.cursor/hooks.json"},
+        events={"sessionStart": "SessionStart", "beforeSubmitPrompt": "UserPromptSubmit",
+                "afterShellExecution": "PostToolUse", "afterFileEdit": "PostToolUse",
+                "afterMCPExecution": "PostToolUse", "stop": "Stop",
+                "sessionEnd": "SessionEnd"},
+        instructions=".cursor/rules/git-gasp.mdc", mcp=(".cursor/mcp.json", "mcpServers"),
+        message="none for these events (their output is read as JSON, and git-gasp's "
+                "hook writes none)",
+        keeps="its chats in the editor's own database (not read)",
+        records=(*_RAW, *_LIFTED),
+        tested="payloads from Cursor's hooks schema replayed "
+               "(tests/adapters/test_cursor_payloads.py); Cursor is an editor, no CLI here"),
+    Dialect(
+        agent="droid", title="Factory Droid", package="@factory/cli", rung=1,
+        settings={"project": ".factory/settings.json",
+                  "local": ".factory/settings.local.json", "user": "~/.factory/settings.json"},
+        events={e: e for e in _CLAUDE_EVENTS if e != "PostToolUseFailure"},
+        tool_events=("PreToolUse", "PostToolUse"), instructions="AGENTS.md",
+        mcp=(".factory/mcp.json", "mcpServers"),
+        message="stderr of a hook, as Claude Code's",
+        keeps="~/.factory/sessions/ (the session's JSONL; not read)",
+        records=(*_RAW, *_LIFTED),
+        tested="payloads from Factory's hooks reference replayed "
+               "(tests/adapters/test_droid_payloads.py); Droid needs a Factory sign-in"),
+    Dialect(
+        agent="opencode", title="OpenCode", package="opencode-ai", rung=1,
+        settings={"project": ".opencode/plugins/git-gasp.js"}, mcp=("opencode.json", "mcp"),
+        events={"session.created": "SessionStart", "chat.message": "UserPromptSubmit",
+                "tool.execute.before": "PreToolUse", "tool.execute.after": "PostToolUse",
+                "session.idle": "Stop", "session.deleted": "SessionEnd"},
+        instructions="AGENTS.md",
+        message="none: the plugin discards the hook's output",
+        keeps="~/.local/share/opencode/storage/ (sessions, messages, parts; not read)",
+        records=(*_RAW, *_LIFTED),
+        tested="live, 1.18.33 (tests/e2e/test_opencode_session.py), and its plugin's "
+               "events replayed"),
 )}
 
 

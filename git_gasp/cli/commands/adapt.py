@@ -1,5 +1,6 @@
 """`git gasp adapt`: live hooks for the agents of `adapters/dialects/table.py` (Claude Code,
-Codex, Gemini CLI, Qwen Code), their install, priming, and the list of them."""
+Codex, Gemini CLI, Qwen Code, Copilot CLI, Cursor, Factory Droid, OpenCode), their
+install, priming, and the list of them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 import click
 
 from git_gasp.adapters.dialects import copilot as copilot_hooks
+from git_gasp.adapters.dialects import cursor as cursor_hooks
+from git_gasp.adapters.dialects import opencode as opencode_plugin
 from git_gasp.adapters.dialects.table import DIALECTS
 from git_gasp.adapters.hook.entry import USAGE, read_stdin
 from git_gasp.adapters.hook.entry import run as queue_payload
@@ -23,6 +26,7 @@ from git_gasp.adapters.install import (
     on_path_note,
     project_tree,
     settings_path,
+    write_project_file,
 )
 from git_gasp.adapters.live import find_agent_root
 from git_gasp.adapters.prime import prime
@@ -49,7 +53,7 @@ _MCP = click.option("--mcp", "mcp", is_flag=True,
                           "(--uninstall removes that entry, and only it).")
 
 
-SETTINGS_MCP = ("gemini", "qwen-code")  # their MCP servers sit in their JSON settings
+SETTINGS_MCP = ("gemini", "qwen-code", "cursor", "droid")  # mcpServers in a JSON file
 
 
 def _mcp_preflight(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
@@ -99,10 +103,11 @@ def adapt() -> None:
     """Record agent sessions live through their hooks, and prime them.
 
     `adapt claude-code install` / `adapt codex install` / `adapt gemini install` /
-    `adapt qwen-code install` register the hook (`git-gasp-hook AGENT`) with the agent;
-    `adapt … prime` writes the identity and a context primer onto CLAUDE.md / AGENTS.md
-    / GEMINI.md / QWEN.md; `adapt list` shows
-    each agent, its rung and what it records.
+    `adapt qwen-code install` / `adapt copilot install` / `adapt cursor install` /
+    `adapt droid install` / `adapt opencode install` register the hook (`git-gasp-hook
+    AGENT`) with the agent; `adapt … prime` writes the identity and a context primer
+    onto the agent's instruction file (CLAUDE.md, AGENTS.md, GEMINI.md, …); `adapt list`
+    shows each agent, its rung and what it records.
     """
 
 
@@ -111,7 +116,8 @@ def list_agents() -> None:
     """Each agent git-gasp adapts: its rung, where its hooks go, what a session records
     and how it is tested."""
     for d in DIALECTS.values():
-        click.echo(f"{d.agent} ({d.title}, npm {d.package}): rung {d.rung}, hooks in "
+        npm = f", npm {d.package}" if d.package else ""
+        click.echo(f"{d.agent} ({d.title}{npm}): rung {d.rung}, hooks in "
                    f"{d.settings['project']}, primes {d.instructions}")
         click.echo(f"  records: {', '.join(d.records)}")
         click.echo(f"  tested: {d.tested}")
@@ -119,8 +125,8 @@ def list_agents() -> None:
 
 @adapt.command("hook")
 @click.option("--agent", "agent", default=None, metavar="AGENT",
-              help="claude-code, codex, gemini, qwen-code or copilot (default: detected "
-                   "from the payload).")
+              help="claude-code, codex, gemini, qwen-code, copilot, cursor, droid or "
+                   "opencode (default: detected from the payload).")
 @click.option("--repo", "repo", default=None, metavar="PATH",
               help="The agent repo to record into (default: the nearest directory with "
                    "AGENT.md at or above the session's cwd).")
@@ -246,6 +252,8 @@ TRUST_NOTES = {
               "folder runs none: trust it, or set GEMINI_CLI_TRUST_WORKSPACE=true).",
     "qwen-code": "Qwen Code loads project hooks only in a trusted folder when folder trust "
                  "is on (security.folderTrust.enabled).",
+    "droid": "Droid reads the hooks key of .factory/settings.json only while there is no "
+             ".factory/hooks.json (its newer file): run /hooks in droid to check.",
 }
 
 
@@ -293,6 +301,20 @@ def _settings_agent(agent: str) -> click.Group:
 
 gemini = _settings_agent("gemini")
 qwen_code = _settings_agent("qwen-code")
+droid = _settings_agent("droid")
+
+
+def _own_file_said(repo: Path, path: Path, changed: bool, uninstall: bool, what: str) -> None:
+    """Say what installing (or removing) git-gasp's own `what` file at `path` did."""
+    if uninstall:
+        click.echo(f"removed {path}" if changed else f"no git-gasp {what} at {path}")
+        return
+    click.echo(f"wrote git-gasp's {what} to {path}" if changed else
+               f"git-gasp's {what} already installed at {path}; nothing changed")
+    note = on_path_note()
+    if note:
+        click.echo(note, err=True)
+    _agent_root_note(repo)
 
 
 @adapt.group("copilot")
@@ -312,15 +334,7 @@ def copilot_install(repo: Path, uninstall: bool, sync: bool) -> None:
     command = None if uninstall else hook_command("copilot")
     path, changed = copilot_hooks.install(repo, command)
     _sync_opt_in(repo, sync, uninstall)
-    if uninstall:
-        click.echo(f"removed {path}" if changed else f"no git-gasp hook file at {path}")
-        return
-    click.echo(f"wrote git-gasp's hooks to {path}" if changed else
-               f"git-gasp hooks already installed in {path}; nothing changed")
-    note = on_path_note()
-    if note:
-        click.echo(note, err=True)
-    _agent_root_note(repo)
+    _own_file_said(repo, path, changed, uninstall, "hook file")
 
 
 @copilot.command("prime")
@@ -333,9 +347,103 @@ def copilot_prime(repo: Path) -> None:
 copilot.add_command(reconcile_command("copilot"))
 
 
+@adapt.group("cursor")
+def cursor() -> None:
+    """Cursor: install hooks into .cursor/hooks.json, prime .cursor/rules/git-gasp.mdc."""
+
+
+@cursor.command("install")
+@_REPO
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project",
+              show_default=True,
+              help="project: <repo>/.cursor/hooks.json (commit it); user: "
+                   "~/.cursor/hooks.json.")
+@_UNINSTALL
+@_SYNC
+@_MCP
+def cursor_install(repo: Path, scope: str, uninstall: bool, sync: bool, mcp: bool) -> None:
+    """Merge git-gasp's entries into Cursor's hook file (its prompt, shell, file edit,
+    MCP, stop and session events; idempotent, the rest of the file kept byte for byte);
+    with --mcp also the gasp server into .cursor/mcp.json."""
+    _mcp_preflight("cursor", repo, mcp, uninstall)
+    path = settings_path("cursor", repo, scope)
+    changed, removed = cursor_hooks.install(
+        path, None if uninstall else hook_command("cursor"), user_scope=scope == "user")
+    _sync_opt_in(repo, sync, uninstall)
+    _mcp_entry("cursor", repo, mcp, uninstall)
+    if uninstall:
+        click.echo(f"removed {removed} git-gasp hook(s) from {path}" if removed else
+                   f"no git-gasp hooks in {path}")
+        return
+    click.echo(f"installed git-gasp hooks for {len(DIALECTS['cursor'].events)} events in "
+               f"{path}" if changed else
+               f"git-gasp hooks already installed in {path}; nothing changed")
+    note = on_path_note()
+    if note:
+        click.echo(note, err=True)
+    _agent_root_note(repo)
+
+
+RULE_HEAD = ("---\ndescription: git-gasp: this agent's identity and what it is working on\n"
+             "alwaysApply: true\n---\n\n")
+
+
+@cursor.command("prime")
+@_REPO
+def cursor_prime(repo: Path) -> None:
+    """Write the identity and a context primer onto .cursor/rules/git-gasp.mdc (a rule
+    Cursor always applies; marked section)."""
+    root = find_agent_root(repo)
+    if root is not None:
+        beside = configured(os.path.realpath(repo)) is not None
+        at = project_tree(repo) if beside else Path(root)
+        rule = at / DIALECTS["cursor"].instructions
+        if not rule.exists() and not rule.is_symlink():
+            write_project_file(at, DIALECTS["cursor"].instructions,
+                               RULE_HEAD.encode("utf-8"))
+    _prime("cursor", repo)
+
+
+@adapt.group("opencode")
+def opencode() -> None:
+    """OpenCode: install git-gasp's plugin as .opencode/plugins/git-gasp.js, prime
+    AGENTS.md."""
+
+
+@opencode.command("install")
+@_REPO
+@_UNINSTALL
+@_SYNC
+@_MCP
+def opencode_install(repo: Path, uninstall: bool, sync: bool, mcp: bool) -> None:
+    """Write git-gasp's own plugin, .opencode/plugins/git-gasp.js (OpenCode loads every
+    plugin there), which sends its session, prompt and tool events to git-gasp-hook
+    opencode; --uninstall removes it; with --mcp also the gasp server into
+    opencode.json (its mcp table)."""
+    config, new = opencode_plugin.mcp_plan(repo, uninstall) if mcp else (None, None)
+    command = None if uninstall else hook_command("opencode")
+    path, changed = opencode_plugin.install(repo, command)
+    _sync_opt_in(repo, sync, uninstall)
+    if mcp:
+        wrote = opencode_plugin.install_mcp(repo, new)
+        click.echo(("removed the gasp MCP server from " if uninstall else
+                    "registered the gasp MCP server (git gasp mcp) in ") + str(config)
+                   if wrote else f"nothing to change in {config}")
+    _own_file_said(repo, path, changed, uninstall, "plugin")
+
+
+@opencode.command("prime")
+@_REPO
+def opencode_prime(repo: Path) -> None:
+    """Write the identity and a context primer onto AGENTS.md (marked section)."""
+    _prime("opencode", repo)
+
+
 def _add_reconcile() -> None:
     claude_code.add_command(reconcile_command("claude-code"))
     codex.add_command(reconcile_command("codex"))
+    for group, agent in ((cursor, "cursor"), (opencode, "opencode")):
+        group.add_command(reconcile_command(agent))
 
 
 _add_reconcile()

@@ -22,7 +22,7 @@ def uninstall(purge: bool) -> int:
     for byte), the guard hooks, the merge driver and the gasp.* keys of this clone's
     git config, the info/exclude lines. Nothing git-gasp did not write is touched."""
     # the layers load inside the command (cli.commands modules load only base: CONTRIBUTING)
-    from git_gasp.adapters.dialects import copilot
+    from git_gasp.adapters.dialects import copilot, cursor, opencode
     from git_gasp.adapters.install import (
         claude_settings_path,
         codex_hooks_path,
@@ -46,19 +46,31 @@ def uninstall(purge: bool) -> int:
     codex = codex_hooks_path(top)
     if codex.exists() and merge_hooks(codex, "codex", None).removed:
         said.append(f"removed git-gasp's hooks from {codex}")
+    for own in (copilot, opencode):  # their own files, whole
+        try:
+            path, removed = own.install(top, None)
+        except GaspError:
+            removed = False  # not ours: left as it is
+        if removed:
+            said.append(f"removed git-gasp's file {path}")
+    for agent in ("gemini", "qwen-code", "droid"):
+        for scope in ("project", "local") if agent == "droid" else ("project",):
+            path = settings_path(agent, top, scope)
+            if path.exists() and merge_hooks(path, agent, None).removed:
+                said.append(f"removed git-gasp's hooks from {path}")
+    path = settings_path("cursor", top)
+    if path.exists() and cursor.install(path, None)[1]:
+        said.append(f"removed git-gasp's hooks from {path}")
     try:
-        path, removed = copilot.install(top, None)  # its own file, whole
+        config, new = opencode.mcp_plan(top, True)
     except GaspError:
-        removed = False  # holds hooks not ours: left as it is
-    if removed:
-        said.append(f"removed git-gasp's hook file {path}")
-    for agent in ("gemini", "qwen-code"):
-        path = settings_path(agent, top)
-        if path.exists() and merge_hooks(path, agent, None).removed:
-            said.append(f"removed git-gasp's hooks from {path}")
+        new = None  # not readable as JSON: left as it is
+    if opencode.install_mcp(top, new):
+        said.append(f"removed the gasp MCP server from {config}")
     for path, changed, *_ in (install_claude(top, True), install_codex(top, True),
-                              install_settings(top, ".gemini/settings.json", True),
-                              install_settings(top, ".qwen/settings.json", True)):
+                              *(install_settings(top, rel, True) for rel in (
+                                  ".gemini/settings.json", ".qwen/settings.json",
+                                  ".cursor/mcp.json", ".factory/mcp.json"))):
         if changed:
             said.append(f"removed the gasp MCP server from {path}")
     said += installs.give_back(top)
