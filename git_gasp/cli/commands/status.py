@@ -21,11 +21,11 @@ from git_gasp.base.fileops import NotARegularFile
 from git_gasp.base.files import open_file, read_file
 from git_gasp.cli.commands.lease import lease_json, status_line
 from git_gasp.cli.options import CONTEXT
-from git_gasp.cli.shortids import ShortIds
+from git_gasp.cli.shortids import abbreviate_some
 from git_gasp.githooks.doctor import diagnose
 from git_gasp.odb.gitdirs import locate
-from git_gasp.protocol.envelope import parse_log
 from git_gasp.protocol.logcount import LogCount
+from git_gasp.runtime.savedcount import log_count
 from git_gasp.runtime.state import AgentState
 from git_gasp.store.attributes import log_location
 from git_gasp.store.lastcheck import load
@@ -91,10 +91,12 @@ def _count(state: AgentState | str) -> dict | None:
         log = b""
     except (OSError, GaspError):  # a link or a FIFO where the log should be: uncommitted says
         return None
-    events = parse_log(log).events  # its valid events, as fold counts them
-    count = LogCount(events, len(state.graph.nodes))
-    short = ShortIds(state.graph.nodes, [e.id for e in events]).event
-    return dict(count.to_json(short), text=count.phrase(short))
+    # its valid events, as fold counts them: saved, plus the lines appended since
+    saved = log_count(state.root, state.store.rel, log)
+    count = LogCount.of(saved.domain, saved.ops, len(state.graph.nodes),
+                        (saved.last_id, saved.last_line, saved.last_kind))
+    shorts = abbreviate_some(saved.event_ids, [saved.last_id] if saved.last_id else [])
+    return dict(count.to_json(shorts.get), text=count.phrase(shorts.get))
 
 
 def _run(state: AgentState | str) -> dict | None:
