@@ -47,7 +47,9 @@ def gather(root: str) -> dict:
     """Everything `status` shows, for the agent at `root`."""
     top = str(git.work_tree_top(root))
     try:
-        state: AgentState | str = AgentState.open(Path(root), "git-gasp-status")
+        # from the fold a hook saved at the log's end, when the log still starts with it
+        state: AgentState | str = AgentState.open(Path(root), "git-gasp-status",
+                                                  end_state=True)
     except GaspError as exc:
         state = str(exc)
     return {"root": root, "location": _location(root, top), "branch": _branch(root),
