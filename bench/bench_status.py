@@ -5,7 +5,7 @@
 Builds an agent repository as bench/bench_view.py does (N runtime-shaped events, every
 domain event paired with its ops; uncommitted, so status counts them all), then times,
 round-robin in the same run (medians of R), this venv's CLI: (a) `git status`, (b)
-`git gasp status` (its count from the saved count, `runtime/savedcount.py`, after 50
+`git gasp status` (its count from the saved count, `conformance/saved/counts.py`, after 50
 events were appended since the last status: the usual case) and, with `--before DIR`
 (a checkout of the code before the saved count, e.g. ``git archive integ | tar -x -C
 DIR``), (c) that code's `git gasp status`, which parses the whole log for its count.

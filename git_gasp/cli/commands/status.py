@@ -22,10 +22,10 @@ from git_gasp.base.files import open_file, read_file
 from git_gasp.cli.commands.lease import lease_json, status_line
 from git_gasp.cli.options import CONTEXT
 from git_gasp.cli.shortids import abbreviate_some
+from git_gasp.conformance.saved.counts import log_count
 from git_gasp.githooks.doctor import diagnose
 from git_gasp.odb.gitdirs import locate
 from git_gasp.protocol.logcount import LogCount
-from git_gasp.runtime.savedcount import log_count
 from git_gasp.runtime.state import AgentState
 from git_gasp.store.attributes import log_location
 from git_gasp.store.lastcheck import load

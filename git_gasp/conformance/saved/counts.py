@@ -1,8 +1,8 @@
 """The log's count (`protocol.logcount`) kept under the git dir, so `git gasp status`
 counts only the lines appended since it last counted, not the whole log again.
 
-``<gitdir>/gasp/end-state/<agent>-<log>.count`` (beside the end state of
-``runtime/endstate.py``, with its name, never committed) holds
+``<gitdir>/gasp/count/<agent>-<log>.bin`` (named as the end state of
+``runtime/endstate.py`` is, never committed) holds
 
     header: format, Python and marshal version, the CRC-32 of the log's first `size`
             bytes, `size`, their line count, a CRC-32 and the length of the payload
@@ -29,7 +29,6 @@ from git_gasp.base.fileops import AtomicFile, UnsafePath, read_regular_file
 from git_gasp.base.files import MAX_FILE
 from git_gasp.base.git import find_git_dir
 from git_gasp.protocol.envelope import OPS_KIND, Event, parse_log
-from git_gasp.runtime.endstate import entry_path
 from git_gasp.store.append import LogError, parse_tail
 
 _MAGIC = b"gasp-count/1"
@@ -65,9 +64,13 @@ class SavedCount:
         self.size, self.lines = size, lines
 
 
+DIR = ("gasp", "count")
+
+
 def count_path(gitdir: str | os.PathLike, root: str | os.PathLike, rel: str) -> str:
     """Where the saved count of log `rel` of the agent at `root` is kept."""
-    return entry_path(gitdir, root, rel)[: -len(".bin")] + ".count"
+    agent = zlib.crc32(os.fsencode(os.path.realpath(root)))
+    return os.path.join(gitdir, *DIR, f"{agent:08x}-{zlib.crc32(rel.encode()):08x}.bin")
 
 
 def _load(path: str, rel: str, data: bytes) -> SavedCount | None:

@@ -1,4 +1,4 @@
-"""The count `status` keeps under the git dir (`runtime/savedcount.py`): after appends it
+"""The count `status` keeps under the git dir (`conformance/saved/counts.py`): after appends it
 counts only the new lines and agrees with a fresh count of the whole log; after the log
 is truncated or rewritten the stale count is not used."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from git_gasp.conformance.saved import counts as savedcount
 from git_gasp.protocol.envelope import parse_log
 from git_gasp.protocol.logcount import LogCount
-from git_gasp.runtime import savedcount
 from tests.testing.events import goal_pair, line, ops, update
 from tests.testing.run import gasp, out
 
@@ -85,7 +85,7 @@ def test_a_rewritten_log_is_counted_afresh(counted, how):
 
 
 def test_a_damaged_entry_is_no_count(counted, monkeypatch):
-    entry = next((counted / ".git/gasp/end-state").glob("*.count"))
+    entry = next((counted / ".git/gasp/count").glob("*.bin"))
     entry.write_bytes(entry.read_bytes()[:-3])
     assert _numbers(savedcount.log_count(counted, REL, _log(counted).read_bytes())) == \
         _fresh(counted)
@@ -106,7 +106,7 @@ def test_status_counts_as_fold_after_appends_and_a_rewrite(agent):
         fh.write(goal_pair(3))
     grown = _status_count(agent)
     assert grown["events"]["all"] == first["events"]["all"] + 2
-    assert list((agent / ".git/gasp/end-state").glob("*.count"))
+    assert list((agent / ".git/gasp/count").glob("*.bin"))
     _same_as_fold(agent, grown)
     log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:-3]))
     _same_as_fold(agent, _status_count(agent))
