@@ -17,7 +17,6 @@ from. Prints each time and its ratio to (a). Not a test: nothing here asserts a 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -30,7 +29,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from bench_view import build  # noqa: E402
+from bench_view import build, cli_env  # noqa: E402
 from benchlog import event  # noqa: E402
 
 
@@ -63,11 +62,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-status-") as tmp_name:
         tmp = Path(tmp_name)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env.update(GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com",
-                   GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.com",
-                   PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
-        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+        env = cli_env(tmp, Path(sys.executable).parent)
         repo = tmp / "agent"
         size = build(repo, args.events, env)
         log = repo / "state" / "events.jsonl"

@@ -4,8 +4,8 @@ counts only the lines appended since it last counted, not the whole log again.
 ``<gitdir>/gasp/count/<agent>-<log>.bin`` (named as the end state of
 ``runtime/endstate.py`` is, never committed) holds
 
-    header: format, Python and marshal version, the CRC-32 of the log's first `size`
-            bytes, `size`, their line count, a CRC-32 and the length of the payload
+    header: ``protocol/savedentry.py``'s (the CRC-32 of the log's first `size` bytes,
+            `size`, their line count …)
     payload: marshal of (log path, domain events, ops events, last event id, its line,
              its kind, every event id)
 
@@ -20,19 +20,17 @@ different: every event id is kept, so the last one is shortened among all of the
 
 from __future__ import annotations
 
-import marshal
 import os
-import sys
 import zlib
 
 from git_gasp.base.fileops import AtomicFile, UnsafePath, read_regular_file
 from git_gasp.base.files import MAX_FILE
 from git_gasp.base.git import find_git_dir
+from git_gasp.protocol import savedentry as entries
 from git_gasp.protocol.envelope import OPS_KIND, Event, parse_log
 from git_gasp.store.append import LogError, parse_tail
 
 _MAGIC = b"gasp-count/1"
-_PY = f"py{sys.version_info[0]}.{sys.version_info[1]}-m{marshal.version}".encode()
 
 
 class SavedCount:
@@ -79,33 +77,17 @@ def _load(path: str, rel: str, data: bytes) -> SavedCount | None:
         blob = read_regular_file(path, limit=MAX_FILE)
     except OSError:
         return None
-    if not blob:
+    entry = entries.decode(blob, _MAGIC, 7) if blob else None
+    if entry is None:
         return None
-    end = blob.find(b"\n", 0, 200) + 1
-    fields = blob[:end].split()
-    if len(fields) != 7 or fields[0] != _MAGIC or fields[1] != _PY:
-        return None
-    try:
-        digest, size, lines, crc, length = (int(f, 16 if i in (0, 3) else 10)
-                                            for i, f in enumerate(fields[2:]))
-    except ValueError:
-        return None
-    payload = memoryview(blob)[end:]
-    if (min(size, lines, length) < 0 or len(payload) != length or zlib.crc32(payload) != crc
-            or len(data) < size or (size and data[size - 1:size] != b"\n")):
-        return None
-    with memoryview(data) as view:
-        if zlib.crc32(view[:size]) != digest:
-            return None  # the counted bytes were rewritten: the count is stale
-    try:
-        saved = marshal.loads(payload)
-    except (ValueError, EOFError, TypeError):
-        return None
-    if type(saved) is not tuple or len(saved) != 7 or saved[0] != rel:
-        return None
-    _rel, domain, ops, last_id, last_line, last_kind, ids = saved
-    if (type(domain) is not int or type(ops) is not int or type(last_line) is not int
-            or type(ids) is not list or len(ids) != domain + ops or domain + ops != lines
+    size, lines = entry.size, entry.lines
+    if size and data[size - 1:size] != b"\n" or entries.prefix_crc(data, size) != \
+            entry.prefix_crc:
+        return None  # the counted bytes were rewritten (or cut): the count is stale
+    _rel, domain, ops, last_id, last_line, last_kind, ids = entry.payload
+    if (_rel != rel or type(domain) is not int or type(ops) is not int
+            or type(last_line) is not int or type(ids) is not list
+            or len(ids) != domain + ops or domain + ops != lines
             or not (last_id is None or type(last_id) is str)
             or not (last_kind is None or type(last_kind) is str)):
         return None
@@ -116,20 +98,16 @@ def _save(path: str, gitdir: str | os.PathLike, rel: str, count: SavedCount,
           data: bytes) -> None:
     """Keep `count` (of `data`'s first `count.size` bytes); failures cost only the entry."""
     try:
-        payload = marshal.dumps((rel, count.domain, count.ops, count.last_id, count.last_line,
-                                 count.last_kind, count.event_ids))
+        blob = entries.encode(_MAGIC, entries.prefix_crc(data, count.size) or 0, count.size,
+                              count.lines, (rel, count.domain, count.ops, count.last_id,
+                                            count.last_line, count.last_kind,
+                                            count.event_ids))
     except ValueError:
         return
-    with memoryview(data) as view:
-        digest = zlib.crc32(view[:count.size])
-    header = b" ".join([_MAGIC, _PY, b"%08x" % digest, b"%d" % count.size,
-                        b"%d" % count.lines, b"%08x" % zlib.crc32(payload),
-                        b"%d" % len(payload)]) + b"\n"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with AtomicFile(path, root=gitdir, durable=False) as fh:  # a cache: rebuilt if lost
-            fh.write(header)
-            fh.write(payload)
+            fh.write(blob)
     except (OSError, ValueError, UnsafePath):
         pass
 
