@@ -57,6 +57,17 @@ def build(repo: Path, n_events: int, env: dict[str, str]) -> int:
     return log.stat().st_size
 
 
+def cli_env(tmp: Path, bin_dir: Path) -> dict[str, str]:
+    """The environment the timed CLI runs in: no GIT_ variable of the caller's, a bench
+    identity, byte code cached under `tmp`, `bin_dir`'s `git-gasp` first on PATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com",
+               GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.com",
+               PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
     """(seconds, stdout) of `cmd`; fold's JSON goes to /dev/null, as `> /dev/null`."""
     keep = cmd[2] == "view"
@@ -93,12 +104,8 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-view-") as tmp_name:
         tmp = Path(tmp_name)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env.update(GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com",
-                   GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.com",
-                   PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
         bin_dir = Path(sys.executable).parent if args.dev_install else installed_bin(tmp, ROOT)
-        env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+        env = cli_env(tmp, bin_dir)
         repo = tmp / "agent"
         size = build(repo, args.events, env)
         page = tmp / "view.html"

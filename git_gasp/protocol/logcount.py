@@ -48,6 +48,15 @@ class LogCount:
         self.last_line = last.line if last is not None else 0
         self.last_kind: str | None = last.kind if last is not None else None
 
+    @classmethod
+    def of(cls, domain: int, ops: int, nodes: int,
+           last: tuple[str | None, int, str | None]) -> LogCount:
+        """The count from its numbers (a saved count): `last` is (id, line, kind)."""
+        count = cls((), nodes)
+        count.domain, count.ops = domain, ops
+        count.last_id, count.last_line, count.last_kind = last
+        return count
+
     @property
     def all(self) -> int:
         return self.domain + self.ops

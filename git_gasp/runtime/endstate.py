@@ -30,20 +30,18 @@ about 5 M (`bench/README.md`, seventh session).
 
 from __future__ import annotations
 
-import marshal
 import os
-import sys
 import zlib
 from typing import Any
 
 from git_gasp.base.fileops import AtomicFile, UnsafePath, open_regular, read_regular_file
 from git_gasp.base.files import MAX_FILE
 from git_gasp.base.git import find_git_dir
+from git_gasp.protocol import savedentry as entries
 from git_gasp.protocol.graph import Graph
 
 DIR = ("gasp", "end-state")
 _MAGIC = b"gasp-end-state/1"
-_PY = f"py{sys.version_info[0]}.{sys.version_info[1]}-m{marshal.version}".encode()
 
 
 class EndState:
@@ -74,23 +72,6 @@ def _read(path: str | os.PathLike) -> bytes | None:
         return read_regular_file(path, limit=MAX_FILE)
     except OSError:
         return None
-
-
-def _header(blob: bytes) -> tuple[int, int, int, int, int, int] | None:
-    """(prefix CRC, size, lines, payload CRC, payload length, payload offset) of an
-    entry written by this Python, else None."""
-    end = blob.find(b"\n", 0, 200) + 1
-    fields = blob[:end].split()
-    if len(fields) != 7 or fields[0] != _MAGIC or fields[1] != _PY:
-        return None
-    try:
-        numbers = [int(f, 16 if i in (2, 5) else 10) for i, f in enumerate(fields) if i > 1]
-    except ValueError:
-        return None
-    if min(numbers) < 0:
-        return None
-    digest, size, lines, crc, length = numbers
-    return digest, size, lines, crc, length, end
 
 
 # log path -> (size, CRC-32 of its first `size` bytes) as this process last read them
@@ -133,34 +114,22 @@ def load(root: str | os.PathLike, rel: str, log_path: str | os.PathLike) -> EndS
     saved from (else None: read the log as before)."""
     gitdir = find_git_dir(root)
     blob = _read(entry_path(gitdir, root, rel)) if gitdir is not None else None
-    head = _header(blob) if blob else None
-    if head is None:
-        return None
-    digest, size, lines, crc, length, end = head
-    payload = memoryview(blob)[end:]
-    if len(payload) != length or zlib.crc32(payload) != crc:
+    entry = entries.decode(blob, _MAGIC, 7) if blob else None
+    if entry is None:
         return None
     data = _read(log_path)
-    if data is None or len(data) < size:
+    digest, size = entry.prefix_crc, entry.size
+    if data is None or entries.prefix_crc(data, size) != digest:
         return None
-    with memoryview(data) as view:
-        if zlib.crc32(view[:size]) != digest:
-            return None
     _verified[os.fspath(log_path)] = (size, digest)
-    try:
-        saved = marshal.loads(payload)
-    except (ValueError, EOFError, TypeError):
-        return None
-    if type(saved) is not tuple or len(saved) != 7 or saved[0] != rel:
-        return None
-    _rel, last, nodes, relations, version, creator, event_ids = saved
-    if (type(nodes) is not dict or type(relations) is not list or type(version) is not int
-            or type(creator) is not dict or type(event_ids) is not list
-            or not (last is None or type(last) is str)):
+    _rel, last, nodes, relations, version, creator, event_ids = entry.payload
+    if (_rel != rel or type(nodes) is not dict or type(relations) is not list
+            or type(version) is not int or type(creator) is not dict
+            or type(event_ids) is not list or not (last is None or type(last) is str)):
         return None
     graph = Graph()
     graph.nodes, graph.relations, graph.version = nodes, relations, version
-    return EndState(graph, creator, set(event_ids), size, lines, last, data)
+    return EndState(graph, creator, set(event_ids), size, entry.lines, last, data)
 
 
 def save(state: Any) -> str | None:
@@ -176,19 +145,16 @@ def save(state: Any) -> str | None:
     state._ensure_full_index()
     graph = state.graph
     try:
-        payload = marshal.dumps((store.rel, state.last_event_id, graph.nodes,
-                                 graph.relations, graph.version, state._creator,
-                                 list(state._event_ids)))
+        blob = entries.encode(_MAGIC, digest, store.size, store.line_count, (
+            store.rel, state.last_event_id, graph.nodes, graph.relations, graph.version,
+            state._creator, list(state._event_ids)))
     except ValueError as exc:  # a value marshal cannot hold: no entry, no harm
         return f"not written ({exc})"
-    header = b" ".join([_MAGIC, _PY, b"%08x" % digest, b"%d" % store.size, b"%d" % store.line_count,
-                        b"%08x" % zlib.crc32(payload), b"%d" % len(payload)]) + b"\n"
     entry = entry_path(gitdir, state.root, store.rel)
     try:
         os.makedirs(os.path.dirname(entry), exist_ok=True)
         with AtomicFile(entry, root=gitdir, durable=False) as fh:  # a cache: rebuilt if lost
-            fh.write(header)
-            fh.write(payload)
+            fh.write(blob)
     except (OSError, ValueError, UnsafePath) as exc:
         return f"not written ({exc})"
     return None

@@ -1,7 +1,7 @@
 """One count: on a replayed Claude Code session, `fold`, `view` (its line and `--json`),
 `log` and `status` agree on events, nodes and the last event, and name the layers they
 count in the same words; every id they print is found by `log` (`--ops` for the ops
-layer) and, for a node, by `lineage`."""
+layer) and by `lineage` (an event as the node it created or changed)."""
 
 from __future__ import annotations
 
@@ -72,6 +72,9 @@ def test_fold_view_log_and_status_count_the_same(agent, tmp_path):
 
     # every id printed is found: events by log (--ops for the ops layer), nodes by lineage
     assert short in every and short not in _log_ids(agent) and layer == "ops"
+    # and events by lineage too, as the node they created or changed
+    for event_short in (short, _log_ids(agent)[-1]):
+        assert _ok(agent, "lineage", event_short).startswith("# Lineage of"), event_short
     for node in data["nodes"]:
         short_node = node["id"] if not node["t"] else \
             node["id"].split("_")[0] + "_..." + node["id"][-node["t"]:]

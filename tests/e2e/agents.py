@@ -26,11 +26,11 @@ from tests.e2e.servers import (
     GEMINI_MODEL,
     PROMPT,
     QWEN_MODEL,
+    ChatHandler,
     ClaudeHandler,
     CodexHandler,
     GeminiHandler,
     ModelServer,
-    OpenAIChatHandler,
     claude_script,
     codex_script,
     gemini_script,
@@ -287,7 +287,7 @@ def run_qwen(binary: Path, repo: Path, home: Path, *, timeout: int = 240) -> Ses
         settings.write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}},
                                         "model": {"name": QWEN_MODEL},
                                         "privacy": {"usageStatisticsEnabled": False}}))
-    with ModelServer(OpenAIChatHandler, qwen_script(sys.executable), str(repo)) as server:
+    with ModelServer(ChatHandler, qwen_script(sys.executable), str(repo)) as server:
         env = agent_env(home)
         env.update(OPENAI_BASE_URL=f"http://127.0.0.1:{server.port}/v1",
                    OPENAI_API_KEY="test-key-not-a-real-key", OPENAI_MODEL=QWEN_MODEL,

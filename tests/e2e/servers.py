@@ -18,10 +18,13 @@ answer). The wire formats are the ones ``samples/README.md`` measured:
   (a ``functionCall`` part or text, ``finishReason: STOP``); the step is the count of
   ``functionResponse`` parts in ``contents``. Its side requests (a JSON-schema
   answer asked for: the next-speaker check, the router) get ``{}``-shaped JSON.
-- Qwen Code (``OPENAI_BASE_URL``): ``POST /v1/chat/completions`` (``stream: true``)
-  answered with ``chat.completion.chunk`` events (a ``tool_calls`` delta or content,
-  then ``finish_reason`` and ``usage``) and ``data: [DONE]``; the step is the count of
-  ``role: tool`` messages. A request without tools (a title, a summary) gets text.
+- Qwen Code (``OPENAI_BASE_URL``) and Aider (through the proxy): ``POST
+  /v1/chat/completions`` (``stream: true``) answered with ``chat.completion.chunk``
+  events (a ``tool_calls`` delta or content, then ``finish_reason`` and ``usage``) and
+  ``data: [DONE]``, by one ``ChatHandler`` whose chooser picks the answer: Qwen's step
+  is the count of ``role: tool`` messages (a request without tools, a title or a
+  summary, gets text: ``tool_steps``); Aider's, a whole-file edit or a commit message
+  (``aider_whole_file``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import json
 import shlex
 import threading
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -308,43 +312,74 @@ def qwen_script(python: str) -> list[tuple[str, dict] | str]:
 QWEN_MODEL = "qwen3-coder-plus"
 
 
-class OpenAIChatHandler(_Base):
+FIXED = "def add(a, b):\n    return a + b\n"
+AIDER_PROMPT = "Fix the add function in calc.py: it subtracts instead of adding"
+AIDER_COMMIT = "fix: add returns the sum of its arguments"
+
+def tool_steps(body: dict, script: list) -> str | tuple[str, dict]:
+    """Qwen Code's script: the step after as many as the request has ``role: tool``
+    answers; a request without tools (a title, a summary) gets text, and no step."""
+    if not body.get("tools"):
+        return "ok"
+    done = sum(1 for m in body.get("messages", []) if isinstance(m, dict)
+               and m.get("role") == "tool")
+    return script[min(done, len(script) - 1)]
+
+
+def aider_whole_file(body: dict, script: list) -> str:
+    """Aider's script (``--edit-format whole``): asked for a commit message (its commit
+    prompt), `AIDER_COMMIT`; asked anything else, ``calc.py`` rewritten whole, fixed."""
+    if "commit message" in json.dumps(body.get("messages", [])):
+        return AIDER_COMMIT
+    return "Here is the fix.\n\ncalc.py\n```python\n" + FIXED + "```\n"
+
+
+class ChatHandler(_Base):
+    """An OpenAI-compatible Chat Completions model (Qwen Code's, Aider's), its answer
+    chosen by the server's `chooser` (`tool_steps`, `aider_whole_file`) from the request
+    and the script: text, or one tool call. Streamed when asked (``chat.completion.chunk``
+    events, the text in pieces, then ``finish_reason``, then ``data: [DONE]``), else one
+    ``chat.completion``. A stream carries its token usage in a chunk of its own when
+    ``stream_options.include_usage`` asks for it (as OpenAI's API does), else in its
+    last chunk (as llama.cpp's and other OpenAI-compatible servers do; Aider's streams do
+    not ask)."""
+
     def do_POST(self) -> None:  # noqa: N802
         body = self._body()
         self.server.requests.append(("POST", self.path, body))
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"unexpected {self.path}"}})
             return
-        if body.get("tools"):
-            done = sum(1 for m in body.get("messages", []) if isinstance(m, dict)
-                       and m.get("role") == "tool")
-            script = self.server.script
-            step = script[min(done, len(script) - 1)]
-        else:
-            step = "ok"  # a side request: answer, don't advance
-        cid = f"chatcmpl-{uuid.uuid4().hex[:12]}"
-        model = body.get("model") or QWEN_MODEL
-        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        step = self.server.chooser(body, self.server.script)
+        asked = len(json.dumps(body.get("messages", [])))
+        usage = {"prompt_tokens": 100 + asked // 10, "completion_tokens": 20,
+                 "total_tokens": 120 + asked // 10}
+        base = {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "created": 1,
+                "model": body.get("model") or QWEN_MODEL}
         if isinstance(step, str):
-            delta: dict = {"role": "assistant", "content": step}
             message: dict = {"role": "assistant", "content": step}
+            deltas = [{"role": "assistant", "content": ""}] + [
+                {"content": step[i:i + 24]} for i in range(0, len(step), 24)]
             reason = "stop"
         else:
             args = json.dumps(step[1]).replace("{cwd}", self.server.cwd)
             call = {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
                     "function": {"name": step[0], "arguments": args}}
-            delta = {"role": "assistant", "tool_calls": [dict(call, index=0)]}
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            deltas = [{"role": "assistant", "tool_calls": [dict(call, index=0)]}]
             reason = "tool_calls"
-        base = {"id": cid, "object": "chat.completion.chunk", "created": 1, "model": model}
         if not body.get("stream"):
-            self._json(200, {"id": cid, "object": "chat.completion", "created": 1,
-                             "model": model, "usage": usage, "choices": [
-                                 {"index": 0, "message": message, "finish_reason": reason}]})
+            self._json(200, dict(base, object="chat.completion", usage=usage, choices=[
+                {"index": 0, "message": message, "finish_reason": reason}]))
             return
-        chunks = [dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": None}]),
-                  dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": reason}]),
-                  dict(base, choices=[], usage=usage)]
+        base["object"] = "chat.completion.chunk"
+        chunks = [dict(base, choices=[{"index": 0, "delta": d, "finish_reason": None}])
+                  for d in deltas]
+        last = dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": reason}])
+        if (body.get("stream_options") or {}).get("include_usage"):
+            chunks += [last, dict(base, choices=[], usage=usage)]
+        else:
+            chunks.append(dict(last, usage=usage))
         self._stream([f"data: {json.dumps(c)}\n\n".encode() for c in chunks]
                      + [b"data: [DONE]\n\n"])
 
@@ -352,6 +387,7 @@ class OpenAIChatHandler(_Base):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     script: list
+    chooser: Callable[[dict, list], Any]
     cwd: str
     requests: list
 
@@ -359,9 +395,12 @@ class _Server(ThreadingHTTPServer):
 class ModelServer:
     """A scripted model on 127.0.0.1:<port>, served from a daemon thread."""
 
-    def __init__(self, handler: type[_Base], script: list, cwd: str = "") -> None:
+    def __init__(self, handler: type[_Base], script: list, cwd: str = "",
+                 chooser: Callable[[dict, list], Any] = tool_steps) -> None:
+        """`chooser`: how `ChatHandler` picks its answer from a request and `script`."""
         self.httpd = _Server(("127.0.0.1", 0), handler)
         self.httpd.script = script
+        self.httpd.chooser = chooser
         self.httpd.cwd = cwd
         self.httpd.requests = []
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -381,54 +420,3 @@ class ModelServer:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
-
-
-FIXED = "def add(a, b):\n    return a + b\n"
-AIDER_PROMPT = "Fix the add function in calc.py: it subtracts instead of adding"
-AIDER_COMMIT = "fix: add returns the sum of its arguments"
-
-
-class ChatHandler(_Base):
-    """An OpenAI-compatible Chat Completions model for Aider (``--edit-format whole``):
-    asked for a commit message (Aider's commit prompt), it answers `AIDER_COMMIT`; asked
-    anything else, it rewrites ``calc.py`` whole with the fix. Streamed when asked, else
-    one JSON. A stream carries its token usage in a chunk of its own when
-    ``stream_options.include_usage`` asks for it (as OpenAI's API does), else in its
-    last chunk (as llama.cpp's and other OpenAI-compatible servers do; Aider's streams do
-    not ask)."""
-
-    def do_POST(self) -> None:  # noqa: N802
-        body = self._body()
-        self.server.requests.append(("POST", self.path, body))
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._json(404, {"error": {"message": f"unexpected {self.path}"}})
-            return
-        text = json.dumps(body.get("messages", []))
-        content = AIDER_COMMIT if "commit message" in text else (
-            "Here is the fix.\n\ncalc.py\n```python\n" + FIXED + "```\n")
-        model = body.get("model", "gpt-test")
-        cid = f"chatcmpl-{uuid.uuid4().hex[:12]}"
-        usage = {"prompt_tokens": 100 + len(text) // 10, "completion_tokens": 20,
-                 "total_tokens": 120 + len(text) // 10}
-        if not body.get("stream"):
-            self._json(200, {"id": cid, "object": "chat.completion", "model": model,
-                             "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                 "role": "assistant", "content": content}}],
-                             "usage": usage})
-            return
-        base = {"id": cid, "object": "chat.completion.chunk", "model": model}
-
-        def chunk(extra: dict) -> bytes:
-            return f"data: {json.dumps({**base, **extra})}\n\n".encode()
-
-        pieces = [content[i:i + 24] for i in range(0, len(content), 24)]
-        chunks = [chunk({"choices": [{"index": 0, "delta": {"role": "assistant",
-                                                             "content": ""}}]})]
-        chunks += [chunk({"choices": [{"index": 0, "delta": {"content": p}}]}) for p in pieces]
-        last = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
-        if (body.get("stream_options") or {}).get("include_usage"):
-            chunks += [chunk(last), chunk({"choices": [], "usage": usage})]
-        else:
-            chunks.append(chunk({**last, "usage": usage}))
-        chunks.append(b"data: [DONE]\n\n")
-        self._stream(chunks)

@@ -1,7 +1,7 @@
 """Live sessions of the agents adapted through their dialects, recorded by git-gasp's
 hooks against scripted models: Gemini CLI (``GOOGLE_GEMINI_BASE_URL`` at
 ``servers.GeminiHandler``) and Qwen Code (``OPENAI_BASE_URL`` at
-``servers.OpenAIChatHandler``).
+``servers.ChatHandler``).
 
 `git gasp adapt AGENT install` in a fresh `git gasp init` repo, then one headless
 session writes a bug, fails a test, fixes it and commits: the hooks alone must leave a

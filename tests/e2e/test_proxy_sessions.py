@@ -23,7 +23,14 @@ import pytest
 
 from git_gasp.runtime import AgentState
 from tests.e2e import agents
-from tests.e2e.servers import AIDER_COMMIT, BUGGY, FIXED, ChatHandler, ModelServer
+from tests.e2e.servers import (
+    AIDER_COMMIT,
+    BUGGY,
+    FIXED,
+    ChatHandler,
+    ModelServer,
+    aider_whole_file,
+)
 from tests.e2e.test_live_sessions import claude_bin  # noqa: F401 - a fixture
 from tests.testing.run import drained, gasp, git, git_gasp_exe, out
 
@@ -72,7 +79,7 @@ def test_aider_through_the_proxy_records_its_model_calls_and_commit(aider_venv, 
     (agent / "calc.py").write_text(BUGGY)
     git(agent, "add", "calc.py")
     git(agent, "commit", "-qm", "calc with a bug", "--no-verify")
-    with ModelServer(ChatHandler, [], str(agent)) as server:
+    with ModelServer(ChatHandler, [], str(agent), aider_whole_file) as server:
         with proxy(agent, f"openai=http://127.0.0.1:{server.port}") as (url, ended):
             proc = agents.run_aider(aider_venv, agent, tmp_path / "home", url + "/v1")
         requests = list(server.requests)

@@ -21,10 +21,10 @@ from git_gasp.base.fileops import NotARegularFile
 from git_gasp.base.files import open_file, read_file
 from git_gasp.cli.commands.lease import lease_json, status_line
 from git_gasp.cli.options import CONTEXT
-from git_gasp.cli.shortids import ShortIds
+from git_gasp.cli.shortids import abbreviate_some
+from git_gasp.conformance.saved.counts import log_count
 from git_gasp.githooks.doctor import diagnose
 from git_gasp.odb.gitdirs import locate
-from git_gasp.protocol.envelope import parse_log
 from git_gasp.protocol.logcount import LogCount
 from git_gasp.runtime.state import AgentState
 from git_gasp.store.attributes import log_location
@@ -47,7 +47,9 @@ def gather(root: str) -> dict:
     """Everything `status` shows, for the agent at `root`."""
     top = str(git.work_tree_top(root))
     try:
-        state: AgentState | str = AgentState.open(Path(root), "git-gasp-status")
+        # from the fold a hook saved at the log's end, when the log still starts with it
+        state: AgentState | str = AgentState.open(Path(root), "git-gasp-status",
+                                                  end_state=True)
     except GaspError as exc:
         state = str(exc)
     return {"root": root, "location": _location(root, top), "branch": _branch(root),
@@ -91,10 +93,12 @@ def _count(state: AgentState | str) -> dict | None:
         log = b""
     except (OSError, GaspError):  # a link or a FIFO where the log should be: uncommitted says
         return None
-    events = parse_log(log).events  # its valid events, as fold counts them
-    count = LogCount(events, len(state.graph.nodes))
-    short = ShortIds(state.graph.nodes, [e.id for e in events]).event
-    return dict(count.to_json(short), text=count.phrase(short))
+    # its valid events, as fold counts them: saved, plus the lines appended since
+    saved = log_count(state.root, state.store.rel, log)
+    count = LogCount.of(saved.domain, saved.ops, len(state.graph.nodes),
+                        (saved.last_id, saved.last_line, saved.last_kind))
+    shorts = abbreviate_some(saved.event_ids, [saved.last_id] if saved.last_id else [])
+    return dict(count.to_json(shorts.get), text=count.phrase(shorts.get))
 
 
 def _run(state: AgentState | str) -> dict | None:
