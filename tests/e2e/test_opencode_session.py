@@ -1,5 +1,5 @@
 """A live OpenCode session recorded by git-gasp's plugin against a scripted
-OpenAI-compatible model (``servers.OpenAIChatHandler``, a custom provider with a
+OpenAI-compatible model (``servers.ChatHandler``, a custom provider with a
 ``baseURL`` in the project's ``opencode.json``).
 
 `git gasp adapt opencode install` in a fresh `git gasp init` repo, then one headless
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import agents
-from tests.e2e.servers import BUGGY, COMMIT, FINAL, PROMPT, TEST, ModelServer, OpenAIChatHandler
+from tests.e2e.servers import BUGGY, COMMIT, FINAL, PROMPT, TEST, ChatHandler, ModelServer
 from tests.testing.run import drained, gasp, git, out
 
 pytestmark = pytest.mark.slow  # a live agent session
@@ -61,7 +61,7 @@ def opencode_script(python: str) -> list:
 def run_opencode(binary: Path, repo: Path, home: Path) -> tuple[subprocess.CompletedProcess,
                                                                  list]:
     """One `opencode run` in `repo` against the scripted model, every tool allowed."""
-    with ModelServer(OpenAIChatHandler, opencode_script(sys.executable), str(repo)) as server:
+    with ModelServer(ChatHandler, opencode_script(sys.executable), str(repo)) as server:
         config = {"provider": {"scripted": {
                       "npm": "@ai-sdk/openai-compatible", "name": "Scripted",
                       "options": {"baseURL": f"http://127.0.0.1:{server.port}/v1",
