@@ -167,6 +167,7 @@ def _run(repo: Repo | GitDirs, walker: Walker, worktree: WorkTree, use_cache: bo
             walker.result.notes.append(cache.problem)
         walker.cached = cache.commits
         walker.objects.lengths.update(cache.lengths)
+        walker.objects.memo.update(cache.tip_objects)  # the last verified tip's, hash-checked
         # Pairs the commit guard proved when it accepted a commit (same trust as the
         # verified-commit cache: both are facts about immutable blob ids).
         walker.proven |= load_extensions(repo.commondir())
@@ -174,8 +175,10 @@ def _run(repo: Repo | GitDirs, walker: Walker, worktree: WorkTree, use_cache: bo
     verified = walker.walk(head, shallow_commits(repo))
     tip_lengths = worktree.check_head(walker, head)
     result = walker.result
+    tip_objects = walker.head_objects if head in verified else None
     if cache is not None and (verified or (tip_lengths and tip_lengths != cache.lengths)):
         # Lengths are only hints: a wrong one fails the hash check and falls back.
-        problem = cache.save(cache.commits | verified, tip_lengths or cache.lengths)
+        problem = cache.save(cache.commits | verified, tip_lengths or cache.lengths,
+                             tip_objects)
         if problem:
             result.notes.append(problem)
