@@ -73,3 +73,13 @@ def test_tip_objects_that_do_not_hash_to_their_ids_are_not_used(tmp_path: Path) 
         f.write(b'{"n":99}\n')
     commit_all(tmp_path, "one more")
     assert _recheck(tmp_path) == ["1", "0", "True"]  # read from the packs instead
+
+
+def test_a_commit_on_an_earlier_tip_after_a_reset_reads_no_pack(tmp_path: Path) -> None:
+    _packed_history(tmp_path)
+    for n in (99, 100):  # the second commit is made on the first one's parent
+        with open(tmp_path / LOG, "ab") as f:
+            f.write(b'{"n":%d}\n' % n)
+        commit_all(tmp_path, f"one more {n}")
+        assert _recheck(tmp_path) == ["1", "0", "False"]
+        git(tmp_path, "reset", "-q", "--hard", "HEAD~1")

@@ -30,6 +30,8 @@ _CACHE_MAGIC = b"git-gasp check4 cache"
 _NAME_LEAD = f"check4-v{CHECKER_VERSION}-"  # the version in the name: an old file is litter
 _TIP_MAGIC = b"git-gasp check4 tip objects\n"
 _TIP_MAX_BYTES = 1 << 20  # a larger tip file is not read (its objects are, from git)
+_TIP_KEEP_BYTES = 64 << 10  # tip objects written, the newest tip's first (earlier ones
+# serve a re-check after a reset: a commit on an earlier tip)
 _TYPE_NAMES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
 
 
@@ -69,10 +71,16 @@ class VerifiedCache:
     def save(self, commits: set[bytes], lengths: dict[bytes, int],
              tip_objects: dict[bytes, tuple[int, bytes]] | None = None) -> str | None:
         """Write atomically (tmp beside it + rename), and `tip_objects` (id -> (type
-        number, content)) beside it; return a note if that failed."""
+        number, content), the newest tip's first) beside it, within 64 KiB; return a
+        note if that failed."""
         if tip_objects is not None:
-            tip = b"".join(b"%s %d %d\n%s" % (sha, kind, len(data), data)
-                           for sha, (kind, data) in sorted(tip_objects.items()))
+            records, size = [], 0
+            for sha, (kind, data) in tip_objects.items():
+                size += len(data) + 50
+                if size > _TIP_KEEP_BYTES and records:
+                    break
+                records.append(b"%s %d %d\n%s" % (sha, kind, len(data), data))
+            tip = b"".join(records)
             try:
                 atomic_write(self.path[:-len(".cache")] + ".tip", _TIP_MAGIC + tip,
                              durable=False, make_parents=True)
