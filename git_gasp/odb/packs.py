@@ -232,9 +232,9 @@ class PackFiles:
         by its id), so that a walk of loose objects opens no pack."""
         if sha in self._where:
             return self._where[sha]
-        loose = self._loose(sha)
-        found = loose if self._opened is None and loose is not None else \
-            self._in_packs(sha) or loose
+        found = self._loose(sha) if self._opened is None else None
+        if found is None:
+            found = self._in_packs(sha) or self._loose(sha)
         self._where[sha] = found
         return found
 
