@@ -1,6 +1,7 @@
-"""Git (SHA-1) blob ids computed from bytes, without the object database: the one home
-of ``sha1(b"blob <len>\\0" + data)``, and the proof it gives that new bytes extend a
-committed blob whose id and length are known (the old blob is never read)."""
+"""Git (SHA-1) object ids computed from bytes, without the object database: the one home
+of ``sha1(b"blob <len>\\0" + data)`` (and of any other type's header), and the proof
+it gives that new bytes extend a committed blob whose id and length are known (the old
+blob is never read)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,13 @@ def blob_hasher(length: int) -> Any:
 
 def blob_id(data: bytes | memoryview) -> bytes:
     """The (sha1) git blob id of `data`, as hex bytes."""
-    digest = blob_hasher(len(data))
+    return object_id(b"blob", data)
+
+
+def object_id(kind: bytes, data: bytes | memoryview) -> bytes:
+    """The (sha1) git id of an object of type `kind` (b"commit", b"tree", b"blob",
+    b"tag") and content `data`, as hex bytes."""
+    digest = hashlib.sha1(b"%s %d\x00" % (kind, len(data)))
     digest.update(data)
     return digest.hexdigest().encode()
 

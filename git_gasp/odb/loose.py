@@ -6,8 +6,10 @@ first bytes (64 at most inflated), then dulwich reads the object with its inflat
 bounded by that declared size (``ShaFile.from_path(max_size=...)``): content longer
 than declared, shorter than declared, a malformed header or a broken stream is a
 refusal (`ObjectRefused`, naming the object), as git's ``cat-file`` refuses them.
-dulwich's public API has no loose read that refuses data after the zlib stream (git
-does: "garbage at end of loose object"); such a file reads as its stream.
+Bytes after the zlib stream are not read, as git's readers (``cat-file``, ``show``,
+``log``) do not read them: the object is its stream, whose content its id hashes; only
+``git fsck`` calls such a file corrupt ("garbage at end of loose object"), a verdict on
+the file, not on the history check 4 judges.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ _COMMIT, _TREE, _BLOB = 1, 2, 3
 _TREE_CACHE_SIZE = 512
 _RECENT_BLOB_BYTES = 32 << 20  # a bounded window of recently read blobs, not a content store
 PACKED_RECENT_BYTES = 4 << 20  # reading from the mapped packs, a window is seldom needed
+MEMO_OBJECT_BYTES = 64 << 10  # a larger object read while `recording` is not recorded
 
 
 _new = tuple.__new__  # builds a NamedTuple without its keyword-handling __new__
@@ -161,12 +162,19 @@ class Objects:
         self.lengths: dict[bytes, int] = {}
         self.packed: PackFiles | None = None
         self.recent_budget = _RECENT_BLOB_BYTES
+        # (type number, content) of objects known by id (hash-checked by whoever fills
+        # it), read before the store; `recording`, when set, gets each small object read.
+        self.memo: dict[bytes, tuple[int, bytes]] = {}
+        self.recording: dict[bytes, tuple[int, bytes]] | None = None
 
     def _raw(self, sha: bytes, type_num: int) -> bytes:
         """The content of object `sha` of type `type_num`: from the store's packs and
         loose files (`odb.packs`), else (a store of another kind, or an alternate) raw
-        from the store; ObjectError naming it when it is missing, unreadable or not that type."""
-        got = self.packed.read(sha) if self.packed is not None else None
+        from the store; ObjectError naming it when it is missing, unreadable or not that type.
+        An object in `memo` is taken from there."""
+        got = self.memo.get(sha)
+        if got is None and self.packed is not None:
+            got = self.packed.read(sha)
         if got is None:
             try:
                 got = self._store.get_raw(sha)
@@ -177,6 +185,8 @@ class Objects:
         if got[0] != type_num:
             want = {_COMMIT: "commit", _TREE: "tree", _BLOB: "blob"}[type_num]
             raise ObjectError(f"object {sha.decode()} is not a {want}")
+        if self.recording is not None and len(got[1]) <= MEMO_OBJECT_BYTES:
+            self.recording[sha] = got
         return got[1]
 
     def commit(self, sha: bytes) -> CommitInfo:

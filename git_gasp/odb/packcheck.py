@@ -92,3 +92,35 @@ def refusal(path: str) -> str | None:
     finally:
         buf.close()
     return None
+
+
+def mismatch(base: str) -> str | None:
+    """Why git's ``open_packed_git_1`` refuses the pack ``base.pack`` with the index
+    ``base.idx`` (which `refusal` accepted): its object count or its checksum is not
+    the index's; None when it is the index's pack. OSError when the pack cannot be
+    mapped or does not start as one (``PACK``): it is skipped, its objects read raw."""
+    pack = map_regular_file(base + ".pack")
+    if pack is None or pack[:4] != b"PACK":
+        if pack is not None:
+            pack.close()
+        raise OSError(f"{base}.pack is not a pack")
+    idx = map_regular_file(base + ".idx")
+    try:
+        if idx is None:
+            raise OSError(f"{base}.idx is empty")
+        fanout_end = (_HEADER if idx[:4] == _MAGIC else 0) + _FANOUT
+        (indexed,) = struct.unpack_from(">I", idx, fanout_end - 4)
+        if len(pack) < 32:
+            return "not a pack (cut short before its header and checksum)"
+        version, count = struct.unpack_from(">II", pack, 4)
+        if version not in (2, 3):
+            return f"not a pack (version {version})"
+        if count != indexed:
+            return f"packfile claims to have {count} objects while index indicates {indexed}"
+        if pack[-20:] != idx[-40:-20]:
+            return "packfile does not match index (cut short or replaced)"
+        return None
+    finally:
+        pack.close()
+        if idx is not None:
+            idx.close()

@@ -3,9 +3,10 @@ where an object's entry is, its entry as dulwich unpacks it, and objects built f
 their entries.
 
 Each pack's index is dulwich's (``load_pack_index``), opened after the checks git makes
-(`packcheck`: an index git refuses is in `refused`, never read). The pack is mapped
-once (`base.files`), its header read by dulwich's ``read_pack_header_at``, and a pack
-its index is not for (object count or checksum) is refused too. An entry is
+(`packcheck`: an index git refuses, or a pack its index is not for, is in `refused`,
+never read), and only when the first object is wanted from a pack: until then a loose
+copy is read first, so a walk of new loose objects does not load ``dulwich.pack``
+(15-30 ms of imports). The pack is mapped once (`base.files`). An entry is
 dulwich's ``UnpackedObject`` from ``unpack_object_at``, inflated no further than the
 size its header declares, fed to zlib in slices of 16 KiB (with dulwich's default of
 64 KiB, zlib copied the rest of each slice after every small object); deltas are
@@ -32,7 +33,7 @@ from git_gasp.base.files import map_regular_file
 from git_gasp.odb.deltas import OFS_DELTA, REF_DELTA, PackFormatError
 from git_gasp.odb.errors import ObjectError
 from git_gasp.odb.loose import ObjectRefused, read_loose
-from git_gasp.odb.packcheck import refusal
+from git_gasp.odb.packcheck import mismatch, refusal
 
 if TYPE_CHECKING:
     from dulwich.pack import PackIndex, UnpackedObject
@@ -81,19 +82,6 @@ def _pack_names(pack_dir: str) -> list[str]:
     return sorted(names, key=mtime, reverse=True)
 
 
-def _mismatch(buf, index: PackIndex) -> str | None:
-    """Why git's ``open_packed_git_1`` refuses the mapped pack `buf` with `index`: its
-    object count or its checksum differs; None when it is the index's pack."""
-    from dulwich.pack import read_pack_header_at
-
-    _version, count = read_pack_header_at(buf)
-    if count != len(index):
-        return f"packfile claims to have {count} objects while index indicates {len(index)}"
-    if len(buf) < 32 or buf[-20:] != index.get_pack_checksum():
-        return "packfile does not match index (cut short or replaced)"
-    return None
-
-
 def _open(base: str):
     """dulwich's index of the pack `base` and the pack mapped, None when either does
     not open."""
@@ -119,11 +107,13 @@ def _open(base: str):
 class PackFiles:
     """The packs and the loose-object directory of one store, read through dulwich."""
 
-    def __init__(self, packs: list[_Pack], objects_dir: str | None,
-                 mismatched: list[tuple[str, PackIndex]] | None = None,
+    def __init__(self, bases: list[str], objects_dir: str | None,
+                 mismatched: list[str] | None = None,
                  refused: list[tuple[str, str]] | None = None) -> None:
-        self._packs = packs
-        self._mismatched = mismatched or []  # (name, index) of packs not matching it
+        self._bases = bases  # the packs git reads, opened through dulwich on first need
+        self._opened: list[_Pack] | None = None
+        self._mismatched_bases = mismatched or []  # packs not matching their index
+        self._mismatched: list[tuple[str, PackIndex]] | None = None
         self.refused = refused or []  # (path, why) of each index git refuses (not read)
         self.objects_dir = objects_dir
         self._where: dict[bytes, Loc | None] = {}
@@ -152,8 +142,8 @@ class PackFiles:
         """The packs and loose objects under a sha1 repository's objects directory. An
         index git refuses (`packcheck.refusal`) is in `refused`; a pack dulwich does not
         open is skipped: its objects are read raw through the store."""
-        packs: list[_Pack] = []
-        mismatched: list[tuple[str, PackIndex]] = []
+        bases: list[str] = []
+        mismatched: list[str] = []
         refused: list[tuple[str, str]] = []
         pack_dir = os.path.join(objects_dir, "pack")
         for name in _pack_names(pack_dir):
@@ -165,34 +155,55 @@ class PackFiles:
             if why is not None:
                 refused.append((base + ".idx", f"{why}; {_GIT_REFUSES}"))
                 continue
-            opened = _open(base)
-            if opened is None:
-                continue
-            buf, index = opened
             try:
-                why = _mismatch(buf, index)
-            except Exception as exc:  # noqa: BLE001 - dulwich refuses the pack's header
-                why = f"not a pack ({exc})"
-            if why:
-                buf.close()  # git does not read a pack its index is not for: refused
-                mismatched.append((name, index))
+                why = mismatch(base)
+            except OSError:
+                continue  # not a pack: its objects are read raw through the store
+            if why:  # git does not read a pack its index is not for: refused
+                mismatched.append(base)
                 refused.append((base + ".idx", f"{why}; {_GIT_REFUSES}"))
                 continue
-            packs.append(_Pack(index, buf))
-        return cls(packs, objects_dir, mismatched, refused)
+            bases.append(base)
+        return cls(bases, objects_dir, mismatched, refused)
 
     @property
     def packs(self) -> int:
-        """How many packs are open."""
-        return len(self._packs)
+        """How many packs git reads here (a pack dulwich then does not open reads
+        nothing)."""
+        return len(self._bases)
+
+    @property
+    def _packs(self) -> list[_Pack]:
+        """The packs opened through dulwich, on the first object read from a pack: a
+        walk that reads only loose objects does not load ``dulwich.pack``."""
+        if self._opened is None:
+            self._opened = [_Pack(opened[1], opened[0]) for opened in map(_open, self._bases)
+                            if opened is not None]
+        return self._opened
+
+    def _indexes_mismatched(self) -> list[tuple[str, PackIndex]]:
+        """(name, dulwich's index) of each pack not matching its index, loaded when an
+        object is found nowhere else (to name the pack that holds it)."""
+        if self._mismatched is None:
+            from dulwich.object_format import SHA1
+            from dulwich.pack import load_pack_index
+
+            self._mismatched = []
+            for base in self._mismatched_bases:
+                try:
+                    index = load_pack_index(base + ".idx", SHA1)
+                except Exception:  # noqa: BLE001 - not an index dulwich reads
+                    continue
+                self._mismatched.append((os.path.basename(base), index))
+        return self._mismatched
 
     def close(self) -> None:
-        for pack in self._packs:
+        for pack in self._opened or ():
             pack.buf.close()
             pack.index.close()
-        for _name, index in self._mismatched:
+        for _name, index in self._mismatched or ():
             index.close()
-        self._packs, self._mismatched = [], []
+        self._opened, self._mismatched, self._bases = [], [], []
         self._resolved.clear()
         self._entries.clear()
 
@@ -217,21 +228,29 @@ class PackFiles:
 
     def locate(self, sha: bytes) -> Loc | None:
         """Where object `sha` (hex) is: the first pack holding it, else loose; None if
-        nowhere."""
+        nowhere. Until a pack is needed, a loose copy is taken first (the same object
+        by its id), so that a walk of loose objects opens no pack."""
         if sha in self._where:
             return self._where[sha]
-        found: Loc | None = None
-        for number in range(len(self._packs)):
-            try:
-                found = number, self._offset(number, sha)
-                break
-            except KeyError:
-                continue
-        if found is None and self.objects_dir is not None and len(sha) == 40:
-            if os.path.isfile(self.loose_path(sha)):
-                found = -1, sha
+        found = self._loose(sha) if self._opened is None else None
+        if found is None:
+            found = self._in_packs(sha) or self._loose(sha)
         self._where[sha] = found
         return found
+
+    def _loose(self, sha: bytes) -> Loc | None:
+        if self.objects_dir is not None and len(sha) == 40 \
+                and os.path.isfile(self.loose_path(sha)):
+            return -1, sha
+        return None
+
+    def _in_packs(self, sha: bytes) -> Loc | None:
+        for number in range(len(self._packs)):
+            try:
+                return number, self._offset(number, sha)
+            except KeyError:
+                continue
+        return None
 
     def loose_path(self, sha: bytes) -> str:
         assert self.objects_dir is not None
@@ -298,7 +317,7 @@ class PackFiles:
         what = f"object {sha.decode()}"
         loc = self.locate(sha)
         if loc is None:
-            for name, index in self._mismatched:
+            for name, index in self._indexes_mismatched():
                 try:
                     index.object_offset(sha)
                 except Exception:  # noqa: BLE001 - KeyError: not in it
@@ -307,7 +326,17 @@ class PackFiles:
                                        "index (cut short or replaced)")
             return None
         try:
-            got = read_loose(self.loose_path(sha), what) if loc[0] < 0 else self._resolve(loc)
+            if loc[0] < 0:
+                try:
+                    got = read_loose(self.loose_path(sha), what)
+                except ObjectRefused:
+                    loc = self._in_packs(sha)  # git would have read a packed copy first
+                    if loc is None:
+                        raise
+                    self._where[sha] = loc
+                    got = self._resolve(loc)
+            else:
+                got = self._resolve(loc)
         except ObjectRefused as exc:  # it lies: no other reader inflates it again
             raise UnreadableObject(str(exc)) from None
         except _BaseOutside:  # as git and dulwich read a thin pack nothing completed

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import struct
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -144,3 +146,46 @@ def test_a_version_one_index_git_reads_is_left_to_dulwich_not_refused(tmp_path: 
     assert refusal(str(path)) is None
     path.write_bytes(body + b"\0" * 41)  # one byte too many: git refuses it
     assert "wrong index v1 file size" in refusal(str(path))
+
+
+def test_a_pack_its_index_is_not_for_is_refused_as_git_refuses_it(tmp_path: Path) -> None:
+    """Another pack under the index's name (git's ``open_packed_git_1``: the object
+    count, then the checksum) is refused with git's reason, and its objects are named
+    as in it rather than read."""
+    _repo_with_history(tmp_path, commits=3)
+    git(tmp_path, "repack", "-q", "-a", "-d")
+    (idx,) = _idx_files(tmp_path)
+    pack = idx.with_suffix(".pack")
+    data = bytearray(pack.read_bytes())
+    first = git(tmp_path, "rev-parse", "HEAD").strip().encode()
+    pack.chmod(0o644)
+    data[8:12] = struct.pack(">I", struct.unpack(">I", data[8:12])[0] + 1)
+    pack.write_bytes(bytes(data))
+    assert git(tmp_path, "cat-file", "-p", first.decode(), check=False) == ""
+    files = PackFiles.for_objects_dir(str(tmp_path / ".git" / "objects"))
+    try:
+        assert files.packs == 0
+        ((path, why),) = files.refused
+        assert path == str(idx) and why.startswith("packfile claims to have"), why
+        with pytest.raises(UnreadableObject, match="does not match its index"):
+            files.read(first)
+    finally:
+        files.close()
+
+
+def test_objects_read_loose_open_no_pack(tmp_path: Path) -> None:
+    """Until an object is wanted from a pack, a loose one is read without opening the
+    packs: dulwich's pack reader is not even imported (a re-check's new commit)."""
+    _repo_with_history(tmp_path, commits=3)
+    git(tmp_path, "repack", "-q", "-a", "-d")
+    (tmp_path / "new.txt").write_text("new\n")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "loose")
+    head = git(tmp_path, "rev-parse", "HEAD").strip()
+    packed = git(tmp_path, "rev-parse", "HEAD~1").strip()
+    script = ("import sys\nfrom git_gasp.odb.packs import PackFiles\n"
+              f"f = PackFiles.for_objects_dir({str(tmp_path / '.git' / 'objects')!r})\n"
+              f"print(f.packs, f.read(b'{head}')[0], 'dulwich.pack' in sys.modules)\n"
+              f"print(f.read(b'{packed}')[0], 'dulwich.pack' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.stdout.split() == ["1", "1", "False", "1", "True"], proc.stderr

@@ -1,8 +1,12 @@
 """The check-4 cache: commits already verified (and blob lengths at the last verified
-tip), one file per (agent root, declared paths) under the common git dir.
+tip), one file per (agent root, declared paths) under the common git dir; beside it
+(``.tip``), the small objects the walk read at that tip (its commit, the trees down to
+the append-only files, its manifest), so that a re-check after one commit compares it
+with its parent without reading the packs (nor loading dulwich's pack reader).
 
 A commit id pins its whole ancestry, so a later walk stops at a verified commit.
-Anything malformed makes the whole cache empty; losing it only costs a full walk.
+Anything malformed makes the whole cache empty; losing it only costs a full walk. A
+tip object is kept only when its id is the hash of its content.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from hashlib import sha256
 
 from git_gasp.base.digest import is_hex
 from git_gasp.base.errors import GaspError
-from git_gasp.base.files import atomic_write, open_file
+from git_gasp.base.files import atomic_write, open_file, read_file
+from git_gasp.odb.blobid import object_id
 
 # 2: each commit's append-only paths from its own manifest (a moved log must extend the
 # old one), and merges judged by meaning: caches made under the old rules are not trusted.
@@ -23,6 +28,11 @@ from git_gasp.base.files import atomic_write, open_file
 CHECKER_VERSION = 5
 _CACHE_MAGIC = b"git-gasp check4 cache"
 _NAME_LEAD = f"check4-v{CHECKER_VERSION}-"  # the version in the name: an old file is litter
+_TIP_MAGIC = b"git-gasp check4 tip objects\n"
+_TIP_MAX_BYTES = 1 << 20  # a larger tip file is not read (its objects are, from git)
+_TIP_KEEP_BYTES = 64 << 10  # tip objects written, the newest tip's first (earlier ones
+# serve a re-check after a reset: a commit on an earlier tip)
+_TYPE_NAMES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
 
 
 def _cache_key(prefix: bytes, declared: frozenset[bytes]) -> str:
@@ -38,6 +48,7 @@ class VerifiedCache:
         self.path = os.path.join(common_dir, "gasp", f"{_NAME_LEAD}{self.key}.cache")
         self.commits: set[bytes] = set()
         self.lengths: dict[bytes, int] = {}
+        self.tip_objects: dict[bytes, tuple[int, bytes]] = {}
         self.problem: str | None = None
 
     def load(self) -> None:
@@ -55,9 +66,26 @@ class VerifiedCache:
             self.problem = "check-4 cache was corrupt and has been ignored"
             return
         self.commits, self.lengths = parsed
+        self.tip_objects = _load_tip(self.path[:-len(".cache")] + ".tip")
 
-    def save(self, commits: set[bytes], lengths: dict[bytes, int]) -> str | None:
-        """Write atomically (tmp beside it + rename); return a note if that failed."""
+    def save(self, commits: set[bytes], lengths: dict[bytes, int],
+             tip_objects: dict[bytes, tuple[int, bytes]] | None = None) -> str | None:
+        """Write atomically (tmp beside it + rename), and `tip_objects` (id -> (type
+        number, content), the newest tip's first) beside it, within 64 KiB; return a
+        note if that failed."""
+        if tip_objects is not None:
+            records, size = [], 0
+            for sha, (kind, data) in tip_objects.items():
+                size += len(data) + 50
+                if size > _TIP_KEEP_BYTES and records:
+                    break
+                records.append(b"%s %d %d\n%s" % (sha, kind, len(data), data))
+            tip = b"".join(records)
+            try:
+                atomic_write(self.path[:-len(".cache")] + ".tip", _TIP_MAGIC + tip,
+                             durable=False, make_parents=True)
+            except (OSError, GaspError) as exc:
+                return f"could not write the check-4 cache ({exc})"
         lines = [b"C " + c for c in sorted(commits)]
         lines += [b"L %s %d" % item for item in sorted(lengths.items())]
         body = b"".join(line + b"\n" for line in lines)
@@ -80,12 +108,38 @@ def prune_stale(gasp_dir: str) -> None:
     except OSError:
         return
     for name in names:
-        if name.startswith("check4-") and name.endswith(".cache") \
+        if name.startswith("check4-") and name.endswith((".cache", ".tip")) \
                 and not name.startswith(_NAME_LEAD):
             try:
                 os.unlink(os.path.join(gasp_dir, name))
             except OSError:
                 pass  # another process pruned it, or it is not ours to remove
+
+
+def _load_tip(path: str) -> dict[bytes, tuple[int, bytes]]:
+    """The objects of a tip file, each one whose id hashes its content ({} for a file
+    missing, too large or malformed)."""
+    try:
+        data = read_file(path, limit=_TIP_MAX_BYTES)
+    except (OSError, GaspError):
+        return {}
+    if not data.startswith(_TIP_MAGIC):
+        return {}
+    found: dict[bytes, tuple[int, bytes]] = {}
+    pos = len(_TIP_MAGIC)
+    while pos < len(data):
+        end = data.find(b"\n", pos, pos + 80)
+        fields = data[pos:end].split(b" ") if end > 0 else []
+        if len(fields) != 3 or not is_hex(fields[0], 40) or fields[1] not in (
+                b"1", b"2", b"3", b"4") or not fields[2].isdigit():
+            return {}
+        kind, size = int(fields[1]), int(fields[2])
+        body = data[end + 1:end + 1 + size]
+        if len(body) != size or object_id(_TYPE_NAMES[kind], body) != fields[0]:
+            return {}
+        found[fields[0]] = kind, body
+        pos = end + 1 + size
+    return found
 
 
 def _parse(data: bytes, lead: bytes) -> tuple[set[bytes], dict[bytes, int]] | None:

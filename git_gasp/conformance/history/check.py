@@ -38,6 +38,8 @@ from git_gasp.protocol.failure import Failure
 if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
     from git_gasp.odb.repo import BaseObjectStore, Repo
 
+_LENGTHS_KEPT = 64  # blob lengths the cache keeps: HEAD's, then earlier tips'
+
 __all__ = ["HistoryResult", "Progress", "check_history", "check_store"]
 
 
@@ -167,6 +169,7 @@ def _run(repo: Repo | GitDirs, walker: Walker, worktree: WorkTree, use_cache: bo
             walker.result.notes.append(cache.problem)
         walker.cached = cache.commits
         walker.objects.lengths.update(cache.lengths)
+        walker.objects.memo.update(cache.tip_objects)  # the last verified tip's, hash-checked
         # Pairs the commit guard proved when it accepted a commit (same trust as the
         # verified-commit cache: both are facts about immutable blob ids).
         walker.proven |= load_extensions(repo.commondir())
@@ -174,8 +177,21 @@ def _run(repo: Repo | GitDirs, walker: Walker, worktree: WorkTree, use_cache: bo
     verified = walker.walk(head, shallow_commits(repo))
     tip_lengths = worktree.check_head(walker, head)
     result = walker.result
-    if cache is not None and (verified or (tip_lengths and tip_lengths != cache.lengths)):
-        # Lengths are only hints: a wrong one fails the hash check and falls back.
-        problem = cache.save(cache.commits | verified, tip_lengths or cache.lengths)
+    tip_objects = None
+    if head in verified:  # HEAD's objects, then the earlier tips' as the cache allows
+        tip_objects = dict(walker.head_objects)
+        for sha, got in cache.tip_objects.items() if cache is not None else ():
+            tip_objects.setdefault(sha, got)
+    if cache is not None and (verified or (tip_lengths
+                                           and tip_lengths.items() - cache.lengths.items())):
+        # Lengths are only hints: a wrong one fails the hash check and falls back. The
+        # earlier tips' are kept after HEAD's (a commit on one after a reset needs it).
+        lengths = dict(tip_lengths or cache.lengths)
+        for sha, length in cache.lengths.items():
+            if len(lengths) >= _LENGTHS_KEPT:
+                break
+            lengths.setdefault(sha, length)
+        problem = cache.save(cache.commits | verified, lengths,
+                             tip_objects)
         if problem:
             result.notes.append(problem)

@@ -47,8 +47,11 @@ class PackProver(DeltaChains):
         return ok
 
     def _proves(self, old: bytes, new: bytes) -> bool:
-        p, c = self._node_of(old), self._node_of(new)
-        if p is None or c is None:
+        c = self._node_of(new)
+        if c is None or c[0][0] < 0:  # a loose blob shares no delta: its content decides
+            return False
+        p = self._node_of(old)
+        if p is None:
             return False
         (ploc, pnode), (cloc, cnode) = p, c
         n = pnode.length

@@ -89,6 +89,7 @@ class Walker(MergeRule):
         self.declared = declared
         self.log_path = log_path
         self.head_blobs: dict[bytes, bytes] = {}  # append-only path -> HEAD's blob id
+        self.head_objects: dict[bytes, tuple[int, bytes]] = {}  # read to find them
         self.worktree = worktree
         self.objects = Objects(store)
         self.result = HistoryResult()
@@ -176,7 +177,9 @@ class Walker(MergeRule):
         return found[2]
 
     def note_head_blobs(self, head: bytes) -> None:
-        """Remember HEAD's append-only blob ids (best effort; errors surface later)."""
+        """Remember HEAD's append-only blob ids, and in `head_objects` the small objects
+        read to find them (best effort; errors surface later)."""
+        self.objects.recording = self.head_objects
         try:
             root = self.objects.subtree(self.objects.commit(head).tree, self.prefix)
             if root is not None:
@@ -186,6 +189,8 @@ class Walker(MergeRule):
                                    if stat.S_ISREG(e.mode)}
         except ObjectError:
             self.head_blobs = {}
+        finally:
+            self.objects.recording = None
 
     def tree_of(self, sha: bytes) -> bytes:
         info = self.info.get(sha)
