@@ -156,8 +156,7 @@ class SessionWriter:
                               started=started if started is not None else rec.ts_ms)
             called = self.state.creator_of(mid) or ""
             self.model_finished(mid, text, usage=rec.get("usage"),
-                                stop_reason=rec.get("stop_reason"), at=rec.ts_ms,
-                                metadata={"message_id": rec.key})
+                                stop_reason=rec.get("stop_reason"), at=rec.ts_ms)
         self.event_of[rec.key] = called
         self.node_of[rec.key] = mid
         return called

@@ -249,7 +249,7 @@ class Recorder:
         if ex.asked.prompt:
             sess.prompt(HookEvent(AGENT, "UserPromptSubmit", sid, cwd=self.cwd,
                                   prompt=red.text(ex.asked.prompt)))
-        key = self._model_call(st, sess, ex, model)
+        key = model_call(sess, ex, model)
         self.last_call[sid] = key
         for call in ex.reply.calls:
             sess.pre_tool(HookEvent(AGENT, "PreToolUse", sid, cwd=self.cwd,
@@ -267,32 +267,6 @@ class Recorder:
     @staticmethod
     def _src(sess: HookSession, key: str) -> dict:
         return {"source": {"agent": sess.agent, "session_id": sess.session_id, "key": key}}
-
-    def _model_call(self, st: AgentState, sess: HookSession, ex: Exchange,
-                    model: str | None) -> str:
-        """model.called + model.finished of `ex`, through the adapters' one model-call
-        writer (``SessionWriter.model_called`` / ``model_finished``); its record key."""
-        key = "model:" + sha256(f"{ex.started}:{id(ex)}".encode()).hexdigest()[:20]
-        sess.make_current()
-        sess.model_called(key, model, input_text=ex.asked.prompt or "",
-                          provider=VENDORS.get(ex.api), metadata={
-                              "api": ex.api, "path": sess.r.text(ex.path.split("?")[0]),
-                              "stream": ex.asked.stream, "request_bytes": ex.body_size})
-        mid = sess.node_of[key] = sess.model_call_id(key)
-        sess.event_of[key] = st.creator_of(mid) or ""
-        error = ex.reply.error
-        if ex.status is not None and ex.status >= 400:
-            error = f"HTTP {ex.status}" + (f": {error}" if error else "")
-        if ex.outcome == "aborted":
-            error = "aborted: " + ("; ".join(ex.problems) or "the response did not end")
-        elif ex.outcome == "failed":
-            error = "; ".join(ex.problems) or "upstream failed"
-        sess.model_finished(mid, "".join(ex.reply.text), usage=ex.reply.usage,
-                            stop_reason=ex.reply.stop_reason, duration_ms=ex.duration_ms,
-                            error=error, metadata={
-                                "status": ex.status, "outcome": ex.outcome,
-                                "streamed": ex.streamed, "tool_calls": len(ex.reply.calls)})
-        return key
 
     def _pin_commits(self, sess: HookSession, sid: str) -> None:
         """Patches for the commits made in the project since the session's last look."""
@@ -316,3 +290,29 @@ class Recorder:
         log(self.gdir, f"proxy {sid}: {done}")
         self.heads.pop(sid, None)
         self.last_call.pop(sid, None)
+
+
+def model_call(sess: HookSession, ex: Exchange, model: str | None) -> str:
+    """model.called + model.finished of `ex`, through the adapters' one model-call
+    writer (``SessionWriter.model_called`` / ``model_finished``); its record key."""
+    key = "model:" + sha256(f"{ex.started}:{id(ex)}".encode()).hexdigest()[:20]
+    sess.make_current()
+    sess.model_called(key, model, input_text=ex.asked.prompt or "",
+                      provider=VENDORS.get(ex.api), metadata={
+                          "api": ex.api, "path": sess.r.text(ex.path.split("?")[0]),
+                          "stream": ex.asked.stream, "request_bytes": ex.body_size})
+    mid = sess.node_of[key] = sess.model_call_id(key)
+    sess.event_of[key] = sess.state.creator_of(mid) or ""
+    error = ex.reply.error
+    if ex.status is not None and ex.status >= 400:
+        error = f"HTTP {ex.status}" + (f": {error}" if error else "")
+    if ex.outcome == "aborted":
+        error = "aborted: " + ("; ".join(ex.problems) or "the response did not end")
+    elif ex.outcome == "failed":
+        error = "; ".join(ex.problems) or "upstream failed"
+    sess.model_finished(mid, "".join(ex.reply.text), usage=ex.reply.usage,
+                        stop_reason=ex.reply.stop_reason, duration_ms=ex.duration_ms,
+                        error=error, metadata={
+                            "status": ex.status, "outcome": ex.outcome,
+                            "streamed": ex.streamed, "tool_calls": len(ex.reply.calls)})
+    return key
