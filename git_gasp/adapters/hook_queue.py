@@ -232,7 +232,6 @@ def process(state: Any, h: HookEvent, gdir: str | os.PathLike, root: str | os.Pa
         sess.post_tool(h)
     elif h.event == "Stop":
         sess.stop(h)
-        hook_models.from_transcript(sess)  # an agent whose transcript lists its calls
     elif h.event == "SessionEnd":
         closed = sess.end(h, root)
     sess.pending = None

@@ -73,7 +73,8 @@ class HookSession(SessionWriter):
     """One agent session as seen through its hooks, resumed from its progress file."""
 
     def __init__(self, state: AgentState, agent: str, session_id: str, gdir: str, *,
-                 cwd: str | None = None, transcript_path: str | None = None) -> None:
+                 cwd: str | None = None, transcript_path: str | None = None,
+                 recorded_by: str = "hooks") -> None:
         base = run_id_for(agent, session_id)
         safe = base[len("run_"):]
         self.gdir = gdir = os.fspath(gdir)
@@ -95,9 +96,11 @@ class HookSession(SessionWriter):
         self.rollout: dict = side.get("rollout") or {}
         self.last_prompt: list | None = side.get("last_prompt")
         self.pending: dict | None = side.get("pending")
-        self.open_model_call: dict | None = side.get("model_call")  # open (``dialects/models.py``)
+        self.open_call: dict | None = side.get("model_call")  # open (``dialects/models.py``)
         self.event_of.update(side.get("causes") or {})  # what a model turn's cause may be
         self.turns: int = int(side.get("turns") or 0)  # model responses recorded (all runs)
+        # what records the session, in its run's metadata: "hooks", or "proxy"
+        self.recorded_by: str = side.get("recorded_by") or recorded_by
         if "lifter" in side or "records" not in side:
             self.lifter = Lifter(side.get("lifter"))
             self.kinds: dict[str, int] = dict(side.get("kinds") or {})
@@ -151,8 +154,9 @@ class HookSession(SessionWriter):
                 "lifter": self.lifter.to_json(), "kinds": self.kinds, "recent": self.recent,
                 "tools": self.tools, "rollout": self.rollout,
                 "last_prompt": self.last_prompt, "pending": self.pending,
-                "model_call": self.open_model_call,
-                "causes": dict(list(self.event_of.items())[-RECENT:]), "turns": self.turns}
+                "model_call": self.open_call,
+                "causes": dict(list(self.event_of.items())[-RECENT:]), "turns": self.turns,
+                "recorded_by": self.recorded_by}
         body = json.dumps(data, ensure_ascii=False).encode("utf-8")
         path = self.closed_path if self.closed else self.path
         atomic_write(path, body, root=os.path.dirname(self.gdir), make_parents=True)
@@ -201,7 +205,8 @@ class HookSession(SessionWriter):
         st.start_run(f"{h.agent} session {h.session_id}", run_id=self.run_id,
                      metadata=self._src(None, cwd=self.paths.path(self.cwd), model=h.model,
                                         transcript_path=self._transcript_ref(),
-                                        recorded_by="hooks", start_source=h.reason))
+                                        recorded_by=self.recorded_by,
+                                        start_source=h.reason))
 
     def _transcript_ref(self) -> str | None:
         """How run.started names the transcript: where its archive will be (the path
@@ -430,7 +435,7 @@ class HookSession(SessionWriter):
         arch = archive_transcript(st, self.run_id, self.agent, self.transcript(), root)
         kinds = [k for k, n in self.kinds.items() if n]
         outcome = "abandoned" if abandoned else outcome_of(kinds)
-        meta = self._src(None, end_reason=reason, recorded_by="hooks", closed_by=how,
+        meta = self._src(None, end_reason=reason, recorded_by=self.recorded_by, closed_by=how,
                          models=self.models())
         if arch:
             meta["transcript"] = arch

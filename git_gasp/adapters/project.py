@@ -35,6 +35,7 @@ from git_gasp.adapters.records import (
     response_texts,
 )
 from git_gasp.adapters.session_writer import (
+    LIVE_RECORDERS,
     SessionWriter,
     outcome_of,
     redacted_archive,
@@ -60,10 +61,11 @@ class ImportResult:
 
 
 def _hook_run(state: AgentState, run_id: str) -> bool:
-    """True when `run_id` was started by the live hooks (``live.py``)."""
+    """True when `run_id` was started by a live session (its hooks, ``live.py``, or the
+    proxy)."""
     node = state.graph.node(run_id)
     meta = node["props"].get("metadata") if node else None
-    return isinstance(meta, dict) and meta.get("recorded_by") == "hooks"
+    return isinstance(meta, dict) and meta.get("recorded_by") in LIVE_RECORDERS
 
 
 class Projector(SessionWriter):
@@ -125,11 +127,14 @@ class Projector(SessionWriter):
         self.result.archive = rel
         run_event = st.run.event_id
         texts = response_texts(self.t.records)
+        index = self.t.index()
         # 2. raw layer, 3. lifted items
         for rec in self.t.records:
             cause = self.event_of.get(rec.parent or "", None) or run_event
             if rec.kind == MODEL_RESPONSE:
-                self.model_call(rec, texts.get(rec.key, ""), cause, s.model)
+                parent = index.get(rec.parent or "")
+                self.model_call(rec, texts.get(rec.key, ""), cause, s.model,
+                                parent.ts_ms if parent is not None else None)
             elif rec.kind == TOOL_USE:
                 self.tool_called(rec, cause)
             elif rec.kind == TOOL_RESULT:

@@ -19,6 +19,7 @@ from git_gasp.adapters.hook_session import HookSession
 from git_gasp.adapters.live import gasp_dir
 from git_gasp.adapters.session_close import transcript_finished
 from git_gasp.adapters.session_sweep import close_session, commit_closed, open_sessions
+from git_gasp.adapters.session_writer import LIVE_RECORDERS
 from git_gasp.base.errors import GaspError
 from git_gasp.base.fileops import try_lock
 from git_gasp.runtime.state import AgentState
@@ -32,7 +33,7 @@ def _orphans(state: AgentState, agent: str, known: set[str]) -> list[dict]:
     for node in state._unfinished_runs():
         meta = node["props"].get("metadata") or {}
         src = meta.get("source") if isinstance(meta, dict) else None
-        if (isinstance(src, dict) and meta.get("recorded_by") == "hooks"
+        if (isinstance(src, dict) and meta.get("recorded_by") in LIVE_RECORDERS
                 and src.get("agent") == agent and isinstance(src.get("session_id"), str)
                 and node["id"] not in known):
             found.append(node)
@@ -59,7 +60,8 @@ def reconcile(root: str | os.PathLike, agent: str) -> list[str]:
             for node in _orphans(state, agent, known):
                 meta = node["props"]["metadata"]
                 sess = HookSession(state, agent, meta["source"]["session_id"], gdir,
-                                   transcript_path=meta.get("transcript_path"))
+                                   transcript_path=meta.get("transcript_path"),
+                                   recorded_by=meta["recorded_by"])
                 sess.run_id, sess.closed = node["id"], False
                 done = transcript_finished(agent, sess.transcript())
                 closed = sess.close(root, how="reconcile", reason="no progress file",

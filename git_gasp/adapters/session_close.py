@@ -16,8 +16,8 @@ and the redacted transcript archived in the cold tier at its boundary commit.
   ``run.finished`` metadata.
 - `record_model_turns`: the model turns no hook tells (which model answered, its token
   usage and stop reason), read at ``Stop`` and when the run closes from the transcript
-  (Codex: the rollout) with the importer's reader and recorded through the importer's
-  projection (`SessionWriter.model_call`): the same ``model.called`` +
+  (Codex: the rollout; Qwen Code: its chat file) with the importer's reader and recorded
+  through the importer's projection (`SessionWriter.model_call`): the same ``model.called`` +
   ``model.finished``, ids and causes as ``git gasp import`` of the same session. Each
   is caused by the event that recorded what the model answered: the tool result's
   ``tool.finished``, or the goal lifted from the prompt (else the run's start).
@@ -34,6 +34,7 @@ from git_gasp.adapters.claude_code import read_transcript
 from git_gasp.adapters.claude_code import turn_finished as claude_turn_finished
 from git_gasp.adapters.codex import read_rollout
 from git_gasp.adapters.codex import turn_finished as codex_turn_finished
+from git_gasp.adapters.dialects import gemini, qwen
 from git_gasp.adapters.hook.agent_proc import agent_pid, proc_info
 from git_gasp.adapters.records import (
     MODEL_RESPONSE,
@@ -50,6 +51,11 @@ from git_gasp.redact.redactor import Redactor
 from git_gasp.runtime.state import AgentState
 
 PROC = "/proc"
+# how each agent's session file is read for its model turns (else Claude Code's reader)
+TRANSCRIPT_READERS = {"codex": read_rollout, qwen.AGENT: qwen.read_transcript}
+# whether a session file ends on a finished turn, by agent (else Claude Code's reading)
+TURN_FINISHED = {"codex": codex_turn_finished, qwen.AGENT: qwen.turn_finished,
+                 gemini.AGENT: gemini.turn_finished}
 
 
 def _boot_id() -> str | None:
@@ -108,13 +114,7 @@ def transcript_finished(agent: str, path: str | os.PathLike | None) -> bool:
         data = read_raw(path)
     except Exception:  # noqa: BLE001 - a transcript we cannot read shows nothing
         return False
-    if agent == "qwen-code":
-        from git_gasp.adapters.dialects.qwen import turn_finished
-    elif agent == "gemini":
-        from git_gasp.adapters.dialects.gemini import turn_finished
-    else:
-        turn_finished = codex_turn_finished if agent == "codex" else claude_turn_finished
-    return turn_finished(data)
+    return TURN_FINISHED.get(agent, claude_turn_finished)(data)
 
 
 def archive_transcript(state: AgentState, run_id: str, agent: str, path: str | os.PathLike | None,
@@ -153,9 +153,10 @@ def archived(state: AgentState, run_id: str) -> bool:
 
 
 def read_session_file(agent: str, path: str | os.PathLike) -> Transcript | None:
-    """The parsed transcript (Claude Code) or rollout (Codex) at `path`; None when it
-    cannot be read (gone, partial, compressed without a decompressor)."""
-    read = read_rollout if agent == "codex" else read_transcript
+    """The parsed transcript (Claude Code, Qwen Code: its model responses) or rollout
+    (Codex) at `path`; None when it cannot be read (gone, partial, compressed without a
+    decompressor)."""
+    read = TRANSCRIPT_READERS.get(agent, read_transcript)
     try:
         return read(path)
     except Exception:  # noqa: BLE001 - best effort: the model turns wait for the next look
@@ -186,9 +187,10 @@ def record_model_turns(writer: SessionWriter, path: str | os.PathLike | None,
     graph = writer.state.graph
     responses = t.by_kind(MODEL_RESPONSE)
     for rec in responses[seen:]:
-        if graph.has_node(writer.stable_id("model_call", rec.key)):
+        if graph.has_node(writer.model_call_id(rec.key)):
             continue
-        parent = hook_key(index.get(rec.parent or ""))
-        cause = writer.event_of.get(parent or "") or None  # None: the run's start
-        writer.model_call(rec, texts.get(rec.key, ""), cause, t.session.model)
+        parent = index.get(rec.parent or "")
+        cause = writer.event_of.get(hook_key(parent) or "") or None  # None: the run's start
+        writer.model_call(rec, texts.get(rec.key, ""), cause, t.session.model,
+                          parent.ts_ms if parent is not None else None)
     return max(seen, len(responses))

@@ -25,6 +25,13 @@ from git_gasp.redact.redactor import Redactor
 from git_gasp.runtime.state import _AUTO, AgentState, _clean, create_node, relate, update_node
 from git_gasp.runtime.transitions import EVAL_STATUSES, TransitionError, canonical
 
+# the vendor of the models each agent calls (models.dev's provider ids): a model
+# call's ``provider``, so `export agent-trace` names ``anthropic/claude-…``
+PROVIDERS = {"claude-code": "anthropic", "codex": "openai", "gemini": "google",
+             "qwen-code": "alibaba"}
+# what records a live session (a run's ``metadata.recorded_by``): its hooks, the proxy
+LIVE_RECORDERS = ("hooks", "proxy")
+
 
 def run_id_for(agent: str, session_id: str) -> str:
     """``run_<agent>.<session id>``, the id's characters outside an id's ASCII set as -."""
@@ -136,44 +143,70 @@ class SessionWriter:
                             [relate(oid, "observes", about)], (about,), cause)
 
     def model_call(self, rec: Record, text: str, cause: str | None,
-                   default_model: str | None = None) -> str:
+                   default_model: str | None = None, started: int | None = None) -> str:
         """model.called + model.finished for a ``model_response`` record (`text`: what
-        the model wrote in it); return the model.called event id. Nothing when recorded
-        already. The first call of a model not yet the run's also sets the run node's
-        ``model`` (the one in use) and ``models`` (every one, in order of first use), in
-        the same ops pair, so a model swap mid-session shows in the log alone."""
-        st = self.state
+        the model wrote in it; `started`: when the turn began, the time of the record it
+        answers, where known); return the model.called event id. Nothing when recorded
+        already."""
         mid = self.stable_id("model_call", rec.key)
-        if st.graph.has_node(mid):  # recorded already (by the hooks, or a replay)
-            self.node_of[rec.key] = mid
-            self.event_of[rec.key] = st.creator_of(mid) or ""
-            return self.event_of[rec.key]
-        meta = self._src(rec.key)
-        model = str(rec.get("model") or default_model or "unknown")
-        payload = {"id": mid, "run_id": self.run_id, "model": model,
-                   "provider": self.agent, "input_summary": "", "metadata": meta}
-        props = {"model": model, "provider": self.agent, "run_id": self.run_id,
-                 "status": "running", "metadata": meta}
-        ops = [create_node(mid, "model_call", props), relate(mid, "produced_by", self.run_id)]
-        run = st.graph.node(self.run_id)
-        models = list((run["props"].get("models") or []) if run else [])
-        if run is not None and (model not in models or run["props"].get("model") != model):
-            ops.append(update_node(self.run_id, {"model": model, "models": list(
-                dict.fromkeys([*models, model]))}))
-        called = self._emit("model.called", payload, ops, cause)
-        cut: dict = {}
-        out = self.capture.bound(self.r.text(text), cut, "output_summary",
-                                 chars=capture.SUMMARY_CHARS)
-        fmeta = {"usage": rec.get("usage"), "stop_reason": rec.get("stop_reason"),
-                 "message_id": rec.key, **({"cut": cut} if cut else {})}
-        self._emit("model.finished", {
-            "id": mid, "run_id": self.run_id, "output_summary": out, "success": True,
-            "metadata": fmeta}, [update_node(mid, {
-                "status": "succeeded", "success": True, "output_summary": out or None,
-                "outcome_metadata": fmeta})], called)
+        if self.state.graph.has_node(mid):  # recorded already (by the hooks, or a replay)
+            called = self.state.creator_of(mid) or ""
+        else:
+            self.model_called(rec.key, rec.get("model") or default_model, cause=cause,
+                              started=started if started is not None else rec.ts_ms)
+            called = self.state.creator_of(mid) or ""
+            self.model_finished(mid, text, usage=rec.get("usage"),
+                                stop_reason=rec.get("stop_reason"), at=rec.ts_ms)
         self.event_of[rec.key] = called
         self.node_of[rec.key] = mid
         return called
+
+    def model_called(self, key: str, model: str | None, *, cause: str | None = None,
+                     started: int | None = None, input_text: str = "",
+                     provider: str | None = None, metadata: dict | None = None) -> bool:
+        """model.called (running) for the model call of record `key`, with its stable id
+        (`model_call_id`), unless it is recorded already (a replay); True if new.
+
+        The one writer of an adapter's model call: the transcript's turns
+        (`model_call`), an agent's model hooks (``dialects/models.py``) and the proxy
+        (``proxy/recorder.py``). `model` and `input_text` are redacted and bounded;
+        `provider` defaults to the agent's model vendor (`PROVIDERS`)."""
+        mid = self.model_call_id(key)
+        if self.state.graph.has_node(mid):
+            return False
+        meta = self._src(key, **(metadata or {}))
+        said = self.kept(input_text, "input_summary", meta, chars=capture.SUMMARY_CHARS)
+        self.state.record_model_call(
+            self.r.field("model", str(model or "unknown")),
+            provider=provider or PROVIDERS.get(self.agent), input_summary=said,
+            metadata=meta, call_id=mid, cause=cause or _AUTO, started_ts_ms=started)
+        return True
+
+    def model_finished(self, mid: str, text: str, *, usage: dict | None = None,
+                       stop_reason: str | None = None, at: int | None = None,
+                       duration_ms: int | None = None, error: str | None = None,
+                       metadata: dict | None = None) -> bool:
+        """model.finished of the running model call `mid` (`text`: what the model wrote,
+        redacted and bounded as ``output_summary``; `at`: when it ended, default now;
+        `error` marks it failed); False when it is not running (finished already)."""
+        st = self.state
+        node = st.graph.node(mid)
+        if node is None or node["props"].get("status") != "running":
+            return False
+        meta = dict(metadata or {})
+        out = self.kept(text, "output_summary", meta, chars=capture.SUMMARY_CHARS)
+        st.finish_model_call(
+            mid, output_summary=out, success=error is None,
+            error=self.r.text(error) if error else None,
+            usage=self.r.value(usage) if isinstance(usage, dict) else None,
+            stop_reason=self.r.field("stop_reason", str(stop_reason))
+            if stop_reason else None, duration_ms=duration_ms, finished_ts_ms=at,
+            metadata=meta, cause=st.creator_of(mid) or _AUTO)
+        return True
+
+    def model_call_id(self, key: str) -> str:
+        """The node id of the model call of record `key` in this run."""
+        return self.stable_id("model_call", key)
 
     def models(self) -> list[str]:
         """The models this run has called, in order of first use (from its node)."""

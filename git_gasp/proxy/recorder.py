@@ -39,6 +39,7 @@ from git_gasp.adapters.live import gasp_dir
 from git_gasp.adapters.payloads import HookEvent
 from git_gasp.adapters.session_sweep import close_session, commit_closed, open_sessions
 from git_gasp.proxy import commits
+from git_gasp.proxy.dialect import ANTHROPIC, CHAT, GEMINI, RESPONSES
 from git_gasp.proxy.exchange import Exchange
 from git_gasp.proxy.sessions import IDLE_S, SessionTracker
 from git_gasp.redact import capture
@@ -48,6 +49,8 @@ from git_gasp.store.lease import LeaseHeld
 from git_gasp.store.lease_wait import take
 
 AGENT = "proxy"
+# the vendor of each API the proxy relays (a model call's ``provider``)
+VENDORS = {ANTHROPIC: "anthropic", CHAT: "openai", RESPONSES: "openai", GEMINI: "google"}
 TICK_S = 0.5
 LEASE_WAIT_S = 5.0
 LEASE_TTL_MS = 60_000
@@ -214,7 +217,8 @@ class Recorder:
     def _session(self, st: AgentState, sid: str, model: str | None) -> HookSession:
         sess = self.sessions.get(sid)
         if sess is None:
-            sess = self.sessions[sid] = HookSession(st, AGENT, sid, self.gdir, cwd=self.cwd)
+            sess = self.sessions[sid] = HookSession(st, AGENT, sid, self.gdir, cwd=self.cwd,
+                                                    recorded_by="proxy")
             with self.lock:
                 first = self.first_heads.pop(sid, None)
             if sid not in self.heads:
@@ -245,7 +249,7 @@ class Recorder:
         if ex.asked.prompt:
             sess.prompt(HookEvent(AGENT, "UserPromptSubmit", sid, cwd=self.cwd,
                                   prompt=red.text(ex.asked.prompt)))
-        key = self._model_call(st, sess, ex, model)
+        key = model_call(sess, ex, model)
         self.last_call[sid] = key
         for call in ex.reply.calls:
             sess.pre_tool(HookEvent(AGENT, "PreToolUse", sid, cwd=self.cwd,
@@ -263,44 +267,6 @@ class Recorder:
     @staticmethod
     def _src(sess: HookSession, key: str) -> dict:
         return {"source": {"agent": sess.agent, "session_id": sess.session_id, "key": key}}
-
-    def _model_call(self, st: AgentState, sess: HookSession, ex: Exchange,
-                    model: str | None) -> str:
-        """model.called + model.finished of `ex`; its record key."""
-        r = sess.r
-        key = "model:" + sha256(f"{ex.started}:{id(ex)}".encode()).hexdigest()[:20]
-        cut: dict = {}
-        said = sess.capture.bound(r.text(ex.asked.prompt or ""), cut, "input_summary",
-                                  chars=capture.SUMMARY_CHARS)
-        meta = {**self._src(sess, key), "api": ex.api, "path": r.text(ex.path.split("?")[0]),
-                "stream": ex.asked.stream, "request_bytes": ex.body_size}
-        if cut:
-            meta["cut"] = dict(cut)
-        sess.make_current()
-        mid = st.record_model_call(r.field("model", model or "unknown"), provider=ex.api,
-                                   input_summary=said, metadata=meta)
-        sess.node_of[key] = mid
-        sess.event_of[key] = st.creator_of(mid) or ""
-        out_cut: dict = {}
-        out = sess.capture.bound(r.text("".join(ex.reply.text)), out_cut, "output_summary",
-                                 chars=capture.SUMMARY_CHARS)
-        error = ex.reply.error
-        if ex.status is not None and ex.status >= 400:
-            error = f"HTTP {ex.status}" + (f": {error}" if error else "")
-        if ex.outcome == "aborted":
-            error = "aborted: " + ("; ".join(ex.problems) or "the response did not end")
-        elif ex.outcome == "failed":
-            error = "; ".join(ex.problems) or "upstream failed"
-        fmeta = {"status": ex.status, "stop_reason": r.field("stop_reason", ex.reply.stop_reason)
-                 if ex.reply.stop_reason else None, "outcome": ex.outcome,
-                 "streamed": ex.streamed, "tool_calls": len(ex.reply.calls)}
-        if out_cut:
-            fmeta["cut"] = out_cut
-        st.finish_model_call(mid, output_summary=out, success=error is None,
-                             error=r.text(error) if error else None,
-                             usage=r.value(ex.reply.usage) if ex.reply.usage else None,
-                             duration_ms=ex.duration_ms, metadata=fmeta)
-        return key
 
     def _pin_commits(self, sess: HookSession, sid: str) -> None:
         """Patches for the commits made in the project since the session's last look."""
@@ -324,3 +290,29 @@ class Recorder:
         log(self.gdir, f"proxy {sid}: {done}")
         self.heads.pop(sid, None)
         self.last_call.pop(sid, None)
+
+
+def model_call(sess: HookSession, ex: Exchange, model: str | None) -> str:
+    """model.called + model.finished of `ex`, through the adapters' one model-call
+    writer (``SessionWriter.model_called`` / ``model_finished``); its record key."""
+    key = "model:" + sha256(f"{ex.started}:{id(ex)}".encode()).hexdigest()[:20]
+    sess.make_current()
+    sess.model_called(key, model, input_text=ex.asked.prompt or "",
+                      provider=VENDORS.get(ex.api), metadata={
+                          "api": ex.api, "path": sess.r.text(ex.path.split("?")[0]),
+                          "stream": ex.asked.stream, "request_bytes": ex.body_size})
+    mid = sess.node_of[key] = sess.model_call_id(key)
+    sess.event_of[key] = sess.state.creator_of(mid) or ""
+    error = ex.reply.error
+    if ex.status is not None and ex.status >= 400:
+        error = f"HTTP {ex.status}" + (f": {error}" if error else "")
+    if ex.outcome == "aborted":
+        error = "aborted: " + ("; ".join(ex.problems) or "the response did not end")
+    elif ex.outcome == "failed":
+        error = "; ".join(ex.problems) or "upstream failed"
+    sess.model_finished(mid, "".join(ex.reply.text), usage=ex.reply.usage,
+                        stop_reason=ex.reply.stop_reason, duration_ms=ex.duration_ms,
+                        error=error, metadata={
+                            "status": ex.status, "outcome": ex.outcome,
+                            "streamed": ex.streamed, "tool_calls": len(ex.reply.calls)})
+    return key

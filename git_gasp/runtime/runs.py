@@ -145,30 +145,49 @@ class RunLifecycle:
         return self.run
 
     def record_model_call(self, model: str, *, provider: str | None = None,
-                          input_summary: str = "", metadata: dict | None = None) -> str:
-        """model.called + CreateNode model_call (running) produced_by the run."""
+                          input_summary: str = "", metadata: dict | None = None,
+                          call_id: str | None = None, cause: object = AUTO,
+                          started_ts_ms: int | None = None) -> str:
+        """model.called + CreateNode model_call (running) produced_by the run.
+
+        The first call of a model not yet the run's also sets the run node's ``model``
+        (the one in use) and ``models`` (every one, in order of first use) in the same
+        ops pair, so a model swap shows in the log alone. `call_id` gives the node a
+        stable id (an adapter's, so a step recorded twice is one node); `started_ts_ms`
+        the time the call began where the caller knows it (default now)."""
         run = self._need_run("a model call")
-        mid = new_id("model_call")
+        mid = call_id or new_id("model_call")
         payload = clean({"id": mid, "run_id": run.run_id, "model": model, "provider": provider,
                           "input_summary": input_summary})
         payload["metadata"] = metadata or {}
         props = {"model": model, "provider": provider, "input_summary": input_summary or None,
-                 "run_id": run.run_id, "status": "running", "started_ts_ms": now_ms(),
+                 "run_id": run.run_id, "status": "running",
+                 "started_ts_ms": now_ms() if started_ts_ms is None else started_ts_ms,
                  "metadata": metadata or {}}
-        self.emit("model.called", payload,
-                  [create_node(mid, "model_call", clean(props)), *self._in_run(mid)])
+        ops = [create_node(mid, "model_call", clean(props)), *self._in_run(mid)]
+        node = self.graph.node(run.run_id)
+        models = list(node["props"].get("models") or []) if node is not None else []
+        if node is not None and (model not in models or node["props"].get("model") != model):
+            ops.append(update_node(run.run_id, {"model": model, "models": list(
+                dict.fromkeys([*models, model]))}))
+        self.emit("model.called", payload, ops, cause=cause)
         return mid
 
     def finish_model_call(self, call_id: str, *, output_summary: str = "",
                           success: bool = True, error: str | None = None,
                           usage: dict | None = None, duration_ms: int | None = None,
-                          metadata: dict | None = None) -> str:
+                          metadata: dict | None = None, stop_reason: str | None = None,
+                          finished_ts_ms: int | None = None, cause: object = AUTO) -> str:
         """model.finished + UpdateNode on the model_call's outcome props.
 
-        `error` marks the call failed and is kept on the node; `usage` (token counts) is
-        kept on the node; `duration_ms` defaults to the time since the call started."""
+        `error` marks the call failed and is kept on the node; `usage` (token counts)
+        and `stop_reason` (why the model stopped, as its API says) are kept on the node;
+        `duration_ms` defaults to the time from the call's start to `finished_ts_ms`
+        (default now)."""
         return self._finish_call("model", call_id, output_summary, success, metadata,
-                                 error=error, usage=usage, duration_ms=duration_ms)
+                                 error=error, usage=usage, duration_ms=duration_ms,
+                                 stop_reason=stop_reason, finished=finished_ts_ms,
+                                 cause=cause)
 
     def record_tool_call(self, tool: str, *, input_summary: str = "",
                          metadata: dict | None = None) -> str:
@@ -193,28 +212,32 @@ class RunLifecycle:
 
     def _finish_call(self, what: str, call_id: str, output: str, success: bool,
                      metadata: dict | None, *, error: str | None = None,
-                     usage: dict | None = None, duration_ms: int | None = None) -> str:
+                     usage: dict | None = None, duration_ms: int | None = None,
+                     stop_reason: str | None = None, finished: int | None = None,
+                     cause: object = AUTO) -> str:
         self._need(call_id, f"{what}_call", f"{what} call")
         node = self.graph.node(call_id)
         if node["props"].get("status") != "running":
             raise StateError(f"{what} call {call_id} already finished")
         success = bool(success) and error is None
-        finished = now_ms()
+        finished = now_ms() if finished is None else finished
         if duration_ms is None:
             duration_ms = _since(node["props"].get("started_ts_ms"), finished)
         run_id = node["props"].get("run_id") or (self.run.run_id if self.run else None)
-        extra = {"error": error, "duration_ms": duration_ms, "usage": usage}
+        extra = {"error": error, "duration_ms": duration_ms, "usage": usage,
+                 "stop_reason": stop_reason}
         payload = clean({"id": call_id, "run_id": run_id, "output_summary": output,
                           "success": success, **extra})
         payload["metadata"] = metadata or {}
         props = clean({"status": "succeeded" if success else "failed", "success": success,
                         "output_summary": output or None, "finished_ts_ms": finished, **extra,
                         "outcome_metadata": metadata or None})
-        cause: object = AUTO
         correlation: object = AUTO
         if run_id and (self.run is None or self.run.run_id != run_id):
             # the call's run is over (or another run is open): chain to the call itself
-            cause, correlation = self.creator_of(call_id) or AUTO, run_id
+            correlation = run_id
+            if cause is AUTO:
+                cause = self.creator_of(call_id) or AUTO
         self.emit(f"{what}.finished", payload, [update_node(call_id, props)], cause=cause,
                   correlation=correlation, links=(call_id,))
         return call_id

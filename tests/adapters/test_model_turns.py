@@ -77,8 +77,8 @@ def test_claude_hooks_record_each_model_turn_as_import_does(agent, tmp_path):
     called = [p for k, p, _c, _o in hooked if k == "model.called"]
     assert len(called) == 7 and {p["model"] for p in called} == {"claude-opus-5-5"}
     finished = [p for k, p, _c, _o in hooked if k == "model.finished"]
-    assert [p["metadata"]["stop_reason"] for p in finished] == ["tool_use"] * 6 + ["end_turn"]
-    assert all(p["metadata"]["usage"]["input_tokens"] == 10 for p in finished)
+    assert [p["stop_reason"] for p in finished] == ["tool_use"] * 6 + ["end_turn"]
+    assert all(p["usage"]["input_tokens"] == 10 for p in finished)
     assert finished[-1]["output_summary"] == "Fixed add() and committed; the test passes."
     # causally placed: the first turn answers the prompt (its goal), the others a result
     assert [c for k, _p, c, _o in hooked if k == "model.called"] == [

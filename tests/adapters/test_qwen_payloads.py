@@ -11,6 +11,7 @@ import pytest
 
 from git_gasp.adapters.dialects import qwen
 from git_gasp.adapters.payloads import parse_hook_payload
+from git_gasp.adapters.records import response_texts
 from tests.adapters.samples import DATA, read_jsonl, replay_session, spine_of
 from tests.testing.run import gasp, out
 
@@ -37,10 +38,12 @@ def test_each_event_reads_as_its_neutral_event():
 
 def test_the_transcript_lists_its_model_calls():
     data = QWEN_TRANSCRIPT.read_bytes()
-    calls = qwen.model_calls(data)
-    assert [c["model"] for c in calls] == [MODEL] * 7
-    assert [c["tool_calls"] for c in calls] == [1] * 6 + [0]
-    assert calls[-1]["text"] == "Fixed add() and committed; the test passes."
+    t = qwen.parse_transcript(data)
+    calls = t.by_kind("model_response")
+    assert [c.get("model") for c in calls] == [MODEL] * 7
+    assert [c.get("stop_reason") for c in calls] == ["tool_calls"] * 6 + ["stop"]
+    assert response_texts(t.records)[calls[-1].key] == (
+        "Fixed add() and committed; the test passes.")
     assert qwen.turn_finished(data) and not qwen.turn_finished(data.rsplit(b"\n", 3)[0])
 
 

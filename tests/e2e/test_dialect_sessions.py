@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.session_writer import run_id_for
+from git_gasp.adapters.session_writer import PROVIDERS, run_id_for
 from tests.e2e import agents
 from tests.e2e.servers import GEMINI_MODEL, PROMPT, QWEN_MODEL
 from tests.testing.run import drained, gasp, git, out
@@ -68,6 +68,7 @@ def _check_recorded(repo: Path, agent: str, tools: list[str], model: str) -> lis
     models = [e["payload"] for e in events if e["kind"] == "model.called"]
     assert len(models) == len(tools) + 1, kinds
     assert {m["model"] for m in models} == {model}
+    assert {m["provider"] for m in models} == {PROVIDERS[agent]}  # the model's vendor
     finished = [e["payload"] for e in events if e["kind"] == "model.finished"]
     assert len(finished) == len(models) and all(f["usage"] for f in finished)
     assert finished[-1]["output_summary"] == "Fixed add() and committed; the test passes."
@@ -112,7 +113,7 @@ def test_qwen_code_hooks_record_the_session(qwen_bin, tmp_path):
     finished = _check_recorded(repo, "qwen-code", [
         "write_file", "write_file", "run_shell_command", "edit", "run_shell_command",
         "run_shell_command"], QWEN_MODEL)
-    assert [f["metadata"]["stop_reason"] for f in finished] == ["tool_calls"] * 6 + ["stop"]
+    assert [f["stop_reason"] for f in finished] == ["tool_calls"] * 6 + ["stop"]
 
 
 def test_two_agents_record_one_history(gemini_bin, qwen_bin, tmp_path):

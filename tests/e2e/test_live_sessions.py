@@ -72,7 +72,7 @@ def agent_home(tmp_path) -> Path:
     return home
 
 
-SPINE = ["goal", "eval", "failure", "eval", "patch", "decision"]
+SPINE = ["goal", "eval", "failure", "eval", "status", "patch", "decision", "status"]
 
 
 def _record_hooks(repo, settings_rel, log):
@@ -96,7 +96,7 @@ def _check_session(session, transcript, repo, log, agent):
     items = lift(transcript.records)
     assert [i.kind for i in items] == SPINE
     assert [i.data["status"] for i in items if i.kind == "eval"] == ["Failed", "Passed"]
-    patch = items[4]
+    patch = next(i for i in items if i.kind == "patch")
     assert patch.data["commit"] and head.startswith(patch.data["commit"])
     hooks = _hooks(log)
     assert {h.agent for h in hooks} == {agent}

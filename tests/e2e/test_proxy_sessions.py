@@ -99,7 +99,7 @@ def test_aider_through_the_proxy_records_its_model_calls_and_commit(aider_venv, 
     calls = [e.payload for e in by_kind["model.called"]]
     assert len(calls) == len(requests), (calls, requests)
     assert {c["model"] for c in calls} == {"gpt-test"}
-    assert all(c["provider"] == "openai-chat" for c in calls)
+    assert all(c["provider"] == "openai" and c["metadata"]["api"] == "openai-chat" for c in calls)
     finished = {e.id for e in by_kind["model.finished"]}
     usage = [op["UpdateNode"]["props"]["usage"] for e in by_kind["state.ops_applied"]
              if e.causation_id in finished for op in e.payload

@@ -9,7 +9,7 @@ import json
 
 import aiohttp
 
-from git_gasp.proxy import exchange
+from git_gasp.proxy import exchange, recorder
 from git_gasp.proxy.recorder import Recorder
 from tests.proxy.recording import domain, post, record
 from tests.proxy.upstream import (
@@ -217,16 +217,16 @@ def test_calls_wait_while_another_writer_holds_the_lease_and_are_recorded_in_ord
 
 
 def test_a_call_that_fails_to_record_is_logged_and_the_next_is_recorded(agent, monkeypatch):
-    real = Recorder._model_call
+    real = recorder.model_call
     calls = []
 
-    def once_broken(self, st, sess, ex, model):
+    def once_broken(sess, ex, model):
         calls.append(ex)
         if len(calls) == 1:
             raise RuntimeError("disk on fire")
-        return real(self, st, sess, ex, model)
+        return real(sess, ex, model)
 
-    monkeypatch.setattr(Recorder, "_model_call", once_broken)
+    monkeypatch.setattr(recorder, "model_call", once_broken)
     rec = Recorder(str(agent), str(agent))
     _chat_calls(rec, "x", ("first", "second"), flush=True)
     rec.close()

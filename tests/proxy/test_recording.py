@@ -79,7 +79,7 @@ def test_a_session_is_recorded_committed_and_conformant(agent):
     assert called["model"] == "claude-test" and called["provider"] == "anthropic"
     assert called["input_summary"] == "List the files and note them"
     assert finished["success"] is True
-    assert finished["metadata"]["stop_reason"] == "tool_use"
+    assert finished["stop_reason"] == "tool_use"
     assert finished["metadata"]["status"] == 200
     with_usage = [e for e in events(agent) if e.kind == "state.ops_applied"
                   and e.causation_id == by["model.finished"][0].id]

@@ -9,16 +9,28 @@ Qwen Code 0.24.4 (its ``docs/features/hooks.md``, and a live session:
 ``prompt_id`` (the prompt itself only on the first); a headless run (``qwen -p``)
 sends no ``SessionEnd``. Its transcript, ``~/.qwen/projects/<project>/chats/<session
 id>.jsonl``, holds one ``assistant`` line per model response with its ``model`` and
-``usageMetadata``: the model calls (`model_calls`), recorded at Stop.
+``usageMetadata``: the model calls (`parse_transcript`), recorded at Stop and when
+the run closes (``session_close.record_model_turns``).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
 from git_gasp.adapters.dialects.gemini import tool_result
-from git_gasp.adapters.records import iter_json_lines, parse_ts
+from git_gasp.adapters.records import (
+    ASSISTANT_TEXT,
+    MODEL_RESPONSE,
+    Record,
+    SessionInfo,
+    Transcript,
+    iter_json_lines,
+    parse_ts,
+    read_raw,
+    redact_names,
+)
 
 AGENT = "qwen-code"
 _EXIT = re.compile(r"^Exit Code: (\d{1,9})$", re.MULTILINE)
@@ -44,26 +56,37 @@ def _text(parts: Any) -> str:
                    and isinstance(p.get("text"), str)) if isinstance(parts, list) else ""
 
 
-def model_calls(data: bytes) -> list[dict]:
-    """The model responses of a transcript, oldest first: ``{key, model, at, text,
-    usage, tool_calls}`` (`key`: the line's uuid)."""
-    out = []
-    for _, obj in iter_json_lines(data):
+def parse_transcript(data: bytes) -> Transcript:
+    """The model responses of a transcript, oldest first, as records: one
+    ``model_response`` per ``assistant`` line (key: the line's uuid; ``model``,
+    ``usage``, ``stop_reason`` ``tool_calls`` when it called a tool, else ``stop``) and
+    the ``assistant_text`` of what it wrote (for ``SessionWriter.model_call``)."""
+    t = Transcript(SessionInfo(agent=AGENT))
+    for n, obj in iter_json_lines(data):
+        t.line_count = n
         if not (isinstance(obj, dict) and obj.get("type") == "assistant"
                 and isinstance(obj.get("uuid"), str) and isinstance(obj.get("model"), str)):
             continue
         message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
         parts = message.get("parts") if isinstance(message.get("parts"), list) else []
         usage = obj.get("usageMetadata")
-        out.append({"key": obj["uuid"], "model": obj["model"],
-                    "at": parse_ts(obj.get("timestamp")), "text": _text(parts),
-                    "usage": usage if isinstance(usage, dict) else None,
-                    "tool_calls": sum(1 for p in parts
-                                      if isinstance(p, dict) and "functionCall" in p)})
-    return out
+        calls = any(isinstance(p, dict) and "functionCall" in p for p in parts)
+        key, ts = obj["uuid"], parse_ts(obj.get("timestamp"))
+        t.records.append(Record(MODEL_RESPONSE, key, None, ts, {
+            "message_id": key, "model": obj["model"],
+            "usage": usage if isinstance(usage, dict) else None,
+            "stop_reason": "tool_calls" if calls else "stop"}, n))
+        t.records.append(Record(ASSISTANT_TEXT, f"text:{key}", key, ts,
+                                {"text": _text(parts), "message_id": key}, n))
+    return redact_names(t)
+
+
+def read_transcript(path: str | os.PathLike) -> Transcript:
+    """Read a Qwen Code transcript file (its model responses: `parse_transcript`)."""
+    return parse_transcript(read_raw(path))
 
 
 def turn_finished(data: bytes) -> bool:
     """True when the transcript's last model response asked for no tool (the turn ended)."""
-    calls = model_calls(data)
-    return bool(calls) and calls[-1]["tool_calls"] == 0
+    calls = parse_transcript(data).by_kind(MODEL_RESPONSE)
+    return bool(calls) and calls[-1].get("stop_reason") == "stop"
