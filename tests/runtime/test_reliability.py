@@ -111,12 +111,20 @@ s = AgentState.open(root, worker)
 while not os.path.exists(go):
     time.sleep(0.001)
 if mode == "once":
+    tried = os.path.join(os.path.dirname(go), "tried")
     try:
         for i in range(25):
             s.record_goal(f"{worker} {i}")
     except LeaseHeld as exc:
+        open(os.path.join(tried, worker), "w").close()
         print("HELD", exc)
         sys.exit(3)
+    open(os.path.join(tried, worker), "w").close()
+    # hold the lease (this process's) until every writer has tried: a loaded machine may
+    # start one so late that it would otherwise find the lease free again
+    deadline = time.monotonic() + 60
+    while len(os.listdir(tried)) < 8 and time.monotonic() < deadline:
+        time.sleep(0.01)
     print("WROTE")
 else:
     for i in range(10):
@@ -135,6 +143,7 @@ else:
 
 def _contend(agent, mode: str) -> list[subprocess.Popen]:
     go = agent.parent / f"go-{mode}"
+    (agent.parent / "tried").mkdir()
     procs = [subprocess.Popen([sys.executable, "-c", CONTENDER, str(agent), f"w{i}", str(go),
                                mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for i in range(8)]
