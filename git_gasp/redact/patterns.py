@@ -241,6 +241,10 @@ _UUID_SOURCE = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-
 _UUID = re.compile(_UUID_SOURCE)
 _WORDY = re.compile(r"[-_]*+[A-Za-z]?[a-z_-]*+|[0-9]++")
 _PREFIX = re.compile(r"[A-Za-z]++(?:[_-][A-Za-z]++)*+")
+# ids the adapted agents make that are not hex: OpenCode's `ses_`/`msg_`/`prt_`… (12 hex
+# digits of time and count, then 14 random base62), Qwen Code's `toolu_<ms>_<9 base36>`
+_AGENT_ID = re.compile(r"(?:ses|msg|prt|per|que|usr|call|tool)_[0-9a-f]{12}[0-9A-Za-z]{14}"
+                       r"|toolu_[0-9]{13}_[0-9a-z]{9}")
 
 
 def shannon_entropy(text: str) -> float:
@@ -256,9 +260,10 @@ def _is_hex(s: str) -> bool:
 
 
 def is_identifier(word: str) -> bool:
-    """A hash, uuid or `prefix_<hex or uuid>` id: common in transcripts, never a secret."""
+    """A hash, uuid, `prefix_<hex or uuid>` id or an agent's own id shape (`_AGENT_ID`):
+    common in transcripts, never a secret."""
     s = word.strip("-_=")
-    if _is_hex(s) or _UUID.fullmatch(s):
+    if _is_hex(s) or _UUID.fullmatch(s) or _AGENT_ID.fullmatch(s):
         return True
     body_start = len(s.rstrip(_HEXDASH))  # where the hex-and-dash tail starts, one scan
     # The body is the tail after the first separator at or after the tail's start
