@@ -58,6 +58,7 @@ def test_adapt_list_shows_each_agent_its_rung_and_what_it_records(tmp_path):
         npm = f", npm {d.package}" if d.package else ""
         assert f"{d.agent} ({d.title}{npm}): rung {d.rung}" in out(proc)
     assert "model calls (BeforeModel/AfterModel, with the model)" in out(proc)
+    assert "model calls (each finished assistant message, with the model" in out(proc)
 
 
 @pytest.mark.slow  # drives the CLI several times

@@ -12,10 +12,11 @@ import pytest
 
 from git_gasp.adapters.dialects import opencode
 from git_gasp.adapters.payloads import parse_hook_payload
-from tests.adapters.samples import DATA, read_jsonl, replays_once
+from tests.adapters.samples import DATA, read_jsonl, replay_session, replays_once
 from tests.testing.run import gasp, git, out
 
 OPENCODE_EVENTS = DATA / "opencode-plugin" / "hook-payloads.jsonl"
+LIVE_EVENTS = DATA / "opencode-1.18.33" / "hook-payloads.jsonl"  # what its plugin sent
 
 
 def test_each_event_reads_as_its_neutral_event():
@@ -66,6 +67,13 @@ def test_the_plugin_is_a_module_node_loads(tmp_path):
               "const h = await m.GitGasp({ directory: '/w' });"
               "await h['tool.execute.before']({ tool: 'bash', sessionID: 's1', callID: 'c1' },"
               " { args: { command: 'ls' } });"
+              "const a = { id: 'm1', sessionID: 's1', role: 'assistant', time: { created: 1 } };"
+              "const upd = (info) => h.event({ event: { type: 'message.updated',"
+              " properties: { info } } });"
+              "await upd(a);"  # still streaming: not sent
+              "await upd({ ...a, role: 'user', time: { created: 1, completed: 2 } });"
+              "await upd({ ...a, time: { created: 1, completed: 2 } });"
+              "await upd({ ...a, time: { created: 1, completed: 3 } });"  # sent already
               "await h.event({ event: { type: 'session.idle', properties: { sessionID: 's1' } } });"
               "await h.event({ event: { type: 'file.edited', properties: {} } });")
     proc = subprocess.run(["node", "--input-type=module", "-e", script],
@@ -73,7 +81,9 @@ def test_the_plugin_is_a_module_node_loads(tmp_path):
     assert proc.returncode == 0, proc.stderr
     got = [json.loads(line) for line in (tmp_path / "got.jsonl").read_text().split("\n")
            if line.strip()]
-    assert [g["hook_event_name"] for g in got] == ["tool.execute.before", "session.idle"]
+    assert [g["hook_event_name"] for g in got] == ["tool.execute.before", "message.updated",
+                                                   "session.idle"]
+    assert got[1]["message"]["time"] == {"created": 1, "completed": 2}
     assert got[0]["args"] == {"command": "ls"} and got[0]["cwd"] == "/w"
     assert {g["session_id"] for g in got} == {"s1"}
 
@@ -123,3 +133,40 @@ def test_mcp_entry_in_opencode_json_given_back(tmp_path):
     plugin = repo / ".opencode" / "plugins" / "git-gasp.js"
     proc = gasp(repo, "adapt", "opencode", "install", "--mcp")
     assert proc.returncode == 1 and "not git-gasp's" in out(proc) and not plugin.exists()
+
+
+def test_a_finished_assistant_message_reads_as_a_model_response():
+    rows = [r for r in read_jsonl(LIVE_EVENTS) if r["hook_event_name"] == "message.updated"]
+    h = parse_hook_payload(rows[0], "opencode")
+    assert (h.event, h.model) == ("ModelResponse", "qwen3-coder-plus")
+    msg = opencode.model_message(h.raw)
+    assert msg is not None and msg["id"] == "msg_2528a54c3001VHMUBTE2nWlvGb"
+    assert (msg["provider"], msg["stop_reason"], msg["error"]) == ("scripted", "tool-calls",
+                                                                   None)
+    assert msg["ended"] - msg["started"] == 4222 and msg["usage"]["input"] == 1082
+    unfinished = dict(rows[0], message=dict(rows[0]["message"], time={"created": 1}))
+    assert opencode.model_message(unfinished) is None
+    asked = dict(rows[0], message=dict(rows[0]["message"], role="user"))
+    assert opencode.model_message(asked) is None
+    failed = dict(rows[0], message=dict(rows[0]["message"], error={
+        "name": "APIError", "data": {"message": "rate limited"}}))
+    assert opencode.model_message(failed)["error"] == "APIError: rate limited"
+
+
+@pytest.mark.slow  # drains a session's payloads twice
+def test_each_finished_assistant_message_is_one_model_call_once(agent):
+    rows = [dict(r, cwd=str(agent)) for r in read_jsonl(LIVE_EVENTS)]
+    events = replay_session(agent, "opencode", rows)
+    log = (agent / "state/events.jsonl").read_bytes()
+    called = [e["payload"] for e in events if e["kind"] == "model.called"]
+    assert [(c["model"], c["provider"]) for c in called] == [
+        ("qwen3-coder-plus", "scripted")] * 7
+    finished = [e["payload"] for e in events if e["kind"] == "model.finished"]
+    assert [f["stop_reason"] for f in finished] == ["tool-calls"] * 6 + ["stop"]
+    assert [f["usage"]["input"] for f in finished][:2] == [1082, 1121]
+    assert finished[0]["duration_ms"] == 4222 and all(f["success"] for f in finished)
+    assert [f["id"] for f in finished] == [c["id"] for c in called]
+    check = gasp(agent, "check")
+    assert check.returncode == 0, out(check)
+    replay_session(agent, "opencode", rows)  # every payload again: nothing more
+    assert (agent / "state/events.jsonl").read_bytes() == log

@@ -4,8 +4,9 @@ OpenAI-compatible model (``servers.ChatHandler``, a custom provider with a
 
 `git gasp adapt opencode install` in a fresh `git gasp init` repo, then one headless
 ``opencode run`` writes a bug, fails a test, fixes it and commits: the plugin alone must
-leave a conformant log with OpenCode's tool calls and the lifted spine (goal, eval
-Failed, failure, eval Passed, patch pinned to the commit, decision). A headless run ends
+leave a conformant log with OpenCode's tool calls, one model call per finished
+assistant message naming the scripted model, and the lifted spine (goal, eval Failed,
+failure, eval Passed, patch pinned to the commit, decision). A headless run ends
 on ``session.idle`` with no ``session.deleted``, and OpenCode sends its plugins no event
 when it exits: ``adapt opencode reconcile`` closes the run (abandoned: git-gasp reads no
 OpenCode transcript yet to see the turn finished). OpenCode installs its plugin SDK
@@ -101,6 +102,12 @@ def test_opencode_plugin_records_the_session(opencode_bin, tmp_path):
               (repo / "state/events.jsonl").read_text().splitlines() if line.strip()]
     assert [e["payload"]["tool"] for e in events if e["kind"] == "tool.called"] == [
         "write", "write", "bash", "edit", "bash", "bash"]
+    called = [e["payload"] for e in events if e["kind"] == "model.called"]
+    # one model call per finished assistant message: one per scripted reply at least
+    assert len(called) >= 7 and {c["model"] for c in called} == {MODEL.split("/")[1]}, called
+    assert {c.get("provider") for c in called} == {"scripted"}, called
+    finished = [e["payload"] for e in events if e["kind"] == "model.finished"]
+    assert len(finished) == len(called), finished
     assert [e["payload"]["status"] for e in events if e["kind"] == "eval.finished"] == [
         "Failed", "Passed"]
     fix = git(repo, "log", "--format=%H", "--grep=^Fix add$").strip()

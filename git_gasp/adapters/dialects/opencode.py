@@ -11,7 +11,12 @@ whole and removed on uninstall (one that is not ours is refused): it runs
   ``tool.execute.after`` (adds ``title``, ``output``, ``metadata``; the bash tool's
   ``metadata.exit`` is its exit code),
 - the bus events ``session.created``, ``session.idle`` and ``session.deleted``
-  (``properties.info.id`` or ``properties.sessionID``).
+  (``properties.info.id`` or ``properties.sessionID``),
+- the bus event ``message.updated`` of a finished assistant message, once per message
+  (``message``: its ``info``: ``id``, ``sessionID``, ``modelID``, ``providerID``,
+  ``tokens`` ``{input, output, reasoning, cache: {read, write}}``, ``finish``,
+  ``time`` ``{created, completed}`` in ms, ``error?``): one model call each
+  (`model_message`).
 
 Each is sent as ``{hook_event_name, session_id, cwd, timestamp, …}`` with the event's
 own fields beside them; `normalize` reads them into the neutral shape.
@@ -27,7 +32,7 @@ from typing import Any
 from git_gasp.adapters.dialects.table import DIALECTS
 from git_gasp.adapters.install import command_agent, write_project_file
 from git_gasp.adapters.json_edit import apply_member
-from git_gasp.adapters.records import output_text
+from git_gasp.adapters.records import output_text, parse_ts
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.fileops import remove_file
@@ -37,7 +42,7 @@ AGENT = "opencode"
 MARK = "// git-gasp: written by `git gasp adapt opencode install`; --uninstall removes it."
 
 _PLUGIN = """{mark}
-// Sends OpenCode's session, prompt and tool events to `{command}` as JSON on stdin.
+// Sends OpenCode's session, prompt, tool and model events to `{command}` as JSON on stdin.
 import {{ spawnSync }} from "node:child_process";
 
 const COMMAND = {argv};
@@ -52,7 +57,9 @@ function send(event, sessionID, directory, fields) {{
   }} catch {{}}
 }}
 
-export const GitGasp = async ({{ directory }}) => ({{
+export const GitGasp = async ({{ directory }}) => {{
+  const answered = new Set();  // assistant messages sent already: each goes once
+  return {{
   "chat.message": async (input, output) => send("chat.message", input.sessionID,
     directory, {{ message_id: input.messageID, parts: output.parts }}),
   "tool.execute.before": async (input, output) => send("tool.execute.before",
@@ -63,11 +70,19 @@ export const GitGasp = async ({{ directory }}) => ({{
     args: input.args, title: output.title, output: output.output,
     metadata: output.metadata }}),
   event: async ({{ event }}) => {{
-    if (!["session.created", "session.idle", "session.deleted"].includes(event.type)) return;
     const p = event.properties || {{}};
+    if (event.type === "message.updated") {{
+      const m = p.info || {{}};
+      if (m.role !== "assistant" || !m.time || !m.time.completed || answered.has(m.id)) return;
+      answered.add(m.id);
+      send(event.type, m.sessionID, directory, {{ message: m }});
+      return;
+    }}
+    if (!["session.created", "session.idle", "session.deleted"].includes(event.type)) return;
     send(event.type, p.sessionID || (p.info && p.info.id), directory, {{ properties: p }});
   }},
-}});
+  }};
+}};
 """
 
 
@@ -104,7 +119,43 @@ def normalize(payload: dict) -> dict:
         out["tool_response"] = response
     elif neutral == "SessionStart":
         out["source"] = "startup"
+    elif neutral == "ModelResponse":
+        msg = payload.get("message")
+        model = msg.get("modelID") if isinstance(msg, dict) else None
+        out["model"] = model if isinstance(model, str) else None
     return out
+
+
+def model_message(payload: dict) -> dict | None:
+    """The model call a ``message.updated`` `payload` reports, when its message is a
+    finished assistant message: ``{id, provider, started, ended, usage, stop_reason,
+    error}`` (``provider``: OpenCode's ``providerID``, a models.dev provider id as
+    ``PROVIDERS``' are; times in ms); None otherwise."""
+    msg = payload.get("message")
+    if not isinstance(msg, dict) or msg.get("role") != "assistant":
+        return None
+    mid, times = msg.get("id"), msg.get("time")
+    times = times if isinstance(times, dict) else {}
+    if not isinstance(mid, str) or not mid or parse_ts(times.get("completed")) is None:
+        return None
+    provider, finish, tokens = msg.get("providerID"), msg.get("finish"), msg.get("tokens")
+    return {"id": mid, "provider": provider if isinstance(provider, str) and provider else None,
+            "started": parse_ts(times.get("created")), "ended": parse_ts(times.get("completed")),
+            "usage": tokens if isinstance(tokens, dict) else None,
+            "stop_reason": finish if isinstance(finish, str) and finish else None,
+            "error": _error(msg.get("error"))}
+
+
+def _error(err: Any) -> str | None:
+    """The one line an assistant message's ``error`` (``{name, data: {message}}``) says."""
+    if not err:
+        return None
+    if not isinstance(err, dict):
+        return output_text(err) or "failed"
+    data = err.get("data")
+    said = data.get("message") if isinstance(data, dict) else None
+    name = err.get("name") if isinstance(err.get("name"), str) else "error"
+    return f"{name}: {said}" if isinstance(said, str) and said else name
 
 
 def install(repo: Path, command: str | None) -> tuple[Path, bool]:

@@ -139,11 +139,13 @@ DIALECTS: dict[str, Dialect] = {d.agent: d for d in (
         settings={"project": ".opencode/plugins/git-gasp.js"}, mcp=("opencode.json", "mcp"),
         events={"session.created": "SessionStart", "chat.message": "UserPromptSubmit",
                 "tool.execute.before": "PreToolUse", "tool.execute.after": "PostToolUse",
-                "session.idle": "Stop", "session.deleted": "SessionEnd"},
+                "session.idle": "Stop", "session.deleted": "SessionEnd",
+                "message.updated": "ModelResponse"},
         instructions="AGENTS.md",
         message="none: the plugin discards the hook's output",
         keeps="~/.local/share/opencode/storage/ (sessions, messages, parts; not read)",
-        records=(*_RAW, *_LIFTED),
+        records=(*_RAW, "model calls (each finished assistant message, with the model "
+                 "and its tokens)", *_LIFTED),
         tested="live, 1.18.33 (tests/e2e/test_opencode_session.py), and its plugin's "
                "events replayed"),
 )}
