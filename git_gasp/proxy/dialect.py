@@ -103,7 +103,7 @@ def parse_json_text(text: Any) -> Any:
         return {}
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, a huge number, deep nesting
         return text
 
 

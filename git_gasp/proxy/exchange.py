@@ -58,7 +58,7 @@ class Exchange:
             return
         try:
             doc = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, a huge number, deep nesting
             self.problems.append(f"request body is not JSON ({len(body)} bytes)")
             return
         if not isinstance(doc, dict):
@@ -112,7 +112,7 @@ class Exchange:
             return
         try:
             doc = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, a huge number, deep nesting
             self.problems.append(f"stream event {name or 'data'} is not JSON")
             return
         _EVENT[self.api](self.reply, name, doc)
@@ -133,7 +133,7 @@ class Exchange:
             elif self._body and outcome == "completed":
                 try:
                     doc = json.loads(self._body)
-                except ValueError:
+                except (ValueError, RecursionError):  # not JSON, or deep nesting
                     self.problems.append(f"response body is not JSON ({self._kept} bytes)")
                     return
                 _WHOLE[self.api](self.reply, doc)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from git_gasp.proxy.dialect import ANTHROPIC, CHAT, GEMINI, RESPONSES, api_of, is_model_call
+from git_gasp.proxy.dialect import ANTHROPIC, CHAT, GEMINI, RESPONSES, api_of, is_model_call, parse_json_text
 from git_gasp.proxy.exchange import Exchange
 from tests.proxy.upstream import chat_stream, gemini_stream
 
@@ -123,3 +123,14 @@ def test_only_the_results_of_the_models_last_turn_are_new():
     ex = Exchange(RESPONSES, "POST", "/v1/responses", None, json.dumps({"input": items}).encode())
     assert [c.id for c in ex.asked.calls] == ["b", "c"]
     assert [r.id for r in ex.asked.results] == ["b", "c"]
+
+
+def test_a_deeply_nested_or_huge_number_body_is_a_problem_not_an_exception():
+    """A body only a recursion-bounded or digit-bounded parser refuses (deep nesting, a
+    5,000-digit number) is recorded as not JSON, as any other unreadable body is."""
+    deep = b"[" * 200_000 + b"]" * 200_000
+    huge = b'{"model": "m", "max_tokens": ' + b"9" * 5000 + b"}"
+    for body in (deep, huge):
+        ex = Exchange(CHAT, "POST", "/v1/chat/completions", None, body)
+        assert any("not JSON" in p for p in ex.problems), ex.problems
+    assert parse_json_text("[" * 200_000) == "[" * 200_000
