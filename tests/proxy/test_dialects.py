@@ -7,7 +7,15 @@ import json
 
 import pytest
 
-from git_gasp.proxy.dialect import ANTHROPIC, CHAT, GEMINI, RESPONSES, api_of, is_model_call, parse_json_text
+from git_gasp.proxy.dialect import (
+    ANTHROPIC,
+    CHAT,
+    GEMINI,
+    RESPONSES,
+    api_of,
+    is_model_call,
+    parse_json_text,
+)
 from git_gasp.proxy.exchange import Exchange
 from tests.proxy.upstream import chat_stream, gemini_stream
 
