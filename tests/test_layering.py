@@ -34,9 +34,11 @@ ALLOWED["otel"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["attribution"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["kg"] = {"base"}
 ALLOWED["view"] = ALLOWED["runtime"] | {"runtime"}
+ALLOWED["recap"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["mcp"] = set(ORDER) | {"kg"}
 ALLOWED["proxy"] = set(ORDER)
-ALLOWED["cli"] = set(ORDER) | {"bridges", "otel", "kg", "mcp", "attribution", "view", "proxy"}
+ALLOWED["cli"] = set(ORDER) | {"bridges", "otel", "kg", "mcp", "attribution", "view", "proxy",
+                               "recap"}
 TOP_LEVEL = {"__init__"}  # git_gasp/__init__.py: the lazy re-export of the runtime
 
 

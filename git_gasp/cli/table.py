@@ -42,4 +42,5 @@ COMMANDS: dict[str, str] = {
     "mcp": "git_gasp.cli.commands.mcp:mcp",
     "proxy": "git_gasp.cli.commands.proxy:proxy",
     "view": "git_gasp.cli.commands.view:view",
+    "recap": "git_gasp.cli.commands.recap:recap",
 }

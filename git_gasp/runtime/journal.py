@@ -18,7 +18,8 @@ JOURNAL_REL = "journal/JOURNAL.md"
 _HEADING = re.compile(r"^## (\S+)", re.M)
 
 
-def _when(ms: object) -> str:
+def when_utc(ms: object) -> str:
+    """Epoch milliseconds as `2026-12-01 14:30 UTC` ("?" when not a time)."""
     if not isinstance(ms, int):
         return "?"
     return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -31,7 +32,8 @@ def run_entry(graph, run_id: str) -> str:
     lines = [f"## {run_id}", "",
              f"- task: {props.get('task', '')}",
              f"- outcome: {props.get('outcome', '')}",
-             f"- when: {_when(props.get('started_ts_ms'))} to {_when(props.get('finished_ts_ms'))}"]
+             f"- when: {when_utc(props.get('started_ts_ms'))} to "
+             f"{when_utc(props.get('finished_ts_ms'))}"]
     if props.get("goal_id"):
         goal = graph.nodes.get(props["goal_id"])
         lines.append(f"- goal: {props['goal_id']}" + (f" — {label(goal)}" if goal else ""))
@@ -49,8 +51,11 @@ def run_entry(graph, run_id: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def append_journal(state) -> list[str]:
-    """Append an entry for every finished run not yet in the journal; return their ids."""
+def append_journal(state, entries: dict[str, str] | None = None) -> list[str]:
+    """Append an entry for every finished run not yet in the journal; return their ids.
+
+    `entries` (run id -> its entry, headed ``## <run id>``) appends those instead, in
+    that order, each run not yet in the journal (`git gasp recap --journal`)."""
     path: Path = state.root / JOURNAL_REL
     refuse_links(path, state.root)  # a committed link (to ~/.bashrc, say) is never written
     try:
@@ -58,12 +63,13 @@ def append_journal(state) -> list[str]:
     except FileNotFoundError:
         old = b""
     present = set(_HEADING.findall(old.decode("utf-8", "replace")))
-    runs = [n["id"] for n in state.graph.nodes.values()
-            if n["kind"] == "run" and n["props"].get("status") == "finished"
-            and n["id"] not in present]
+    if entries is None:
+        entries = {n["id"]: "" for n in state.graph.nodes.values()
+                   if n["kind"] == "run" and n["props"].get("status") == "finished"}
+    runs = [rid for rid in entries if rid not in present]
     if not runs:
         return []
-    text = "".join("\n" + run_entry(state.graph, rid) for rid in runs)
+    text = "".join("\n" + (entries[rid] or run_entry(state.graph, rid)) for rid in runs)
     if old and not old.endswith(b"\n"):
         text = "\n" + text
     if not old:
