@@ -23,6 +23,7 @@ from hashlib import sha256
 from typing import Any
 
 from git_gasp.adapters.codex import exit_codes
+from git_gasp.adapters.hook import handoff
 from git_gasp.adapters.lifting import Lifted, Lifter
 from git_gasp.adapters.payloads import HookEvent
 from git_gasp.adapters.records import TOOL_RESULT, TOOL_USE, USER_PROMPT, Record, read_raw
@@ -206,7 +207,18 @@ class HookSession(SessionWriter):
                      metadata=self._src(None, cwd=self.paths.path(self.cwd), model=h.model,
                                         transcript_path=self._transcript_ref(),
                                         recorded_by=self.recorded_by,
-                                        start_source=h.reason))
+                                        start_source=h.reason),
+                     derived_from=self._handed_off(h.agent))
+
+    def _handed_off(self, agent: str) -> str | None:
+        """The run a new session continues (`git gasp resume`'s hand-off, taken here:
+        ``hook/handoff.py``), only for a session's first run and a run of this log."""
+        if self.run_id != self.base:
+            return None  # a resumed session going on in a new run: not a hand-off
+        pid = self.proc.get("pid") if isinstance(self.proc, dict) else None
+        from_run = handoff.take(self.gdir, agent, pid if isinstance(pid, int) else None)
+        node = self.state.graph.node(from_run) if from_run else None
+        return from_run if node is not None and node["kind"] == "run" else None
 
     def _transcript_ref(self) -> str | None:
         """How run.started names the transcript: where its archive will be (the path

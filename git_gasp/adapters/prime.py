@@ -38,7 +38,8 @@ RECENT_DECISIONS = 5
 IDENTITY_LIMIT = 8000
 
 
-def _identity(root: Path, ident_rel: str) -> list[tuple[str, str]]:
+def identity_files(root: Path, ident_rel: str) -> list[tuple[str, str]]:
+    """(path, text) of each readable file under the identity directory, in path order."""
     try:
         files = list_files(root, ident_rel)
     except AgentFileError:
@@ -70,7 +71,7 @@ def section(root: Path, agent: str) -> str:
             "markers are overwritten. -->")
     lines = ["", f"## Who you are: agent `{manifest.agent_id}`", ""]
     budget = IDENTITY_LIMIT
-    ident = _identity(root, manifest.locations.get("identity", "identity"))
+    ident = identity_files(root, manifest.locations.get("identity", "identity"))
     for rel, text in ident:
         body = text if len(text) <= budget else text[:budget] + "\n…"
         budget -= len(body)

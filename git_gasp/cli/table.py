@@ -43,4 +43,5 @@ COMMANDS: dict[str, str] = {
     "proxy": "git_gasp.cli.commands.proxy:proxy",
     "view": "git_gasp.cli.commands.view:view",
     "recap": "git_gasp.cli.commands.recap:recap",
+    "resume": "git_gasp.cli.commands.resume:resume",
 }

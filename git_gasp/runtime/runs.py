@@ -70,14 +70,19 @@ class RunLifecycle:
 
     # --- runs (raw layer, paired) ------------------------------------------------------
     def start_run(self, task: str, *, goal: str | None = None, task_id: str | None = None,
-                  metadata: dict | None = None, run_id: str | None = None) -> str:
-        """run.started + CreateNode run (running); later events chain to it."""
+                  metadata: dict | None = None, run_id: str | None = None,
+                  derived_from: str | None = None) -> str:
+        """run.started + CreateNode run (running); later events chain to it.
+
+        `derived_from`: the run this one continues (a hand-off, `git gasp resume`): the
+        run node relates to it (``derived_from``) and its payload names it."""
         self._begin()
         if self.run is not None:
             raise StateError(f"run {self.run.run_id} is still open; finish it first "
                              "(`git gasp run finish --outcome …`)")
         self._need(goal, "goal", "goal")
         self._need(task_id, "task", "task")
+        self._need(derived_from, "run", "run")
         rid = run_id or new_id("run")
         if not valid_id(rid) or self.graph.has_node(rid):
             raise StateError(f"run id {rid!r} is not usable (invalid or taken)")
@@ -86,13 +91,16 @@ class RunLifecycle:
             who = person(self.root)
             if who is not None:
                 metadata["person"] = who
-        payload = clean({"run_id": rid, "task": task, "goal_id": goal, "task_id": task_id})
+        payload = clean({"run_id": rid, "task": task, "goal_id": goal, "task_id": task_id,
+                         "derived_from": derived_from})
         payload["metadata"] = metadata
         # the ops need the domain event id (started_event): build by hand
         cause = self.creator_of(task_id) if task_id else (self.creator_of(goal) if goal else None)
         props = clean({"task": task, "status": "running", "goal_id": goal, "task_id": task_id,
-                        "started_ts_ms": now_ms(), "metadata": metadata or {}})
+                        "started_ts_ms": now_ms(), "metadata": metadata or {},
+                        "derived_from": derived_from})
         ops = [create_node(rid, "run", props)]
+        ops += [relate(rid, "derived_from", derived_from)] if derived_from else []
         ops += [relate(rid, "serves", task_id)] if task_id else []
         ops += [relate(rid, "serves", goal)] if goal else []
         self._validate(ops)
