@@ -18,7 +18,7 @@ import pytest
 from git_gasp.adapters.hook import handoff
 from git_gasp.adapters.live import gasp_dir
 from git_gasp.adapters.session_writer import run_id_for
-from tests.testing.run import gasp, out
+from tests.testing.run import gasp, ok, out
 
 pytestmark = pytest.mark.slow  # a run recorded through the CLI, then resumed
 
@@ -26,26 +26,21 @@ GOAL = "Make the retry reliable"
 TASK = "cover the timeout path in CI"
 
 
-def _ok(repo: Path, *args: str) -> str:
-    proc = gasp(repo, *args)
-    assert proc.returncode == 0, out(proc)
-    return proc.stdout.decode().strip()
-
 
 @pytest.fixture
 def first(agent) -> tuple[Path, str]:
     """A finished run with a goal, a failing eval and an open task."""
-    goal = _ok(agent, "record", "goal", "--title", GOAL)
-    run = _ok(agent, "run", "start", "--task", "claude-code session s1", "--goal", goal)
-    _ok(agent, "record", "eval", "--command", "pytest -q", "--status", "Failed")
-    _ok(agent, "record", "task", "--title", TASK, "--goal", goal)
-    _ok(agent, "run", "finish", "--outcome", "abandoned")
+    goal = ok(agent, "record", "goal", "--title", GOAL)
+    run = ok(agent, "run", "start", "--task", "claude-code session s1", "--goal", goal)
+    ok(agent, "record", "eval", "--command", "pytest -q", "--status", "Failed")
+    ok(agent, "record", "task", "--title", TASK, "--goal", goal)
+    ok(agent, "run", "finish", "--outcome", "abandoned")
     return agent, run
 
 
 def test_print_gives_each_agent_a_primed_command(first):
     repo, run = first
-    line = _ok(repo, "resume", run[:12], "--agent", "codex", "--print")
+    line = ok(repo, "resume", run[:12], "--agent", "codex", "--print")
     argv = shlex.split(line)
     assert argv[0] == "codex" and len(argv) == 2
     primed = argv[1]
@@ -53,15 +48,15 @@ def test_print_gives_each_agent_a_primed_command(first):
     assert f"- task: {TASK} [Open]" in primed and "- failing eval: `pytest -q`" in primed
     assert "## Who you are" in primed and "From `identity/" in primed
     assert f"`git gasp recap {run}`" in primed
-    batch = shlex.split(_ok(repo, "resume", run, "--agent", "codex", "--print",
+    batch = shlex.split(ok(repo, "resume", run, "--agent", "codex", "--print",
                             "--non-interactive", "--", "--skip-git-repo-check"))
     assert batch[:3] == ["codex", "exec", "--skip-git-repo-check"] and batch[3] == primed
     for agent, head in (("claude-code", ["claude", "-p"]), ("gemini", ["gemini", "-p"]),
                         ("opencode", ["opencode", "run"])):
-        got = shlex.split(_ok(repo, "resume", run, "--agent", agent, "--print",
+        got = shlex.split(ok(repo, "resume", run, "--agent", agent, "--print",
                               "--non-interactive"))
         assert got[:-1] == head and got[-1] == primed
-    assert shlex.split(_ok(repo, "resume", run, "--agent", "gemini", "--print"))[:2] == [
+    assert shlex.split(ok(repo, "resume", run, "--agent", "gemini", "--print"))[:2] == [
         "gemini", "-i"]
     # --print leaves the hand-off for the next session of that agent
     left = handoff.read(gasp_dir(repo), "codex")
@@ -91,12 +86,12 @@ def test_resume_starts_the_agent_and_its_run_derives_from_the_old_one(first, tmp
     argv = (tmp_path / "argv").read_text()
     assert argv.startswith(f"exec\n--skip-git-repo-check\nResume run {run}: {GOAL}\n")
     assert "note: codex's hooks are not installed here" in out(proc)
-    _ok(repo, "log", "-n", "1")  # records what the hook queued, as every command does
-    graph = json.loads(_ok(repo, "fold", "--json"))
+    ok(repo, "log", "-n", "1")  # records what the hook queued, as every command does
+    graph = json.loads(ok(repo, "fold", "--json"))
     new = run_id_for("codex", "s-resumed")
     assert {"from": new, "rel": "derived_from", "to": run, "props": {}} in graph["relations"]
     assert handoff.read(gasp_dir(repo), "codex") is None  # taken
-    assert f"  resumed in: {new}\n" in _ok(repo, "recap", run)
+    assert f"  resumed in: {new}\n" in ok(repo, "recap", run)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -19,18 +19,13 @@ from git_gasp.adapters import claude_code, codex
 from git_gasp.adapters.session_writer import run_id_for
 from tests.e2e import agents
 from tests.e2e.servers import PROMPT, CodexHandler, ModelServer
-from tests.testing.run import drained, gasp, out
+from tests.testing.run import drained, gasp, ok, out
 
 pytestmark = pytest.mark.slow  # two live agent sessions
 
 TASK = "Cover add() with a negative-number test"
 REPLY = "Picked up the run: the negative-number test comes next."
 
-
-def _ok(repo: Path, *args: str) -> str:
-    proc = gasp(repo, *args)
-    assert proc.returncode == 0, out(proc)
-    return proc.stdout.decode().strip()
 
 
 @pytest.fixture(scope="module")
@@ -48,20 +43,20 @@ def test_a_claude_code_run_resumed_in_codex(claude_bin, codex_bin, tmp_path):
     repo = tmp_path / "bot"
     home = tmp_path / "agent-home"
     home.mkdir()
-    _ok(repo, "adapt", "claude-code", "install")
-    _ok(repo, "adapt", "codex", "install")
+    ok(repo, "adapt", "claude-code", "install")
+    ok(repo, "adapt", "codex", "install")
     # 1. the first run: a live Claude Code session, recorded by its hooks
     session = agents.run_claude(claude_bin, repo, home)
     assert session.proc.returncode == 0 and session.transcript, session.describe()
     drained(repo)
     first = run_id_for("claude-code",
                        claude_code.read_transcript(session.transcript).session.session_id)
-    graph = json.loads(_ok(repo, "fold", "--json"))
+    graph = json.loads(ok(repo, "fold", "--json"))
     goal = graph["nodes"][first]["props"]["goal_id"]
     assert graph["nodes"][goal]["props"]["title"] == PROMPT
-    _ok(repo, "record", "task", "--title", TASK, "--goal", goal)  # left for the next one
+    ok(repo, "record", "task", "--title", TASK, "--goal", goal)  # left for the next one
     # 2. the Codex command that continues it, as a person would copy it
-    line = _ok(repo, "resume", first, "--agent", "codex", "--print", "--non-interactive",
+    line = ok(repo, "resume", first, "--agent", "codex", "--print", "--non-interactive",
                "--", "--dangerously-bypass-hook-trust", "--skip-git-repo-check")
     argv = shlex.split(line)
     assert argv[:2] == ["codex", "exec"]
@@ -85,14 +80,14 @@ def test_a_claude_code_run_resumed_in_codex(claude_bin, codex_bin, tmp_path):
     rollouts = sorted((codex_home / "sessions").glob("**/rollout-*.jsonl*"))
     assert rollouts
     second = run_id_for("codex", codex.read_rollout(rollouts[-1]).session.session_id)
-    graph = json.loads(_ok(repo, "fold", "--json"))
+    graph = json.loads(ok(repo, "fold", "--json"))
     assert second in graph["nodes"], sorted(n for n in graph["nodes"] if n.startswith("run_"))
     assert {"from": second, "rel": "derived_from", "to": first, "props": {}} in graph[
         "relations"]
     assert graph["nodes"][second]["props"]["derived_from"] == first
-    assert f"  resumed from: {first}\n" in _ok(repo, "recap", second)
-    assert f"  resumed in: {second}\n" in _ok(repo, "recap", first)
-    lineage = json.loads(_ok(repo, "lineage", second, "--json"))
+    assert f"  resumed from: {first}\n" in ok(repo, "recap", second)
+    assert f"  resumed in: {second}\n" in ok(repo, "recap", first)
+    lineage = json.loads(ok(repo, "lineage", second, "--json"))
     assert first in json.dumps(lineage)
     check = gasp(repo, "check")
     assert check.returncode == 0, out(check)

@@ -16,42 +16,37 @@ from git_gasp.recap import render
 from git_gasp.recap.account import recap_runs, run_ids
 from tests.testing.json_shapes import keys_ok
 from tests.testing.paths import REPO_ROOT
-from tests.testing.run import gasp, git, out
+from tests.testing.run import gasp, git, ok, out
 
 EVAL = "pytest tests/test_retry.py"
 
-
-def _id(repo: Path, *args: str) -> str:
-    proc = gasp(repo, *args)
-    assert proc.returncode == 0, out(proc)
-    return proc.stdout.decode().strip()
 
 
 @pytest.fixture
 def worked(fixture_repo) -> tuple[Path, dict]:
     """The fixture plus one finished run recorded through the CLI (module doc)."""
     repo = fixture_repo
-    ids = {"run": _id(repo, "run", "start", "--task", "fix the flaky retry",
+    ids = {"run": ok(repo, "run", "start", "--task", "fix the flaky retry",
                       "--goal", "goal_retry")}
-    ids["failure"] = _id(repo, "record", "failure", "--summary",
+    ids["failure"] = ok(repo, "record", "failure", "--summary",
                          "retry drops the counter after a timeout")
-    ids["hypothesis"] = _id(repo, "record", "hypothesis", "--statement",
+    ids["hypothesis"] = ok(repo, "record", "hypothesis", "--statement",
                             "the counter is not persisted", "--explains", ids["failure"])
-    _id(repo, "record", "eval", "--command", EVAL, "--status", "Failed")
+    ok(repo, "record", "eval", "--command", EVAL, "--status", "Failed")
     (repo / "retry.py").write_text("COUNTER_FILE = 'retry.count'\n")
     git(repo, "add", "retry.py")  # the work's commit (the lease file is never committed)
     git(repo, "commit", "-qm", "Persist the retry counter")
     ids["commit"] = git(repo, "rev-parse", "HEAD").strip()
-    ids["patch"] = _id(repo, "record", "patch", "--title", "persist the counter",
+    ids["patch"] = ok(repo, "record", "patch", "--title", "persist the counter",
                        "--advances", "goal_retry", "--addresses", ids["failure"],
                        "--hypothesis", ids["hypothesis"], "--commit", ids["commit"])
-    _id(repo, "record", "eval", "--command", EVAL, "--status", "Passed",
+    ok(repo, "record", "eval", "--command", EVAL, "--status", "Passed",
         "--validates", ids["patch"])
-    _id(repo, "record", "decision", "--status", "Approved", "--reason",
+    ok(repo, "record", "decision", "--status", "Approved", "--reason",
         "the retry test passes now", "--patch", ids["patch"])
-    ids["task"] = _id(repo, "record", "task", "--title", "cover the timeout path in CI",
+    ids["task"] = ok(repo, "record", "task", "--title", "cover the timeout path in CI",
                       "--goal", "goal_retry")
-    _id(repo, "run", "finish", "--outcome", "promoted")
+    ok(repo, "run", "finish", "--outcome", "promoted")
     assert gasp(repo, "commit-run", "--no-journal").returncode == 0
     return repo, ids
 

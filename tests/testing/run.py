@@ -42,6 +42,13 @@ def gasp(cwd: Path, *args: str, input: bytes | None = None) -> subprocess.Comple
     )
 
 
+def ok(cwd: Path, *args: str) -> str:
+    """Run `git gasp ARGS` in `cwd`, which must succeed; its stdout, stripped."""
+    proc = gasp(cwd, *args)
+    assert proc.returncode == 0, out(proc)
+    return proc.stdout.decode().strip()
+
+
 def out(proc: subprocess.CompletedProcess) -> str:
     """stdout + stderr of a finished process, as text."""
     return proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")

@@ -16,7 +16,7 @@ from git_gasp.recap import render
 from git_gasp.recap.account import RunRecap, recap_runs, run_ids
 from git_gasp.runtime.commit import commit_paths
 from git_gasp.runtime.journal import JOURNAL_REL, append_journal
-from git_gasp.store.logview import fold_agent
+from git_gasp.store.logview import FoldView, fold_agent
 
 
 @click.command("recap", context_settings=CONTEXT)
@@ -36,15 +36,7 @@ def recap(run: str | None, since: str | None, fmt: str, as_json: bool, journal: 
     decisions and their reasons, what is left open. Deterministic: read from the log."""
     if run and since:
         raise UsageError("give RUN or --since, not both")
-    root = agent_root()
-    folded = fold_agent(root, use_snapshots=False)  # every event is read: one parse
-    for note in folded.notes:
-        click.echo(printable(f"note: {note}"), err=True)
-    events = folded.repo.parsed.events
-    graph = folded.result.graph
-    ids = run_ids(graph, events)
-    wanted = pick_runs(ids, events, run, since, folded.repo.log_rel)
-    runs = recap_runs(graph, events, wanted)
+    _folded, runs = read_runs(run, since)
     fmt = "json" if as_json else fmt
     if fmt == "json":
         click.echo(json.dumps({"runs": [r.to_json() for r in runs]}, ensure_ascii=False,
@@ -56,6 +48,17 @@ def recap(run: str | None, since: str | None, fmt: str, as_json: bool, journal: 
                 click.echo(printable(line))  # nothing from the log reaches a terminal raw
     if journal:
         _journal(runs)
+
+
+def read_runs(run: str | None, since: str | None) -> tuple[FoldView, list[RunRecap]]:
+    """The fold of the agent here (its notes said on stderr) and the accounts of the runs
+    asked for (`pick_runs`)."""
+    folded = fold_agent(agent_root(), use_snapshots=False)  # every event read: one parse
+    for note in folded.notes:
+        click.echo(printable(f"note: {note}"), err=True)
+    events, graph = folded.repo.parsed.events, folded.result.graph
+    wanted = pick_runs(run_ids(graph, events), events, run, since, folded.repo.log_rel)
+    return folded, recap_runs(graph, events, wanted)
 
 
 def pick_runs(ids: list[str], events: list, run: str | None, since: str | None,

@@ -24,13 +24,11 @@ from git_gasp.adapters.install import has_ours, project_tree, settings_path
 from git_gasp.adapters.live import gasp_dir
 from git_gasp.adapters.prime import identity_files
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.cli.commands.recap import pick_runs
+from git_gasp.cli.commands.recap import read_runs
 from git_gasp.cli.ids import NodeId
-from git_gasp.cli.options import CONTEXT, agent_root
+from git_gasp.cli.options import CONTEXT
 from git_gasp.protocol.summary import printable
-from git_gasp.recap.account import recap_runs, run_ids
 from git_gasp.recap.priming import prompt
-from git_gasp.store.logview import fold_agent
 
 
 @click.command("resume", context_settings=CONTEXT)
@@ -54,11 +52,8 @@ def resume(run: str, agent_args: tuple[str, ...], agent: str, print_only: bool,
     if launch is None:
         raise UsageError(f"--agent {agent!r}: not an agent git gasp can start (one of "
                          f"{', '.join(LAUNCHES)})")
-    root = agent_root()
-    folded = fold_agent(root, use_snapshots=False)
-    events, graph = folded.repo.parsed.events, folded.result.graph
-    (full,) = pick_runs(run_ids(graph, events), events, run, None, folded.repo.log_rel)
-    (rec,) = recap_runs(graph, events, [full])
+    folded, (rec,) = read_runs(run, None)
+    full, root = rec.id, folded.repo.root
     manifest = folded.repo.manifest
     if manifest is None:
         raise GaspError(f"{root}/AGENT.md: {folded.repo.manifest_error}")
