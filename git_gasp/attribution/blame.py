@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from git_gasp.attribution.changes import changes as _changes
-from git_gasp.attribution.gitai import read_notes
+from git_gasp.attribution.gitai import may_have_notes, noted_commits, read_notes
 from git_gasp.attribution.pins import Pins, Why
 from git_gasp.attribution.porcelain import BlameLine, CommitInfo, PorcelainError, parse_porcelain
 from git_gasp.attribution.rewrites import Followed, Rewrite, follow, since
@@ -134,29 +134,45 @@ def blame(cwd: str, path: str, graph: Graph, *, ranges: Sequence[str] = (),
             for sha, w in _changes(cwd, pins, young).items():
                 why[sha] = (w, False)
     followed = Followed()
-    if pins and rewrites:
-        oldest = since(pins)
+    records = (traces is not None and bool(traces.by_commit)) or may_have_notes(cwd)
+    if rewrites and (pins or records):
+        oldest = since(pins) if pins and not records else 0  # records have no run
         candidates = {s: t for s, i in commits.items() if s not in why and not i.uncommitted
                       and (t := i.int_field(b"committer-time")) >= oldest}
         if candidates:
-            followed = follow(cwd, pins, rev, candidates, set(commits))
+            carried = set(traces.by_commit) if traces is not None else set()
+            carried |= noted_commits(cwd)
+            followed = follow(cwd, pins, rev, candidates, set(commits), carried)
             if notes is not None:
                 notes.extend(followed.notes)
     rest = [s for s, i in commits.items()
             if s not in why and s not in followed.commits and not i.uncommitted]
-    ai_notes = read_notes(cwd, rest) if rest else {}
+    sources = sorted({f[2].source for f in followed.lines.values() if f[0] is None})
+    ai_notes = read_notes(cwd, rest + sources) if rest or sources else {}
     rows = []
     for src in lines:
         row = Row(src, commits[src.commit])
         found = why.get(src.commit)
         if found is not None:
             row.why, row.pinned = found
-        elif (moved := followed.of(src.commit, src.orig_path, src.orig_line)) is not None:
+        elif (moved := followed.of(src.commit, src.orig_path, src.orig_line)
+              ) is not None and moved[0] is not None:
             row.why, row.pinned, row.rewritten = moved
         else:
-            note = ai_notes.get(src.commit)
-            row.ai = note.who(src.orig_path, src.orig_line) if note is not None else None
-            if row.ai is None and traces is not None:
-                row.ai = traces.who(src.commit, src.orig_path, src.orig_line)
+            row.ai = _said(ai_notes, traces, src.commit, src.orig_path, src.orig_line)
+            if row.ai is None and moved is not None:  # a record of the commit it copies
+                rw = moved[2]
+                row.ai = _said(ai_notes, traces, rw.source, rw.path, rw.line)
+                row.rewritten = rw if row.ai is not None else None
         rows.append(row)
     return rows
+
+
+def _said(ai_notes: dict, traces, commit: str, path: bytes, line: int) -> dict | None:
+    """What a Git AI note, else an imported Agent Trace record, says of `line` of
+    `path` as numbered in `commit`."""
+    note = ai_notes.get(commit)
+    said = note.who(path, line) if note is not None else None
+    if said is None and traces is not None:
+        said = traces.who(commit, path, line)
+    return said

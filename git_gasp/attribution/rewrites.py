@@ -4,11 +4,12 @@ commit S that no patch pins. Followed here, for `blame` (docs/attribution.md):
 
 1. *Which pins are gone from the history.* Only when some blamed commit is unexplained
    and young enough to be a rewrite (committed at or after the oldest run began; any
-   age when some patch has no run): the pins not seen in the blame are resolved (one
-   `git cat-file --batch-check`; a pin whose object is gone, gc'd or never fetched, is a
-   note, not an error) and one ``git log ^REV PINS…`` lists the commits they reach that
-   REV does not. Their patches explain them as blame does: the pinned commit, and the
-   earlier commits of its run (`changes`). A pin the blame already shows costs nothing.
+   age when some patch has no run, or notes or records are followed too): the pins not
+   seen in the blame are resolved (one `git cat-file --batch-check`; a pin whose object
+   is gone, gc'd or never fetched, is a note, not an error) and one
+   ``git log ^REV PINS…`` lists the commits they reach that REV does not. Their patches
+   explain them as blame does: the pinned commit, and the earlier commits of its run
+   (`changes`). A pin the blame already shows costs nothing.
 2. *A rebase* (or cherry-pick) keeps a commit's patch id: S explains like X when
    `git patch-id --stable` of S equals X's (`patchids`, cached per commit).
 3. *A squash merge* (or an amend, or a rebase whose conflicts changed the patch) has a
@@ -19,6 +20,10 @@ commit S that no patch pins. Followed here, for `blame` (docs/attribution.md):
    blocks, in order, over the lines of S not matched yet) are X's. A line S added that
    no such X added stays S's own: a person's edit in the squashed branch, or after it,
    stays theirs. The match is over S's whole diff, so `-L` gives the same answer.
+4. *Notes and records.* A commit a Git AI note or an imported Agent Trace record names
+   (`carried`) and the blamed revision does not reach is followed the same way; a
+   line of S is then looked up in that commit's note or record at the line it had
+   there (`Rewrite.path`, `.line`: the k-th added line of a path for a patch-id copy).
 
 The unreachable commits are found by the ids the pins name: git keeps them until
 `git gc` prunes them (reflog entries of unreachable commits expire after 30 days,
@@ -45,14 +50,17 @@ from git_gasp.base import git
 class Rewrite:
     """How a line's commit was tied to an unreachable agent commit."""
 
-    source: str  # the unreachable commit whose patch explains the line
+    source: str  # the unreachable commit whose patch (or record) explains the line
     by: str  # "patch-id" (the whole commit) or "lines" (matched line by line)
+    path: bytes | None = None  # the line's path and number in `source`, where matched
+    line: int | None = None  # line by line
 
     def to_json(self) -> dict:
         return {"from": self.source, "by": self.by}
 
 
-Found = tuple[Why, bool, Rewrite]  # the patch, whether it pinned `source`, how
+Found = tuple[Why | None, bool, Rewrite]  # the patch (None: `source` has only a Git AI
+# note or an Agent Trace record), whether it pinned `source`, how
 
 
 @dataclass
@@ -101,10 +109,11 @@ def _gone_note(gone: list[tuple[str, Why]]) -> str:
             "followed")
 
 
-def _agent_commits(cwd: str, pins: Pins, gone_from: dict[str, int]
-                   ) -> dict[str, tuple[Why, bool]]:
-    """The unreachable commits a patch explains: the pinned ones and their runs'."""
-    out: dict[str, tuple[Why, bool]] = {}
+def _agent_commits(cwd: str, pins: Pins, gone_from: dict[str, int], carried: set[str]
+                   ) -> dict[str, tuple[Why | None, bool]]:
+    """The unreachable commits a patch explains (the pinned ones and their runs'), then
+    those only a note or record speaks of (`carried`, with no patch)."""
+    out: dict[str, tuple[Why | None, bool]] = {}
     others = []
     for sha in gone_from:
         why = pins.of(sha)
@@ -114,31 +123,38 @@ def _agent_commits(cwd: str, pins: Pins, gone_from: dict[str, int]
             others.append(sha)
     for sha, why in changes(cwd, pins, others).items():
         out[sha] = (why, False)
+    for sha in carried:
+        if sha in gone_from and sha not in out:
+            out[sha] = (None, False)
     return out
 
 
 def follow(cwd: str, pins: Pins, rev: str | None, candidates: dict[str, int],
-           seen: set[str]) -> Followed:
+           seen: set[str], carried: set[str] = frozenset()) -> Followed:
     """What the unreachable pinned commits explain among `candidates` (blamed commits
-    no patch explains -> committer time); `seen`: the commits the blame shows."""
+    no patch explains -> committer time); `seen`: the commits the blame shows;
+    `carried`: commits a Git AI note or an imported Agent Trace record names (full
+    ids), followed to the lines of theirs a rewrite took in as pins are."""
     found = Followed()
     wanted: dict[str, Why] = {}
     for why in pins.order:
         if why.pin not in seen and why.pin not in wanted and not (
                 len(why.pin) < 40 and any(s.startswith(why.pin) for s in seen)):
             wanted[why.pin] = why
-    if not wanted or not candidates:
+    extra = sorted(c for c in carried if c not in seen and c not in wanted)
+    if not (wanted or extra) or not candidates:
         return found
-    full = resolve(cwd, list(wanted))
+    full = resolve(cwd, list(wanted)) if wanted else {}
     gone = [(pin, wanted[pin]) for pin, sha in full.items() if sha is None]
     if gone:
         found.notes.append(_gone_note(gone))
-    ids = sorted({sha for sha in full.values() if sha is not None and sha not in seen})
+    ids = sorted({sha for sha in full.values() if sha is not None and sha not in seen}
+                 | set(extra))
     when = _unreachable(cwd, rev, ids) if ids else {}
     if not when:
         return found
     last = max(candidates.values())
-    agents = {sha: v for sha, v in _agent_commits(cwd, pins, when).items()
+    agents = {sha: v for sha, v in _agent_commits(cwd, pins, when, carried).items()
               if when[sha] <= last}
     if not agents:
         return found
@@ -147,28 +163,38 @@ def follow(cwd: str, pins: Pins, rev: str | None, candidates: dict[str, int],
     if not cands:
         return found
     when.update(cands)
-    _by_patch_id(cwd, agents, cands, when, found)
-    left_x = {s: v for s, v in agents.items()
-              if not any(f[2].source == s for f in found.commits.values())}
-    left_c = {s: t for s, t in cands.items() if s not in found.commits}
-    if left_x and left_c:
-        _by_lines(cwd, left_x, left_c, when, found)
+    copies = _by_patch_id(cwd, agents, cands, when, found)
+    used = {f[2].source for f in found.commits.values()} | set(copies.values())
+    left_x = {s: v for s, v in agents.items() if s not in used}
+    left_c = {s: t for s, t in cands.items() if s not in found.commits and s not in copies}
+    if copies or (left_x and left_c):
+        _by_lines(cwd, left_x, left_c, when, found, copies)
     return found
 
 
-def _by_patch_id(cwd: str, agents: dict[str, tuple[Why, bool]], cands: dict[str, int],
-                 when: dict[str, int], found: Followed) -> None:
-    """Candidates whose patch id is an unreachable agent commit's (a rebase's copy)."""
+def _by_patch_id(cwd: str, agents: dict[str, tuple[Why | None, bool]],
+                 cands: dict[str, int], when: dict[str, int], found: Followed
+                 ) -> dict[str, str]:
+    """Candidates whose patch id is an unreachable agent commit's (a rebase's copy): a
+    patch's into `found`; the copies of a commit with no patch (candidate -> source)
+    returned, to be matched line to line."""
     ids = patch_ids(cwd, sorted({*agents, *cands}))
     by_id: dict[str, str] = {}
-    for sha in sorted(agents, key=lambda s: (agents[s][1], when[s])):  # pinned, newest win
+    for sha in sorted(agents, key=lambda s: (agents[s][0] is not None, agents[s][1],
+                                             when[s])):  # a patch's, pinned, newest win
         if ids.get(sha):
             by_id[ids[sha]] = sha
+    copies: dict[str, str] = {}
     for sha in cands:
         source = by_id.get(ids.get(sha) or "")
-        if source is not None and when[source] <= when[sha]:
-            why, pinned = agents[source]
+        if source is None or when[source] > when[sha]:
+            continue
+        why, pinned = agents[source]
+        if why is None:
+            copies[sha] = source
+        else:
             found.commits[sha] = (why, pinned, Rewrite(source, "patch-id"))
+    return copies
 
 
 def _takes_in(x_bag: Counter, s_bag: Counter) -> bool:
@@ -178,11 +204,19 @@ def _takes_in(x_bag: Counter, s_bag: Counter) -> bool:
     return total > 0 and 2 * shared >= total
 
 
-def _by_lines(cwd: str, agents: dict[str, tuple[Why, bool]], cands: dict[str, int],
-              when: dict[str, int], found: Followed) -> None:
+def _by_lines(cwd: str, agents: dict[str, tuple[Why | None, bool]], cands: dict[str, int],
+              when: dict[str, int], found: Followed, copies: dict[str, str]) -> None:
     """Lines of candidates matched to the lines unreachable agent commits added (a
-    squash merge's; the rule is the module doc's)."""
-    added = parse_added_lines(diff_commits(cwd, sorted({*agents, *cands})))
+    squash merge's; the rule is the module doc's); the lines of `copies` to their
+    sources' in order (the same patch: the k-th added line of a path is the k-th)."""
+    added = parse_added_lines(diff_commits(
+        cwd, sorted({*agents, *cands, *copies, *copies.values()})))
+    for sha, source in copies.items():
+        theirs = added.get(source, {})
+        for path, lines in added.get(sha, {}).items():
+            for (n, _), (m, _) in zip(lines, theirs.get(path, ()), strict=False):
+                found.lines[(sha, path, n)] = (None, False,
+                                               Rewrite(source, "patch-id", path, m))
     bags = {sha: Counter((p, c) for p, lines in added.get(sha, {}).items() for _, c in lines)
             for sha in agents}
     for sha, at in cands.items():
@@ -197,10 +231,12 @@ def _by_lines(cwd: str, agents: dict[str, tuple[Why, bool]], cands: dict[str, in
                 if not theirs or not free:
                     continue
                 match = SequenceMatcher(None, theirs, [c for _, c in free], autojunk=False)
-                taken: set[int] = set()
-                for _a, b, size in match.get_matching_blocks():
-                    taken.update(range(b, b + size))
+                taken: dict[int, int] = {}  # index in `free` -> line number in x
+                x_lines = added[x][path]
+                for a, b, size in match.get_matching_blocks():
+                    taken.update((b + k, x_lines[a + k][0]) for k in range(size))
                 why, pinned = agents[x]
-                for k in taken:
-                    found.lines[(sha, path, free[k][0])] = (why, pinned, Rewrite(x, "lines"))
+                for k, m in taken.items():
+                    found.lines[(sha, path, free[k][0])] = (why, pinned,
+                                                            Rewrite(x, "lines", path, m))
                 free = [ln for k, ln in enumerate(free) if k not in taken]

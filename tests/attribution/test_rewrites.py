@@ -245,3 +245,68 @@ def test_patch_ids_are_cached(branch, clock):
     cache = (b.repo / cache if not cache.is_absolute() else cache) / "gasp" / "patch-ids"
     assert b.second.encode() in cache.read_bytes()
     assert _blame(b.repo, "feature") == first
+
+
+@pytest.fixture
+def recorded(agent, clock) -> Branch:
+    """A branch of two commits no patch pins: the first carries a Git AI note, the
+    second an imported Agent Trace record; then main moves."""
+    repo = agent
+    main = git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    write(repo, "app.py", BASE)
+    commit_paths(repo, "human: one", "app.py")
+    git(repo, "checkout", "-q", "-b", "feature")
+    clock.tick()
+    write(repo, "app.py", FIRST)
+    first = commit_paths(repo, "cursor: two", "app.py")
+    note = ("app.py\n  p1 3-4\n---\n"
+            '{"schema_version": "authorship/3.0.0", "prompts": {"p1": {"agent_id": '
+            '{"tool": "cursor", "id": "s-1", "model": "gpt-5"}}}}\n')
+    git(repo, "notes", "--ref=ai", "add", "-m", note, first)
+    clock.tick()
+    write(repo, "app.py", SECOND)
+    second = commit_paths(repo, "other tool: three", "app.py")
+    record = {"version": "0.1.0", "id": "rec-1", "timestamp": "2026-12-01T00:00:00Z",
+              "vcs": {"type": "git", "revision": second},
+              "files": [{"path": "app.py", "conversations": [
+                  {"contributor": {"type": "ai", "model_id": "model-x"},
+                   "ranges": [{"start_line": 5, "end_line": 6}]}]}]}
+    git(repo, "checkout", "-q", main)
+    trace = repo.parent / "trace.jsonl"
+    trace.write_text(json.dumps(record) + "\n")
+    proc = gasp(repo, "import", "agent-trace", str(trace))  # into main's state
+    assert proc.returncode == 0, out(proc)
+    clock.tick()
+    write(repo, "app.py", b"import os\n" + BASE)
+    commit_paths(repo, "human: import os", "app.py")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "--allow-empty", "-m", "state: the import")
+    return Branch(repo, main, first, second, "", "", clock.at)
+
+
+def _said(repo: Path, rev: str | None, at: str) -> dict[str, tuple]:
+    text = _content(repo, at)
+    return {text[o["line"] - 1]: (o["ai"].get("model"), o.get("rewritten", {}).get("by"))
+            for o in _blame(repo, rev) if "ai" in o}
+
+
+@pytest.mark.parametrize("how", ["rebase", "squash"])
+def test_git_ai_notes_and_agent_trace_records_follow_a_rewrite(recorded, clock, how):
+    b = recorded
+    assert _said(b.repo, "feature", "feature") == {
+        "def two():": ("gpt-5", None), "    return 2": ("gpt-5", None),
+        "def three():": ("model-x", None), "    return 3": ("model-x", None)}
+    clock.tick()
+    if how == "rebase":  # no notes.rewriteRef: the note stays on the old commit
+        git(b.repo, "rebase", "-q", b.main, "feature")
+        git(b.repo, "checkout", "-q", b.main)
+        assert not base_git.ok(b.repo, "notes", "--ref=ai", "show", "feature~1")
+        rev, by = "feature", "patch-id"
+    else:
+        git(b.repo, "merge", "--squash", "-q", "feature")
+        git(b.repo, "commit", "-q", "--no-verify", "-m", "squashed")
+        git(b.repo, "branch", "-q", "-D", "feature")
+        rev, by = None, "lines"
+    assert _said(b.repo, rev, rev or "HEAD") == {
+        "def two():": ("gpt-5", by), "    return 2": ("gpt-5", by),
+        "def three():": ("model-x", by), "    return 3": ("model-x", by)}
