@@ -70,18 +70,6 @@ def _walk(data: bytes):
                 added = []
 
 
-def parse_diffs(data: bytes) -> dict[str, dict[bytes, list[tuple[int, int]]]]:
-    """`git diff-tree --stdin -p -U0` output read as commit -> path -> added ranges."""
-    out: dict[str, dict[bytes, list[tuple[int, int]]]] = {}
-    for item in _walk(data):
-        if item[0] == "commit":
-            out.setdefault(item[1], {})
-        else:
-            _, commit, path, start, added = item
-            out[commit].setdefault(path, []).append((start, start + len(added) - 1))
-    return {c: {p: _merge(r) for p, r in files.items()} for c, files in out.items()}
-
-
 def parse_added_lines(data: bytes) -> dict[str, dict[bytes, list[tuple[int, bytes]]]]:
     """`git diff-tree --stdin -p -U0` output read as commit -> path -> the lines it added
     ((number in that commit, bytes without the newline), in file order)."""
@@ -93,6 +81,12 @@ def parse_added_lines(data: bytes) -> dict[str, dict[bytes, list[tuple[int, byte
             _, commit, path, start, added = item
             out[commit].setdefault(path, []).extend(enumerate(added, start))
     return out
+
+
+def parse_diffs(data: bytes) -> dict[str, dict[bytes, list[tuple[int, int]]]]:
+    """`git diff-tree --stdin -p -U0` output read as commit -> path -> added ranges."""
+    return {c: {p: _merge([(n, n) for n, _ in lines]) for p, lines in files.items()}
+            for c, files in parse_added_lines(data).items()}
 
 
 def diff_commits(cwd: str, commits: list[str]) -> bytes:

@@ -16,6 +16,7 @@ from git_gasp.attribution.blame import blame
 from git_gasp.base import git as base_git
 from git_gasp.runtime import AgentState
 from tests.testing.blame_history import commit_paths, write
+from tests.testing.json_shapes import keys_ok
 from tests.testing.run import gasp, git, out
 
 BASE = b"def one():\n    return 1\n"
@@ -127,6 +128,8 @@ def test_a_squash_merge_keeps_the_agents_lines(branch, clock):
     objs = _blame(b.repo)
     by_text = dict(zip(_content(b.repo, "HEAD"), objs, strict=True))
     assert by_text["def two():"]["rewritten"] == {"from": b.first, "by": "lines"}
+    for o in objs:
+        keys_ok("git gasp blame FILE --json", o)  # `rewritten` is documented
     assert by_text["def three():"]["rewritten"] == {"from": b.second, "by": "lines"}
     # the person's lines in the branch are the squash commit's, no patch's
     for text in ("    return 2  # checked", "# human"):
