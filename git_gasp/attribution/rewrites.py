@@ -144,12 +144,11 @@ def follow(cwd: str, pins: Pins, rev: str | None, candidates: dict[str, int],
     extra = sorted(c for c in carried if c not in seen and c not in wanted)
     if not (wanted or extra) or not candidates:
         return found
-    full = resolve(cwd, list(wanted)) if wanted else {}
-    gone = [(pin, wanted[pin]) for pin, sha in full.items() if sha is None]
+    full = resolve(cwd, [*wanted, *extra])  # only objects still here go to `git log`
+    gone = [(pin, wanted[pin]) for pin, sha in full.items() if sha is None and pin in wanted]
     if gone:
         found.notes.append(_gone_note(gone))
-    ids = sorted({sha for sha in full.values() if sha is not None and sha not in seen}
-                 | set(extra))
+    ids = sorted({sha for sha in full.values() if sha is not None and sha not in seen})
     when = _unreachable(cwd, rev, ids) if ids else {}
     if not when:
         return found

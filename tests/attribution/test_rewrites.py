@@ -204,6 +204,25 @@ def test_a_pinned_commit_gc_d_away_is_a_note(branch, clock):
     assert all(json.loads(line)["patch"] is None for line in proc.stdout.splitlines())
 
 
+def test_a_noted_commit_gc_d_away_does_not_stop_the_pins(branch, clock):
+    """A Git AI note on a commit gone from the repository: the pins are followed."""
+    b = branch
+    dangling = git(b.repo, "commit-tree", "HEAD^{tree}", "-m", "gone").strip()
+    git(b.repo, "notes", "--ref=ai", "add", "-m", "app.py\n  p 1\n---\n{}\n", dangling)
+    git(b.repo, "merge", "--squash", "-q", "feature")
+    clock.tick()
+    git(b.repo, "commit", "-q", "--no-verify", "-m", "feature, squashed")
+    git(b.repo, "branch", "-q", "-m", "feature", "kept")  # the agent's commits stay
+    git(b.repo, "reflog", "expire", "--expire-unreachable=now", "--all")
+    git(b.repo, "gc", "-q", "--prune=now")
+    assert not base_git.ok(b.repo, "cat-file", "-e", dangling)
+    assert dangling in git(b.repo, "notes", "--ref=ai", "list")
+    rows = blame(str(b.repo), "app.py", AgentState.open(b.repo, "reader").graph)
+    got = {r.src.content: (r.why.patch, r.pinned) for r in rows if r.why}
+    assert got == {b"def two():": (b.patch, False), b"def three():": (b.patch, True),
+                   b"    return 3": (b.patch, True)}
+
+
 def test_reachable_pins_run_no_patch_id(branch, clock, monkeypatch):
     """Nothing rewritten: a pin the blame shows is not even resolved; one it does not
     show (another file's commit) costs a look-up and one `git log`, and no diff or patch
