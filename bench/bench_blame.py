@@ -15,7 +15,12 @@ robin, medians of --repeat:
   (c) `AgentState.open(end_state=True)`: the cached fold (b) needs, apart
   (d) the whole `git gasp blame FILE` command as a subprocess (Python start included)
 
-and prints (b)/(a) (target <= 1.5), (c) and (d) in milliseconds.
+and prints (b)/(a) (target <= 1.5), (c) and (d) in milliseconds; and (b0), (b) without
+following pins a rebase or squash left unreachable (`blame(rewrites=False)`, issue 47):
+(b)/(b0) is what following costs on a history nothing rewrote (target ~1.0x). With
+--young the last commit is unpinned and after every run, and most pins are not in the
+blame, so the look-up of the pins gone from the history runs (one `git cat-file`, one
+`git log`); without it no blamed commit is young enough to be a rewrite.
 
 --ranges N (issue 43) measures imported Agent Trace ranges instead: a file of --lines
 lines in one commit, N ranges over it in records of 10,000 (`import agent-trace`'s cut),
@@ -47,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 from git_gasp.attribution.blame import blame  # noqa: E402
 from git_gasp.attribution.render import render  # noqa: E402
 from git_gasp.attribution.trace_import import MAX_RANGES, Imported  # noqa: E402
+from git_gasp.base import git  # noqa: E402
 from git_gasp.cli.shortids import abbreviate_some  # noqa: E402
 from git_gasp.runtime.state import AgentState  # noqa: E402
 
@@ -212,11 +218,14 @@ def main() -> None:
             subprocess.run(["git", "blame", "--porcelain", "--", FILE], cwd=cwd, check=True,
                            capture_output=True)
 
-        def ours() -> None:
-            rows = blame(cwd, FILE, graph)
+        def ours(rewrites: bool = True) -> None:
+            rows = blame(cwd, FILE, graph, rewrites=rewrites)
             wanted = {i for r in rows if r.why for i in (r.why.patch, r.why.goal) if i}
             table = abbreviate_some(graph.node_ids(), wanted)
             render(rows, FILE.encode(), lambda i: table.get(i, i))
+
+        def unfollowed() -> None:
+            ours(rewrites=False)
 
         def fold() -> None:
             AgentState.open(repo, "bench", end_state=True)
@@ -225,20 +234,30 @@ def main() -> None:
             subprocess.run([str(Path(sys.executable).with_name("git-gasp")), "blame", FILE],
                            cwd=cwd, check=True, capture_output=True)
 
-        rows = blame(cwd, FILE, graph)
+        ran: list[str] = []
+        real = git.run
+        git.run = lambda where, *argv, **kw: ran.append(argv[0]) or real(where, *argv, **kw)
+        try:
+            rows = blame(cwd, FILE, graph)
+        finally:
+            git.run = real
+        print(f"blame() runs git {' '.join(ran)}")
         explained = sum(1 for r in rows if r.why)
         print(f"{len(rows)} lines blamed, {explained} tied to a patch "
               f"({sum(1 for r in rows if r.why and not r.pinned)} through a run's change)")
-        a, b, c, d = [], [], [], []
+        a, b, b0, c, d = [], [], [], [], []
         for _ in range(args.repeat):  # round robin: background load hits all of them
             a.append(_median(git_blame, 1))
             b.append(_median(ours, 1))
+            b0.append(_median(unfollowed, 1))
             c.append(_median(fold, 1))
             d.append(_median(command, 1))
-        ma, mb, mc, md = (statistics.median(x) * 1000 for x in (a, b, c, d))
+        ma, mb, mb0, mc, md = (statistics.median(x) * 1000 for x in (a, b, b0, c, d))
         print(f"(a) git blame --porcelain        {ma:8.1f} ms")
         print(f"(b) blame() joined and rendered  {mb:8.1f} ms   (b)/(a) = {mb / ma:.2f}x "
               "(target <= 1.5x)")
+        print(f"(b0) (b), rewrites not followed  {mb0:8.1f} ms   (b)/(b0) = {mb / mb0:.2f}x "
+              "(target ~1.0x: nothing was rewritten)")
         print(f"(c) cached fold (end state)      {mc:8.1f} ms")
         print(f"(d) git gasp blame (command)     {md:8.1f} ms   ((d)-(c))/(a) = "
               f"{(md - mc) / ma:.2f}x")

@@ -3,15 +3,16 @@ pinned a later commit of the same change), that patch's run, goal, eval and deci
 and for a line no patch explains, what a Git AI note or an imported Agent Trace record
 says of it.
 
-*The same change*: a patch pinning commit C also explains the commits its run made
-before C on C's first-parent line: walking C's first parents, every commit made at or
-after the run started (to the millisecond: a commit of the second the run started in is
-before it), up to (not including) the first merge, commit pinned by another
-patch, or commit older than the run. A patch without a run explains its commit alone.
+A patch also explains the earlier commits of its run (*the same change*, `changes`),
+and, when a rebase or squash merge left its commit unreachable, the commit or the lines
+that took its change in (`rewrites`).
 
 Cost: one ``git blame --porcelain`` of the file; one ``git log`` over the patches' tips
-only when a line's commit is young enough to be in some run's change; one ``git log``
-for the notes only when ``refs/notes/ai`` exists and a line is still unexplained.
+only when a line's commit is young enough to be in some run's change; when such a
+commit is still unexplained and some pin is not in the blame, one ``git cat-file`` and
+one ``git log`` to find the pins gone from the history (and, only when there are some,
+their patch ids and diffs: `rewrites`); one ``git log`` for the notes only when
+``refs/notes/ai`` exists and a line is still unexplained.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from git_gasp.attribution.gitai import read_notes
+from git_gasp.attribution.changes import changes as _changes
+from git_gasp.attribution.gitai import may_have_notes, noted_commits, read_notes
 from git_gasp.attribution.pins import Pins, Why
 from git_gasp.attribution.porcelain import BlameLine, CommitInfo, PorcelainError, parse_porcelain
+from git_gasp.attribution.rewrites import Followed, Rewrite, follow, since
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.odb.gitdirs import locate
@@ -42,6 +45,7 @@ class Row:
     why: Why | None = None
     pinned: bool = False  # the line's commit is the one the patch pinned
     ai: dict | None = None  # a Git AI note's or Agent Trace record's word on the line
+    rewritten: Rewrite | None = None  # the patch's commit was rebased or squashed into this
 
     @property
     def commit(self) -> str | None:
@@ -57,6 +61,8 @@ class Row:
                "person": self.why.person if self.why else None}
         if self.why is not None:
             out["pinned"] = self.pinned
+        if self.rewritten is not None:
+            out["rewritten"] = self.rewritten.to_json()
         if self.ai is not None:
             out["ai"] = self.ai
         return out
@@ -102,43 +108,13 @@ def top_relative(cwd: str, path: str) -> bytes | None:
     return None if rel.startswith("..") else os.fsencode(rel).replace(os.sep.encode(), b"/")
 
 
-def _changes(cwd: str, pins: Pins, young: list[str]) -> dict[str, Why]:
-    """The commits of `young` that a patch's change holds (see the module doc)."""
-    runs = [w for w in pins.order if w.run_started_ms is not None]
-    if not runs or not young:
-        return {}
-    since = min(w.run_started_ms for w in runs) // 1000
-    tips = sorted({w.pin for w in runs})
-    proc = git.run(cwd, "log", "--first-parent", "--format=%H %ct %P", f"--max-age={since}",
-                   "--stdin", input=("\n".join(tips) + "\n").encode(), check=False)
-    if proc.returncode != 0:
-        return {}
-    graph: dict[str, tuple[int, list[str]]] = {}
-    for raw in proc.stdout.decode("ascii", "replace").splitlines():
-        parts = raw.split()
-        if len(parts) >= 2 and parts[1].isdigit():
-            graph[parts[0]] = (int(parts[1]), parts[2:])
-    wanted, found = set(young), {}
-    for why in runs:
-        tip = why.pin if why.pin in graph else next(
-            (c for c in graph if c.startswith(why.pin)), None)
-        if tip is None:
-            continue
-        parents = graph[tip][1]
-        while len(parents) == 1 and parents[0] in graph:
-            sha = parents[0]
-            when, parents = graph[sha]
-            if when * 1000 < why.run_started_ms or len(parents) > 1 or pins.of(sha) is not None:
-                break
-            if sha in wanted:
-                found.setdefault(sha, why)
-    return found
-
-
 def blame(cwd: str, path: str, graph: Graph, *, ranges: Sequence[str] = (),
-          rev: str | None = None, traces=None) -> list[Row]:
+          rev: str | None = None, traces=None, notes: list[str] | None = None,
+          rewrites: bool = True) -> list[Row]:
     """Every line of `path` (or of `ranges`) at `rev` (default: the work tree), each with
-    what explains it. `traces`: imported Agent Trace records (`trace_import.Imported`)."""
+    what explains it. `traces`: imported Agent Trace records (`trace_import.Imported`);
+    `notes` gets what the user should hear (a pinned commit gone from the repository);
+    `rewrites=False` does not follow pins a rebase or squash rewrote (`rewrites`)."""
     data = run_blame(cwd, path, ranges=ranges, rev=rev)
     try:
         lines, commits = parse_porcelain(data)
@@ -157,20 +133,46 @@ def blame(cwd: str, path: str, graph: Graph, *, ranges: Sequence[str] = (),
                      and i.int_field(b"committer-time") >= oldest]
             for sha, w in _changes(cwd, pins, young).items():
                 why[sha] = (w, False)
-    rest = [s for s, i in commits.items() if s not in why and not i.uncommitted]
-    notes = {}
-    if rest:
-        notes = read_notes(cwd, rest)
+    followed = Followed()
+    records = (traces is not None and bool(traces.by_commit)) or may_have_notes(cwd)
+    if rewrites and (pins or records):
+        oldest = since(pins) if pins and not records else 0  # records have no run
+        candidates = {s: t for s, i in commits.items() if s not in why and not i.uncommitted
+                      and (t := i.int_field(b"committer-time")) >= oldest}
+        if candidates:
+            carried = set(traces.by_commit) if traces is not None else set()
+            carried |= noted_commits(cwd)
+            followed = follow(cwd, pins, rev, candidates, set(commits), carried)
+            if notes is not None:
+                notes.extend(followed.notes)
+    rest = [s for s, i in commits.items()
+            if s not in why and s not in followed.commits and not i.uncommitted]
+    sources = sorted({f[2].source for f in followed.lines.values() if f[0] is None})
+    ai_notes = read_notes(cwd, rest + sources) if rest or sources else {}
     rows = []
     for src in lines:
         row = Row(src, commits[src.commit])
         found = why.get(src.commit)
         if found is not None:
             row.why, row.pinned = found
+        elif (moved := followed.of(src.commit, src.orig_path, src.orig_line)
+              ) is not None and moved[0] is not None:
+            row.why, row.pinned, row.rewritten = moved
         else:
-            note = notes.get(src.commit)
-            row.ai = note.who(src.orig_path, src.orig_line) if note is not None else None
-            if row.ai is None and traces is not None:
-                row.ai = traces.who(src.commit, src.orig_path, src.orig_line)
+            row.ai = _said(ai_notes, traces, src.commit, src.orig_path, src.orig_line)
+            if row.ai is None and moved is not None:  # a record of the commit it copies
+                rw = moved[2]
+                row.ai = _said(ai_notes, traces, rw.source, rw.path, rw.line)
+                row.rewritten = rw if row.ai is not None else None
         rows.append(row)
     return rows
+
+
+def _said(ai_notes: dict, traces, commit: str, path: bytes, line: int) -> dict | None:
+    """What a Git AI note, else an imported Agent Trace record, says of `line` of
+    `path` as numbered in `commit`."""
+    note = ai_notes.get(commit)
+    said = note.who(path, line) if note is not None else None
+    if said is None and traces is not None:
+        said = traces.who(commit, path, line)
+    return said

@@ -39,45 +39,69 @@ def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def parse_diffs(data: bytes) -> dict[str, dict[bytes, list[tuple[int, int]]]]:
-    """`git diff-tree --stdin -p -U0` output read as commit -> path -> added ranges."""
-    out: dict[str, dict[bytes, list[tuple[int, int]]]] = {}
+def _walk(data: bytes):
+    """`git diff-tree --stdin -p -U0` output as ("commit", sha) for each commit's header
+    and ("hunk", commit, path, start, [added lines]) for each hunk that adds lines."""
     commit: str | None = None
     path: bytes | None = None
     old_left = new_left = 0
+    start, added = 0, []
     for line in data.split(b"\n"):
         if old_left or new_left:  # inside a hunk: its lines, whatever they look like
             if line.startswith(b"-"):
                 old_left -= 1
             elif line.startswith(b"+"):
                 new_left -= 1
+                added.append(line[1:])
+                if not new_left and path is not None and commit is not None:
+                    yield ("hunk", commit, path, start, added)
             continue
         if len(line) in (40, 64) and all(c in _ALL for c in line.decode("latin-1")):
             commit, path = line.decode("ascii"), None
-            out.setdefault(commit, {})
+            yield ("commit", commit)
         elif line.startswith(b"diff --git "):
             path = None
         elif line.startswith(b"+++ "):
             path = _new_path(line[4:])
         elif line.startswith(b"@@ ") and commit is not None:
             hunk = _hunk(line)
-            if hunk is None:
-                continue
-            old_left, start, count = hunk
-            new_left = count
-            if count and path is not None:
-                out[commit].setdefault(path, []).append((start, start + count - 1))
-    return {c: {p: _merge(r) for p, r in files.items()} for c, files in out.items()}
+            if hunk is not None:
+                old_left, start, new_left = hunk
+                added = []
+
+
+def parse_added_lines(data: bytes) -> dict[str, dict[bytes, list[tuple[int, bytes]]]]:
+    """`git diff-tree --stdin -p -U0` output read as commit -> path -> the lines it added
+    ((number in that commit, bytes without the newline), in file order)."""
+    out: dict[str, dict[bytes, list[tuple[int, bytes]]]] = {}
+    for item in _walk(data):
+        if item[0] == "commit":
+            out.setdefault(item[1], {})
+        else:
+            _, commit, path, start, added = item
+            out[commit].setdefault(path, []).extend(enumerate(added, start))
+    return out
+
+
+def parse_diffs(data: bytes) -> dict[str, dict[bytes, list[tuple[int, int]]]]:
+    """`git diff-tree --stdin -p -U0` output read as commit -> path -> added ranges."""
+    return {c: {p: _merge([(n, n) for n, _ in lines]) for p, lines in files.items()}
+            for c, files in parse_added_lines(data).items()}
+
+
+def diff_commits(cwd: str, commits: list[str]) -> bytes:
+    """The zero-context patches of `commits` (full ids), one `git diff-tree` process:
+    what `parse_diffs`, `parse_added_lines` and `git patch-id` read."""
+    return git.run(cwd, "diff-tree", "--stdin", "-r", "-p", "-U0", "--root", "-M",
+                   "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
+                   "--dst-prefix=b/", input=("\n".join(commits) + "\n").encode()).stdout
 
 
 def added_ranges(cwd: str, commits: list[str]) -> dict[str, dict[bytes, list[tuple[int, int]]]]:
     """The lines each of `commits` (full ids) added, by path."""
     if not commits:
         return {}
-    data = git.run(cwd, "diff-tree", "--stdin", "-r", "-p", "-U0", "--root", "-M",
-                   "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
-                   "--dst-prefix=b/", input=("\n".join(commits) + "\n").encode()).stdout
-    found = parse_diffs(data)
+    found = parse_diffs(diff_commits(cwd, commits))
     return {c: found.get(c, {}) for c in commits}
 
 

@@ -152,3 +152,19 @@ def read_notes(cwd: str, commits: list[str]) -> dict[str, Note]:
         if note is not None:
             out[sha.decode("ascii", "replace")] = note
     return out
+
+
+def noted_commits(cwd: str) -> set[str]:
+    """Every commit ``refs/notes/ai`` holds a note on (one `git notes list`; none, and
+    no process, without the ref)."""
+    if not may_have_notes(cwd):
+        return set()
+    proc = git.run(cwd, "notes", f"--ref={NOTES_REF}", "list", check=False)
+    if proc.returncode != 0:
+        return set()
+    out = set()
+    for line in proc.stdout.decode("ascii", "replace").splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            out.add(parts[1])
+    return out

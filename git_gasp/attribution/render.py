@@ -25,9 +25,11 @@ def _date(epoch: int, tz: bytes) -> bytes:
 
 def why_column(row: Row, short: Callable[[str], str]) -> str:
     """The extra column: ``patch_...ab12cd goal_...ef34gh`` (an ancestor in the patch's
-    change is marked ``~``), ``git-ai:TOOL/MODEL``, ``trace:MODEL``, or empty."""
+    change is marked ``~``, a commit a rebase or squash made of the patch's ``=``),
+    ``git-ai:TOOL/MODEL``, ``trace:MODEL``, or empty."""
     if row.why is not None:
         text = short(row.why.patch) + ("" if row.pinned else "~")
+        text += "=" if row.rewritten is not None else ""
         return text + (" " + short(row.why.goal) if row.why.goal else "")
     ai = row.ai
     if ai is None:
@@ -52,7 +54,7 @@ def render(rows: list[Row], final: bytes | None, short: Callable[[str], str],
     path_w = max(len(n) for n in names) if show_path else 0
     whys: dict[tuple, bytes] = {}  # what a column says, once per commit and patch
     for r in rows:
-        key = (r.src.commit, r.why.patch if r.why else None, r.pinned, _ai_key(r.ai))
+        key = _key(r)
         if key not in whys:
             whys[key] = printable(why_column(r, short)).encode()
     why_w = max(len(w) for w in whys.values())
@@ -74,11 +76,16 @@ def render(rows: list[Row], final: bytes | None, short: Callable[[str], str],
         if show_path:
             parts.append(r.src.orig_path.ljust(path_w))
         if why_w:
-            key = (r.src.commit, r.why.patch if r.why else None, r.pinned, _ai_key(r.ai))
-            parts.append(whys[key].ljust(why_w))
+            parts.append(whys[_key(r)].ljust(why_w))
         out.append(b" ".join(parts) + tail + str(r.src.line).rjust(line_w).encode() + b") "
                    + r.src.content)
     return out
+
+
+def _key(r: Row) -> tuple:
+    """What the extra column depends on."""
+    return (r.src.commit, r.why.patch if r.why else None, r.pinned, r.rewritten is not None,
+            _ai_key(r.ai))
 
 
 def _ai_key(ai: dict | None):

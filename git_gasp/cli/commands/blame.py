@@ -43,7 +43,11 @@ def blame(args: tuple[str, ...], ranges: tuple[str, ...], as_json: bool, abbrev:
     state = AgentState.open(require_root(cwd), end_state=True)
     for note in state.notes:
         click.echo(f"note: {note}", err=True)
-    rows = run(cwd, path, state.graph, ranges=ranges, rev=rev, traces=Imported(state.graph))
+    said: list[str] = []
+    rows = run(cwd, path, state.graph, ranges=ranges, rev=rev, traces=Imported(state.graph),
+               notes=said)
+    for note in said:
+        click.echo(f"note: {note}", err=True)
     if as_json:
         out = sys.stdout
         for row in rows:
