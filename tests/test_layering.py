@@ -1,7 +1,7 @@
 """The package map, stated once: each layer imports only the layers to its left.
 
     base → redact → protocol → odb → store → conformance → guard → runtime → merge →
-    githooks → adapters
+    sync → githooks → adapters
 
 redact (pure text work) sits low, for everything that stores outside text; the
 framework bridges, OpenTelemetry, line attribution and the history page sit on
@@ -27,7 +27,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "git_gasp"
 
 ORDER = ["base", "redact", "protocol", "odb", "store", "conformance", "guard", "runtime",
-         "merge", "githooks", "adapters"]
+         "merge", "sync", "githooks", "adapters"]
 ALLOWED = {layer: set(ORDER[:i]) for i, layer in enumerate(ORDER)}
 ALLOWED["bridges"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["otel"] = ALLOWED["runtime"] | {"runtime"}

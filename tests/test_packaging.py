@@ -42,6 +42,7 @@ LAYERS = tuple(
         "runtime",
         "guard",
         "merge",
+        "sync",
         "githooks",
         "adapters",
         "redact",

@@ -19,7 +19,7 @@ from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.base.fileops import remove_file
 from git_gasp.base.files import atomic_write
-from git_gasp.merge.sync import Options, sync
+from git_gasp.sync.sync import Options, sync
 
 CONFIG_KEY = "gasp.sync"
 REQUEST = "sync.requested"

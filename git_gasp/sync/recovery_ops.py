@@ -1,5 +1,5 @@
 """`git gasp recovery list | show | apply | drop`: the recovery refs a sync that gave up
-pushed (``refs/gasp/recovery/<agent>/<run-or-time>``, `merge.recovery`), on the remote
+pushed (``refs/gasp/recovery/<agent>/<run-or-time>``, `sync.recovery`), on the remote
 and in this clone.
 
 A ref is named by its full name, by what follows ``refs/gasp/recovery/`` or by any
@@ -21,11 +21,12 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.merge import integrate, sync, sync_state, validate
-from git_gasp.merge.recovery import PREFIX
-from git_gasp.merge.sync_state import CannotStart
 from git_gasp.store.attributes import log_location
 from git_gasp.store.location import is_state_branch
+from git_gasp.sync import integrate, sync, validate
+from git_gasp.sync import state as sync_state
+from git_gasp.sync.recovery import PREFIX
+from git_gasp.sync.state import CannotStart
 
 LIST_TIMEOUT_S = 30.0  # of the remote's listing and of a fetch or push
 

@@ -2,20 +2,20 @@
 
 One attempt fetches the remote branch, integrates it into the local branch (a merge
 through the union merge driver, or with `rebase` a replay of the local commits, the
-driver resolving the append-only files), validates the result (`merge.validate`: the
+driver resolving the append-only files), validates the result (`sync.validate`: the
 rules the remote's pre-receive applies to the new commits, then a cached check) and
 pushes it without force. A fast-forward to the remote gets the same checks before the
 branch moves. A push the remote rejects because it moved (non-fast-forward, a ref
 lock race, the remote unreachable) puts the branch back and tries again after a
-jittered exponential wait (`merge.backoff`) until the `max_wait` budget of waits is
+jittered exponential wait (`sync.backoff`) until the `max_wait` budget of waits is
 spent (or, when given, `attempts` attempts were made): a lost race is retried on
 time, not on a count. Giving up pushes the local work to a recovery ref
-(`merge.recovery`). A conflict is not a race: the sync stops at once, pushes
+(`sync.recovery`). A conflict is not a race: the sync stops at once, pushes
 nothing, and leaves the merge or rebase in progress for git's own commands to finish
 (`Options.abort`, ``sync --abort``, aborts it). On every other way out but success
 the branch, index and work tree are as they were, unless a commit was made on the
 branch during the sync (it is kept, the branch left where it is); a killed sync is
-cleaned up by the next one (`merge.sync_state`). The agent's lease is held from
+cleaned up by the next one (`sync.state`). The agent's lease is held from
 before the clean-tree check to the end, so no writer appends to the log under a
 merge (`holding_lease`).
 
@@ -40,14 +40,15 @@ from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.merge import integrate, recovery, sync_state, validate
-from git_gasp.merge.backoff import DEFAULT_MAX_WAIT_S, Backoff
-from git_gasp.merge.sync_state import CannotStart, Session
 from git_gasp.store.attributes import log_location
 from git_gasp.store.joining import configured_remote
 from git_gasp.store.lease import Lease, LeaseError, LeaseHeld
 from git_gasp.store.lease_wait import take
 from git_gasp.store.location import find_root, is_state_branch
+from git_gasp.sync import integrate, recovery, validate
+from git_gasp.sync import state as sync_state
+from git_gasp.sync.backoff import DEFAULT_MAX_WAIT_S, Backoff
+from git_gasp.sync.state import CannotStart, Session
 
 EXIT = {"pushed": 0, "up-to-date": 0, "fast-forwarded": 0, "aborted": 0, "refused": 1,
         "moved": 1, "conflict": 1, "gave-up": 4, "cannot-start": 5, "stranded": 6}

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_gasp.merge import recovery
-from git_gasp.merge.backoff import STEP_CAP_S, Backoff
-from git_gasp.merge.sync import EXIT, Options, Outcome, sync
+from git_gasp.sync import recovery
+from git_gasp.sync.backoff import STEP_CAP_S, Backoff
+from git_gasp.sync.sync import EXIT, Options, Outcome, sync
 from tests.testing.json_shapes import keys_ok
 from tests.testing.run import git
 
@@ -141,7 +141,8 @@ def test_remote_moved_tells_a_lost_race_before_the_push(agent, tmp_path):
     """The check before a push: the remote branch still at the fetched commit (push), moved
     (a lost race: retry without running the remote's hook), or unreachable (push: it
     says why)."""
-    from git_gasp.merge import integrate, sync_state
+    from git_gasp.sync import integrate
+    from git_gasp.sync import state as sync_state
 
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))

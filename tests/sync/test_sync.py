@@ -310,7 +310,7 @@ def test_json_shape(agent, remote, other):
 def test_never_forces(agent, remote, other, tmp_path):
     """Every update the remote accepted extends what it had; and sync never asks git to
     force (no --force, no +refspec) in any of the runs above."""
-    source = Path(__file__).resolve().parents[2] / "git_gasp" / "merge" / "integrate.py"
+    source = Path(__file__).resolve().parents[2] / "git_gasp" / "sync" / "integrate.py"
     text = source.read_text()
     assert "--force" not in text and '"+' not in text and "f\"+" not in text
     append(other, 1)
@@ -421,8 +421,8 @@ def test_a_log_conflict_the_driver_cannot_resolve_stops_too(agent, remote, other
 
 
 def test_the_agent_hook_sync_never_leaves_a_merge(agent, remote, other):
-    from git_gasp.merge.sync import Options
-    from git_gasp.merge.sync import sync as run_sync
+    from git_gasp.sync.sync import Options
+    from git_gasp.sync.sync import sync as run_sync
 
     mine = _conflicting_notes(agent, other)
     outcome = run_sync(agent, Options(max_wait=0.2, keep_conflict=False))

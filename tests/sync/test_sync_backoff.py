@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from git_gasp.merge.backoff import Backoff
+from git_gasp.sync.backoff import Backoff
 from tests.testing.run import gasp, git
 
 FLOOR_MS = 50  # backoff.FLOOR_MS: no wait is shorter (but the last, what is left)

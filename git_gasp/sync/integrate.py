@@ -19,10 +19,10 @@ from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import SMALL_FILE, atomic_write, read_file, read_text
 from git_gasp.merge.driver import disabled, merge_bytes, rule_for
-from git_gasp.merge.remotes import relative_url_config
-from git_gasp.merge.sync_state import Session, last_line
 from git_gasp.store import attributes
 from git_gasp.store.location import is_state_branch
+from git_gasp.sync.remotes import relative_url_config
+from git_gasp.sync.state import Session, last_line
 
 # one line of `git push --porcelain`: flag, "from:to", summary (reason)
 _PUSH_LINE = re.compile(r"^(?P<flag>[ +\-*!=])\t(?P<refs>[^\t]*)\t(?P<summary>.*)$", re.M)

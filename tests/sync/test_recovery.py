@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.merge.test_sync import append, head
+from tests.sync.test_sync import append, head
 from tests.testing.json_shapes import keys_ok
 from tests.testing.run import gasp, git, out
 from tests.testing.syncload import remote_ids
