@@ -10,7 +10,13 @@ from pathlib import Path
 
 from git_gasp.adapters.dialects import opencode
 from git_gasp.adapters.dialects.table import DIALECTS
-from git_gasp.adapters.install import AGENT_EVENTS, HOOK, is_ours, load_settings, settings_path
+from git_gasp.adapters.wiring.agent_hooks import (
+    AGENT_EVENTS,
+    HOOK,
+    is_ours,
+    load_settings,
+    settings_path,
+)
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import read_file

@@ -9,7 +9,7 @@ Qwen Code from the same in ``<project>/.qwen/settings.json``.
 Ours is named ``gasp`` and runs ``git gasp mcp``, found through the agent's PATH, so the
 committed file works on every clone. Installing sets only that entry: every other
 server, and for the JSON files every other byte of the file, is kept
-(`adapters.json_edit`); a file that is not valid JSON or TOML, or whose server table is
+(`wiring.json_edit`); a file that is not valid JSON or TOML, or whose server table is
 not a table, is refused with one line and left untouched. config.toml is read with
 tomllib and written with tomli_w: its data is kept, its comments are not (said when it
 had any).
@@ -24,8 +24,8 @@ from typing import Any
 
 import tomli_w
 
-from git_gasp.adapters.install import write_project_file
-from git_gasp.adapters.json_edit import apply_member
+from git_gasp.adapters.wiring.agent_hooks import write_project_file
+from git_gasp.adapters.wiring.json_edit import apply_member
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.errors import GaspError
 from git_gasp.githooks.finding import ERROR, OK, Finding

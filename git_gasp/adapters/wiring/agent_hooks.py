@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.dialects.table import DIALECTS
-from git_gasp.adapters.json_edit import apply_hooks
+from git_gasp.adapters.wiring.json_edit import apply_hooks
 from git_gasp.base import git, ignore
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.agentnames import AGENTS
