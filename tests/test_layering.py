@@ -27,7 +27,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "git_gasp"
 
 ORDER = ["base", "redact", "protocol", "odb", "store", "conformance", "guard", "runtime",
-         "merge", "sync", "githooks", "adapters"]
+         "merge", "sync", "githooks", "adapters", "doctor"]
 ALLOWED = {layer: set(ORDER[:i]) for i, layer in enumerate(ORDER)}
 ALLOWED["bridges"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["otel"] = ALLOWED["runtime"] | {"runtime"}

@@ -45,6 +45,7 @@ LAYERS = tuple(
         "sync",
         "githooks",
         "adapters",
+        "doctor",
         "redact",
         "otel",
         "bridges",

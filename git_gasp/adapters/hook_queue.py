@@ -27,7 +27,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_gasp.adapters.dialects import models as hook_models
-from git_gasp.adapters.hook.queue_files import enqueue, keep, log, queue_dir, queued
+from git_gasp.adapters.hook.queue_files import (
+    WHY_SUFFIX,
+    enqueue,
+    entry_agent,
+    failed_dir,
+    keep,
+    log,
+    queued,
+)
 from git_gasp.adapters.hook_session import EVENTS, HookSession
 from git_gasp.adapters.payloads import (
     HookEvent,
@@ -50,7 +58,6 @@ __all__ = ["ENTRY_MAX", "Drained", "Recorded", "drain", "enqueue", "entry_bytes"
 LEASE_WAIT_S = 8.0
 LEASE_TTL_MS = 60_000  # a hook killed while holding the lease blocks others this long
 ENTRY_MAX = 256 << 20  # a queue entry is read only as a regular file of at most this
-WHY_SUFFIX = ".why"  # beside an entry set aside in queue/failed/: one line, why
 
 
 def entry_payload(name: str, data: bytes) -> tuple[str | None, Any]:
@@ -62,8 +69,7 @@ def entry_payload(name: str, data: bytes) -> tuple[str | None, Any]:
             raise GaspError("queue entry is not an {agent, payload} record")
         agent = item.get("agent")
         return (agent if agent in AGENTS else None), item["payload"]
-    tag = name.rsplit(".", 2)[-2] if name.count(".") >= 2 else ""
-    return (tag if tag in AGENTS else None), decode_payload(data)
+    return entry_agent(name), decode_payload(data)
 
 
 def redacted(name: str, data: bytes) -> tuple[str | None, Any]:
@@ -175,7 +181,7 @@ def drain(root: str | os.PathLike, gdir: str | os.PathLike, deadline: float,
 def set_aside(gdir: str, entry: str, agent: str | None, clean: Any, why: str) -> None:
     """Move `entry` to ``queue/failed/`` with its ``.why`` line: redacted when it got that
     far (its bytes as they came only when they are not JSON a redactor can read)."""
-    failed = os.path.join(queue_dir(gdir), "failed")
+    failed = failed_dir(gdir)
     name, top = os.path.basename(entry), os.path.dirname(gdir)
     try:
         os.makedirs(failed, exist_ok=True)

@@ -89,7 +89,7 @@ def failed_commits(gdir: str, since_ms: int = 0) -> list[BoundaryCommit]:
 
 
 def note_failed_commit(gdir: str, run_id: str, outcome: str, reason: str) -> None:
-    """Remember that run `run_id`'s boundary commit failed (`githooks.doctor_state`
+    """Remember that run `run_id`'s boundary commit failed (`doctor.agent_state`
     reports it until a commit with its Run-Id trailer is on the branch). Never raises."""
     path = os.path.join(gdir, FAILED_COMMITS)
     try:

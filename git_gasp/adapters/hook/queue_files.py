@@ -27,7 +27,9 @@ from git_gasp.base.fileops import (
 )
 
 ENTRY_SUFFIXES = (".payload", ".json")  # this git-gasp's entries, an older one's
+WHY_SUFFIX = ".why"  # beside an entry set aside in queue/failed/: one line, why
 LOCK_NAME = "hook.lock"
+LOG_NAME = "adapter.log"
 LOG_MAX_BYTES = 1 << 20
 
 
@@ -86,6 +88,34 @@ def held(gdir: str) -> list[str]:
     return _entries(held_dir(gdir))
 
 
+def failed_dir(gdir: str) -> str:
+    """Where an entry that could not be recorded is set aside, with its ``.why`` line:
+    ``<gitdir>/gasp/queue/failed`` (``hook_queue.set_aside``)."""
+    return os.path.join(queue_dir(gdir), "failed")
+
+
+def set_aside_entries(gdir: str) -> list[str]:
+    """The entries set aside (paths), oldest first."""
+    return _entries(failed_dir(gdir))
+
+
+def entry_time_ns(entry: str) -> int | None:
+    """When the entry `entry` (a path or name) was queued, from its name; None when its
+    name does not say."""
+    stamp = os.path.basename(entry).split("-", 1)[0]
+    return int(stamp) if stamp.isdigit() else None
+
+
+def entry_agent(entry: str) -> str | None:
+    """The agent a ``.payload`` entry's name says it was queued for; None for ``detect``,
+    an unknown name, or an older git-gasp's ``.json`` entry (whose record says it)."""
+    name = os.path.basename(entry)
+    if not name.endswith(".payload") or name.count(".") < 2:
+        return None
+    tag = name.rsplit(".", 2)[-2]
+    return tag if tag in AGENTS else None
+
+
 def queued(gdir: str) -> list[str]:
     """The queue's entries (paths), oldest first."""
     return _entries(queue_dir(gdir))
@@ -114,9 +144,9 @@ def log(gdir: str | os.PathLike | None, message: str) -> None:
     if gdir is None:
         return
     try:
-        path = os.path.join(gdir, "adapter.log")
+        path = os.path.join(gdir, LOG_NAME)
         if os.path.exists(path) and os.stat(path).st_size > LOG_MAX_BYTES:
-            move_into_place(path, os.path.join(gdir, "adapter.log.1"),
+            move_into_place(path, path + ".1",
                             root=os.path.dirname(os.fspath(gdir)))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
         line = f"{stamp} pid={os.getpid()} {message}".replace("\n", "\n    ") + "\n"

@@ -1,4 +1,4 @@
-"""Wiring the server into the agents, and checking that wiring (`git gasp doctor`).
+"""Wiring the MCP server into the agents (`doctor.mcp_entries` checks that wiring).
 
 Claude Code reads a project's MCP servers from ``<project>/.mcp.json``
 (``{"mcpServers": {NAME: {"type": "stdio", "command", "args"}}}``); Codex from
@@ -17,8 +17,6 @@ had any).
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +26,6 @@ from git_gasp.adapters.wiring.agent_hooks import write_project_file
 from git_gasp.adapters.wiring.json_edit import apply_member
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.errors import GaspError
-from git_gasp.githooks.finding import ERROR, OK, Finding
 
 SERVER = "gasp"
 COMMAND, ARGS = "git", ["gasp", "mcp"]
@@ -36,7 +33,6 @@ MCP_JSON = ".mcp.json"
 CODEX_CONFIG = ".codex/config.toml"
 GEMINI_SETTINGS = ".gemini/settings.json"  # Gemini CLI: mcpServers beside its hooks
 QWEN_SETTINGS = ".qwen/settings.json"  # Qwen Code: the same
-TOPIC = "mcp"
 
 
 def entry(claude: bool) -> dict[str, Any]:
@@ -166,67 +162,3 @@ def install_codex(repo: Path, uninstall: bool = False) -> tuple[Path, bool, bool
     write_project_file(repo, CODEX_CONFIG, new)
     comments = any(line.lstrip().startswith("#") for line in text.splitlines())
     return path, True, comments
-
-
-# -- doctor -------------------------------------------------------------------------------
-def _command_problem(value: dict) -> str | None:
-    """Why our entry would not start, or None."""
-    command = value.get("command")
-    if not isinstance(command, str) or not command:
-        return "names no command"
-    if shutil.which(command) is None:
-        return f"runs `{command}`, which is not on PATH"
-    if command == COMMAND and shutil.which("git-gasp") is None:
-        return "runs `git gasp`, but git-gasp is not on PATH (git finds `git gasp` there)"
-    if importlib.util.find_spec("mcp") is None:
-        return "runs `git gasp mcp`, but the mcp SDK is not installed"
-    return None
-
-
-def _check(path: Path, key: str, agent: str, fix: str) -> list[Finding]:
-    where = str(path)
-    try:
-        if not path.exists():
-            return []
-        _text, data = load(path, key)
-    except GaspError as exc:
-        return [Finding(ERROR, f"{exc}: {agent} starts none of its MCP servers", fix=fix,
-                        topic=TOPIC, path=where)]
-    servers = data.get(key, {})
-    value = servers.get(SERVER)
-    if value is None:
-        return []
-    if not is_ours(value):
-        return [Finding(ERROR, f"{path}: MCP server {SERVER!r} does not run `git gasp mcp`",
-                        fix=fix, topic=TOPIC, path=where)]
-    problem = _command_problem(value)
-    if problem == "runs `git gasp mcp`, but the mcp SDK is not installed":
-        return [Finding(ERROR, f"{path}: MCP server {SERVER!r} {problem}",
-                        fix="pip install 'git-gasp[mcp]'", topic=TOPIC, path=where)]
-    if problem is not None:
-        return [Finding(ERROR, f"{path}: MCP server {SERVER!r} {problem}",
-                        fix="put git and git-gasp on the agent's PATH", topic=TOPIC,
-                        path=where)]
-    return [Finding(OK, f"{path}: MCP server {SERVER!r} runs `git gasp mcp`", topic=TOPIC,
-                    path=where)]
-
-
-def findings(places: list[Path]) -> list[Finding]:
-    """Doctor's findings on the MCP entries of the projects at `places` (each checked
-    once): a file that does not parse, an entry that would not start."""
-    out: list[Finding] = []
-    seen: set[Path] = set()
-    for place in places:
-        real = place.resolve()
-        if real in seen:
-            continue
-        seen.add(real)
-        out += _check(place / MCP_JSON, "mcpServers", "Claude Code",
-                      "fix the file, then `git gasp adapt claude-code install --mcp`")
-        out += _check(place / CODEX_CONFIG, "mcp_servers", "Codex",
-                      "fix the file, then `git gasp adapt codex install --mcp`")
-        out += _check(place / GEMINI_SETTINGS, "mcpServers", "Gemini CLI",
-                      "fix the file, then `git gasp adapt gemini install --mcp`")
-        out += _check(place / QWEN_SETTINGS, "mcpServers", "Qwen Code",
-                      "fix the file, then `git gasp adapt qwen-code install --mcp`")
-    return out

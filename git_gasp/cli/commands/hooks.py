@@ -8,12 +8,12 @@ from pathlib import Path
 
 import click
 
-from git_gasp.adapters.dialects.doctor import findings as agent_hook_findings
-from git_gasp.adapters.wiring.mcp_entries import findings
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.git import work_tree_top
 from git_gasp.cli.commands.hook_run import pre_receive, run_hook
-from git_gasp.githooks.doctor import diagnose, exit_status, report
+from git_gasp.doctor.agent_hooks import findings as agent_hook_findings
+from git_gasp.doctor.clone import diagnose, exit_status, report
+from git_gasp.doctor.mcp_entries import findings
 from git_gasp.githooks.install import install
 from git_gasp.githooks.install import uninstall as remove
 from git_gasp.githooks.server import install_server, uninstall_server

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from git_gasp.githooks import doctor_state
-from git_gasp.githooks.finding import ERROR, OK, WARN, Finding, report
+from git_gasp.doctor import agent_state
+from git_gasp.doctor.finding import ERROR, OK, WARN, Finding, report
 from git_gasp.githooks.manager_config import (
     ConfigError,
     husky_runs_guard,
@@ -76,12 +76,12 @@ def test_husky_script(tmp_path):
 def test_a_long_log_is_checked_at_its_tail_with_true_line_numbers(agent, monkeypatch):
     log = agent / "state" / "events.jsonl"
     log.write_bytes(b"".join(goal_pair(i) for i in range(1, 201)))
-    monkeypatch.setattr(doctor_state, "LOG_SCAN_BYTES", 5000)
-    (ok,) = doctor_state.log(agent)
+    monkeypatch.setattr(agent_state, "LOG_SCAN_BYTES", 5000)
+    (ok,) = agent_state.log(agent)
     assert ok.level == OK and ok.what.startswith("state/events.jsonl: the last ")
     with log.open("ab") as fh:
         fh.write(b"not json\n")
-    (bad,) = doctor_state.log(agent)
+    (bad,) = agent_state.log(agent)
     assert bad.level == ERROR and bad.line == 401 and "events.jsonl:401: not a valid" in bad.what
 
 

@@ -20,8 +20,9 @@ from git_gasp.base.git import (
     is_tracked,
     work_tree_top,
 )
-from git_gasp.githooks import doctor_state, install, managers
-from git_gasp.githooks.finding import ERROR, OK, WARN, Finding, exit_status, report
+from git_gasp.doctor import agent_state
+from git_gasp.doctor.finding import ERROR, OK, WARN, Finding, exit_status, report
+from git_gasp.githooks import install, managers
 from git_gasp.githooks.manager_config import runs_guard
 from git_gasp.store import attributes
 from git_gasp.store.lease import MAX_LEASE_BYTES
@@ -44,9 +45,9 @@ def diagnose(root: Path, *, now_ms: int | None = None,
     _hooks(root, top, findings)
     _driver(root, findings)
     findings += _lease(root, now)
-    findings += doctor_state.log(root)
-    findings += doctor_state.queue(root, now, project)
-    findings += doctor_state.failed_commits(root)
+    findings += agent_state.log(root)
+    findings += agent_state.queue(root, now, project)
+    findings += agent_state.failed_commits(root)
     _ignored(root, findings)
     return findings
 
@@ -240,7 +241,7 @@ def _lease(root: Path, now_ms: int) -> list[Finding]:
                         "committed", "lease")]
     except OSError as exc:
         raise GaspError(f"cannot read {root / LEASE}: {exc.strerror}") from None
-    return doctor_state.lease(root, now_ms, data)
+    return agent_state.lease(root, now_ms, data)
 
 
 def _bytes(path: Path) -> bytes | None:

@@ -1,11 +1,10 @@
-"""doctor's look at the agent's state: the lease, the log (would check 1 pass?) and the
-agent hook queue, each a cheap read.
+"""doctor's look at the agent's state: the lease, the log (would check 1 pass?), the
+agent hook queue and the boundary commits that failed, each a cheap read.
 
-The hook queue belongs to ``adapters/hook_queue.py`` (a layer above this one): only its
-path convention is read here — ``<gitdir>/gasp/queue/``, each entry named
-``<time_ns:020d>-<pid>-<hex>.<agent>.payload`` (``….json`` from an older git-gasp), and
-``queue/failed/``, where an entry set aside has a one-line ``<entry>.why`` — never its
-code.
+The queue's files are read through their owner, ``adapters/hook/queue_files.py`` (where
+the entries wait, where one set aside goes with its ``.why`` line, what an entry's name
+says), an older git-gasp's ``.json`` entry through ``adapters/hook_queue.entry_payload``,
+and the failed commits' note through ``adapters/session_sweep.py``, which writes it.
 """
 
 from __future__ import annotations
@@ -13,11 +12,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from git_gasp.base.agentnames import AGENTS
+from git_gasp.adapters.hook.queue_files import (
+    LOG_NAME,
+    WHY_SUFFIX,
+    entry_agent,
+    entry_time_ns,
+    failed_dir,
+    queue_dir,
+    queued,
+    set_aside_entries,
+)
+from git_gasp.adapters.hook_queue import entry_payload
+from git_gasp.adapters.session_sweep import FAILED_COMMITS
+from git_gasp.base.errors import GaspError
 from git_gasp.base.fileops import read_regular_file
 from git_gasp.base.files import SMALL_FILE, read_file
 from git_gasp.base.git import git_dir, run
-from git_gasp.githooks.finding import ERROR, OK, WARN, Finding
+from git_gasp.doctor.finding import ERROR, OK, WARN, Finding
 from git_gasp.protocol.envelope import parse_log
 from git_gasp.store.agent import load_agent
 from git_gasp.store.append import torn_error
@@ -25,7 +36,6 @@ from git_gasp.store.lease import LEASE_REL, LeaseCorrupt, parse_lease, span, whe
 
 LOG_SCAN_BYTES = 1 << 20  # a longer log: only its last MiB is parsed (check does all)
 QUEUE_STUCK_MS = 10 * 60 * 1000  # a hook drains the queue in seconds; older is stuck
-ENTRY_SUFFIXES = (".payload", ".json")
 SET_ASIDE_SHOWN = 5  # entries set aside named one by one; the rest are counted
 WHY_MAX_BYTES = 4096
 
@@ -90,29 +100,20 @@ def log(root: Path) -> list[Finding]:
                     fix, "log", path=rel, line=line)]
 
 
-def _entries(directory: Path) -> list[str]:
-    try:
-        return sorted(n.name for n in directory.iterdir()
-                      if n.name.endswith(ENTRY_SUFFIXES) and not n.name.startswith("."))
-    except OSError:
-        return []
-
-
 def _agent_of(entry: Path) -> str | None:
-    if entry.name.endswith(".payload"):
-        tag = entry.name.rsplit(".", 2)[-2]
-        return tag if tag in AGENTS else None
-    try:
-        agent = json.loads(read_file(entry, limit=SMALL_FILE)).get("agent")
-    except (OSError, ValueError, AttributeError):
+    agent = entry_agent(str(entry))
+    if agent is not None or not entry.name.endswith(".json"):
+        return agent
+    try:  # an older git-gasp's {agent, payload} record
+        return entry_payload(entry.name, read_file(entry, limit=SMALL_FILE))[0]
+    except (OSError, GaspError):
         return None
-    return agent if agent in AGENTS else None
 
 
 def _why(entry: Path) -> str:
     """The ``.why`` line the drain wrote beside a set-aside entry."""
     try:
-        data = read_regular_file(f"{entry}.why", limit=WHY_MAX_BYTES)
+        data = read_regular_file(f"{entry}{WHY_SUFFIX}", limit=WHY_MAX_BYTES)
     except Exception:  # noqa: BLE001 - NotARegularFile: unsafe to read, so unknown
         data = None
     text = " ".join(data.decode("utf-8", "replace").split()) if data else ""
@@ -150,20 +151,18 @@ def queue(root: Path, now_ms: int, project: Path | None = None) -> list[Finding]
 
 
 def _queue(gdir: Path, now_ms: int) -> list[Finding]:
-    qdir = gdir / "queue"
+    qdir = Path(queue_dir(str(gdir)))
     if not qdir.is_dir():
         return []
     found: list[Finding] = []
-    log_path = gdir / "adapter.log"
-    waiting = _entries(qdir)
+    log_path = gdir / LOG_NAME
+    waiting = queued(str(gdir))
     if waiting:
-        try:
-            oldest_ms = int(waiting[0].split("-", 1)[0]) // 1_000_000
-        except ValueError:
-            oldest_ms = now_ms
+        queued_ns = entry_time_ns(waiting[0])
+        oldest_ms = queued_ns // 1_000_000 if queued_ns is not None else now_ms
         age = now_ms - oldest_ms
         if age >= QUEUE_STUCK_MS:
-            agent = _agent_of(qdir / waiting[0]) or "claude-code"
+            agent = _agent_of(Path(waiting[0])) or "claude-code"
             found.append(Finding(
                 ERROR, f"{len(waiting)} agent hook event{'s' * (len(waiting) != 1)} stuck in "
                 f"{qdir}, the oldest since {when(oldest_ms)} ({span(age)} ago): not recorded",
@@ -172,11 +171,10 @@ def _queue(gdir: Path, now_ms: int) -> list[Finding]:
         else:
             found.append(Finding(OK, f"{len(waiting)} agent hook event(s) queued, being "
                                  "recorded", topic="queue", path=str(qdir)))
-    found += _set_aside(qdir / "failed", _entries(qdir / "failed"), log_path)
+    aside = [Path(entry).name for entry in set_aside_entries(str(gdir))]
+    found += _set_aside(Path(failed_dir(str(gdir))), aside, log_path)
     return found
 
-
-FAILED_COMMITS = "commit-failed.json"  # adapters/session_sweep.py writes it (that layer's)
 
 
 def failed_commits(root: Path) -> list[Finding]:

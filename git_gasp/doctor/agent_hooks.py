@@ -20,7 +20,7 @@ from git_gasp.adapters.wiring.agent_hooks import (
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import read_file
-from git_gasp.githooks.finding import ERROR, OK, WARN, Finding
+from git_gasp.doctor.finding import ERROR, OK, WARN, Finding
 
 TOPIC = "agent-hooks"
 
