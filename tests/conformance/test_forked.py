@@ -1,4 +1,4 @@
-"""base/forked: a function's value comes back from a forked child, or is computed in the
+"""conformance/forked: a function's value comes back from a forked child, or is computed in the
 caller when there is no child or it died."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from git_gasp.base.forked import NO_FORK_ENV, Forked, fork_allowed
+from git_gasp.conformance.forked import NO_FORK_ENV, Forked, fork_allowed
 
 pytestmark = pytest.mark.skipif(not fork_allowed(), reason="no safe fork here")
 

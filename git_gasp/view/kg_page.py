@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.base.files import write_output
-from git_gasp.base.htmlpage import script_json
 from git_gasp.kg import index
 from git_gasp.kg.config import state_home
 from git_gasp.kg.frontmatter import lenient_fields, split
 from git_gasp.kg.model import read_text
 from git_gasp.kg.workspace import Workspace
+from git_gasp.view.htmlpage import script_json
 
 MAX_TEXT = 20_000  # characters of body kept per entity/relation
 
