@@ -1,9 +1,9 @@
 """The guard's cache: the `CommittedLog` index of a log blob, kept under the git dir.
 
 One file per blob id (``<common git dir>/gasp/guard-<rules>-<blob>.facts``, in the
-format of ``index_files``): a header line, then the sorted keys and the line offsets as
-raw 64-bit words; the staged blob's entry is a delta against HEAD's when it grew from
-it. A blob id pins its content, so an entry never goes stale; the rules
+format of ``conformance.saved.index_files``): a header line, then the sorted keys and
+the line offsets as raw 64-bit words; the staged blob's entry is a delta against
+HEAD's when it grew from it. A blob id pins its content, so an entry never goes stale; the rules
 key changes whenever what the index records would change (format, ops kind,
 entity-creating kinds). Anything odd — unreadable, truncated, wrong checksum, wrong
 sizes, another byte order — counts as no entry, and the guard indexes the log itself.
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import zlib
 
-from git_gasp.conformance.saved.committed_log import CommittedLog
 from git_gasp.conformance.saved.index_files import Entry, IndexFiles
+from git_gasp.guard.committed_log import CommittedLog
 from git_gasp.protocol.envelope import OPS_KIND
 from git_gasp.protocol.vocab import ENTITY_CREATING
 

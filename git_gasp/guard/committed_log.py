@@ -9,7 +9,7 @@ nodes ops-only events create first.
 
 The index is a sorted array of 64-bit keys (table, crc32 of the id, line: the
 mechanic of ``lineindex``, which the checks' saved log state shares) plus the byte
-offset of every line: cheap to store (``index_cache``), to load, and to extend with the
+offset of every line: cheap to store (``committed_log_cache``), to load, and to extend with the
 lines a commit appends. A key only says where to look: every hit is confirmed by
 parsing that one line, so a crc32 collision never gives a wrong answer. Full events
 are built only for the lines a new event refers to.
