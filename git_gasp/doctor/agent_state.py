@@ -1,9 +1,9 @@
 """doctor's look at the agent's state: the lease, the log (would check 1 pass?), the
 agent hook queue and the boundary commits that failed, each a cheap read.
 
-The queue's files are read through their owner, ``adapters/hook/queue_files.py`` (where
+The queue's files are read through their owner, ``adapters/agent_hook/queue_files.py`` (where
 the entries wait, where one set aside goes with its ``.why`` line, what an entry's name
-says), an older git-gasp's ``.json`` entry through ``adapters/hook_queue.entry_payload``,
+says), an older git-gasp's ``.json`` entry through ``adapters/agent_hook_queue.entry_payload``,
 and the failed commits' note through ``adapters/session_sweep.py``, which writes it.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from git_gasp.adapters.hook.queue_files import (
+from git_gasp.adapters.agent_hook.queue_files import (
     LOG_NAME,
     WHY_SUFFIX,
     entry_agent,
@@ -22,7 +22,7 @@ from git_gasp.adapters.hook.queue_files import (
     queued,
     set_aside_entries,
 )
-from git_gasp.adapters.hook_queue import entry_payload
+from git_gasp.adapters.agent_hook_queue import entry_payload
 from git_gasp.adapters.session_sweep import FAILED_COMMITS
 from git_gasp.base.errors import GaspError
 from git_gasp.base.fileops import read_regular_file

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import click
 
+from git_gasp.adapters.agent_hook.entry import USAGE, read_stdin
+from git_gasp.adapters.agent_hook.entry import run as queue_payload
+from git_gasp.adapters.agent_hook_sync import set_enabled
 from git_gasp.adapters.dialects import copilot as copilot_hooks
 from git_gasp.adapters.dialects import cursor as cursor_hooks
 from git_gasp.adapters.dialects import opencode as opencode_plugin
 from git_gasp.adapters.dialects.table import DIALECTS
-from git_gasp.adapters.hook.entry import USAGE, read_stdin
-from git_gasp.adapters.hook.entry import run as queue_payload
 from git_gasp.adapters.live import find_agent_root
 from git_gasp.adapters.prime import prime
-from git_gasp.adapters.sync_hook import set_enabled
 from git_gasp.adapters.wiring import mcp_entries
 from git_gasp.adapters.wiring.agent_hooks import (
     claude_settings_path,

@@ -10,7 +10,7 @@ import click
 
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.git import work_tree_top
-from git_gasp.cli.commands.hook_run import pre_receive, run_hook
+from git_gasp.cli.commands.githook_run import pre_receive, run_hook
 from git_gasp.doctor.agent_hooks import findings as agent_hook_findings
 from git_gasp.doctor.clone import diagnose, exit_status, report
 from git_gasp.doctor.mcp_entries import findings

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.hook.entry import top_string
-from git_gasp.adapters.hook.queue_files import lock_held, queued
+from git_gasp.adapters.agent_hook.entry import top_string
+from git_gasp.adapters.agent_hook.queue_files import lock_held, queued
 from git_gasp.store.lease import Lease
 from tests.adapters.samples import CLAUDE_HOOKS, read_jsonl
 from tests.testing.imports import imported
@@ -27,8 +27,9 @@ HOOK = str(Path(git_gasp_exe()[0]).with_name("git-gasp-hook"))
 HOOK_IMPORTS = frozenset({
     "__future__", "os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc",
     "errno", "fcntl",
-    "git_gasp", "git_gasp.adapters", "git_gasp.adapters.hook", "git_gasp.adapters.hook.entry",
-    "git_gasp.adapters.hook.queue_files", "git_gasp.adapters.hook.agent_proc", "git_gasp.base",
+    "git_gasp", "git_gasp.adapters", "git_gasp.adapters.agent_hook",
+    "git_gasp.adapters.agent_hook.entry", "git_gasp.adapters.agent_hook.queue_files",
+    "git_gasp.adapters.agent_hook.agent_proc", "git_gasp.base",
     "git_gasp.base.gitdir", "git_gasp.base.fileops", "git_gasp.base.errors",
     "git_gasp.base.agentnames",
     "git_gasp.base.record", "git_gasp.store", "git_gasp.store.holder",
@@ -54,10 +55,10 @@ def _imports(argv_code: str, cwd: Path, data: bytes) -> set[str]:
 def test_the_hook_imports_only_what_queueing_needs(agent):
     bare = _imports("pass", agent, b"")
     run = ("sys.argv[1:] = ['claude-code']\n"
-           "from git_gasp.adapters.hook.entry import main; main()")
+           "from git_gasp.adapters.agent_hook.entry import main; main()")
     for event in ("SessionStart", "PostToolUse"):
         mods = _imports(run, agent, _payload(agent, event))
-        assert "git_gasp.adapters.hook.entry" in mods
+        assert "git_gasp.adapters.agent_hook.entry" in mods
         assert not mods - bare - HOOK_IMPORTS, (event, sorted(mods - bare - HOOK_IMPORTS))
     drained(agent)
     assert not queued(str(agent / ".git" / "gasp"))

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.hook import held as hook_held
-from git_gasp.adapters.hook.queue_files import enqueue, held, queued
+from git_gasp.adapters.agent_hook import held as hook_held
+from git_gasp.adapters.agent_hook.queue_files import enqueue, held, queued
 from git_gasp.adapters.live import drain_pending
 from tests.testing.repos import make_project, shared_project
 from tests.testing.run import gasp, git, git_gasp_exe, out

@@ -110,7 +110,7 @@ def test_a_39kb_adversarial_payload_is_recorded(tmp_path):
 
 
 def test_a_failed_entry_is_set_aside_redacted(tmp_path):
-    from git_gasp.adapters.hook_queue import drain, enqueue
+    from git_gasp.adapters.agent_hook_queue import drain, enqueue
 
     assert gasp(tmp_path, "init", "bot").returncode == 0
     repo = tmp_path / "bot"

@@ -9,7 +9,7 @@ into; it never drops them silently: `hold` moves each entry to ``queue/held/``
 under the name it had, so held entries keep their order. At most HELD_MAX_ENTRIES
 entries and HELD_MAX_BYTES bytes are held: the oldest are kept, the rest dropped with a
 line in ``adapter.log``. An entry that is not JSON cannot be redacted: it is set aside
-in ``queue/failed/`` as any drain does (``hook_queue.set_aside``), which ``doctor``
+in ``queue/failed/`` as any drain does (``agent_hook_queue.set_aside``), which ``doctor``
 reports.
 
 Once a state is found, `release` moves the held entries back into the queue, ahead of
@@ -23,8 +23,8 @@ from __future__ import annotations
 import os
 import re
 
-from git_gasp.adapters.hook.queue_files import held, held_dir, log, queue_dir, queued
-from git_gasp.adapters.hook_queue import ENTRY_MAX, entry_bytes, redacted, set_aside
+from git_gasp.adapters.agent_hook.queue_files import held, held_dir, log, queue_dir, queued
+from git_gasp.adapters.agent_hook_queue import ENTRY_MAX, entry_bytes, redacted, set_aside
 from git_gasp.base.errors import GaspError
 from git_gasp.base.fileops import move_into_place, remove_file
 from git_gasp.base.files import atomic_write, read_file

@@ -8,7 +8,7 @@ renamed (so it is always whole), mode 0600 (it may hold secrets until it is drai
 under the git dir (never committed). Entries are drained in name order, which is the
 order the hooks queued them. ``hook.lock`` (flock) is held by whoever drains;
 ``adapter.log`` says what happened. The agent hook (``hook/entry.py``) imports this
-module, so it imports nothing beyond `base.fileops`; the drain is ``hook_queue.py``.
+module, so it imports nothing beyond `base.fileops`; the drain is ``agent_hook_queue.py``.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def keep(*entries: str) -> None:
 
 def held_dir(gdir: str) -> str:
     """Where payloads queued in a repository with no agent state yet wait, redacted, for
-    ``git gasp init --branch``: ``<gitdir>/gasp/queue/held`` (``adapters/hook/held.py``)."""
+    ``git gasp init --branch``: ``<gitdir>/gasp/queue/held`` (``adapters/agent_hook/held.py``)."""
     return os.path.join(queue_dir(gdir), "held")
 
 
@@ -90,7 +90,7 @@ def held(gdir: str) -> list[str]:
 
 def failed_dir(gdir: str) -> str:
     """Where an entry that could not be recorded is set aside, with its ``.why`` line:
-    ``<gitdir>/gasp/queue/failed`` (``hook_queue.set_aside``)."""
+    ``<gitdir>/gasp/queue/failed`` (``agent_hook_queue.set_aside``)."""
     return os.path.join(queue_dir(gdir), "failed")
 
 

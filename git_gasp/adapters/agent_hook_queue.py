@@ -26,8 +26,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_gasp.adapters.dialects import models as hook_models
-from git_gasp.adapters.hook.queue_files import (
+from git_gasp.adapters.agent_hook.queue_files import (
     WHY_SUFFIX,
     enqueue,
     entry_agent,
@@ -36,7 +35,8 @@ from git_gasp.adapters.hook.queue_files import (
     log,
     queued,
 )
-from git_gasp.adapters.hook_session import EVENTS, HookSession
+from git_gasp.adapters.agent_hook_session import EVENTS, HookSession
+from git_gasp.adapters.dialects import models as hook_models
 from git_gasp.adapters.payloads import (
     HookEvent,
     decode_payload,

@@ -1,4 +1,4 @@
-"""The drainer: ``python -m git_gasp.adapters.hook.drain [--report SINCE_MS] [--tell SESSION]
+"""The drainer: ``python -m git_gasp.adapters.agent_hook.drain [--report SINCE_MS] [--tell SESSION]
 [--] DIR`` records what the agent hooks queued in the git dir of DIR
 (``live.drain_pending``), then exits.
 
@@ -19,13 +19,13 @@ import json
 import os
 import sys
 
-from git_gasp.adapters.hook.held import first_time, notice
-from git_gasp.adapters.hook.queue_files import held, log
+from git_gasp.adapters.agent_hook.held import first_time, notice
+from git_gasp.adapters.agent_hook.queue_files import held, log
 from git_gasp.adapters.live import LOCK_WAIT_S, drain_pending, find_agent_root, gasp_dir
 from git_gasp.adapters.session_sweep import BoundaryCommit, failed_commits
 from git_gasp.base.gitdir import find_git_dir
 
-USAGE = ("usage: python -m git_gasp.adapters.hook.drain [--report SINCE_MS] [--tell SESSION] "
+USAGE = ("usage: python -m git_gasp.adapters.agent_hook.drain [--report SINCE_MS] [--tell SESSION] "
          "[--] DIR\n")
 
 

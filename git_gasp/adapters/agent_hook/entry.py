@@ -13,7 +13,7 @@ Claude Code and Codex run it on every hook event (``adapt … install`` writes i
    fsyncs it when it leaves it queued (`queue_files.keep`), as the hook did when it
    drained itself; a hook that can start no drainer fsyncs it before it exits;
 3. a drainer records the queue (``live.drain_pending``, run as ``python -m
-   git_gasp.adapters.hook.drain DIR``): on ``SessionStart``, ``Stop`` and ``SessionEnd`` (the
+   git_gasp.adapters.agent_hook.drain DIR``): on ``SessionStart``, ``Stop`` and ``SessionEnd`` (the
    events that close runs: a session's own, or those of sessions that ended unseen)
    the hook runs one and waits for it, with the hook's stderr, so a boundary commit
    that failed is said where the agent shows hook output (at ``SessionStart`` with its
@@ -31,7 +31,7 @@ and it exits 0 (a wrong command line exits 1, which the agent shows and ignores)
 
 Its imports are the point of this module (it runs twice per tool call): the standard
 library's ``os``, ``sys``, ``time``, ``fcntl`` and what ``base.fileops`` uses
-(``tests/adapters/test_hook_entry.py`` holds the list); no json, which imports ``re``
+(``tests/adapters/test_agent_hook_entry.py`` holds the list); no json, which imports ``re``
 and compiles its patterns: importing it on top of this module costs 30.5 M instructions
 (callgrind, ``python -S``), more than starting Python (27.8 M) and twice all the rest
 of its imports (15.2 M), so `top_string` reads the two top-level strings the hook
@@ -44,8 +44,8 @@ import os
 import sys
 import time
 
-from git_gasp.adapters.hook.agent_proc import agent_pid
-from git_gasp.adapters.hook.queue_files import AGENTS, enqueue, keep, lock_held, log
+from git_gasp.adapters.agent_hook.agent_proc import agent_pid
+from git_gasp.adapters.agent_hook.queue_files import AGENTS, enqueue, keep, lock_held, log
 from git_gasp.base.gitdir import find_git_dir
 
 USAGE = ("usage: git-gasp-hook AGENT [DIR]: reads one hook payload (JSON) on stdin, queues "
@@ -53,7 +53,7 @@ USAGE = ("usage: git-gasp-hook AGENT [DIR]: reads one hook payload (JSON) on std
          f"{', '.join(AGENTS)}. The agent runs it: `git gasp adapt claude-code install`")
 BOUNDARY_EVENTS = ("SessionStart", "Stop", "SessionEnd",  # drained while the hook waits
                    "AfterAgent")  # Gemini CLI's Stop
-DRAINER = "git_gasp.adapters.hook.drain"
+DRAINER = "git_gasp.adapters.agent_hook.drain"
 
 
 def top_string(data: bytes, key: str) -> str | None:
@@ -98,7 +98,7 @@ def payload_cwd(data: bytes) -> str | None:
 
 def start_drainer(start: str, *, report_since_ms: int | None = None,
                   tell: str | None = None) -> None:
-    """Run ``python -m git_gasp.adapters.hook.drain`` for `start`: with `report_since_ms`,
+    """Run ``python -m git_gasp.adapters.agent_hook.drain`` for `start`: with `report_since_ms`,
     waited for, with this process's stderr (it reports the boundary commits that failed
     since) and, with `tell` (the session's id, at its start), its stdout (where payloads
     are held for want of a state, it says what to run), else detached (a session of its
