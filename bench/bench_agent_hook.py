@@ -17,8 +17,8 @@ and of CPU time (user + system of the child: the drainer is not the hook's child
 time is not counted) and the ratios to (a).
 
 Then a burst: ``--burst`` tool calls (PreToolUse + PostToolUse each) queued at once, and
-the time one drainer (``python -m git_gasp.adapters.hook.drain``) takes to record them all,
-against recording as the hook did before it only queued: one process per payload that
+the time one drainer (``python -m git_gasp.adapters.agent_hook.drain``) takes to record
+them all, against recording as the hook did before it only queued: one process per payload that
 queues and drains (``live.run_hook``), for the next ``--burst`` calls.
 
 The hook and its interpreter are what a user runs (``bench/installed.py``: pip installs
@@ -54,11 +54,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from installed import installed_bin  # noqa: E402
 
-from git_gasp.adapters.hook.queue_files import enqueue, lock_held, queued  # noqa: E402
+from git_gasp.adapters.agent_hook.queue_files import enqueue, lock_held, queued  # noqa: E402
 from git_gasp.adapters.live import run_hook  # noqa: E402
 
 SAMPLES = ROOT / "tests" / "adapters" / "data" / "claude-code-2.1.328" / "hook-payloads.jsonl"
-IMPORTS = "import git_gasp.adapters.hook.entry"
+IMPORTS = "import git_gasp.adapters.agent_hook.entry"
 OLD_HOOK = ("import sys; from git_gasp.adapters.live import run_hook; "
             "run_hook(sys.stdin.buffer.read(), agent='claude-code')")
 SESSION = "6f48f32c-63b8-44c3-9f60-bench0000000"
@@ -158,8 +158,8 @@ def burst(repo: Path, pay: Payloads, first: int, n: int, python: str,
         for data in pay.call(i):
             enqueue(gdir, "claude-code", data)
     t0 = time.perf_counter()
-    subprocess.run([python, "-P", "-m", "git_gasp.adapters.hook.drain", "--", str(repo)], cwd=repo,
-                   env=env, check=True)
+    subprocess.run([python, "-P", "-m", "git_gasp.adapters.agent_hook.drain", "--", str(repo)],
+                   cwd=repo, env=env, check=True)
     drainer = time.perf_counter() - t0
     if queued(gdir):
         sys.exit("the drainer left entries queued")

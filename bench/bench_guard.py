@@ -163,8 +163,12 @@ class Timer:
 # the venv's site), import what the hook imports (a checkout without the click-free
 # hook imports the click CLI), and the CLI with click (`--version`).
 STEPS = {"start": ["-c", "pass"],
-         "imports": ["-c", "try:\n import git_gasp.cli.commands.hook_run, git_gasp.guard.warm\n"
-                     "except ImportError:\n import git_gasp.cli.main, git_gasp.cli.commands.hooks\n"
+         "imports": ["-c", "try:\n import git_gasp.cli.commands.githook_run, git_gasp.guard.warm\n"
+                     "except ImportError:\n try:\n"  # a checkout before the githook_ names
+                     "  import git_gasp.cli.commands.hook_run,"  # layout: keep
+                     " git_gasp.guard.warm\n"
+                     " except ImportError:\n"  # one before the click-free hook
+                     "  import git_gasp.cli.main, git_gasp.cli.commands.hooks\n"  # layout: keep
                      "import git_gasp.guard.commit_guard, git_gasp.guard.rejection"],
          "version": ["-m", "git_gasp.cli.main", "--version"]}
 

@@ -6,7 +6,7 @@ A bare remote with the server's pre-receive (`git gasp install-hooks --server`) 
 receive.denyNonFastForwards; N plain clones of it. Each clone, for R rounds, appends a
 goal pair, commits, and runs the installed `git gasp sync --json` with the default
 settings; all clones at once (`tests/testing/syncload.py`, the harness of
-tests/merge/test_sync_concurrency.py). Baselines measured in the same run: one clone
+tests/sync/test_sync_concurrency.py). Baselines measured in the same run: one clone
 doing its R rounds alone (no contention: the cost of a sync that never retries), and
 the same clone committing and running a plain `git push` instead (the transport and
 the server hook only). Prints pushes per second, retries per push, the exit codes and

@@ -1,18 +1,12 @@
-"""The package map, stated once: each layer imports only the layers to its left.
+"""The package map, stated once as a graph: each package names the packages it builds
+on (DEPENDS) and may import those and, transitively, what they build on; nothing else.
 
-    base → redact → protocol → odb → store → conformance → guard → runtime → merge →
-    githooks → adapters
-
-redact (pure text work) sits low, for everything that stores outside text; the
-framework bridges, OpenTelemetry, line attribution and the history page sit on
-runtime beside the rest (bridges, otel, attribution and view: the layers up to
-runtime, nothing above them uses them); kg uses only base; mcp (the MCP server) sits
-on every layer and kg, beside cli; proxy (rung 3, the model-API proxy) sits on every
-layer; cli may use anything. Relative imports and ``from
-git_gasp import X`` (which hides the layer it takes X from) are refused everywhere in
+The graph must be acyclic, name every package of the tree and only those, and agree
+line for line with the package map in CONTRIBUTING.md. Relative imports and ``from
+git_gasp import X`` (which hides the package it takes X from) are refused everywhere in
 the package.
 
-And the structure inside the layers: no import cycle between modules (every import
+And the structure inside the packages: no import cycle between modules (every import
 counts, function-local and TYPE_CHECKING ones too), at most 20 modules in a package
 folder (``cli/commands/``, one module per command, aside), at most 500 lines a module.
 """
@@ -20,26 +14,60 @@ folder (``cli/commands/``, one module per command, aside), at most 500 lines a m
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "git_gasp"
+CONTRIBUTING = PACKAGE.parent / "CONTRIBUTING.md"
 
-ORDER = ["base", "redact", "protocol", "odb", "store", "conformance", "guard", "runtime",
-         "merge", "githooks", "adapters"]
-ALLOWED = {layer: set(ORDER[:i]) for i, layer in enumerate(ORDER)}
-ALLOWED["bridges"] = ALLOWED["runtime"] | {"runtime"}
-ALLOWED["otel"] = ALLOWED["runtime"] | {"runtime"}
-ALLOWED["attribution"] = ALLOWED["runtime"] | {"runtime"}
-ALLOWED["kg"] = {"base"}
-ALLOWED["view"] = ALLOWED["runtime"] | {"runtime"}
-ALLOWED["recap"] = ALLOWED["runtime"] | {"runtime"}
-ALLOWED["mcp"] = set(ORDER) | {"kg"}
-ALLOWED["proxy"] = set(ORDER)
-ALLOWED["cli"] = set(ORDER) | {"bridges", "otel", "kg", "mcp", "attribution", "view", "proxy",
-                               "recap"}
+# package -> the packages it builds on (a new package adds its line here and in
+# CONTRIBUTING.md's package map)
+DEPENDS: dict[str, set[str]] = {
+    "base": set(),  # shared mechanics: errors, git, files, ids
+    "redact": {"base"},  # pure text work: secrets out of what is stored
+    "protocol": {"redact"},  # the format, no I/O
+    "odb": {"protocol"},  # git objects (dulwich)
+    "store": {"odb"},  # the agent repo on disk and in git
+    "conformance": {"store"},  # the seven checks
+    "guard": {"conformance"},  # pre-commit and pre-receive rules
+    "runtime": {"guard"},  # AgentState
+    "merge": {"protocol"},  # the union merge driver
+    "sync": {"merge", "runtime"},  # git gasp sync, recovery
+    "githooks": {"guard"},  # installing git hooks and the driver
+    "adapters": {"sync"},  # coding agents: sessions, agent hooks, wiring
+    "doctor": {"adapters", "githooks"},  # diagnoses all of the above
+    "bridges": {"runtime"},  # LangChain, OpenAI Agents SDK
+    "otel": {"runtime"},  # OpenTelemetry in and out
+    "attribution": {"runtime"},  # line attribution
+    "recap": {"runtime"},  # a run's account; resume's first prompt
+    "kg": {"base"},  # the knowledge graph, standalone
+    "view": {"runtime", "kg"},  # the HTML pages
+    "mcp": {"adapters", "kg"},  # the MCP server
+    "proxy": {"adapters"},  # the model-API proxy
+    "cli": {"doctor", "mcp", "proxy", "view", "attribution", "otel", "bridges",
+            "recap"},
+}
 TOP_LEVEL = {"__init__"}  # git_gasp/__init__.py: the lazy re-export of the runtime
+
+
+def closure(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """package -> every package it may import: what it builds on, transitively."""
+    out: dict[str, set[str]] = {}
+    for start in graph:
+        seen: set[str] = set()
+        todo = list(graph[start])
+        while todo:
+            node = todo.pop()
+            if node not in seen:
+                seen.add(node)
+                todo.extend(graph.get(node, ()))
+        out[start] = seen
+    return out
+
+
+ALLOWED = closure(DEPENDS)
 
 
 def _imports(path: Path) -> tuple[set[str], list[str]]:
@@ -69,20 +97,63 @@ def _imports(path: Path) -> tuple[set[str], list[str]]:
 
 def test_every_package_is_in_the_map():
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
-    assert packages == set(ALLOWED), "a package is missing from the map (or the map is stale)"
+    assert packages == set(DEPENDS), (
+        f"packages missing from DEPENDS: {sorted(packages - set(DEPENDS))}; "
+        f"in DEPENDS but not in the tree: {sorted(set(DEPENDS) - packages)}")
+    unknown = {p: sorted(d - set(DEPENDS)) for p, d in DEPENDS.items() if d - set(DEPENDS)}
+    assert not unknown, f"DEPENDS names packages that are not in it: {unknown}"
     modules = {p.stem for p in PACKAGE.glob("*.py")}
-    assert modules == TOP_LEVEL, f"modules outside every layer: {sorted(modules - TOP_LEVEL)}"
+    assert modules == TOP_LEVEL, f"modules outside every package: {sorted(modules - TOP_LEVEL)}"
 
 
-@pytest.mark.parametrize("layer", sorted(ALLOWED))
-def test_layer_imports_only_layers_to_its_left(layer):
+def test_the_package_graph_is_acyclic():
+    looped = [p for p, may in ALLOWED.items() if p in may]
+    cycles = strongly_connected(DEPENDS)
+    assert not looped and not cycles, "the package graph has a cycle:\n" + "\n".join(
+        "  " + " -> ".join(one_cycle(DEPENDS, c)) for c in cycles) + f" {looped}"
+
+
+@pytest.mark.parametrize("layer", sorted(DEPENDS))
+def test_layer_imports_only_what_it_builds_on(layer):
     bad = {}
     for path in sorted((PACKAGE / layer).rglob("*.py")):
         layers, refused = _imports(path)
         extra = layers - ALLOWED[layer] - {layer}
         if extra or refused:
             bad[str(path.relative_to(PACKAGE))] = sorted(extra) + refused
-    assert not bad, f"{layer} breaks the package map: {bad}"
+    assert not bad, f"{layer} breaks the package map (it builds on " \
+        f"{sorted(DEPENDS[layer])}): {bad}"
+
+
+def contributing_map(text: str) -> dict[str, set[str]]:
+    """The package map of CONTRIBUTING.md: the fenced block after the line that says
+    "Package map", one ``package  → what it builds on`` a line (``—`` for nothing)."""
+    block = re.search(r"Package map.*?\n[ \t]*```text\n(.*?)[ \t]*```", text, re.S)
+    assert block, "CONTRIBUTING.md has no ```text block after 'Package map'"
+    found: dict[str, set[str]] = {}
+    for line in block.group(1).splitlines():
+        name, _, rest = line.partition("→")
+        if not name.strip():
+            continue
+        deps = rest.split("#", 1)[0].replace("—", " ").replace(",", " ").split()
+        found[name.strip()] = set(deps)
+    return found
+
+
+def test_contributing_states_the_same_map():
+    stated = contributing_map(CONTRIBUTING.read_text(encoding="utf-8"))
+    differ = {p: (sorted(stated.get(p, {"(absent)"})), sorted(DEPENDS.get(p, {"(absent)"})))
+              for p in set(stated) | set(DEPENDS) if stated.get(p) != DEPENDS.get(p)}
+    assert not differ, f"CONTRIBUTING.md's package map differs (stated, DEPENDS): {differ}"
+
+
+def test_the_graph_checks_can_fail():
+    graph = {"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a"}}
+    assert closure(graph) == {"a": {"b", "c"}, "b": {"c"}, "c": set(), "d": {"a", "b", "c"}}
+    graph["c"] = {"a"}
+    assert strongly_connected(graph) == [{"a", "b", "c"}]
+    text = "Package map:\n\n```text\nbase   → —\nstore  → odb, base  # on disk\n```\n"
+    assert contributing_map(text) == {"base": set(), "store": {"odb", "base"}}
 
 
 def test_the_checker_catches_what_it_should(tmp_path):

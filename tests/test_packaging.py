@@ -42,8 +42,10 @@ LAYERS = tuple(
         "runtime",
         "guard",
         "merge",
+        "sync",
         "githooks",
         "adapters",
+        "doctor",
         "redact",
         "otel",
         "bridges",
@@ -199,7 +201,7 @@ def test_wheel_metadata(wheel):
     assert "git-gasp-hook" not in entry_points  # a plain script: no `import re` first
     script = zf.read(f"git_gasp-{git_gasp.__version__}.data/scripts/git-gasp-hook").decode()
     assert script.startswith("#!python\n")
-    assert "from git_gasp.adapters.hook.entry import main" in script
+    assert "from git_gasp.adapters.agent_hook.entry import main" in script
 
 
 @pytest.mark.slow

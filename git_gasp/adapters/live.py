@@ -47,7 +47,7 @@ message; SessionEnd → the last model turns,
 ``run.finished``, the
 redacted transcript archived to ``transcripts/<run id>.jsonl.gz`` and the run's
 boundary commit (followed by `git gasp sync` when the clone opted in:
-``sync_hook.py``). After each record the lifting rules, resumed from their saved state,
+``agent_hook_sync.py``). After each record the lifting rules, resumed from their saved state,
 take that one record, and what they infer right after it (evals, failures, the patch
 pinned to the commit, the decision) is recorded at once: work per hook is proportional
 to what it adds. A run whose session ended unseen (no SessionEnd) is closed by the next
@@ -59,10 +59,11 @@ open run. A
 session whose run already finished (a resumed session) continues in
 ``run_<agent>.<session id>.2``, ``.3``….
 
-Modules: ``hook/entry.py`` is the hook; this one finds where to record and drains
+Modules: ``agent_hook/entry.py`` is the hook; this one finds where to record and drains
 (`drain_pending`; `run_hook` queues and drains in one process, for tests and benches);
-``hook/queue_files.py`` holds the queue's files, ``hook_queue.py`` the drain under the lock
-and the mapping of one event, ``hook_session.py`` the per-session progress.
+``agent_hook/queue_files.py`` holds the queue's files, ``agent_hook_queue.py`` the drain
+under the lock and the mapping of one event, ``agent_hook_session.py`` the per-session
+progress.
 """
 
 from __future__ import annotations
@@ -71,9 +72,9 @@ import os
 import time
 import traceback
 
-from git_gasp.adapters.hook.entry import payload_cwd
-from git_gasp.adapters.hook.held import hold, release
-from git_gasp.adapters.hook.queue_files import (
+from git_gasp.adapters.agent_hook.entry import payload_cwd
+from git_gasp.adapters.agent_hook.held import hold, release
+from git_gasp.adapters.agent_hook.queue_files import (
     LOCK_NAME,
     enqueue,
     held,
@@ -82,8 +83,8 @@ from git_gasp.adapters.hook.queue_files import (
     log,
     queued,
 )
-from git_gasp.adapters.hook_queue import Drained, drain
-from git_gasp.adapters.sync_hook import run_requested
+from git_gasp.adapters.agent_hook_queue import Drained, drain
+from git_gasp.adapters.agent_hook_sync import run_requested
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError
 from git_gasp.base.fileops import try_lock

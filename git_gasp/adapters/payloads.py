@@ -39,7 +39,7 @@ HOOK_EVENTS = (
 
 # What of one payload string is ever stored: the hook keeps at most the first 2,000
 # characters of a tool input string and the first 1,000 / last 3,000 of an output
-# (``hook_session``), so a payload is cut to this much before it is redacted.
+# (``agent_hook_session``), so a payload is cut to this much before it is redacted.
 TRIM_HEAD = TRIM_TAIL = 8192
 TRIM_ITEMS = 200  # of a list: the first and the last half
 TRIM_DEPTH = 32  # containers nested deeper are cut to TRIM_MARK (the log allows 127 levels)

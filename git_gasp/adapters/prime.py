@@ -11,7 +11,7 @@ Text taken from the repo can never make a marker: every ``<!--`` in it is writte
 ``<\\!--`` (Markdown's escape: it still reads ``<!--``), so the section holds exactly
 one start and one end marker. A damaged section is repaired, never duplicated (see
 `splice`). The file is replaced atomically; a link is written at its target only
-inside the work tree (``install.py``).
+inside the work tree (``wiring/agent_hooks.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from git_gasp.adapters.dialects.table import DIALECTS
-from git_gasp.adapters.install import project_tree, write_project_file
+from git_gasp.adapters.wiring.agent_hooks import project_tree, write_project_file
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import link_target, read_file, read_text
 from git_gasp.protocol.manifest import ManifestError, parse_manifest

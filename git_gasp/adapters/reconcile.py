@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import time
 
-from git_gasp.adapters.hook_queue import drain
-from git_gasp.adapters.hook_session import HookSession
+from git_gasp.adapters.agent_hook_queue import drain
+from git_gasp.adapters.agent_hook_session import HookSession
 from git_gasp.adapters.live import gasp_dir
 from git_gasp.adapters.session_close import transcript_finished
 from git_gasp.adapters.session_sweep import close_session, commit_closed, open_sessions

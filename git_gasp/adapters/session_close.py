@@ -30,12 +30,12 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
+from git_gasp.adapters.agent_hook.agent_proc import agent_pid, proc_info
 from git_gasp.adapters.claude_code import read_transcript
 from git_gasp.adapters.claude_code import turn_finished as claude_turn_finished
 from git_gasp.adapters.codex import read_rollout
 from git_gasp.adapters.codex import turn_finished as codex_turn_finished
 from git_gasp.adapters.dialects import gemini, qwen
-from git_gasp.adapters.hook.agent_proc import agent_pid, proc_info
 from git_gasp.adapters.records import (
     MODEL_RESPONSE,
     USER_PROMPT,

@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_gasp.adapters.hook_session import HookSession
+from git_gasp.adapters.agent_hook_session import HookSession
+from git_gasp.adapters.agent_hook_sync import request
 from git_gasp.adapters.session_close import alive, transcript_finished
 from git_gasp.adapters.session_writer import run_id_for
-from git_gasp.adapters.sync_hook import request
 from git_gasp.base.files import atomic_write, read_text
 from git_gasp.runtime import commit_run
 from git_gasp.runtime.commit import CommitError
@@ -89,7 +89,7 @@ def failed_commits(gdir: str, since_ms: int = 0) -> list[BoundaryCommit]:
 
 
 def note_failed_commit(gdir: str, run_id: str, outcome: str, reason: str) -> None:
-    """Remember that run `run_id`'s boundary commit failed (`githooks.doctor_state`
+    """Remember that run `run_id`'s boundary commit failed (`doctor.agent_state`
     reports it until a commit with its Run-Id trailer is on the branch). Never raises."""
     path = os.path.join(gdir, FAILED_COMMITS)
     try:

@@ -11,7 +11,7 @@ target may lie (`link_targets_within`). Model: git's lock files (lockfile.c).
 
 `file_lock` is an exclusive ``flock`` with a timeout, raising `FileLocked`.
 
-The agent hook (``adapters/hook/``, run twice per tool call) queues its payload with
+The agent hook (``adapters/agent_hook/``, run twice per tool call) queues its payload with
 these alone, so this module imports only ``os``, ``stat``, ``errno``, ``fcntl`` and
 ``time``; the pathlib-level API (`read_file`, `atomic_write`, ...) is `base.files`.
 """

@@ -1,6 +1,6 @@
 """Finding a work tree's git dir without starting git: the one finder.
 
-`base.git.find_git_dir` and the agent hook (``adapters/hook/entry.py``, which runs on
+`base.git.find_git_dir` and the agent hook (``adapters/agent_hook/entry.py``, which runs on
 every agent step and imports only what enqueueing needs) both use `find_git_dir`, so
 this module imports nothing beyond `base.fileops`.
 """

@@ -86,7 +86,7 @@ def record_queued() -> None:
     reads the state (waiting for a drainer at work), so that it sees every event."""
     import os
 
-    from git_gasp.adapters.hook.queue_files import lock_held, queued
+    from git_gasp.adapters.agent_hook.queue_files import lock_held, queued
     from git_gasp.base.gitdir import find_git_dir
 
     try:

@@ -6,7 +6,7 @@ Nothing heavy is imported at start-up, not even click: what git runs on every co
 [--check]``, and ``--version`` run without it (`hook_main`, `receive_main`), with the
 same output, exit codes and one-line errors as through click, which parses everything
 else (`click_main`); each command's module is imported when that command runs. The
-agent hook is a program of its own, ``git-gasp-hook`` (`adapters.hook.entry`).
+agent hook is a program of its own, ``git-gasp-hook`` (`adapters.agent_hook.entry`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def hook_main(name: str) -> NoReturn:
 
     gc.disable()  # a short run that exits at once: no collection pauses while it loads
     try:
-        from git_gasp.cli.commands.hook_run import run_hook
+        from git_gasp.cli.commands.githook_run import run_hook
 
         run_hook(name)
     except BaseException as exc:  # noqa: BLE001 - the one handler decides
@@ -45,7 +45,7 @@ def hook_main(name: str) -> NoReturn:
 def receive_main(check: bool) -> NoReturn:
     """Run the server's ``git gasp hook pre-receive [--check]`` without click."""
     try:
-        from git_gasp.cli.commands.hook_run import pre_receive
+        from git_gasp.cli.commands.githook_run import pre_receive
 
         code = pre_receive(check)
     except BaseException as exc:  # noqa: BLE001 - the one handler decides

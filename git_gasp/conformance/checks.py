@@ -16,7 +16,7 @@ from pathlib import Path
 from git_gasp.base.agentconfig import parse_config
 from git_gasp.base.errors import FormatError, NotAGitRepo
 from git_gasp.base.files import open_file
-from git_gasp.base.forked import Forked
+from git_gasp.conformance.forked import Forked
 from git_gasp.conformance.history.cache import walk_is_short
 from git_gasp.conformance.history.check import check_history
 from git_gasp.conformance.history.tipfacts import PendingTip, TipFacts
@@ -331,7 +331,7 @@ def run_all(repo: AgentRepo, *, fixture: bool = False, use_cache: bool = True,
             meanwhile: Callable[[], None] | None = None) -> list[CheckResult]:
     """Run the seven checks (check 4 first: the others resume from a saved state of the
     log only as far as it proved the log extends it); `strict` turns the soft notes
-    into failures. Check 4's walk runs in a forked child where it can (`base.forked`),
+    into failures. Check 4's walk runs in a forked child where it can (`conformance.forked`),
     beside the log pass; `meanwhile` runs once beside it (else first); what it raises
     stops the check."""
     packs = _result(3)

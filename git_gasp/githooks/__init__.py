@@ -1,4 +1,5 @@
-"""Git hooks for multiplayer git: install/uninstall the guard hooks, hook managers,
-`doctor`. (Agent hook payloads live in ``adapters/payloads.py``; the guard itself in
-``guard/``.) The script templates live in the top-level ``hooks/``; see ``templates``.
+"""Git hooks for multiplayer git: install/uninstall the guard hooks (per clone, and once
+per machine), hook managers, the server's pre-receive. (Agent hooks, the ones a coding
+agent runs, are ``adapters/``'s; the guard itself is ``guard/``; `git gasp doctor` is
+``doctor/``.) The script templates live in the top-level ``hooks/``; see ``templates``.
 """

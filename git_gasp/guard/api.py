@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from git_gasp.conformance.saved.index_cache import CommittedLogCache
 from git_gasp.guard.commit_guard import _Guard
+from git_gasp.guard.committed_log_cache import CommittedLogCache
 from git_gasp.guard.rejection import Rejection
 from git_gasp.guard.secrets_rule import check_secrets
 from git_gasp.guard.staged import File

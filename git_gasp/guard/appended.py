@@ -13,7 +13,7 @@ from git_gasp.conformance.rules import (
     pairing_problems,
     restatement_problems,
 )
-from git_gasp.conformance.saved.committed_log import CommittedLog
+from git_gasp.guard.committed_log import CommittedLog
 from git_gasp.guard.rejection import CHECK5, CHECK7
 from git_gasp.protocol.envelope import OPS_KIND, Event
 from git_gasp.protocol.vocab import ENTITY_CREATING

@@ -12,7 +12,7 @@ checks 1, 5 and 7 given the committed log before them. Only the paths the commit
 changes are looked at (``staged``: git names them), and only HEAD's, the parents'
 and the index's blobs of those paths are read: never the rest of the tree, never the
 history. The committed log is not even parsed when its index is cached
-(``index_cache``, per blob id): the staged blob is proved to extend it by hashing its
+(``committed_log_cache``, per blob id): the staged blob is proved to extend it by hashing its
 first bytes (a blob id is their sha1), and only the lines new events refer to are
 parsed. Each extension proved for a commit that passes is recorded for check 4
 (``conformance.proven``).
@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING
 
 from git_gasp.conformance.history.proven import record_extensions
 from git_gasp.conformance.rules import roundtrip_problem
-from git_gasp.conformance.saved.committed_log import CommittedLog, TooLarge
-from git_gasp.conformance.saved.index_cache import CommittedLogCache
 from git_gasp.guard.appended import AppendedEvents
+from git_gasp.guard.committed_log import CommittedLog, TooLarge
+from git_gasp.guard.committed_log_cache import CommittedLogCache
 from git_gasp.guard.identity_rule import (
     IDENTITY_FIX,
     IDENTITY_RULE,

@@ -12,7 +12,8 @@ without losing fields), `model` (entity/relation files), `config` (config.yml),
 `workspace` (clone, worktrees, sync), `records` (one indexed file), `packed` (the
 index format and the Graph over it), `index` (the search index cache), `document`
 (the save document), `plan` (what a save writes: no git, no writes), `save`
-(apply, commit, push), `search`, `info`, `view`, `branches` (fork/switch), `prune`,
+(apply, commit, push), `search`, `info`, `branches` (fork/switch), `prune`,
 `skills` (install-skill; the file itself is skill/SKILL.md). Git runs through
-base.git, files are replaced through base.files.
+base.git, files are replaced through base.files. The graph's HTML page (`kg view`)
+is ``view.kg_page``.
 """

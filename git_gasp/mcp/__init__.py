@@ -5,6 +5,6 @@ One module a job (``[mcp]`` of .agent/config.toml is read by ``base.agentconfig`
 ids typed short into full ones; `search` and `ready` are queries over the graph;
 `recall` reads the memory facts; `knowledge` the Perstate knowledge graph; `writes`
 the write tools behind the CLI's write gate; `server` binds them to the official `mcp`
-SDK (the only module that imports it); `wiring` writes and checks the agents' MCP
-entries (.mcp.json, Codex's config.toml).
+SDK (the only module that imports it). The agents' MCP entries that start this server
+are written by ``adapters.wiring.mcp_entries``.
 """

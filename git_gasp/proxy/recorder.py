@@ -2,7 +2,7 @@
 
 The relay hands each finished model call (``exchange.Exchange``) to :meth:`Recorder.submit`;
 one thread records them in order through the hooks' own session writer
-(``adapters.hook_session.HookSession``, so the same redaction, capture rules, lifting
+(``adapters.agent_hook_session.HookSession``, so the same redaction, capture rules, lifting
 and stable ids), holding the repository's lease only while it writes:
 
 - the first call of a session starts its run (``run_proxy.<session id>``, its progress
@@ -33,8 +33,8 @@ import time
 import traceback
 from hashlib import sha256
 
-from git_gasp.adapters.hook.queue_files import log
-from git_gasp.adapters.hook_session import HookSession
+from git_gasp.adapters.agent_hook.queue_files import log
+from git_gasp.adapters.agent_hook_session import HookSession
 from git_gasp.adapters.live import gasp_dir
 from git_gasp.adapters.payloads import HookEvent
 from git_gasp.adapters.session_sweep import close_session, commit_closed, open_sessions

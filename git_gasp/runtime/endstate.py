@@ -1,6 +1,6 @@
 """The fold at the log's end, kept under the git dir for the next open of the same log.
 
-A live hook (``adapters/hook_queue.py``) opens the state, appends a few events and
+A live hook (``adapters/agent_hook_queue.py``) opens the state, appends a few events and
 exits; the next hook, a second later, would parse and fold every line since the last
 snapshot again (a session's whole log, when nothing snapshots it: linear per hook,
 quadratic per session). So the hook saves what it folded, in

@@ -1,7 +1,9 @@
-"""`git gasp view`: the agent's history as one self-contained, offline HTML page.
+"""The self-contained, offline HTML pages: `git gasp view` and `git gasp kg view`.
 
-``data`` (what the page holds: domain nodes and relations whole, events as rows, the
-raw layer counted per run), ``runs`` (the run summaries of the timeline), ``page``
+``data`` (what the `view` page holds: domain nodes and relations whole, events as rows,
+the raw layer counted per run), ``runs`` (the run summaries of the timeline), ``page``
 (the template, its CSS and JS from package data, inlined under a strict CSP, and the
-write). On the layers up to runtime; the page's escaping is ``base.htmlpage``'s.
+write); ``kg_page`` the knowledge graph's page (`kg view`); ``htmlpage`` what both share:
+data that cannot escape its script element, and the CSP. On the layers up to runtime,
+and kg.
 """

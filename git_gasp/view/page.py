@@ -1,7 +1,7 @@
 """`git gasp view`: the agent's history as one self-contained, offline HTML file.
 
 The page is page.html with page.css and page.js (package data) inlined and the data
-(`view.data`) in a `<script type="application/json">` escaped by `base.htmlpage`;
+(`view.data`) in a `<script type="application/json">` escaped by `view.htmlpage`;
 its Content-Security-Policy allows those two inline blocks by hash and nothing else
 (no network, no other script). The script puts log text into the DOM only through
 `textContent`, so a title holding markup is shown as text, never parsed.
@@ -19,7 +19,7 @@ from typing import Any
 from git_gasp.base.errors import GaspError, NotAGitRepo
 from git_gasp.base.files import write_output
 from git_gasp.base.git import git_dir
-from git_gasp.base.htmlpage import script_json, strict_csp
+from git_gasp.view.htmlpage import script_json, strict_csp
 
 ASSETS = ("page.html", "page.css", "page.js")
 _SLOT = re.compile(r"__(CSP|TITLE|STYLE|SCRIPT|DATA)__")

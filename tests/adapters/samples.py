@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.hook.queue_files import enqueue
+from git_gasp.adapters.agent_hook.queue_files import enqueue
 from tests.testing.run import drained, gasp, git, out
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from git_gasp.adapters.dialects.table import DIALECTS, MODEL_EVENTS, neutral_event
-from git_gasp.adapters.install import AGENT_EVENTS, our_entries
 from git_gasp.adapters.payloads import HOOK_EVENTS
+from git_gasp.adapters.wiring.agent_hooks import AGENT_EVENTS, our_entries
 from git_gasp.base.agentnames import AGENTS
 from tests.testing.run import gasp, git, out
 

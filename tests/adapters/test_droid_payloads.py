@@ -10,8 +10,8 @@ import json
 import pytest
 
 from git_gasp.adapters.dialects.table import DIALECTS
-from git_gasp.adapters.install import our_entries
 from git_gasp.adapters.payloads import detect_agent, parse_hook_payload
+from git_gasp.adapters.wiring.agent_hooks import our_entries
 from tests.adapters.samples import DATA, read_jsonl, replay_session, spine_of
 from tests.testing.run import gasp, git, out
 

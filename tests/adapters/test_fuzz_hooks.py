@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from git_gasp.adapters.hook_queue import entry_payload
+from git_gasp.adapters.agent_hook_queue import entry_payload
 from git_gasp.adapters.live import run_hook
 from git_gasp.adapters.payloads import parse_hook_payload, trim_payload
 from git_gasp.adapters.session_writer import run_id_for

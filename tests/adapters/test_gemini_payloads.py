@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from git_gasp.adapters.agent_hook import entry
+from git_gasp.adapters.agent_hook.queue_files import queued
 from git_gasp.adapters.dialects import gemini
-from git_gasp.adapters.hook import entry
-from git_gasp.adapters.hook.queue_files import queued
 from git_gasp.adapters.payloads import parse_hook_payload
 from tests.adapters.samples import DATA, read_jsonl, replay_session, spine_of
 from tests.testing.run import gasp, git, out

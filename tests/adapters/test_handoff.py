@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.hook import handoff
+from git_gasp.adapters.agent_hook import handoff
 from git_gasp.adapters.live import gasp_dir, run_hook
 from git_gasp.adapters.session_writer import run_id_for
 from tests.testing.run import gasp, out

@@ -11,15 +11,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from git_gasp.adapters.install import (
+from git_gasp.adapters.payloads import HOOK_EVENTS
+from git_gasp.adapters.wiring.agent_hooks import (
     AGENT_EVENTS,
     command_agent,
     hook_command,
     is_ours,
     merge_hooks,
 )
-from git_gasp.adapters.json_edit import apply_hooks
-from git_gasp.adapters.payloads import HOOK_EVENTS
+from git_gasp.adapters.wiring.json_edit import apply_hooks
 from tests.testing.run import git
 
 PORTABLE = "git-gasp-hook claude-code"
@@ -290,7 +290,7 @@ def test_a_linked_codex_hooks_json_is_written_at_its_target(project):
 
 
 def test_an_absolute_path_we_could_not_recognise_is_refused(monkeypatch, tmp_path):
-    from git_gasp.adapters import install
+    from git_gasp.adapters.wiring import agent_hooks as install
     from git_gasp.base.errors import GaspError
 
     odd = tmp_path / "v (1)" / "git-gasp-hook"
@@ -300,7 +300,7 @@ def test_an_absolute_path_we_could_not_recognise_is_refused(monkeypatch, tmp_pat
 
 
 def test_the_local_file_is_kept_out_of_commits_once(project):
-    from git_gasp.adapters.install import keep_local_untracked
+    from git_gasp.adapters.wiring.agent_hooks import keep_local_untracked
 
     said = keep_local_untracked(project)
     assert said is not None and said.startswith("added .claude/settings.local.json to ")

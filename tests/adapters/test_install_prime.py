@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.install import AGENT_EVENTS, is_ours
 from git_gasp.adapters.payloads import HOOK_EVENTS
 from git_gasp.adapters.prime import BEGIN, END
+from git_gasp.adapters.wiring.agent_hooks import AGENT_EVENTS, is_ours
 from tests.adapters.samples import CLAUDE_TRANSCRIPT
 from tests.testing.run import gasp, git, out
 

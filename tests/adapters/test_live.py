@@ -272,7 +272,7 @@ def test_import_runs_beside_an_open_hook_session(agent_repo):
 
 def _drain_once(repo: Path, row: dict, again: tuple[Path, bytes] | None = None):
     """Queue `row` (or put back the entry `again`) and drain it; return the entry."""
-    from git_gasp.adapters.hook_queue import drain, enqueue
+    from git_gasp.adapters.agent_hook_queue import drain, enqueue
     from git_gasp.adapters.live import gasp_dir
     from git_gasp.adapters.payloads import parse_hook_payload
 
@@ -314,7 +314,7 @@ def test_a_replayed_queue_entry_adds_nothing(agent_repo):
 
 
 def test_hooks_keep_a_cached_graph_lazy(agent_repo):
-    from git_gasp.adapters.hook_queue import process
+    from git_gasp.adapters.agent_hook_queue import process
     from git_gasp.adapters.live import gasp_dir
     from git_gasp.adapters.payloads import parse_hook_payload
     from git_gasp.runtime import AgentState

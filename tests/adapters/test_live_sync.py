@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from git_gasp.adapters.agent_hook_sync import CONFIG_KEY, REQUEST, enabled, request, set_enabled
 from git_gasp.adapters.session_writer import run_id_for
-from git_gasp.adapters.sync_hook import CONFIG_KEY, REQUEST, enabled, request, set_enabled
 from tests.adapters.test_live import CLAUDE_HOOKS, CLAUDE_SID, adapter_log, payloads, replay
 from tests.testing.run import gasp, git, out
 

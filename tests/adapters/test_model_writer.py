@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
+from git_gasp.adapters.agent_hook_session import HookSession
 from git_gasp.adapters.dialects import models as hook_models
-from git_gasp.adapters.hook_session import HookSession
 from git_gasp.adapters.live import gasp_dir
 from git_gasp.adapters.payloads import HookEvent
 from git_gasp.adapters.records import MODEL_RESPONSE, Record

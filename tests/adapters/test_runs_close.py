@@ -149,7 +149,7 @@ def test_a_running_agent_keeps_its_run_open(repo):
 
 
 def test_an_unknown_agent_is_ended_when_quiet_long_enough(repo):
-    from git_gasp.adapters.hook_queue import process
+    from git_gasp.adapters.agent_hook_queue import process
     from git_gasp.adapters.live import gasp_dir
     from git_gasp.adapters.payloads import parse_hook_payload
     from git_gasp.runtime import AgentState
@@ -239,7 +239,7 @@ def test_replayed_payloads_open_nothing_twice(repo, tmp_path):
 
 def _feed(repo: Path, rows: list[dict], counts: list[int] | None = None) -> None:
     """Record `rows` in this process, one `process` call each (as the queue does)."""
-    from git_gasp.adapters.hook_queue import process
+    from git_gasp.adapters.agent_hook_queue import process
     from git_gasp.adapters.lifting import Lifter
     from git_gasp.adapters.live import gasp_dir
     from git_gasp.adapters.payloads import parse_hook_payload

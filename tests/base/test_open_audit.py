@@ -40,7 +40,7 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("base/fileops.py", "_Flock.acquire"): _HELPER + ": a lock file (O_NOFOLLOW), flocked, never "
     "read",
     ("base/fileops.py", "sync_dir"): _DIRECTORY,
-    ("adapters/hook/drain.py", "main"): "os.devnull, put on stdout while a SessionStart's "
+    ("adapters/agent_hook/drain.py", "main"): "os.devnull, put on stdout while a SessionStart's "
     "drainer works (the agent reads that stdout: only the held queue's message goes there)",
     ("base/files.py", "write_output"): _ARGUMENT + ": a character device or FIFO the "
     "user named as output, written to as a shell's > would (never replaced by a file)",

@@ -69,7 +69,7 @@ def offline(monkeypatch):
 def _close_default_loop() -> None:
     """Runner.run_sync leaves this thread's default event loop open, its executor's
     thread (a sync tool ran there) alive: close both, so no later test runs in a process
-    with a stray thread (base/forked forks only a single-threaded process)."""
+    with a stray thread (conformance/forked forks only a single-threaded process)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         policy = asyncio.get_event_loop_policy()

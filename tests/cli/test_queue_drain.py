@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from git_gasp.adapters.hook.queue_files import enqueue, queued
+from git_gasp.adapters.agent_hook.queue_files import enqueue, queued
 from tests.testing.run import gasp, out
 
 

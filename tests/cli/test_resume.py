@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.adapters.hook import handoff
+from git_gasp.adapters.agent_hook import handoff
 from git_gasp.adapters.live import gasp_dir
 from git_gasp.adapters.session_writer import run_id_for
 from tests.testing.run import gasp, ok, out

@@ -77,7 +77,7 @@ def _run_check(*args: str) -> None:
 @pytest.mark.parametrize("as_json", [False, True])
 def test_check_on_a_pseudo_terminal_shows_and_clears_the_walk(agent, monkeypatch, as_json,
                                                               forked):
-    """Also when the walk runs in a forked child (`base.forked`), which draws and wipes
+    """Also when the walk runs in a forked child (`conformance.forked`), which draws and wipes
     the line itself (`calls` then stays in the child)."""
     calls: list = []
     _fake_walk(monkeypatch, calls)

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from git_gasp.base.forked import fork_allowed
 from git_gasp.conformance import checks
+from git_gasp.conformance.forked import fork_allowed
 from git_gasp.conformance.logcheck import analyze_log
 from git_gasp.conformance.runner import check_repo
 from git_gasp.conformance.saved import index_files

@@ -78,8 +78,7 @@ def test_a_re_check_gives_the_same_report_in_one_process_or_two(tmp_path: Path) 
 
 def test_the_walk_forks_only_when_the_cache_does_not_cover_head(tmp_path: Path,
                                                                monkeypatch) -> None:
-    from git_gasp.base import forked
-    from git_gasp.conformance import checks
+    from git_gasp.conformance import checks, forked
     from git_gasp.conformance.checks import run_all
     from git_gasp.store.agent import load_agent
 

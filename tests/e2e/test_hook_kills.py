@@ -51,7 +51,7 @@ def _drainers(repo: Path) -> list[int]:
                 cmd = fh.read()
         except OSError:
             continue
-        if b"git_gasp.adapters.hook.drain" in cmd and mark in cmd.split(b"\0"):
+        if b"git_gasp.adapters.agent_hook.drain" in cmd and mark in cmd.split(b"\0"):
             found.append(int(pid))
     return found
 

@@ -319,7 +319,7 @@ NAMES = ["event_g1", "event_g1o", "spaced", "escaped", "dup", "dup_last", "goal_
 
 
 def test_old_log_index_matches_a_full_lenient_parse_built_at_once_or_grown():
-    from git_gasp.conformance.saved.committed_log import CommittedLog
+    from git_gasp.guard.committed_log import CommittedLog
 
     data = b"".join(ODD_LINES)
     want = _reference(data)
@@ -340,7 +340,7 @@ def test_old_log_index_matches_a_full_lenient_parse_built_at_once_or_grown():
 
 def test_old_log_index_grown_from_parsed_events_matches_a_reparse(monkeypatch):
     """save_staged hands the appended lines' events over: no second parse, same index."""
-    from git_gasp.conformance.saved import committed_log
+    from git_gasp.guard import committed_log
     from git_gasp.protocol.envelope import parse_line, split_lines
 
     base = goal_pair(1) + ops("oo1", None, {"CreateNode": {"id": "node_a", "kind": "goal",
@@ -363,7 +363,8 @@ def test_old_log_index_grown_from_parsed_events_matches_a_reparse(monkeypatch):
 
 
 def test_old_log_index_survives_hash_collisions(monkeypatch):
-    from git_gasp.conformance.saved import committed_log, lineindex
+    from git_gasp.conformance.saved import lineindex
+    from git_gasp.guard import committed_log
 
     monkeypatch.setattr(lineindex.zlib, "crc32", lambda data: 0)  # every key collides
     data = b"".join(ODD_LINES)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.kg.view import render, script_json
+from git_gasp.view.kg_page import render, script_json
 from tests.kg.helpers import kg
 from tests.testing.chromium import body_attrs as _body_attrs
 from tests.testing.chromium import console as _console

@@ -123,7 +123,7 @@ def test_the_service_records_what_the_hooks_queued_before_it_answers(agent):
     the state the next answer reads."""
     import json
 
-    from git_gasp.adapters.hook.queue_files import enqueue, queued
+    from git_gasp.adapters.agent_hook.queue_files import enqueue, queued
     from git_gasp.adapters.session_writer import run_id_for
 
     service = Service(agent, "w")

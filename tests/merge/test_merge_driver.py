@@ -1,6 +1,6 @@
 """The union merge driver on bytes and on temp files (no repository needed).
 
-`tests/test_merge_git.py` drives the same driver through real merges, rebases,
+`tests/merge/test_merge_git.py` drives the same driver through real merges, rebases,
 cherry-picks and stash pops.
 """
 

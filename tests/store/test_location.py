@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from git_gasp.merge.sync import agent_root
 from git_gasp.store.location import find_root, is_manifest
+from git_gasp.sync.sync import agent_root
 from tests.testing.repos import init_branch, make_project, record_run
 from tests.testing.run import gasp, git, out
 

@@ -1,5 +1,5 @@
 """`no_network`: refuse (and record) every internet connect for a test, and fail it if
-one was tried or if it left a thread running (base/forked forks only a process with one
+one was tried or if it left a thread running (conformance/forked forks only a process with one
 thread)."""
 
 from __future__ import annotations
@@ -30,4 +30,4 @@ def no_network(monkeypatch: pytest.MonkeyPatch, what: str) -> Iterator[list]:
     yield attempts
     assert not attempts, f"a test among the {what} tried the network: {attempts}"
     stray = [t.name for t in set(threading.enumerate()) - threads]
-    assert not stray, f"threads left running (base/forked then will not fork): {stray}"
+    assert not stray, f"threads left running (conformance/forked then will not fork): {stray}"

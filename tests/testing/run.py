@@ -64,6 +64,6 @@ def commit_all(repo: Path, message: str) -> str:
 def drained(where: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     """Wait until what the agent hooks queued in the git dir of `where` is recorded: run
     the drainer as the hook does at SessionEnd (it waits for a drainer at work first)."""
-    return subprocess.run([sys.executable, "-P", "-m", "git_gasp.adapters.hook.drain",
+    return subprocess.run([sys.executable, "-P", "-m", "git_gasp.adapters.agent_hook.drain",
                            "--report", "0", "--", str(where)],
                           capture_output=True, env=env, check=True)

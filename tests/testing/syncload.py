@@ -1,4 +1,4 @@
-"""Many clones syncing to one remote at once (tests/merge/test_sync_concurrency.py and
+"""Many clones syncing to one remote at once (tests/sync/test_sync_concurrency.py and
 bench/bench_sync.py): each clone appends a goal pair and commits, then runs the
 installed `git gasp sync --json`, for a number of rounds, all clones in parallel."""
 

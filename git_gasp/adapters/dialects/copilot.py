@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 from git_gasp.adapters.dialects.table import DIALECTS
-from git_gasp.adapters.install import HOOK_TIMEOUT_S, command_agent, write_project_file
+from git_gasp.adapters.wiring.agent_hooks import HOOK_TIMEOUT_S, command_agent, write_project_file
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.fileops import remove_file

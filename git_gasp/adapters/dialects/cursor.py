@@ -25,15 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.dialects.table import DIALECTS
-from git_gasp.adapters.install import (
+from git_gasp.adapters.records import output_text
+from git_gasp.adapters.wiring.agent_hooks import (
     HOOK_TIMEOUT_S,
     command_agent,
     load_settings,
     write_project_file,
     write_user_file,
 )
-from git_gasp.adapters.json_edit import apply_hooks
-from git_gasp.adapters.records import output_text
+from git_gasp.adapters.wiring.json_edit import apply_hooks
 from git_gasp.base.fileops import remove_file
 
 AGENT = "cursor"

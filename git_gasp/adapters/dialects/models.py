@@ -19,9 +19,9 @@ its model calls instead (Qwen Code) has them recorded from it
 
 from __future__ import annotations
 
+from git_gasp.adapters.agent_hook_session import HookSession, _digest
 from git_gasp.adapters.dialects import opencode
 from git_gasp.adapters.dialects.gemini import model_response
-from git_gasp.adapters.hook_session import HookSession, _digest
 from git_gasp.adapters.payloads import HookEvent
 from git_gasp.adapters.records import parse_ts
 

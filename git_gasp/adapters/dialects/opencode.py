@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from git_gasp.adapters.dialects.table import DIALECTS
-from git_gasp.adapters.install import command_agent, write_project_file
-from git_gasp.adapters.json_edit import apply_member
 from git_gasp.adapters.records import output_text, parse_ts
+from git_gasp.adapters.wiring.agent_hooks import command_agent, write_project_file
+from git_gasp.adapters.wiring.json_edit import apply_member
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.errors import FormatError, GaspError
 from git_gasp.base.fileops import remove_file
@@ -199,7 +199,7 @@ def plugin_agent(text: str) -> str | None:
 
 
 CONFIG = "opencode.json"  # the project's config; its MCP servers are its ``mcp`` table
-SERVER = "gasp"  # the name every agent's MCP entry of git-gasp has (``mcp/wiring.py``)
+SERVER = "gasp"  # the name every agent's MCP entry of git-gasp has (``wiring/mcp_entries.py``)
 MCP_ENTRY = {"type": "local", "command": ["git", "gasp", "mcp"], "enabled": True}
 
 

@@ -9,13 +9,17 @@ from pathlib import Path
 
 import click
 
+from git_gasp.adapters.agent_hook.entry import USAGE, read_stdin
+from git_gasp.adapters.agent_hook.entry import run as queue_payload
+from git_gasp.adapters.agent_hook_sync import set_enabled
 from git_gasp.adapters.dialects import copilot as copilot_hooks
 from git_gasp.adapters.dialects import cursor as cursor_hooks
 from git_gasp.adapters.dialects import opencode as opencode_plugin
 from git_gasp.adapters.dialects.table import DIALECTS
-from git_gasp.adapters.hook.entry import USAGE, read_stdin
-from git_gasp.adapters.hook.entry import run as queue_payload
-from git_gasp.adapters.install import (
+from git_gasp.adapters.live import find_agent_root
+from git_gasp.adapters.prime import prime
+from git_gasp.adapters.wiring import mcp_entries
+from git_gasp.adapters.wiring.agent_hooks import (
     claude_settings_path,
     codex_hooks_path,
     codex_trust_note,
@@ -28,13 +32,9 @@ from git_gasp.adapters.install import (
     settings_path,
     write_project_file,
 )
-from git_gasp.adapters.live import find_agent_root
-from git_gasp.adapters.prime import prime
-from git_gasp.adapters.sync_hook import set_enabled
 from git_gasp.base.errors import GaspError
 from git_gasp.cli.commands.mcp import EXTRA, sdk_missing
 from git_gasp.cli.commands.reconcile import reconcile_command
-from git_gasp.mcp import wiring
 from git_gasp.store.location import configured
 
 _REPO = click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
@@ -60,22 +60,22 @@ def _mcp_preflight(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
     """With --mcp, refuse what the MCP entry would refuse before the hooks are written:
     a refused install writes nothing."""
     if mcp and agent in SETTINGS_MCP:
-        wiring.preflight_settings(repo, DIALECTS[agent].mcp[0], uninstall)
+        mcp_entries.preflight_settings(repo, DIALECTS[agent].mcp[0], uninstall)
     elif mcp:
-        wiring.preflight(repo, agent == "claude-code", uninstall)
+        mcp_entries.preflight(repo, agent == "claude-code", uninstall)
 
 
 def _mcp_entry(agent: str, repo: Path, mcp: bool, uninstall: bool) -> None:
     if not mcp:
         return
     if agent == "claude-code":
-        path, changed = wiring.install_claude(repo, uninstall)
+        path, changed = mcp_entries.install_claude(repo, uninstall)
         comments = False
     elif agent in SETTINGS_MCP:
-        path, changed = wiring.install_settings(repo, DIALECTS[agent].mcp[0], uninstall)
+        path, changed = mcp_entries.install_settings(repo, DIALECTS[agent].mcp[0], uninstall)
         comments = False
     else:
-        path, changed, comments = wiring.install_codex(repo, uninstall)
+        path, changed, comments = mcp_entries.install_codex(repo, uninstall)
     if uninstall:
         click.echo(f"removed the gasp MCP server from {path}" if changed else
                    f"no gasp MCP server in {path}")

@@ -1,7 +1,7 @@
 """`git gasp init`: create a conformant agent repo (Part I layout) with a first commit,
 at PATH or, with --branch, on its own branch beside an existing project. With --branch
 (new, joined or attached again) it then records the hook payloads held in the
-project's git dir while it had no state (``adapters/hook/held.py``)."""
+project's git dir while it had no state (``adapters/agent_hook/held.py``)."""
 
 from __future__ import annotations
 

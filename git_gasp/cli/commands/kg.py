@@ -18,7 +18,7 @@ import orjson
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.progress import on_terminal
 from git_gasp.cli.browser import open_page
-from git_gasp.kg import branches, index, prune, skills, view
+from git_gasp.kg import branches, index, prune, skills
 from git_gasp.kg import config as cfgmod
 from git_gasp.kg import save as savemod
 from git_gasp.kg import search as s
@@ -26,6 +26,7 @@ from git_gasp.kg.config import state_home
 from git_gasp.kg.info import info, status
 from git_gasp.kg.init import run_init
 from git_gasp.kg.workspace import repo_name, resolve, touch
+from git_gasp.view import kg_page
 
 _session = click.option(
     "--session-id", "session_id", metavar="ID", envvar="PERSTATE_SESSION_ID",
@@ -253,7 +254,7 @@ def view_cmd(output: str | None, no_open: bool, uncommitted: bool, session_id: s
     else:
         safe = ws.branch.replace("/", "_")
         out = state_home() / "views" / f"{repo_name(ws.repo)}-{safe}.html"
-    n_nodes, n_edges = view.write(ws, out, uncommitted=uncommitted)
+    n_nodes, n_edges = kg_page.write(ws, out, uncommitted=uncommitted)
     click.echo(f"wrote {out} ({n_nodes} entities, {n_edges} relations)")
     if not no_open:
         if not open_page(out):

@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from git_gasp.cli.options import CONTEXT, WaitCommand, wait_option
-from git_gasp.merge.recovery_ops import apply, date_of, drop, list_refs, show
 from git_gasp.protocol.summary import printable
 from git_gasp.store.location import require_root
+from git_gasp.sync.recovery_ops import apply, date_of, drop, list_refs, show
 
 _REMOTE = click.option("--remote", metavar="REMOTE", default=None,
                        help="The remote to look on (default: the branch's upstream remote, "

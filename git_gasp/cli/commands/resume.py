@@ -2,7 +2,7 @@
 RUN, whose run records ``derived_from`` RUN.
 
 The primed context (`recap.priming`) is the new session's first prompt; the hand-off
-(``adapters/hook/handoff.py``) is a file under the git dir the agent's hooks record
+(``adapters/agent_hook/handoff.py``) is a file under the git dir the agent's hooks record
 into, taken by the drainer when it starts the new session's run. Started here, the
 agent replaces this process (exec) and the hand-off is bound to it; with --print the
 command line is printed and the next session of AGENT in this repository takes it.
@@ -17,12 +17,12 @@ from pathlib import Path
 
 import click
 
+from git_gasp.adapters.agent_hook import handoff
 from git_gasp.adapters.dialects.launch import LAUNCHES
 from git_gasp.adapters.dialects.table import DIALECTS
-from git_gasp.adapters.hook import handoff
-from git_gasp.adapters.install import has_ours, project_tree, settings_path
 from git_gasp.adapters.live import gasp_dir
 from git_gasp.adapters.prime import identity_files
+from git_gasp.adapters.wiring.agent_hooks import has_ours, project_tree, settings_path
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.cli.commands.recap import read_runs
 from git_gasp.cli.ids import NodeId

@@ -23,7 +23,7 @@ from git_gasp.cli.commands.lease import lease_json, status_line
 from git_gasp.cli.options import CONTEXT
 from git_gasp.cli.shortids import abbreviate_some
 from git_gasp.conformance.saved.counts import log_count
-from git_gasp.githooks.doctor import diagnose
+from git_gasp.doctor.clone import diagnose
 from git_gasp.odb.gitdirs import locate
 from git_gasp.protocol.logcount import LogCount
 from git_gasp.runtime.state import AgentState

@@ -10,9 +10,9 @@ import click
 
 from git_gasp.cli.notes import driver_note
 from git_gasp.cli.options import WaitCommand, wait_option
-from git_gasp.merge.sync import Options
-from git_gasp.merge.sync import sync as run_sync
 from git_gasp.store.location import require_root
+from git_gasp.sync.sync import Options
+from git_gasp.sync.sync import sync as run_sync
 
 
 @click.command("sync", cls=WaitCommand)

@@ -22,16 +22,16 @@ def uninstall(purge: bool) -> int:
     for byte), the guard hooks, the merge driver and the gasp.* keys of this clone's
     git config, the info/exclude lines. Nothing git-gasp did not write is touched."""
     # the layers load inside the command (cli.commands modules load only base: CONTRIBUTING)
+    from git_gasp.adapters.agent_hook_sync import set_enabled
     from git_gasp.adapters.dialects import copilot, cursor, opencode
-    from git_gasp.adapters.install import (
+    from git_gasp.adapters.wiring.agent_hooks import (
         claude_settings_path,
         codex_hooks_path,
         merge_hooks,
         settings_path,
     )
-    from git_gasp.adapters.sync_hook import set_enabled
+    from git_gasp.adapters.wiring.mcp_entries import install_claude, install_codex, install_settings
     from git_gasp.githooks.install import uninstall as uninstall_hooks
-    from git_gasp.mcp.wiring import install_claude, install_codex, install_settings
     from git_gasp.store import installs
     from git_gasp.store.location import BRANCH_KEY, KEY, SECTION, configured, find_root
 

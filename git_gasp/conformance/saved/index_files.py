@@ -33,7 +33,7 @@ library would do: adler32 is no faster than crc32 here, blake2 slower. Whole ent
 are written durably (a crash cannot leave one with its stamp and other bytes), deltas
 not. Writes are atomic; only the newest `keep` files are kept, with every file their
 chains need. This is the one home of the format: the
-guard's ``index_cache`` and the checks' ``logstate_cache`` are two users of it.
+guard's ``committed_log_cache`` and the checks' ``logstate_cache`` are two users of it.
 """
 
 from __future__ import annotations

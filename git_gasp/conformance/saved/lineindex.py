@@ -1,13 +1,13 @@
 """Which lines of a log hold a fact about a text (an event id, a node id, …): sorted
 64-bit keys, one home for the mechanic behind the guard's committed-log index
-(``committed_log``) and the checks' saved log state (``logstate``).
+(``guard.committed_log``) and the checks' saved log state (``logstate``).
 
 A key is ``(table << 61) | (crc32(text) << 29) | line``: a table number (1…7), the crc32
 of the UTF-8 text and a 1-based line number. All keys of one (table, text) are adjacent
 and in line order, so a bisect finds the candidate lines; a key only says where to look,
 and every caller confirms a candidate by parsing that one line, so a crc32 collision
 never gives a wrong answer. Keys live in ``array('Q')``: cheap to store as raw words
-(``index_cache``) and to load. An index that grew commit by commit holds `Keys`: one
+(``guard.committed_log_cache``) and to load. An index that grew commit by commit holds `Keys`: one
 sorted run per step, each run's lines after the previous run's, so a lookup searches
 each run in turn (in line order, as one merged array would answer) and appended lines
 never copy the keys before them.
