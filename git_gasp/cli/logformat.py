@@ -25,6 +25,11 @@ _CODE = re.compile(r"%(a[ndrt]|C\((\w+)\)|.)", re.S)
 _BREAKS = re.compile(r"\s*[\r\n]+\s*")
 
 
+def one_line(text: str) -> str:
+    """`text` on one line: each run of line breaks (and the blanks around it) as `` ⏎ ``."""
+    return _BREAKS.sub(" ⏎ ", text).strip()
+
+
 def template_of(fmt: str) -> str:
     """The template for `--format` (oneline, medium, format:… or tformat:…)."""
     if fmt == "oneline":
@@ -122,7 +127,6 @@ class Formatter:
         who = self._person(e.correlation_id)
         if e.kind == "run.started" and who:
             text = f"{text}  (by {who})"
-        one_line = _BREAKS.sub(" ⏎ ", text).strip()
         return {
             "H": e.id, "i": e.id, "h": self.ids.event(e.id),
             "k": e.kind, "K": f"{e.kind:<26}",
@@ -131,7 +135,7 @@ class Formatter:
             "l": str(e.line), "L": f"{e.line:>6}",
             "s": (text.strip().splitlines() or [""])[0].strip(),
             "N": node_id, "S": self.short_node(node_id) if node_id else "",
-            "m": one_line, "M": text, "a": actor, "an": actor,
+            "m": one_line(text), "M": text, "a": actor, "an": actor,
             "r": e.correlation_id or "", "c": e.causation_id or "", "p": who,
         }
 
