@@ -108,6 +108,7 @@ def main() -> None:
         tmp = Path(tmp_name)
         bin_dir = Path(sys.executable).parent if args.dev_install else installed_bin(tmp, ROOT)
         env = cli_env(tmp, bin_dir)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # byte code cached, as after a pip install
         repo = tmp / "agent"
         size = build(repo, args.events, env)
         log = repo / "state" / "events.jsonl"

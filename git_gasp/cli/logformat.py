@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from git_gasp.base.errors import UsageError
 from git_gasp.cli.colour import STYLES
 from git_gasp.cli.shortids import ShortIds
-from git_gasp.protocol.summary import printable
+from git_gasp.protocol.summary import one_line, printable
 from git_gasp.runtime.queries import label
 
 ONELINE = "%C(id)%h%C(reset)  %C(dim)%d%C(reset)  %C(kind)%K%C(reset) %S  %m"
@@ -22,12 +22,6 @@ MEDIUM = ("%C(id)event %H%C(reset)  (line %l)%nKind:    %k%nDate:    %d%nActor: 
           "%nNode:    %N%nRun:     %r%nCause:   %c%n%n%M%n")
 # %-codes: git's two-letter ones first, then one letter, then colours
 _CODE = re.compile(r"%(a[ndrt]|C\((\w+)\)|.)", re.S)
-_BREAKS = re.compile(r"\s*[\r\n]+\s*")
-
-
-def one_line(text: str) -> str:
-    """`text` on one line: each run of line breaks (and the blanks around it) as `` ⏎ ``."""
-    return _BREAKS.sub(" ⏎ ", text).strip()
 
 
 def template_of(fmt: str) -> str:

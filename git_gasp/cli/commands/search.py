@@ -15,12 +15,12 @@ from git_gasp.base.errors import UsageError
 from git_gasp.base.files import map_regular_file
 from git_gasp.cli.dates import MAX_DIGITS, parse_date
 from git_gasp.cli.group import CONTEXT_SETTINGS
-from git_gasp.cli.logformat import one_line
 from git_gasp.cli.shortids import abbrev_option, abbreviate_some
 from git_gasp.conformance.packs import load_vocabulary
 from git_gasp.conformance.saved.counts import log_count
 from git_gasp.protocol.logsearch import Hit, search_log
-from git_gasp.protocol.summary import printable
+from git_gasp.protocol.summary import one_line, printable
+from git_gasp.protocol.vocab import BASE_NODE_KINDS
 from git_gasp.store.attributes import log_location
 from git_gasp.store.location import resolve_agent_root
 
@@ -30,6 +30,8 @@ SHOWN = 100  # characters of the matching text a line shows
 @click.command("search", context_settings=CONTEXT_SETTINGS)
 @click.argument("query", nargs=-1, required=True)
 @click.option("--kind", "kinds", multiple=True, metavar="KIND",
+              shell_complete=lambda _ctx, _param, text: sorted(
+                  k for k in BASE_NODE_KINDS if k.startswith(text)),
               help="Only events about nodes of this kind (repeatable): goal, task, run, "
                    "patch, eval, decision, model_call, tool_call, …")
 @click.option("--run", "run_id", metavar="RUN_ID",
