@@ -33,12 +33,12 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from bench_view import SEED, cli_env  # noqa: E402
+from bench_view import build as build_view  # noqa: E402
+from bench_view import cli_env  # noqa: E402
 from installed import installed_bin  # noqa: E402
-from repos import Gen, Stream  # noqa: E402
 
 from git_gasp.base.files import map_regular_file  # noqa: E402
-from git_gasp.protocol.envelope import OPS_KIND, Event, serialize  # noqa: E402
+from git_gasp.protocol.envelope import OPS_KIND, Event, parse_line, serialize  # noqa: E402
 from git_gasp.protocol.logsearch import search_log  # noqa: E402
 
 PLANTED = "zqxplanted"
@@ -46,32 +46,29 @@ PLANTS = 10
 
 
 def build(repo: Path, n_events: int, env: dict[str, str]) -> int:
-    """An agent repo at `repo` whose log holds `git gasp init`'s events, `n_events`
-    generated ones and PLANTS observations holding PLANTED (each with its ops), spread
-    evenly; the log's size."""
-    repo.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
-    subprocess.run(["git", "gasp", "init", "--agent-id", "evolve"], cwd=repo, check=True,
-                   env=env, capture_output=True)
-    events, _runs = Stream(Gen(SEED, 0.6)).take(n_events)
-    lines = [serialize(e) for e in events[:n_events]]
+    """bench_view.py's repository at `repo`, with PLANTS observations holding PLANTED
+    (each with its ops) spread evenly over the generated events; the log's size."""
+    build_view(repo, n_events, env)
+    log = repo / "state" / "events.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
     step = len(lines) // PLANTS
     for k in range(PLANTS, 0, -1):
         at = k * step - step // 2
-        ts = events[at].ts_ms
-        plant = Event(f"event_planted-{k:04d}", 1, ts, "agent", "evolve",
+        near = parse_line(lines[at].rstrip(b"\n"))
+        while near.kind == OPS_KIND:  # between a domain event's pair, never
+            at += 1
+            near = parse_line(lines[at].rstrip(b"\n"))
+        plant = Event(f"event_planted-{k:04d}", 1, near.ts_ms, "agent", "evolve",
                       "observation.created",
                       {"id": f"observation_planted-{k:04d}", "summary":
                        f"the {PLANTED} word, number {k}", "metadata": {}},
-                      None, events[at].correlation_id)
-        pair = Event(f"event_planted-{k:04d}-ops", 1, ts, "agent", "evolve", OPS_KIND,
+                      None, near.correlation_id)
+        pair = Event(f"event_planted-{k:04d}-ops", 1, near.ts_ms, "agent", "evolve", OPS_KIND,
                      [{"CreateNode": {"id": plant.payload["id"], "kind": "observation",
                                       "props": {"summary": plant.payload["summary"]}}}],
                      plant.id, plant.correlation_id)
         lines[at:at] = [serialize(plant), serialize(pair)]
-    log = repo / "state" / "events.jsonl"
-    with open(log, "ab") as fh:
-        fh.write(b"".join(lines))
+    log.write_bytes(b"".join(lines))
     return log.stat().st_size
 
 

@@ -53,25 +53,34 @@ def search(state: AgentState, query: str, kinds: list[str] | None = None,
     check_kinds(kinds, state.vocab.node_kinds)
     wanted = set(kinds) if kinds else set(DEFAULT_KINDS)
     want_status = status.lower() if isinstance(status, str) and status else None
+    graph = state.graph
+
+    def usable(node_id: str) -> dict | None:
+        node = graph.node(node_id)
+        if node is None or node.get("tombstoned") or node["kind"] not in wanted:
+            return None
+        if want_status is not None and \
+                str(node["props"].get("status", "")).lower() != want_status:
+            return None
+        return node
+
     log = map_regular_file(os.path.join(state.root, state.store.rel), root=state.root) \
         if state.store.check_path() else None
-    try:
+    try:  # enough hits for limit + 1 nodes: whether there are more
         hits = search_log(log or b"", query, kinds=wanted, run=run, agent=agent,
-                          person=person, since_ms=since_ms)
+                          person=person, since_ms=since_ms, limit=limit + 1,
+                          keep=lambda h: any(usable(n) for n in h.nodes),
+                          key=lambda h: next(n for n in h.nodes if usable(n)))
     finally:
         if log is not None:
             log.close()
-    graph = state.graph
     results: list[dict[str, Any]] = []
     seen: set[str] = set()
     for hit in hits:
         for node_id in hit.nodes:
-            node = graph.node(node_id) if node_id not in seen else None
+            node = usable(node_id) if node_id not in seen else None
             seen.add(node_id)
-            if node is None or node.get("tombstoned") or node["kind"] not in wanted:
-                continue
-            if want_status is not None and \
-                    str(node["props"].get("status", "")).lower() != want_status:
+            if node is None:
                 continue
             if len(results) == limit:
                 return {"query": query, "results": results, "more": True}

@@ -22,7 +22,7 @@ follows (its cause) is not: the two say the same thing.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 from git_gasp.base.errors import UsageError
@@ -35,6 +35,7 @@ _LOWER = bytes.maketrans(bytes(range(65, 91)), bytes(range(97, 123)))
 _RUNS = re.compile(r"[A-Za-z0-9]+")
 _FAMILY_KIND = {"model": "model_call", "tool": "tool_call"}  # model.called -> model_call
 _RUN_STARTED = b"run.started"
+BEST = 3  # the score of a string holding the whole query as typed
 
 
 class Hit:
@@ -102,20 +103,27 @@ def check_kinds(kinds: Collection[str] | None, known: Collection[str] | None) ->
 
 def search_log(data: Any, query: str, *, kinds: Collection[str] | None = None,
                run: str | None = None, agent: str | None = None, person: str | None = None,
-               since_ms: int | None = None,
-               known_kinds: Collection[str] | None = None) -> list[Hit]:
-    """Every event of the log `data` matching `query`, best first, narrowed to events
+               since_ms: int | None = None, known_kinds: Collection[str] | None = None,
+               limit: int | None = None, keep: Callable[[Hit], bool] | None = None,
+               key: Callable[[Hit], str] | None = None) -> list[Hit]:
+    """The events of the log `data` matching `query`, best first, narrowed to events
     about nodes of `kinds`, of the run `run` (an id or a unique prefix), of runs whose
-    agent or person contains `agent` / `person` (case ignored), at or after `since_ms`."""
+    agent or person contains `agent` / `person` (case ignored), at or after `since_ms`,
+    and that `keep` keeps.
+
+    With `limit`, enough to give the first `limit` hits of distinct `key` (default: the
+    event id) in that order: candidates are parsed newest first, and once `limit` keys
+    hold a hit of the best score no older line can come before them, so the rest is
+    left unparsed (a common word costs its newest hits, not all of them)."""
     words = query_words(query)
     check_kinds(kinds, known_kinds)
     runs = _runs(data) if run is not None or agent is not None or person is not None \
         else {}
     wanted_runs = _wanted_runs(runs, run, agent, person)
     phrase = " ".join(words)
-    anchors = _anchors(query)
     hits: list[Hit] = []
-    for line, raw in _candidates(data, anchors):
+    best: set[str] = set()  # keys holding a hit of the best score
+    for line, raw in reversed(list(_candidates(data, _anchors(query)))):
         try:
             event = parse_line(raw, line)
         except (EnvelopeError, RecursionError):
@@ -128,8 +136,16 @@ def search_log(data: Any, query: str, *, kinds: Collection[str] | None = None,
         if kinds is not None and kind not in kinds:
             continue
         found = score(_strings(event), words, phrase)
-        if found is not None:
-            hits.append(Hit(event, line, nodes, kind, found[1], found[0]))
+        if found is None:
+            continue
+        hit = Hit(event, line, nodes, kind, found[1], found[0])
+        if keep is not None and not keep(hit):
+            continue
+        hits.append(hit)
+        if limit is not None and hit.score == BEST and event.kind != OPS_KIND:
+            best.add(key(hit) if key is not None else event.id)
+            if len(best) >= limit:
+                break
     return rank(hits)
 
 
@@ -174,7 +190,7 @@ def score(strings: list[str], words: list[str], phrase: str) -> tuple[int, str] 
     best = None
     for s, low in zip(strings, lowered, strict=True):
         if phrase in low:
-            return 3, s
+            return BEST, s
         if best is None and all(w in low for w in words):
             best = s
     if best is not None:

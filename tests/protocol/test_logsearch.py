@@ -129,3 +129,29 @@ def test_ops_event_names_the_nodes_of_a_domain_event_that_names_none():
     (hit,) = search_log(data, "zqx")
     assert hit.event.id == "event_1" and hit.nodes == ("model_call_1",)
     assert hit.kind == "model_call" and hit.run == "run_a"
+
+
+def test_a_limit_gives_the_same_first_hits_and_parses_only_the_newest(monkeypatch):
+    rng = random.Random(48)
+    words = "alpha beta gamma delta".split()
+    data = b"".join(
+        line(f"event_{n}", "observation.created" if n % 3 else "patch.proposed",
+             {"id": f"{'observation' if n % 3 else 'patch'}_{n}",
+              "summary": " ".join(rng.choice(words) for _ in range(4))})
+        for n in range(1, 601))
+    parsed = []
+    real = logsearch.parse_line
+    monkeypatch.setattr(logsearch, "parse_line",
+                        lambda raw, n=0: parsed.append(n) or real(raw, n))
+    for query in ("alpha", "beta gamma", "delta alpha beta", "gamma gamma"):
+        every = [h.event.id for h in search_log(data, query)]
+        for limit in (1, 5, 40):
+            parsed.clear()
+            first = [h.event.id for h in search_log(data, query, limit=limit)]
+            assert first[:limit] == every[:limit], (query, limit)
+        assert every
+    parsed.clear()
+    search_log(data, "alpha", limit=3)
+    assert len(parsed) < 20  # the newest lines only, not all 600
+    by_kind = search_log(data, "alpha", limit=2, keep=lambda h: h.kind == "patch")
+    assert [h.kind for h in by_kind[:2]] == ["patch", "patch"]

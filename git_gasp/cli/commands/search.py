@@ -62,8 +62,8 @@ def search(query, kinds, run_id, agent, person, since, limit, abbrev, as_json) -
     try:
         data = log if log is not None else b""
         hits = search_log(data, text, kinds=set(kinds) or None, run=run_id, agent=agent,
-                          person=person, since_ms=since_ms, known_kinds=known)
-        hits = hits[:limit] if limit is not None else hits
+                          person=person, since_ms=since_ms, known_kinds=known,
+                          limit=limit)[:limit]
         if as_json:
             click.echo(json.dumps({"query": text, "results": [_json(h) for h in hits]},
                                   ensure_ascii=False))
