@@ -123,7 +123,7 @@ def search_log(data: Any, query: str, *, kinds: Collection[str] | None = None,
     phrase = " ".join(words)
     hits: list[Hit] = []
     best: set[str] = set()  # keys holding a hit of the best score
-    for line, raw in reversed(list(_candidates(data, _anchors(query)))):
+    for line, raw in _newest_first(data, _anchors(query)):
         try:
             event = parse_line(raw, line)
         except (EnvelopeError, RecursionError):
@@ -246,31 +246,54 @@ def _chunks(data: Any) -> Iterator[tuple[int, bytes]]:
 
 
 def _candidates(data: Any, anchors: list[bytes]) -> Iterator[tuple[int, bytes]]:
-    """(line number, raw line) of each line holding every anchor (case ignored);
-    every line when there is no anchor."""
-    base = 0  # lines before the chunk
-    for _offset, chunk in _chunks(data):
-        if not anchors:
-            lines = chunk.split(b"\n")
-            if not lines[-1]:
-                lines.pop()
-            yield from enumerate(lines, base + 1)
-            base += len(lines)
-            continue
-        low = chunk.translate(_LOWER)
-        first, rest = anchors[0], anchors[1:]
-        i = low.find(first)
-        counted, line = 0, base  # newlines counted up to `counted`; `line` lines before
-        while i >= 0:
-            start = low.rfind(b"\n", 0, i) + 1
-            stop = low.find(b"\n", i)
-            stop = len(low) if stop < 0 else stop
-            line += low.count(b"\n", counted, start)
-            counted = start
-            if all(a in low[start:stop] for a in rest):
-                yield line + 1, chunk[start:stop]
-            i = low.find(first, stop)
+    """(line number, raw line) of each line holding every anchor (case ignored), in the
+    log's order; every line when there is no anchor."""
+    for start, stop, base in _holding(data, anchors):
+        yield from _in_chunk(data[start:stop], base, anchors)
+
+
+def _newest_first(data: Any, anchors: list[bytes]) -> Iterator[tuple[int, bytes]]:
+    """`_candidates`, newest first: one pass finds the chunks holding the first anchor
+    (and counts their lines), then each of those is searched again from the last, so a
+    search that stops early looks at the lines of the last chunks only."""
+    for start, stop, base in reversed(_holding(data, anchors)):
+        yield from reversed(list(_in_chunk(data[start:stop], base, anchors)))
+
+
+def _holding(data: Any, anchors: list[bytes]) -> list[tuple[int, int, int]]:
+    """(start, stop, lines before it) of each chunk holding the first anchor (every
+    chunk when there is none)."""
+    out = []
+    base = 0
+    for start, chunk in _chunks(data):
+        low = chunk.translate(_LOWER) if anchors else chunk
+        if not anchors or low.find(anchors[0]) >= 0:
+            out.append((start, start + len(chunk), base))
         base += low.count(b"\n")
+    return out
+
+
+def _in_chunk(chunk: bytes, base: int, anchors: list[bytes]) -> Iterator[tuple[int, bytes]]:
+    """The candidates of one chunk of whole lines (`base` lines before it)."""
+    if not anchors:
+        lines = chunk.split(b"\n")
+        if not lines[-1]:
+            lines.pop()
+        yield from enumerate(lines, base + 1)
+        return
+    low = chunk.translate(_LOWER)
+    first, rest = anchors[0], anchors[1:]
+    i = low.find(first)
+    counted, line = 0, base  # newlines counted up to `counted`; `line` lines before
+    while i >= 0:
+        start = low.rfind(b"\n", 0, i) + 1
+        stop = low.find(b"\n", i)
+        stop = len(low) if stop < 0 else stop
+        line += low.count(b"\n", counted, start)
+        counted = start
+        if all(a in low[start:stop] for a in rest):
+            yield line + 1, chunk[start:stop]
+        i = low.find(first, stop)
 
 
 def _runs(data: Any) -> dict[str, RunInfo]:
