@@ -8,10 +8,12 @@ its score ranks it: 3 when one string holds the whole query as typed (its words 
 order, one space apart), 2 when one string holds every word, 1 when they are spread
 over several. Hits come best first, then newest first (the log's later line).
 
-The log is read in chunks of whole lines, each lowered (ASCII) and searched for the
-longest ASCII run of letters and digits the query's words hold (the anchor); only the
-lines holding every word's run are parsed, so a search costs about one pass over the
-log at C speed plus the few lines it parses. Limit of that prefilter: a letter the log
+The log is read in chunks of whole lines, each lowered (ASCII) and searched for an
+ASCII run of letters and digits of the query's words (the anchor: the rarest in the
+log's last chunk); only the lines holding every word's run are parsed, so a search
+costs about one pass over the log at C speed plus the lines it parses. With a limit,
+lines are parsed newest first and the search stops once the limit is reached by hits
+of the best score (first among the lines holding the whole query as typed). Limit of that prefilter: a letter the log
 writes as a ``\\u`` escape, or the Kelvin sign or the dotted capital I (whose lower
 case is ASCII), is not seen by it. A line that does not parse as an event is skipped.
 
@@ -33,6 +35,7 @@ from git_gasp.protocol.vocab import ENTITY_CREATING
 CHUNK = 1 << 18  # bytes lowered and searched at a time (kept in the CPU's cache)
 _LOWER = bytes.maketrans(bytes(range(65, 91)), bytes(range(97, 123)))
 _RUNS = re.compile(r"[A-Za-z0-9]+")
+_PLAIN = re.compile(r"[a-z0-9 _.:-]+")  # a phrase no JSON writer escapes a byte of
 _FAMILY_KIND = {"model": "model_call", "tool": "tool_call"}  # model.called -> model_call
 _RUN_STARTED = b"run.started"
 BEST = 3  # the score of a string holding the whole query as typed
@@ -121,32 +124,53 @@ def search_log(data: Any, query: str, *, kinds: Collection[str] | None = None,
         else {}
     wanted_runs = _wanted_runs(runs, run, agent, person)
     phrase = " ".join(words)
-    hits: list[Hit] = []
-    best: set[str] = set()  # keys holding a hit of the best score
-    for line, raw in _newest_first(data, _anchors(query)):
+
+    def hit_of(line: int, raw: bytes) -> Hit | None:
         try:
             event = parse_line(raw, line)
         except (EnvelopeError, RecursionError):
-            continue
+            return None
         if since_ms is not None and event.ts_ms < since_ms:
-            continue
+            return None
         if wanted_runs is not None and event.correlation_id not in wanted_runs:
-            continue
+            return None
         nodes, kind = subject(event)
         if kinds is not None and kind not in kinds:
-            continue
+            return None
         found = score(_strings(event), words, phrase)
         if found is None:
-            continue
+            return None
         hit = Hit(event, line, nodes, kind, found[1], found[0])
-        if keep is not None and not keep(hit):
+        return hit if keep is None or keep(hit) else None
+
+    if limit is not None and len(words) > 1 and _PLAIN.fullmatch(phrase):
+        # the lines holding the phrase first: when `limit` keys hold a best hit among
+        # them, those are the first hits (the rest can only come after them)
+        hits, enough = _collect(_newest_first(data, [phrase.encode("ascii")]), hit_of,
+                                limit, key)
+        if enough:
+            return rank([h for h in hits if h.score == BEST])
+    hits, _enough = _collect(_newest_first(data, _anchors(query, data)), hit_of, limit, key)
+    return rank(hits)
+
+
+def _collect(candidates: Iterator[tuple[int, bytes]],
+             hit_of: Callable[[int, bytes], Hit | None], limit: int | None,
+             key: Callable[[Hit], str] | None) -> tuple[list[Hit], bool]:
+    """The hits of `candidates` (newest first), up to where `limit` keys hold a hit of
+    the best score; and whether they came to that."""
+    hits: list[Hit] = []
+    best: set[str] = set()  # keys holding a hit of the best score
+    for line, raw in candidates:
+        hit = hit_of(line, raw)
+        if hit is None:
             continue
         hits.append(hit)
-        if limit is not None and hit.score == BEST and event.kind != OPS_KIND:
-            best.add(key(hit) if key is not None else event.id)
+        if limit is not None and hit.score == BEST and hit.event.kind != OPS_KIND:
+            best.add(key(hit) if key is not None else hit.event.id)
             if len(best) >= limit:
-                break
-    return rank(hits)
+                return hits, True
+    return hits, False
 
 
 def rank(hits: list[Hit]) -> list[Hit]:
@@ -218,15 +242,17 @@ def _strings(event: Event) -> list[str]:
     return [*words, *ids, event.id, event.kind]
 
 
-def _anchors(query: str) -> list[bytes]:
-    """The longest ASCII run of letters and digits of each word that has one, lowered,
-    longest first (the first is searched for; the others only tested on its lines)."""
-    out = []
+def _anchors(query: str, data: Any) -> list[bytes]:
+    """The longest ASCII run of letters and digits of each word that has one, lowered;
+    the rarest first (in the log's last chunk; then the longest): it is searched for,
+    the others only tested on its lines."""
+    out = set()
     for word in query.split():
         runs = _RUNS.findall(word)
         if runs:
-            out.append(max(runs, key=len).lower().encode("ascii"))
-    return sorted(set(out), key=len, reverse=True)
+            out.add(max(runs, key=len).lower().encode("ascii"))
+    sample = data[-CHUNK:].translate(_LOWER) if out else b""
+    return sorted(out, key=lambda a: (sample.count(a), -len(a), a))
 
 
 def _chunks(data: Any) -> Iterator[tuple[int, bytes]]:

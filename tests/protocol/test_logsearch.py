@@ -153,5 +153,8 @@ def test_a_limit_gives_the_same_first_hits_and_parses_only_the_newest(monkeypatc
     parsed.clear()
     search_log(data, "alpha", limit=3)
     assert len(parsed) < 20  # the newest lines only, not all 600
+    parsed.clear()
+    search_log(data, "alpha beta", limit=2)  # the lines holding the phrase, newest first
+    assert len(parsed) < 40
     by_kind = search_log(data, "alpha", limit=2, keep=lambda h: h.kind == "patch")
     assert [h.kind for h in by_kind[:2]] == ["patch", "patch"]
