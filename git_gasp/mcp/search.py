@@ -70,7 +70,8 @@ def search(state: AgentState, query: str, kinds: list[str] | None = None,
         hits = search_log(log or b"", query, kinds=wanted, run=run, agent=agent,
                           person=person, since_ms=since_ms, limit=limit + 1,
                           keep=lambda h: any(usable(n) for n in h.nodes),
-                          key=lambda h: next(n for n in h.nodes if usable(n)))
+                          key=lambda h: next(n for n in h.nodes if usable(n)),
+                          known=(state.store.size, state.store.line_count))
     finally:
         if log is not None:
             log.close()

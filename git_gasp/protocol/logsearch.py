@@ -13,9 +13,10 @@ ASCII run of letters and digits of the query's words (the anchor: the rarest in 
 log's last chunk); only the lines holding every word's run are parsed, so a search
 costs about one pass over the log at C speed plus the lines it parses. With a limit,
 lines are parsed newest first and the search stops once the limit is reached by hits
-of the best score (first among the lines holding the whole query as typed). Limit of that prefilter: a letter the log
-writes as a ``\\u`` escape, or the Kelvin sign or the dotted capital I (whose lower
-case is ASCII), is not seen by it. A line that does not parse as an event is skipped.
+of the best score (first among the lines holding the whole query as typed). Limit of
+the prefilter: a letter the log writes as a ``\\u`` escape, or the Kelvin sign or the
+dotted capital I (whose lower case is ASCII), is not seen by it. A line that does not
+parse as an event is skipped.
 
 An ops event (``state.ops_applied``) is a hit of its own only when the domain event it
 follows (its cause) is not: the two say the same thing.
@@ -108,7 +109,8 @@ def search_log(data: Any, query: str, *, kinds: Collection[str] | None = None,
                run: str | None = None, agent: str | None = None, person: str | None = None,
                since_ms: int | None = None, known_kinds: Collection[str] | None = None,
                limit: int | None = None, keep: Callable[[Hit], bool] | None = None,
-               key: Callable[[Hit], str] | None = None) -> list[Hit]:
+               key: Callable[[Hit], str] | None = None,
+               known: tuple[int, int] | None = None) -> list[Hit]:
     """The events of the log `data` matching `query`, best first, narrowed to events
     about nodes of `kinds`, of the run `run` (an id or a unique prefix), of runs whose
     agent or person contains `agent` / `person` (case ignored), at or after `since_ms`,
@@ -117,7 +119,10 @@ def search_log(data: Any, query: str, *, kinds: Collection[str] | None = None,
     With `limit`, enough to give the first `limit` hits of distinct `key` (default: the
     event id) in that order: candidates are parsed newest first, and once `limit` keys
     hold a hit of the best score no older line can come before them, so the rest is
-    left unparsed (a common word costs its newest hits, not all of them)."""
+    left unparsed (a common word costs its newest hits, not all of them). `known`:
+    (size, line count) of the first bytes of `data` to search, when the caller knows
+    them (the MCP server's fold): the chunks are then read from the end, so a search
+    that stops early never reads the start of the log."""
     words = query_words(query)
     check_kinds(kinds, known_kinds)
     runs = _runs(data) if run is not None or agent is not None or person is not None \
@@ -146,11 +151,11 @@ def search_log(data: Any, query: str, *, kinds: Collection[str] | None = None,
     if limit is not None and len(words) > 1 and _PLAIN.fullmatch(phrase):
         # the lines holding the phrase first: when `limit` keys hold a best hit among
         # them, those are the first hits (the rest can only come after them)
-        hits, enough = _collect(_newest_first(data, [phrase.encode("ascii")]), hit_of,
+        hits, enough = _collect(newest(data, [phrase.encode("ascii")], known), hit_of,
                                 limit, key)
         if enough:
             return rank([h for h in hits if h.score == BEST])
-    hits, _enough = _collect(_newest_first(data, _anchors(query, data)), hit_of, limit, key)
+    hits, _enough = _collect(newest(data, _anchors(query, data), known), hit_of, limit, key)
     return rank(hits)
 
 
@@ -284,6 +289,30 @@ def _newest_first(data: Any, anchors: list[bytes]) -> Iterator[tuple[int, bytes]
     search that stops early looks at the lines of the last chunks only."""
     for start, stop, base in reversed(_holding(data, anchors)):
         yield from reversed(list(_in_chunk(data[start:stop], base, anchors)))
+
+
+def newest(data: Any, anchors: list[bytes], known: tuple[int, int] | None
+           ) -> Iterator[tuple[int, bytes]]:
+    """The candidates newest first: read from the end when the size and line count of
+    the part to search are `known`, else `_newest_first`."""
+    if known is None:
+        return _newest_first(data, anchors)
+    return _from_end(data, anchors, *known)
+
+
+def _from_end(data: Any, anchors: list[bytes], size: int,
+              lines: int) -> Iterator[tuple[int, bytes]]:
+    """The candidates of data[:size] (`lines` lines), newest first, chunk by chunk from
+    the end (each chunk starts at a line's start)."""
+    stop = min(size, len(data))
+    while stop > 0:
+        start = max(0, stop - CHUNK)
+        if start:
+            start = data.rfind(b"\n", 0, start) + 1
+        chunk = data[start:stop]
+        lines -= chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+        yield from reversed(list(_in_chunk(chunk, lines, anchors)))
+        stop = start
 
 
 def _holding(data: Any, anchors: list[bytes]) -> list[tuple[int, int, int]]:

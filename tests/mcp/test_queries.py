@@ -65,7 +65,10 @@ def test_search_words_kinds_status_ranked_newest_first_and_limit(agent):
     st = Service(agent, "w").state()
     out = search.search(st, "parser")
     assert [r["id"] for r in out["results"]] == [obs, task, goal]  # all score alike
-    assert out["results"][0]["run"] == run and out["results"][0]["line"] > 1
+    log = (agent / "state" / "events.jsonl").read_bytes().splitlines()
+    for r in out["results"]:  # each hit's line holds its event
+        assert f'"id":"{r["event"]}"'.encode() in log[r["line"] - 1]
+    assert out["results"][0]["run"] == run
     assert search.search(st, "slow parser")["results"][0]["id"] == obs
     assert search.search(st, "parser speed")["results"][0]["id"] == goal  # the phrase first
     assert [r["id"] for r in search.search(st, "parser", ["tool_call"])["results"]] == [call]

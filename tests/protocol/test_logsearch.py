@@ -158,3 +158,25 @@ def test_a_limit_gives_the_same_first_hits_and_parses_only_the_newest(monkeypatc
     assert len(parsed) < 40
     by_kind = search_log(data, "alpha", limit=2, keep=lambda h: h.kind == "patch")
     assert [h.kind for h in by_kind[:2]] == ["patch", "patch"]
+
+
+def test_read_from_the_end_when_size_and_lines_are_known(monkeypatch):
+    monkeypatch.setattr(logsearch, "CHUNK", 700)
+    rng = random.Random(9)
+    data = b"".join(
+        line(f"event_{n}", "observation.created",
+             {"id": f"observation_{n}",
+              "summary": " ".join(rng.choice(("zqx", "plain", "y" * 900)) for _ in range(3))})
+        for n in range(1, 301))
+    known = (len(data), data.count(b"\n"))
+    for query in ("zqx", "plain zqx", "zqx plain"):
+        every = [(h.event.id, h.line) for h in search_log(data, query)]
+        assert every and [(h.event.id, h.line) for h in search_log(
+            data, query, known=known)] == every
+        for limit in (1, 7):
+            assert [(h.event.id, h.line) for h in search_log(
+                data, query, known=known, limit=limit)][:limit] == every[:limit]
+    tail = line("event_late", "observation.created", {"id": "observation_late",
+                                                      "summary": "zqx"})
+    assert "event_late" not in {h.event.id for h in search_log(data + tail, "zqx",
+                                                                known=known)}
