@@ -148,14 +148,15 @@ def search_log(data: Any, query: str, *, kinds: Collection[str] | None = None,
         hit = Hit(event, line, nodes, kind, found[1], found[0])
         return hit if keep is None or keep(hit) else None
 
-    if limit is not None and len(words) > 1 and _PLAIN.fullmatch(phrase):
-        # the lines holding the phrase first: when `limit` keys hold a best hit among
-        # them, those are the first hits (the rest can only come after them)
+    anchors, seen = _anchors(query, data)
+    if limit is not None and len(words) > 1 and _PLAIN.fullmatch(phrase) and seen >= limit:
+        # every anchor is common: the lines holding the phrase first; when `limit` keys
+        # hold a best hit among them, those are the first hits (the rest come after)
         hits, enough = _collect(newest(data, [phrase.encode("ascii")], known), hit_of,
                                 limit, key)
         if enough:
             return rank([h for h in hits if h.score == BEST])
-    hits, _enough = _collect(newest(data, _anchors(query, data), known), hit_of, limit, key)
+    hits, _enough = _collect(newest(data, anchors, known), hit_of, limit, key)
     return rank(hits)
 
 
@@ -247,17 +248,20 @@ def _strings(event: Event) -> list[str]:
     return [*words, *ids, event.id, event.kind]
 
 
-def _anchors(query: str, data: Any) -> list[bytes]:
+def _anchors(query: str, data: Any) -> tuple[list[bytes], int]:
     """The longest ASCII run of letters and digits of each word that has one, lowered;
     the rarest first (in the log's last chunk; then the longest): it is searched for,
-    the others only tested on its lines."""
+    the others only tested on its lines. And how often the first occurs in that chunk."""
     out = set()
     for word in query.split():
         runs = _RUNS.findall(word)
         if runs:
             out.add(max(runs, key=len).lower().encode("ascii"))
-    sample = data[-CHUNK:].translate(_LOWER) if out else b""
-    return sorted(out, key=lambda a: (sample.count(a), -len(a), a))
+    if not out:
+        return [], 0
+    sample = data[-CHUNK:].translate(_LOWER)
+    counted = sorted((sample.count(a), -len(a), a) for a in out)
+    return [a for _n, _len, a in counted], counted[0][0]
 
 
 def _chunks(data: Any) -> Iterator[tuple[int, bytes]]:
