@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from git_gasp.base.errors import UsageError
 from git_gasp.cli.colour import STYLES
 from git_gasp.cli.shortids import ShortIds
-from git_gasp.protocol.summary import printable
+from git_gasp.protocol.summary import one_line, printable
 from git_gasp.runtime.queries import label
 
 ONELINE = "%C(id)%h%C(reset)  %C(dim)%d%C(reset)  %C(kind)%K%C(reset) %S  %m"
@@ -22,7 +22,6 @@ MEDIUM = ("%C(id)event %H%C(reset)  (line %l)%nKind:    %k%nDate:    %d%nActor: 
           "%nNode:    %N%nRun:     %r%nCause:   %c%n%n%M%n")
 # %-codes: git's two-letter ones first, then one letter, then colours
 _CODE = re.compile(r"%(a[ndrt]|C\((\w+)\)|.)", re.S)
-_BREAKS = re.compile(r"\s*[\r\n]+\s*")
 
 
 def template_of(fmt: str) -> str:
@@ -122,7 +121,6 @@ class Formatter:
         who = self._person(e.correlation_id)
         if e.kind == "run.started" and who:
             text = f"{text}  (by {who})"
-        one_line = _BREAKS.sub(" ⏎ ", text).strip()
         return {
             "H": e.id, "i": e.id, "h": self.ids.event(e.id),
             "k": e.kind, "K": f"{e.kind:<26}",
@@ -131,7 +129,7 @@ class Formatter:
             "l": str(e.line), "L": f"{e.line:>6}",
             "s": (text.strip().splitlines() or [""])[0].strip(),
             "N": node_id, "S": self.short_node(node_id) if node_id else "",
-            "m": one_line, "M": text, "a": actor, "an": actor,
+            "m": one_line(text), "M": text, "a": actor, "an": actor,
             "r": e.correlation_id or "", "c": e.causation_id or "", "p": who,
         }
 

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "commit-run": "git_gasp.cli.commands.commit_run:commit_run",
     "forget": "git_gasp.cli.commands.forget:forget",
     "log": "git_gasp.cli.commands.log:log",
+    "search": "git_gasp.cli.commands.search:search",
     "blame": "git_gasp.cli.commands.blame:blame",
     "lineage": "git_gasp.cli.commands.queries:lineage",
     "diff": "git_gasp.cli.commands.queries:diff",

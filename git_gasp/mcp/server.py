@@ -93,10 +93,20 @@ def _read_tools(server: MCPServer, service: Service) -> None:
                         "decision, failure, observation, hypothesis).")] = None,
         status: Annotated[str | None, Field(description="Only nodes of this status.")] = None,
         limit: Limit = None,
+        run: Annotated[str | None, Field(description="Only events of this run (an id or a "
+                                                     "unique prefix).")] = None,
+        agent: Annotated[str | None, Field(description="Only runs whose agent contains "
+                                                       "this (any case).")] = None,
+        person: Annotated[str | None, Field(description="Only runs whose person contains "
+                                                        "this (any case).")] = None,
+        since_ms: Annotated[int | None, Field(description="Only events at or after this "
+                                                          "time (epoch ms).")] = None,
     ) -> dict[str, Any]:
-        """Search the agent's history: nodes whose text matches, newest first, with ids."""
-        return locked(lambda st: search.search(st.graph, query, kinds, status, limit,
-                                               st.vocab.node_kinds, service.texts))
+        """Search the agent's history: nodes whose events match, best first, with ids and
+        the event, log line and run of each."""
+        return locked(lambda st: search.search(st, query, kinds, status, limit, run=run,
+                                               agent=agent, person=person,
+                                               since_ms=since_ms))
 
     @server.tool()
     def gasp_lineage(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from git_gasp.adapters.live import drain_pending
 from git_gasp.base.errors import GaspError, UsageError
-from git_gasp.mcp.adjacency import Adjacency, Texts
+from git_gasp.mcp.adjacency import Adjacency
 from git_gasp.protocol.idmatch import match_id
 from git_gasp.runtime.queries import lineage
 from git_gasp.runtime.state import AgentState
@@ -39,7 +39,6 @@ class Service:
         self.lock = threading.RLock()
         self._state = AgentState.open(self.root, worker_id)
         self.adjacency = Adjacency()  # kept across calls, brought up to date by each
-        self.texts = Texts()
 
     def state(self) -> AgentState:
         """The fold with every event appended so far, the hooks' queue recorded first
@@ -49,7 +48,7 @@ class Service:
             self._state.refresh()
         except GaspError:  # the log shrank or was rewritten: fold it again, once
             self._state = AgentState.open(self.root, self.worker_id)
-            self.adjacency, self.texts = Adjacency(), Texts()
+            self.adjacency = Adjacency()
         return self._state
 
     def lineage(self, node_id: str, depth: int) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 
@@ -15,6 +16,14 @@ def printable(text: object) -> str:
     """`text` safe for a terminal: every control character (ESC, CSI, OSC, BEL, CR, a
     newline inside a field …) shown as its \\xNN escape, nothing raw."""
     return str(text).translate(_CONTROLS)
+
+
+_BREAKS = re.compile(r"\s*[\r\n]+\s*")
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: each run of line breaks (and the blanks around it) as `` ⏎ ``."""
+    return _BREAKS.sub(" ⏎ ", text).strip()
 
 
 CLOSED_STATUSES = frozenset(

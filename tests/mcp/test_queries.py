@@ -51,30 +51,43 @@ def test_ready_leaves_out_what_is_blocked_depends_closed_or_not_open():
     assert len(limited["ready"]) == 2 and limited["more"]
 
 
-def test_search_words_kinds_status_newest_first_and_limit():
-    g = Graph()
-    node(g, "goal_a", "goal", title="Parser speed", status="Open")
-    node(g, "task_b", "task", title="profile the PARSER", status="Done")
-    node(g, "tool_call_c", "tool_call", tool="parser")  # not a default kind
-    node(g, "observation_d", "observation", summary="parser is slow on big files")
-    out = search.search(g, "parser", known_kinds=frozenset({"goal", "task", "tool_call",
-                                                          "observation"}))
-    assert [r["id"] for r in out["results"]] == ["observation_d", "task_b", "goal_a"]
-    assert search.search(g, "slow parser")["results"][0]["id"] == "observation_d"
-    assert [r["id"] for r in search.search(g, "parser", ["tool_call"],
-                                           known_kinds=frozenset({"tool_call"}))
-            ["results"]] == ["tool_call_c"]
-    assert [r["id"] for r in search.search(g, "parser", status="done")["results"]] == \
-        ["task_b"]
-    assert search.search(g, "task_b")["results"][0]["id"] == "task_b"  # ids match too
-    one = search.search(g, "parser", limit=1)
+def test_search_words_kinds_status_ranked_newest_first_and_limit(agent):
+    from git_gasp.runtime.state import AgentState
+
+    with AgentState.open(agent, "w") as st:
+        goal = st.record_goal("Parser speed")
+        task = st.record_task("profile the PARSER", goal=goal, status="InProgress")
+        run = st.start_run("speed work", goal=goal, metadata={"person": "Ada <ada@x>",
+                                                              "agent": "codex"})
+        call = st.record_tool_call("parser")  # a tool_call: not a default kind
+        obs = st.record_observation("parser is slow on big files")
+        st.finish_run("done")
+    st = Service(agent, "w").state()
+    out = search.search(st, "parser")
+    assert [r["id"] for r in out["results"]] == [obs, task, goal]  # all score alike
+    log = (agent / "state" / "events.jsonl").read_bytes().splitlines()
+    for r in out["results"]:  # each hit's line holds its event
+        assert f'"id":"{r["event"]}"'.encode() in log[r["line"] - 1]
+    assert out["results"][0]["run"] == run
+    assert search.search(st, "slow parser")["results"][0]["id"] == obs
+    assert search.search(st, "parser speed")["results"][0]["id"] == goal  # the phrase first
+    assert [r["id"] for r in search.search(st, "parser", ["tool_call"])["results"]] == [call]
+    assert [r["id"] for r in search.search(st, "parser", status="inprogress")["results"]] \
+        == [task]
+    assert search.search(st, task)["results"][0]["id"] == task  # ids match too
+    assert [r["id"] for r in search.search(st, "parser", run=run)["results"]] == [obs]
+    assert [r["id"] for r in search.search(st, "parser", person="ADA")["results"]] == [obs]
+    assert search.search(st, "parser", agent="claude")["results"] == []
+    assert search.search(st, "parser", since_ms=2**62)["results"] == []
+    one = search.search(st, "parser", limit=1)
     assert len(one["results"]) == 1 and one["more"]
     for bad in ({"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "limit": 201},
-                {"query": "x", "limit": True}):
+                {"query": "x", "limit": True}, {"query": "x", "since_ms": "today"},
+                {"query": "x", "run": "run_nope"}):
         with pytest.raises(UsageError):
-            search.search(g, **bad)
+            search.search(st, **bad)
     with pytest.raises(UsageError, match="unknown node kind 'nope'"):
-        search.search(g, "x", ["nope"], known_kinds=frozenset({"goal"}))
+        search.search(st, "x", ["nope"])
 
 
 def test_service_ids_prefixes_ambiguity_and_sources(agent):

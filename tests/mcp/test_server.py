@@ -62,7 +62,7 @@ def test_tools_listed_called_and_refused_without_crashing(agent, tmp_path):
         assert set(tools) == READ_TOOLS  # no knowledge graph, writes not enabled
         schema = tools["gasp_search"].input_schema
         assert schema["required"] == ["query"] and set(schema["properties"]) == {
-            "query", "kinds", "status", "limit"}
+            "query", "kinds", "status", "limit", "run", "agent", "person", "since_ms"}
         assert tools["gasp_search"].output_schema["type"] == "object"
         found = ok(await s.call_tool("gasp_search", {"query": "TOKENIZER"}))
         assert [r["id"] for r in found["results"]] == [ids["task"]]

@@ -115,7 +115,7 @@ def _save(path: str, gitdir: str | os.PathLike, rel: str, count: SavedCount,
 def _whole(data: bytes, rel: str) -> SavedCount:
     """The count of every valid event of `data` (as `fold` counts them); saved only when
     every line is one (`lines` then is the event count the saved form checks)."""
-    parsed = parse_log(data, rel)
+    parsed = parse_log(data if isinstance(data, bytes) else bytes(data), rel)  # an mmap too
     count = SavedCount(0, 0, (None, 0, None), [], 0, 0, True)
     count.add(parsed.events, len(data), parsed.line_count)
     if parsed.errors or not parsed.terminated:
