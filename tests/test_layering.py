@@ -33,10 +33,12 @@ ALLOWED["bridges"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["otel"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["attribution"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["kg"] = {"base"}
+ALLOWED["stats"] = ALLOWED["attribution"] | {"attribution", "view"}
 ALLOWED["view"] = ALLOWED["runtime"] | {"runtime"}
 ALLOWED["mcp"] = set(ORDER) | {"kg"}
 ALLOWED["proxy"] = set(ORDER)
-ALLOWED["cli"] = set(ORDER) | {"bridges", "otel", "kg", "mcp", "attribution", "view", "proxy"}
+ALLOWED["cli"] = set(ORDER) | {"bridges", "otel", "kg", "mcp", "attribution", "view", "proxy",
+                               "stats"}
 TOP_LEVEL = {"__init__"}  # git_gasp/__init__.py: the lazy re-export of the runtime
 
 

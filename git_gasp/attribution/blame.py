@@ -11,7 +11,8 @@ patch, or commit older than the run. A patch without a run explains its commit a
 
 Cost: one ``git blame --porcelain`` of the file; one ``git log`` over the patches' tips
 only when a line's commit is young enough to be in some run's change; one ``git log``
-for the notes only when ``refs/notes/ai`` exists and a line is still unexplained.
+for the notes only when ``refs/notes/ai`` exists and a line is still unexplained. An
+`Explainer` kept across files (`git gasp stats`) pays the last two once, not per file.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from git_gasp.attribution.gitai import read_notes
+from git_gasp.attribution.gitai import Note, read_notes
 from git_gasp.attribution.pins import Pins, Why
 from git_gasp.attribution.porcelain import BlameLine, CommitInfo, PorcelainError, parse_porcelain
 from git_gasp.base import git
@@ -102,10 +103,10 @@ def top_relative(cwd: str, path: str) -> bytes | None:
     return None if rel.startswith("..") else os.fsencode(rel).replace(os.sep.encode(), b"/")
 
 
-def _changes(cwd: str, pins: Pins, young: list[str]) -> dict[str, Why]:
-    """The commits of `young` that a patch's change holds (see the module doc)."""
+def _changes(cwd: str, pins: Pins) -> dict[str, Why]:
+    """Every commit a patch's change holds (see the module doc), to its patch."""
     runs = [w for w in pins.order if w.run_started_ms is not None]
-    if not runs or not young:
+    if not runs:
         return {}
     since = min(w.run_started_ms for w in runs) // 1000
     tips = sorted({w.pin for w in runs})
@@ -118,7 +119,7 @@ def _changes(cwd: str, pins: Pins, young: list[str]) -> dict[str, Why]:
         parts = raw.split()
         if len(parts) >= 2 and parts[1].isdigit():
             graph[parts[0]] = (int(parts[1]), parts[2:])
-    wanted, found = set(young), {}
+    found: dict[str, Why] = {}
     for why in runs:
         tip = why.pin if why.pin in graph else next(
             (c for c in graph if c.startswith(why.pin)), None)
@@ -130,47 +131,95 @@ def _changes(cwd: str, pins: Pins, young: list[str]) -> dict[str, Why]:
             when, parents = graph[sha]
             if when * 1000 < why.run_started_ms or len(parents) > 1 or pins.of(sha) is not None:
                 break
-            if sha in wanted:
-                found.setdefault(sha, why)
+            found.setdefault(sha, why)
     return found
 
 
-def blame(cwd: str, path: str, graph: Graph, *, ranges: Sequence[str] = (),
-          rev: str | None = None, traces=None) -> list[Row]:
+class Explainer:
+    """What explains commits, for any number of files of one repository: the fold's
+    pins, the commits of each run's change (one `git log`, at the first commit young
+    enough to be in one) and the Git AI notes, each read once and kept.
+    `traces`: imported Agent Trace records (`trace_import.Imported`)."""
+
+    def __init__(self, cwd: str, graph: Graph, traces=None) -> None:
+        self.cwd = cwd
+        self.pins = Pins(graph)
+        self.traces = traces
+        started = [w.run_started_ms for w in self.pins.order if w.run_started_ms is not None]
+        self._oldest = min(started) // 1000 if started else None
+        self._changes: dict[str, Why] | None = None
+        self._why: dict[str, tuple[Why, bool] | None] = {}
+        self._notes: dict[str, Note | None] = {}
+
+    def whys(self, commits: dict[str, CommitInfo]) -> dict[str, tuple[Why, bool]]:
+        """The patch explaining each of `commits` that one does, and whether it pinned
+        that very commit (else an earlier commit of its run)."""
+        out: dict[str, tuple[Why, bool]] = {}
+        for sha, info in commits.items():
+            if info.uncommitted:
+                continue
+            if sha not in self._why:
+                self._why[sha] = self._explain(sha, info)
+            found = self._why[sha]
+            if found is not None:
+                out[sha] = found
+        return out
+
+    def _explain(self, sha: str, info: CommitInfo) -> tuple[Why, bool] | None:
+        if not self.pins:
+            return None
+        pinned = self.pins.of(sha)
+        if pinned is not None:
+            return pinned, True
+        if self._oldest is None or info.int_field(b"committer-time") < self._oldest:
+            return None
+        if self._changes is None:
+            self._changes = _changes(self.cwd, self.pins)
+        found = self._changes.get(sha)
+        return None if found is None else (found, False)
+
+    def notes(self, commits: list[str]) -> dict[str, Note]:
+        """The Git AI notes of `commits` (those not asked before read in one git log)."""
+        new = [c for c in commits if c not in self._notes]
+        if new:
+            read = read_notes(self.cwd, new)
+            for sha in new:
+                self._notes[sha] = read.get(sha)
+        return {c: n for c in commits if (n := self._notes.get(c)) is not None}
+
+    def rows(self, lines: list[BlameLine], commits: dict[str, CommitInfo]) -> list[Row]:
+        """Each blamed line of one file with what explains it."""
+        why = self.whys(commits)
+        rest = [s for s, i in commits.items() if s not in why and not i.uncommitted]
+        notes = self.notes(rest) if rest else {}
+        rows = []
+        for src in lines:
+            row = Row(src, commits[src.commit])
+            found = why.get(src.commit)
+            if found is not None:
+                row.why, row.pinned = found
+            else:
+                note = notes.get(src.commit)
+                row.ai = note.who(src.orig_path, src.orig_line) if note is not None else None
+                if row.ai is None and self.traces is not None:
+                    row.ai = self.traces.who(src.commit, src.orig_path, src.orig_line)
+            rows.append(row)
+        return rows
+
+
+def blame(cwd: str, path: str, graph: Graph | None = None, *, ranges: Sequence[str] = (),
+          rev: str | None = None, traces=None, explainer: Explainer | None = None
+          ) -> list[Row]:
     """Every line of `path` (or of `ranges`) at `rev` (default: the work tree), each with
-    what explains it. `traces`: imported Agent Trace records (`trace_import.Imported`)."""
+    what explains it. `traces`: imported Agent Trace records (`trace_import.Imported`);
+    `explainer`: one kept across files (then `graph` and `traces` are its own)."""
     data = run_blame(cwd, path, ranges=ranges, rev=rev)
     try:
         lines, commits = parse_porcelain(data)
     except PorcelainError as exc:
         raise BlameError(f"blame {path}: {exc}") from None
-    pins = Pins(graph)
-    why: dict[str, tuple[Why, bool]] = {}
-    if pins:
-        for sha, info in commits.items():
-            if not info.uncommitted and (w := pins.of(sha)) is not None:
-                why[sha] = (w, True)
-        started = [w.run_started_ms for w in pins.order if w.run_started_ms is not None]
-        if started:
-            oldest = min(started) // 1000
-            young = [s for s, i in commits.items() if s not in why and not i.uncommitted
-                     and i.int_field(b"committer-time") >= oldest]
-            for sha, w in _changes(cwd, pins, young).items():
-                why[sha] = (w, False)
-    rest = [s for s, i in commits.items() if s not in why and not i.uncommitted]
-    notes = {}
-    if rest:
-        notes = read_notes(cwd, rest)
-    rows = []
-    for src in lines:
-        row = Row(src, commits[src.commit])
-        found = why.get(src.commit)
-        if found is not None:
-            row.why, row.pinned = found
-        else:
-            note = notes.get(src.commit)
-            row.ai = note.who(src.orig_path, src.orig_line) if note is not None else None
-            if row.ai is None and traces is not None:
-                row.ai = traces.who(src.commit, src.orig_path, src.orig_line)
-        rows.append(row)
-    return rows
+    if explainer is None:
+        if graph is None:
+            raise TypeError("blame needs a graph or an explainer")
+        explainer = Explainer(cwd, graph, traces)
+    return explainer.rows(lines, commits)

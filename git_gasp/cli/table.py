@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "forget": "git_gasp.cli.commands.forget:forget",
     "log": "git_gasp.cli.commands.log:log",
     "blame": "git_gasp.cli.commands.blame:blame",
+    "stats": "git_gasp.cli.commands.stats:stats",
     "lineage": "git_gasp.cli.commands.queries:lineage",
     "diff": "git_gasp.cli.commands.queries:diff",
     "fork": "git_gasp.cli.commands.fork:fork",
