@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "log": "git_gasp.cli.commands.log:log",
     "blame": "git_gasp.cli.commands.blame:blame",
     "stats": "git_gasp.cli.commands.stats:stats",
+    "report": "git_gasp.cli.commands.report:report",
     "lineage": "git_gasp.cli.commands.queries:lineage",
     "diff": "git_gasp.cli.commands.queries:diff",
     "fork": "git_gasp.cli.commands.fork:fork",

@@ -38,10 +38,14 @@ def _log(cwd: str, *args: str) -> dict[str, int]:
     return out
 
 
-def resolve(cwd: str, spec: str | None, since_ms: int | None = None) -> Scope:
+def resolve(cwd: str, spec: str | None, since_ms: int | None = None, *,
+            range_only: bool = False) -> Scope:
     """The scope `spec` names: ``REV`` (its tree), ``A..B`` (B's tree, the commits of B
     not in A; an empty side is HEAD) or nothing (HEAD); `since_ms`: the commits of the
-    tip made since then. UsageError for a revision git does not know."""
+    tip made since then. UsageError for a revision git does not know, or for anything
+    but a range when `range_only`."""
+    if range_only and (spec is None or ".." not in spec):
+        raise UsageError(f"{spec!r}: name a range, BASE..HEAD")
     if spec is not None and "..." in spec:
         raise UsageError(f"{spec!r}: name a range as A..B (not A...B)")
     if spec is not None and ".." in spec:
