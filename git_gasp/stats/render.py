@@ -79,7 +79,8 @@ def markdown(s: dict[str, Any], by: tuple[str, ...]) -> list[str]:
            f" at `{s['rev'][:12]}`."]
     if s["changed"] is not None:
         c = s["changed"]
-        out.append(f"Changed in the range ({c['commits']} commits): {lines_phrase(c['lines'])}.")
+        out.append(f"Changed in the range ({c['commits']} commit"
+                   f"{'' if c['commits'] == 1 else 's'}): {lines_phrase(c['lines'])}.")
     for name in by:
         rows = _rows(s["by"][name])
         if rows:

@@ -73,6 +73,17 @@ def _run(state: Path, agent: str, model: str, task: str, goal_title: str, calls:
     return st, goal, run
 
 
+def _close(st, title: str, goal: str, commit: str, check: tuple[str, str],
+           verdict: tuple[str, str], outcome: str) -> tuple[str, str, str]:
+    """The run's patch pinning `commit`, its eval and the decision; the run finished."""
+    patch = st.propose_patch(title, advances=goal, commit=commit)
+    ev = st.record_eval(check[0], check[1], validates=patch)
+    decision = st.record_decision(verdict[0], verdict[1], patch=patch)
+    st.finish_run(outcome)
+    st.close()
+    return patch, ev, decision
+
+
 def build(tmp: Path) -> Project:
     repo = tmp / "proj"
     repo.mkdir()
@@ -93,11 +104,9 @@ def build(tmp: Path) -> Project:
     _commit_as(repo, "Ann", "agent: util", "util.py", when=later)
     write(repo, "app.py", b"import os\n\n\ndef main():\n    x = 1\n    y = 2\n    return x\n")
     first = _commit_as(repo, "Ann", "agent: main body", "app.py", when=later)
-    patches["claude"] = st.propose_patch("main body", advances=goals["claude"], commit=first)
-    evals["claude"] = st.record_eval("pytest", "Passed", validates=patches["claude"])
-    decisions["claude"] = st.record_decision("Approved", "tests pass", patch=patches["claude"])
-    st.finish_run("completed")
-    st.close()
+    patches["claude"], evals["claude"], decisions["claude"] = _close(
+        st, "main body", goals["claude"], first, ("pytest", "Passed"),
+        ("Approved", "tests pass"), "completed")
 
     # Bo, a person, extends util.py
     write(repo, "util.py", b"def a():\n    return 1\n# by Bo\ndef b():\n    return 2\n")
@@ -107,11 +116,9 @@ def build(tmp: Path) -> Project:
     st, goals["codex"], runs["codex"] = _run(state, "codex", GPT, "add cli", "CLI", 1, 50)
     write(repo, "app.py", (repo / "app.py").read_bytes() + b"\n\nmain()\n")
     second = _commit_as(repo, "Ann", "agent: call main", "app.py", when=later + 1)
-    patches["codex"] = st.propose_patch("call main", advances=goals["codex"], commit=second)
-    evals["codex"] = st.record_eval("ruff", "Failed", validates=patches["codex"])
-    decisions["codex"] = st.record_decision("Rejected", "lint fails", patch=patches["codex"])
-    st.finish_run("failed")
-    st.close()
+    patches["codex"], evals["codex"], decisions["codex"] = _close(
+        st, "call main", goals["codex"], second, ("ruff", "Failed"),
+        ("Rejected", "lint fails"), "failed")
 
     # another tool's commit, described by an Agent Trace record
     write(repo, "notes.md", b"human\ncursor one\ncursor two\nhuman again\n")
