@@ -36,7 +36,7 @@ def _touched(top: str, scope: Scope) -> list[bytes]:
     return [p for p in tree_files(top, scope.tip) if p in named]
 
 
-def _last(graph: Graph, rels: dict, node: str, *names: str) -> list[str]:
+def _targets(graph: Graph, rels: dict, node: str, *names: str) -> list[str]:
     return [t for n in names for t in rels.get((node, n), ()) if graph.has_node(t)]
 
 
@@ -78,11 +78,11 @@ def build(top: str, graph: Graph, events: list[Event], scope: Scope) -> dict[str
                          "lines": part.by_run.get(rid, 0)})
     evals, decisions = [], []
     for pid in patches:
-        for eid in _last(graph, rels, pid, "validated_by"):
+        for eid in _targets(graph, rels, pid, "validated_by"):
             props = graph.node(eid)["props"]
             evals.append({"eval": eid, "status": props.get("status"),
                           "command": props.get("command"), "patch": pid})
-        for did in _last(graph, rels, pid, "approved_by", "rejected_by"):
+        for did in _targets(graph, rels, pid, "approved_by", "rejected_by"):
             props = graph.node(did)["props"]
             decisions.append({"decision": did, "status": props.get("status"),
                               "reason": props.get("reason"), "patch": pid})
