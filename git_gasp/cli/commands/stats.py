@@ -25,8 +25,9 @@ from git_gasp.store.logview import fold_agent
 
 def open_fold(cwd: str):
     """The work tree's top, the fold's graph and the log's events (notes on stderr)."""
+    root = require_root(cwd)  # outside an agent's state: the one line every command gives
     top = str(work_tree_top(cwd))
-    folded = fold_agent(require_root(cwd), use_snapshots=False)  # every event: one parse
+    folded = fold_agent(root, use_snapshots=False)  # every event: one parse
     for note in folded.notes:
         click.echo(printable(f"note: {note}"), err=True)
     return top, folded.result.graph, folded.repo.parsed.events
