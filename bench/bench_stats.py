@@ -16,7 +16,7 @@ Then, round robin in the same run, medians of --repeat:
   (a) `git blame --porcelain -- FILE` for every file of the tree, one process each, in
       turn (what `stats` runs for each file), started by `xargs -0 -n1` (a small parent:
       started from this large Python process, each fork cost more and (a) was slower
-      than (b))
+      than (b)), with LC_ALL=C as `git gasp` runs git (base/git.py)
   (b) `git gasp stats --json`, the installed command as a user runs it (Python's start,
       the fold of the whole log and the count of its runs included)
 
@@ -151,7 +151,8 @@ def main() -> None:
         def git_blames() -> float:  # started by xargs, a small process: no fork of ours
             t = time.perf_counter()
             subprocess.run(["xargs", "-0", "-n1", "git", "blame", "--porcelain", "--"],
-                           input=listing, cwd=repo, check=True, capture_output=True, env=env)
+                           input=listing, cwd=repo, check=True, capture_output=True,
+                           env=dict(env, LC_ALL="C"))  # as base/git.py runs git
             return time.perf_counter() - t
 
         found: dict = {}
