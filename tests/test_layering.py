@@ -42,12 +42,13 @@ DEPENDS: dict[str, set[str]] = {
     "otel": {"runtime"},  # OpenTelemetry in and out
     "attribution": {"runtime"},  # line attribution
     "recap": {"runtime"},  # a run's account; resume's first prompt
+    "stats": {"attribution", "view"},  # git gasp stats and report
     "kg": {"base"},  # the knowledge graph, standalone
     "view": {"runtime", "kg"},  # the HTML pages
     "mcp": {"adapters", "kg"},  # the MCP server
     "proxy": {"adapters"},  # the model-API proxy
     "cli": {"doctor", "mcp", "proxy", "view", "attribution", "otel", "bridges",
-            "recap"},
+            "recap", "stats"},
 }
 TOP_LEVEL = {"__init__"}  # git_gasp/__init__.py: the lazy re-export of the runtime
 

@@ -29,6 +29,7 @@ import ast
 import http.server
 import json
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Callable
@@ -276,6 +277,28 @@ def _layout(block: Block, ran: Ran) -> None:
     assert tops and all((REPO_ROOT / t).is_dir() for t in tops), tops
 
 
+_SHORT_ID = re.compile(r"\b([a-z]+)_\.\.\.[0-9a-f]{6}\b")
+_RANGE = re.compile(r"[0-9a-f]{12}\.\.[0-9a-f]{12}")
+
+
+def _unvarying(text: str) -> str:
+    """`text` without what differs from run to run: short ids' tails, commit ids."""
+    return _RANGE.sub("BASE..HEAD", _SHORT_ID.sub(r"\1_...", text)).strip()
+
+
+def _in_review(ran: Ran) -> None:
+    assert "1 commit, 1 explained by the agent's patches, from 1 run." in ran.stdout
+    assert "| Failed | pytest -k retry |" in ran.stdout, ran.stdout
+
+
+def _in_review_output(block: Block, ran: Ran) -> None:
+    """The report shown is the report the block before prints, but for ids and commits."""
+    proc = subprocess.run(["git", "gasp", "report", "HEAD~1..HEAD"], cwd=ran.cwd / "review",
+                          capture_output=True, text=True, env=ran.extra["env"])
+    assert proc.returncode == 0, proc.stderr
+    assert _unvarying(block.text) == _unvarying(proc.stdout)
+
+
 # --- the plans, in README order ------------------------------------------------------
 
 PLANS = [
@@ -305,6 +328,10 @@ PLANS = [
              ("http://localhost:4318/v1/traces", "$COLLECTOR"),
          ),
          check=_otel),
+    Plan("git init -q review && cp -r fixture/. review/", cwd="in-review",
+         before="cp -r ../clone/fixture fixture",  # the shipped fixture, beside the clone
+         check=_in_review),
+    Plan("### git gasp report: ", cwd="in-review", compare=_in_review_output),
     Plan("default_install_hook_types", compare=_pre_commit),
     Plan("install-hooks --server /srv/git/agent.git", cwd="server",
          before="git init -q --bare srv/git/agent.git",

@@ -12,7 +12,8 @@ only when a line's commit is young enough to be in some run's change; when such 
 commit is still unexplained and some pin is not in the blame, one ``git cat-file`` and
 one ``git log`` to find the pins gone from the history (and, only when there are some,
 their patch ids and diffs: `rewrites`); one ``git log`` for the notes only when
-``refs/notes/ai`` exists and a line is still unexplained.
+``refs/notes/ai`` exists and a line is still unexplained. An `Explainer` kept across
+files (`git gasp stats`) pays the run changes and the notes once, not per file.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from git_gasp.attribution.changes import changes as _changes
-from git_gasp.attribution.gitai import may_have_notes, noted_commits, read_notes
+from git_gasp.attribution.changes import changes
+from git_gasp.attribution.gitai import Note, may_have_notes, noted_commits, read_notes
 from git_gasp.attribution.pins import Pins, Why
 from git_gasp.attribution.porcelain import BlameLine, CommitInfo, PorcelainError, parse_porcelain
 from git_gasp.attribution.rewrites import Followed, Rewrite, follow, since
@@ -108,71 +109,139 @@ def top_relative(cwd: str, path: str) -> bytes | None:
     return None if rel.startswith("..") else os.fsencode(rel).replace(os.sep.encode(), b"/")
 
 
-def blame(cwd: str, path: str, graph: Graph, *, ranges: Sequence[str] = (),
+class Explainer:
+    """What explains commits, for any number of files of one repository: the fold's
+    pins, the commits of each run's change (one `git log`, at the first commit young
+    enough to be in one), the pins a rebase or squash left unreachable (`rewrites`) and
+    the Git AI notes, each read once and kept. `traces`: imported Agent Trace records
+    (`trace_import.Imported`); `notes` gets what the user should hear (a pinned commit
+    gone from the repository, said once); `rewrites=False` does not follow rewrites."""
+
+    def __init__(self, cwd: str, graph: Graph, traces=None, *, rewrites: bool = True,
+                 notes: list[str] | None = None) -> None:
+        self.cwd = cwd
+        self.pins = Pins(graph)
+        self.traces = traces
+        self.rewrites = rewrites
+        self.said = notes
+        started = [w.run_started_ms for w in self.pins.order if w.run_started_ms is not None]
+        self._oldest = min(started) // 1000 if started else None
+        self._changes: dict[str, Why] | None = None
+        self._why: dict[str, tuple[Why, bool] | None] = {}
+        self._notes: dict[str, Note | None] = {}
+        self._carried: set[str] | None = None
+        self._records: bool | None = None
+
+    def whys(self, commits: dict[str, CommitInfo]) -> dict[str, tuple[Why, bool]]:
+        """The patch explaining each of `commits` that one does, and whether it pinned
+        that very commit (else an earlier commit of its run)."""
+        out: dict[str, tuple[Why, bool]] = {}
+        for sha, info in commits.items():
+            if info.uncommitted:
+                continue
+            if sha not in self._why:
+                self._why[sha] = self._explain(sha, info)
+            found = self._why[sha]
+            if found is not None:
+                out[sha] = found
+        return out
+
+    def _explain(self, sha: str, info: CommitInfo) -> tuple[Why, bool] | None:
+        if not self.pins:
+            return None
+        pinned = self.pins.of(sha)
+        if pinned is not None:
+            return pinned, True
+        if self._oldest is None or info.int_field(b"committer-time") < self._oldest:
+            return None
+        if self._changes is None:
+            self._changes = changes(self.cwd, self.pins, None)
+        found = self._changes.get(sha)
+        return None if found is None else (found, False)
+
+    def notes(self, commits: list[str]) -> dict[str, Note]:
+        """The Git AI notes of `commits` (those not asked before read in one git log)."""
+        new = [c for c in commits if c not in self._notes]
+        if new:
+            read = read_notes(self.cwd, new)
+            for sha in new:
+                self._notes[sha] = read.get(sha)
+        return {c: n for c in commits if (n := self._notes.get(c)) is not None}
+
+    def _follow(self, commits: dict[str, CommitInfo], why: dict[str, tuple[Why, bool]],
+                rev: str | None) -> Followed:
+        """What the pins a rewrite left unreachable explain among `commits` (`rewrites`)."""
+        if self._records is None:
+            self._records = ((self.traces is not None and bool(self.traces.by_commit))
+                             or may_have_notes(self.cwd))
+        if not self.rewrites or not (self.pins or self._records):
+            return Followed()
+        oldest = since(self.pins) if self.pins and not self._records else 0  # records: no run
+        candidates = {s: t for s, i in commits.items() if s not in why and not i.uncommitted
+                      and (t := i.int_field(b"committer-time")) >= oldest}
+        if not candidates:
+            return Followed()
+        if self._carried is None:
+            self._carried = set(self.traces.by_commit) if self.traces is not None else set()
+            self._carried |= noted_commits(self.cwd)
+        followed = follow(self.cwd, self.pins, rev, candidates, set(commits), self._carried)
+        if self.said is not None:
+            self.said.extend(n for n in followed.notes if n not in self.said)
+        return followed
+
+    def rows(self, lines: list[BlameLine], commits: dict[str, CommitInfo],
+             rev: str | None = None) -> list[Row]:
+        """Each blamed line of one file (blamed at `rev`) with what explains it."""
+        why = self.whys(commits)
+        followed = self._follow(commits, why, rev)
+        rest = [s for s, i in commits.items()
+                if s not in why and s not in followed.commits and not i.uncommitted]
+        sources = sorted({f[2].source for f in followed.lines.values() if f[0] is None})
+        ai_notes = self.notes(rest + sources) if rest or sources else {}
+        rows = []
+        for src in lines:
+            row = Row(src, commits[src.commit])
+            found = why.get(src.commit)
+            if found is not None:
+                row.why, row.pinned = found
+            elif (moved := followed.of(src.commit, src.orig_path, src.orig_line)
+                  ) is not None and moved[0] is not None:
+                row.why, row.pinned, row.rewritten = moved
+            else:
+                row.ai = self._said(ai_notes, src.commit, src.orig_path, src.orig_line)
+                if row.ai is None and moved is not None:  # a record of the commit it copies
+                    rw = moved[2]
+                    row.ai = self._said(ai_notes, rw.source, rw.path, rw.line)
+                    row.rewritten = rw if row.ai is not None else None
+            rows.append(row)
+        return rows
+
+    def _said(self, ai_notes: dict, commit: str, path: bytes, line: int) -> dict | None:
+        """What a Git AI note, else an imported Agent Trace record, says of `line` of
+        `path` as numbered in `commit`."""
+        note = ai_notes.get(commit)
+        said = note.who(path, line) if note is not None else None
+        if said is None and self.traces is not None:
+            said = self.traces.who(commit, path, line)
+        return said
+
+
+def blame(cwd: str, path: str, graph: Graph | None = None, *, ranges: Sequence[str] = (),
           rev: str | None = None, traces=None, notes: list[str] | None = None,
-          rewrites: bool = True) -> list[Row]:
+          rewrites: bool = True, explainer: Explainer | None = None) -> list[Row]:
     """Every line of `path` (or of `ranges`) at `rev` (default: the work tree), each with
     what explains it. `traces`: imported Agent Trace records (`trace_import.Imported`);
     `notes` gets what the user should hear (a pinned commit gone from the repository);
-    `rewrites=False` does not follow pins a rebase or squash rewrote (`rewrites`)."""
+    `rewrites=False` does not follow pins a rebase or squash rewrote (`rewrites`);
+    `explainer`: one kept across files (then `graph`, `traces`, `notes` and `rewrites`
+    are its own)."""
     data = run_blame(cwd, path, ranges=ranges, rev=rev)
     try:
         lines, commits = parse_porcelain(data)
     except PorcelainError as exc:
         raise BlameError(f"blame {path}: {exc}") from None
-    pins = Pins(graph)
-    why: dict[str, tuple[Why, bool]] = {}
-    if pins:
-        for sha, info in commits.items():
-            if not info.uncommitted and (w := pins.of(sha)) is not None:
-                why[sha] = (w, True)
-        started = [w.run_started_ms for w in pins.order if w.run_started_ms is not None]
-        if started:
-            oldest = min(started) // 1000
-            young = [s for s, i in commits.items() if s not in why and not i.uncommitted
-                     and i.int_field(b"committer-time") >= oldest]
-            for sha, w in _changes(cwd, pins, young).items():
-                why[sha] = (w, False)
-    followed = Followed()
-    records = (traces is not None and bool(traces.by_commit)) or may_have_notes(cwd)
-    if rewrites and (pins or records):
-        oldest = since(pins) if pins and not records else 0  # records have no run
-        candidates = {s: t for s, i in commits.items() if s not in why and not i.uncommitted
-                      and (t := i.int_field(b"committer-time")) >= oldest}
-        if candidates:
-            carried = set(traces.by_commit) if traces is not None else set()
-            carried |= noted_commits(cwd)
-            followed = follow(cwd, pins, rev, candidates, set(commits), carried)
-            if notes is not None:
-                notes.extend(followed.notes)
-    rest = [s for s, i in commits.items()
-            if s not in why and s not in followed.commits and not i.uncommitted]
-    sources = sorted({f[2].source for f in followed.lines.values() if f[0] is None})
-    ai_notes = read_notes(cwd, rest + sources) if rest or sources else {}
-    rows = []
-    for src in lines:
-        row = Row(src, commits[src.commit])
-        found = why.get(src.commit)
-        if found is not None:
-            row.why, row.pinned = found
-        elif (moved := followed.of(src.commit, src.orig_path, src.orig_line)
-              ) is not None and moved[0] is not None:
-            row.why, row.pinned, row.rewritten = moved
-        else:
-            row.ai = _said(ai_notes, traces, src.commit, src.orig_path, src.orig_line)
-            if row.ai is None and moved is not None:  # a record of the commit it copies
-                rw = moved[2]
-                row.ai = _said(ai_notes, traces, rw.source, rw.path, rw.line)
-                row.rewritten = rw if row.ai is not None else None
-        rows.append(row)
-    return rows
-
-
-def _said(ai_notes: dict, traces, commit: str, path: bytes, line: int) -> dict | None:
-    """What a Git AI note, else an imported Agent Trace record, says of `line` of
-    `path` as numbered in `commit`."""
-    note = ai_notes.get(commit)
-    said = note.who(path, line) if note is not None else None
-    if said is None and traces is not None:
-        said = traces.who(commit, path, line)
-    return said
+    if explainer is None:
+        if graph is None:
+            raise TypeError("blame needs a graph or an explainer")
+        explainer = Explainer(cwd, graph, traces, rewrites=rewrites, notes=notes)
+    return explainer.rows(lines, commits, rev)

@@ -10,11 +10,11 @@ from git_gasp.attribution.pins import Pins, Why
 from git_gasp.base import git
 
 
-def changes(cwd: str, pins: Pins, young: list[str]) -> dict[str, Why]:
-    """The commits of `young` that a patch's change holds (see the module doc): one
-    `git log` over the tips of the patches that have a run."""
+def changes(cwd: str, pins: Pins, young: list[str] | None) -> dict[str, Why]:
+    """The commits of `young` (None: every commit) that a patch's change holds (see the
+    module doc): one `git log` over the tips of the patches that have a run."""
     runs = [w for w in pins.order if w.run_started_ms is not None]
-    if not runs or not young:
+    if not runs or young is not None and not young:
         return {}
     since = min(w.run_started_ms for w in runs) // 1000
     tips = sorted({w.pin for w in runs})
@@ -27,7 +27,7 @@ def changes(cwd: str, pins: Pins, young: list[str]) -> dict[str, Why]:
         parts = raw.split()
         if len(parts) >= 2 and parts[1].isdigit():
             graph[parts[0]] = (int(parts[1]), parts[2:])
-    wanted, found = set(young), {}
+    wanted, found = None if young is None else set(young), {}
     for why in runs:
         tip = why.pin if why.pin in graph else next(
             (c for c in graph if c.startswith(why.pin)), None)
@@ -39,6 +39,6 @@ def changes(cwd: str, pins: Pins, young: list[str]) -> dict[str, Why]:
             when, parents = graph[sha]
             if when * 1000 < why.run_started_ms or len(parents) > 1 or pins.of(sha) is not None:
                 break
-            if sha in wanted:
+            if wanted is None or sha in wanted:
                 found.setdefault(sha, why)
     return found

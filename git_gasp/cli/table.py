@@ -28,6 +28,8 @@ COMMANDS: dict[str, str] = {
     "log": "git_gasp.cli.commands.log:log",
     "search": "git_gasp.cli.commands.search:search",
     "blame": "git_gasp.cli.commands.blame:blame",
+    "stats": "git_gasp.cli.commands.stats:stats",
+    "report": "git_gasp.cli.commands.report:report",
     "lineage": "git_gasp.cli.commands.queries:lineage",
     "diff": "git_gasp.cli.commands.queries:diff",
     "fork": "git_gasp.cli.commands.fork:fork",

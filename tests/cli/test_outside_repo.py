@@ -15,7 +15,8 @@ NEEDS_STATE = [
     ("lineage", "goal_x"), ("diff", "a", "b"), ("memory", "list"), ("journal",),
     ("run", "status"), ("record", "goal", "--title", "x"), ("lease", "status"),
     ("lease", "release"), ("identity", "verify"), ("commit-run",), ("recovery", "list"),
-    ("export", "otel", "--all"), ("fork", "goal_x"), ("mcp",),
+    ("export", "otel", "--all"), ("fork", "goal_x"), ("mcp",), ("stats",),
+    ("report", "HEAD~1..HEAD"),
 ]  # not install-hooks and doctor: hooks belong to any git work tree
 MESSAGE = "git gasp: error: not an agent repository: no AGENT.md in "
 
