@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
 from git_gasp.base.files import open_file
+from git_gasp.base.gitdir import discover
 from git_gasp.odb.gitdirs import GitDirs, LazyDiskStore, locate
 
 if TYPE_CHECKING:  # dulwich loads when an object is read: 20 ms off the pre-commit guard
@@ -24,25 +25,9 @@ def _not_a_repo(agent_root: str | os.PathLike) -> NotAGitRepo:
     return NotAGitRepo(f"{agent_root} is not inside a git work tree")
 
 
-def _repo_from_env(start: str) -> Repo | None:
-    """Honour ``GIT_DIR`` / ``GIT_WORK_TREE`` (as set in hooks) when they cover `start`."""
-    from dulwich.errors import NotGitRepository
-    from dulwich.repo import Repo
-
-    git_dir = os.environ.get("GIT_DIR")
-    if not git_dir:
-        return None
-    worktree = os.path.realpath(os.environ.get("GIT_WORK_TREE") or os.getcwd())
-    if not Path(start).is_relative_to(worktree):
-        return None
-    try:
-        return Repo(worktree, controldir=os.path.realpath(git_dir), worktree=worktree)
-    except (NotGitRepository, OSError):
-        return None
-
-
 def open_repo(agent_root: str | os.PathLike) -> tuple[Repo, bytes]:
-    """Open the git work tree enclosing `agent_root`.
+    """Open the git work tree enclosing `agent_root` (as `base.gitdir.discover` finds it,
+    ``GIT_DIR`` and ``GIT_WORK_TREE`` honoured as a hook's git sets them).
 
     Returns ``(repo, prefix)``: `prefix` is the agent root relative to the work
     tree root, ``/``-separated bytes without a trailing slash (``b""`` at the
@@ -53,17 +38,17 @@ def open_repo(agent_root: str | os.PathLike) -> tuple[Repo, bytes]:
     from dulwich.repo import Repo
 
     start = os.path.realpath(agent_root)
-    if not os.path.isdir(start):
+    found = discover(start, inherit_git_env=True) if os.path.isdir(start) else None
+    if found is None or found.top is None:
         raise _not_a_repo(agent_root)
-    repo = _repo_from_env(start)
-    if repo is None:
-        try:
-            repo = Repo.discover(start)
-        except (NotGitRepository, OSError) as exc:
-            raise _not_a_repo(agent_root) from exc
-    top = os.path.realpath(repo.path)
-    inside_git_dir = Path(start).is_relative_to(os.path.realpath(repo.controldir()))
-    if repo.bare or inside_git_dir or not Path(start).is_relative_to(top):
+    try:
+        repo = Repo(found.top, controldir=found.path, commondir=found.common,
+                    worktree=found.top)
+    except (NotGitRepository, OSError) as exc:
+        raise _not_a_repo(agent_root) from exc
+    top = os.path.realpath(repo.path)  # core.worktree may move it
+    if repo.bare or Path(start).is_relative_to(found.path) or \
+            not Path(start).is_relative_to(top):
         repo.close()
         raise _not_a_repo(agent_root)
     return repo, prefix_of(start, top)
