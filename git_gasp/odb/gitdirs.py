@@ -19,7 +19,7 @@ from git_gasp.base import git
 from git_gasp.base.digest import is_object_id
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import open_file
-from git_gasp.base.gitdir import discover
+from git_gasp.base.gitdir import GitDir, discover
 
 _OTHER_ENV = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
 
@@ -197,12 +197,32 @@ def locate(cwd: str) -> GitDirs | None:
     if found is None or found.top is None or not Path(start).is_relative_to(found.top) \
             or Path(start).is_relative_to(found.path):
         return None
-    try:
-        said = git.run(found.top, "rev-parse", "--show-toplevel", check=False,
-                       inherit_git_env=True)
-    except GaspError:
-        return None
-    if said.returncode != 0 or \
-            os.path.realpath(os.fsdecode(said.stdout.rstrip(b"\n"))) != found.top:
-        return None
+    if _config_may_move(found):
+        try:
+            said = git.run(found.top, "rev-parse", "--show-toplevel", check=False,
+                           inherit_git_env=True)
+        except GaspError:
+            return None
+        if said.returncode != 0 or \
+                os.path.realpath(os.fsdecode(said.stdout.rstrip(b"\n"))) != found.top:
+            return None
     return GitDirs(found.top, found.path, found.common)
+
+
+_MAY_MOVE = (b"bare", b"worktree", b"include")
+
+
+def _config_may_move(found: GitDir) -> bool:
+    """False only when the repository's config files cannot set ``core.worktree`` or a
+    true ``core.bare``: none of their words is in them, once the line ``bare = false``
+    git writes is set aside (a key is never escaped nor continued). True: ask git."""
+    try:
+        for path in (os.path.join(found.common, "config"),
+                     os.path.join(found.path, "config.worktree")):
+            text = _read_all(path)
+            if text is not None and any(word in text.replace(b"\n\tbare = false\n", b"\n")
+                                        .lower() for word in _MAY_MOVE):
+                return True
+    except OSError:
+        return True
+    return False

@@ -71,3 +71,16 @@ def test_a_symlinked_dot_git(repo, tmp_path):
     (repo / ".git").rename(tmp_path / "moved.git")
     (repo / ".git").symlink_to(tmp_path / "moved.git")
     assert dirs(repo / "sub") == git_says(repo / "sub")
+
+
+def test_a_config_git_wrote_is_not_asked_of_git_again(repo, monkeypatch):
+    from git_gasp.odb import gitdirs
+
+    def no_git(*args, **kw):
+        raise AssertionError("git was run")
+
+    monkeypatch.setattr(gitdirs.git, "run", no_git)
+    assert dirs(repo / "sub") is not None
+    git(repo, "config", "core.worktree", str(repo))
+    with pytest.raises(AssertionError, match="git was run"):
+        locate(str(repo / "sub"))
