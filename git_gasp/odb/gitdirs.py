@@ -57,20 +57,16 @@ class LazyDiskStore:
 
 
 class GitDirs:
-    """A work tree's top, its git dir and common dir, and its object store (a lazy
-    dulwich ``DiskObjectStore``): the repository type of the plain layouts, with the
-    parts of a dulwich ``Repo`` the guard and check 4 use; a ``Repo`` opens only when
-    asked for (`dulwich`)."""
+    """The one repository type: a work tree's top (`path`), its git dir and common dir,
+    and its object store (a lazy dulwich ``DiskObjectStore``, or the open ``Repo``'s);
+    HEAD and refs read from their files. The few jobs that need dulwich's ``Repo`` (the
+    index, porcelain) get it from `dulwich`, opened on first use over these same dirs,
+    so the repository is found once (`locate`, `odb.repo.open_repo`)."""
 
     def __init__(self, path: str, controldir: str, commondir: str, repo=None) -> None:
         self.path, self._controldir, self._commondir = path, controldir, commondir
         self._repo = repo
         self._store = None
-
-    @classmethod
-    def of(cls, repo) -> GitDirs:
-        """The dirs of an open dulwich ``Repo`` (which serves the object store)."""
-        return cls(repo.path, repo.controldir(), repo.commondir(), repo)
 
     def controldir(self) -> str:
         return self._controldir
@@ -87,10 +83,23 @@ class GitDirs:
     def dulwich(self):
         """The dulwich ``Repo`` (opened on first use)."""
         if self._repo is None:
-            from dulwich.repo import Repo
-
-            self._repo = Repo(self.path, controldir=self._controldir, worktree=self.path)
+            self._repo = dulwich_repo(self.path, self._controldir, self._commondir)
         return self._repo
+
+    def open_index(self):
+        """The index, as dulwich reads it (`dulwich`)."""
+        return self.dulwich().open_index()
+
+    def head_commit(self) -> bytes | None:
+        """HEAD's commit id, None on an unborn branch: `head`, and dulwich's refs when
+        the files cannot tell."""
+        head = self.head()
+        if head is not False:
+            return head  # type: ignore[return-value]
+        try:
+            return self.dulwich().refs[b"HEAD"]
+        except KeyError:
+            return None
 
     @property
     def object_store(self):
@@ -132,6 +141,14 @@ class GitDirs:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def dulwich_repo(top: str, controldir: str, commondir: str):
+    """A dulwich ``Repo`` over dirs already found (`base.gitdir.discover`): dulwich is
+    never asked to find them itself."""
+    from dulwich.repo import Repo
+
+    return Repo(top, controldir=controldir, commondir=commondir, worktree=top)
 
 
 def _read(path: str) -> bytes | None:

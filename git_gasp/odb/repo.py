@@ -1,6 +1,5 @@
-"""Find the git work tree around an agent root: `open_repo` (a dulwich ``Repo``, any
-layout), `open_plain` (the plain layouts: a `gitdirs.GitDirs`, without importing
-``dulwich.repo``)."""
+"""Find the git work tree around an agent root: `open_repo`, the one repository type
+(`gitdirs.GitDirs`) for any layout, opened without ``dulwich.repo`` in the plain ones."""
 
 from __future__ import annotations
 
@@ -11,39 +10,42 @@ from typing import TYPE_CHECKING
 from git_gasp.base.errors import GaspError, NotAGitRepo
 from git_gasp.base.files import open_file
 from git_gasp.base.gitdir import discover
-from git_gasp.odb.gitdirs import GitDirs, LazyDiskStore, locate
+from git_gasp.odb.gitdirs import GitDirs, LazyDiskStore, dulwich_repo, locate
 
 if TYPE_CHECKING:  # dulwich loads when an object is read: 20 ms off the pre-commit guard
     from dulwich.object_store import BaseObjectStore
-    from dulwich.repo import Repo
 
-__all__ = ["BaseObjectStore", "LazyDiskStore", "Repo", "UnsupportedObjectFormat",
-           "open_plain", "open_repo", "prefix_of", "require_sha1", "shallow_commits"]
+__all__ = ["BaseObjectStore", "GitDirs", "LazyDiskStore", "UnsupportedObjectFormat",
+           "open_repo", "prefix_of", "require_sha1", "shallow_commits"]
 
 
 def _not_a_repo(agent_root: str | os.PathLike) -> NotAGitRepo:
     return NotAGitRepo(f"{agent_root} is not inside a git work tree")
 
 
-def open_repo(agent_root: str | os.PathLike) -> tuple[Repo, bytes]:
+def open_repo(agent_root: str | os.PathLike) -> tuple[GitDirs, bytes]:
     """Open the git work tree enclosing `agent_root` (as `base.gitdir.discover` finds it,
-    ``GIT_DIR`` and ``GIT_WORK_TREE`` honoured as a hook's git sets them).
+    ``GIT_DIR`` and ``GIT_WORK_TREE`` honoured as a hook's git sets them; a work tree
+    that config moves, through dulwich's ``Repo``).
 
     Returns ``(repo, prefix)``: `prefix` is the agent root relative to the work
     tree root, ``/``-separated bytes without a trailing slash (``b""`` at the
     root). Works with linked worktrees and ``.git`` files. Raises NotAGitRepo for
     a path outside any work tree (including bare repositories and ``.git`` dirs).
     """
-    from dulwich.errors import NotGitRepository
-    from dulwich.repo import Repo
-
     start = os.path.realpath(agent_root)
-    found = discover(start, inherit_git_env=True) if os.path.isdir(start) else None
+    if not os.path.isdir(start):
+        raise _not_a_repo(agent_root)
+    plain = locate(start)
+    if plain is not None:
+        return plain, prefix_of(start, plain.path)
+    from dulwich.errors import NotGitRepository
+
+    found = discover(start, inherit_git_env=True)
     if found is None or found.top is None:
         raise _not_a_repo(agent_root)
     try:
-        repo = Repo(found.top, controldir=found.path, commondir=found.common,
-                    worktree=found.top)
+        repo = dulwich_repo(found.top, found.path, found.common)
     except (NotGitRepository, OSError) as exc:
         raise _not_a_repo(agent_root) from exc
     top = os.path.realpath(repo.path)  # core.worktree may move it
@@ -51,7 +53,7 @@ def open_repo(agent_root: str | os.PathLike) -> tuple[Repo, bytes]:
             not Path(start).is_relative_to(top):
         repo.close()
         raise _not_a_repo(agent_root)
-    return repo, prefix_of(start, top)
+    return GitDirs(top, found.path, found.common, repo), prefix_of(start, top)
 
 
 def prefix_of(agent_root: str | os.PathLike, top: str) -> bytes:
@@ -61,7 +63,7 @@ def prefix_of(agent_root: str | os.PathLike, top: str) -> bytes:
     return b"" if rel == os.curdir else os.fsencode(rel).replace(os.sep.encode(), b"/")
 
 
-def shallow_commits(repo: Repo) -> set[bytes]:
+def shallow_commits(repo: GitDirs) -> set[bytes]:
     """Shallow-boundary commit ids, read from the common dir (so linked worktrees see them)."""
     found: set[bytes] = set()
     for basedir in {repo.controldir(), repo.commondir()}:
@@ -73,30 +75,17 @@ def shallow_commits(repo: Repo) -> set[bytes]:
     return found
 
 
-def open_plain(agent_root: str | os.PathLike) -> tuple[GitDirs, bytes] | None:
-    """`open_repo` for the plain layouts (`odb.gitdirs.locate`) with a HEAD on a commit
-    and sha1 objects, without importing ``dulwich.repo``; None: use `open_repo`."""
-    dirs = locate(str(agent_root))
-    if dirs is None:
-        return None
-    head = dirs.head()
-    if not isinstance(head, bytes):  # unborn or not readable here: dulwich decides
-        return None
+def object_format(repo: GitDirs) -> bytes:
+    """``sha1`` or ``sha256``: the repository's object format (its config read by dulwich
+    only when the word is in it: a sha1 repository's config never names it)."""
     try:
-        with open_file(os.path.join(dirs.commondir(), "config")) as f:
-            if b"objectformat" in f.read().lower():  # sha256 objects: dulwich's reader
-                return None
-    except OSError:
-        return None
-    return dirs, prefix_of(agent_root, dirs.path)
-
-
-def object_format(repo) -> bytes:
-    """``sha1`` or ``sha256``: the object format of a dulwich ``Repo`` or `GitDirs`."""
-    if isinstance(repo, GitDirs):
-        repo = repo.dulwich()
+        with open_file(os.path.join(repo.commondir(), "config")) as f:
+            if b"objectformat" not in f.read().lower():
+                return b"sha1"
+    except FileNotFoundError:
+        return b"sha1"
     try:
-        fmt = repo.get_config().get((b"extensions",), b"objectformat")
+        fmt = repo.dulwich().get_config().get((b"extensions",), b"objectformat")
     except KeyError:
         fmt = b"sha1"
     return fmt.lower()
