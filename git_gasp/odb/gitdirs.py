@@ -2,11 +2,11 @@
 
 `locate` takes the repository `base.gitdir.discover` finds, honouring the caller's
 ``GIT_DIR``, ``GIT_WORK_TREE`` and ``GIT_COMMON_DIR`` (what git sets for a hook), when
-it has a work tree around the start, and git agrees on that work tree's top (one
-``git rev-parse --show-toplevel``: ``core.worktree`` and ``core.bare`` are config,
-git's to read); anything else (other ``GIT_*`` locations set, a bare repository, a
-moved work tree, a ref it cannot read) returns None or defers to git or dulwich, so
-the answer is never a guess. HEAD is read from the loose ref or ``packed-refs``. The
+it has a work tree around the start; when the config may move that work tree
+(``core.worktree``, ``core.bare``: git's to read) its top is git's (one ``git rev-parse
+--show-toplevel``). Anything else (other ``GIT_*`` locations set, a bare repository, a
+ref it cannot read) returns None or defers to git or dulwich, so the answer is never a
+guess. HEAD is read from the loose ref or ``packed-refs``. The
 object store (dulwich) opens only when a blob must be read from a pack.
 """
 
@@ -204,26 +204,35 @@ def _read_all(path: str) -> bytes | None:
         return None
 
 
-def locate(cwd: str) -> GitDirs | None:
-    """The repository around `cwd` (see the module docstring), or None: let dulwich
-    decide (and raise what it raises)."""
-    if any(os.environ.get(name) for name in _OTHER_ENV):
+def locate(cwd: str, *, any_env: bool = False) -> GitDirs | None:
+    """The repository around `cwd` (see the module docstring), or None: not in a work
+    tree, or (unless `any_env`) another object store named in the environment, which
+    the callers leave to git."""
+    if not any_env and any(os.environ.get(name) for name in _OTHER_ENV):
         return None
     start = os.path.realpath(cwd)
     found = discover(start, inherit_git_env=True)
-    if found is None or found.top is None or not Path(start).is_relative_to(found.top) \
+    if found is None or found.top is None:
+        return None
+    top: str | None = found.top
+    if _config_may_move(found):
+        top = _git_top(found.top)
+    if top is None or not Path(start).is_relative_to(top) \
             or Path(start).is_relative_to(found.path):
         return None
-    if _config_may_move(found):
-        try:
-            said = git.run(found.top, "rev-parse", "--show-toplevel", check=False,
-                           inherit_git_env=True)
-        except GaspError:
-            return None
-        if said.returncode != 0 or \
-                os.path.realpath(os.fsdecode(said.stdout.rstrip(b"\n"))) != found.top:
-            return None
-    return GitDirs(found.top, found.path, found.common)
+    return GitDirs(top, found.path, found.common)
+
+
+def _git_top(where: str) -> str | None:
+    """The work tree's top as git says it from `where` (``core.worktree``, ``core.bare``
+    read), None when it says there is none."""
+    try:
+        said = git.run(where, "rev-parse", "--show-toplevel", check=False,
+                       inherit_git_env=True)
+    except GaspError:
+        return None
+    text = os.fsdecode(said.stdout.rstrip(b"\n"))
+    return os.path.realpath(text) if said.returncode == 0 and text else None
 
 
 _MAY_MOVE = (b"bare", b"worktree", b"include")

@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
 from git_gasp.base.files import open_file
-from git_gasp.base.gitdir import discover
-from git_gasp.odb.gitdirs import GitDirs, LazyDiskStore, dulwich_repo, locate
+from git_gasp.odb.gitdirs import GitDirs, LazyDiskStore, locate
 
 if TYPE_CHECKING:  # dulwich loads when an object is read: 20 ms off the pre-commit guard
     from dulwich.object_store import BaseObjectStore
@@ -26,7 +24,7 @@ def _not_a_repo(agent_root: str | os.PathLike) -> NotAGitRepo:
 def open_repo(agent_root: str | os.PathLike) -> tuple[GitDirs, bytes]:
     """Open the git work tree enclosing `agent_root` (as `base.gitdir.discover` finds it,
     ``GIT_DIR`` and ``GIT_WORK_TREE`` honoured as a hook's git sets them; a work tree
-    that config moves, through dulwich's ``Repo``).
+    that config moves, where git says: `gitdirs.locate`).
 
     Returns ``(repo, prefix)``: `prefix` is the agent root relative to the work
     tree root, ``/``-separated bytes without a trailing slash (``b""`` at the
@@ -36,24 +34,10 @@ def open_repo(agent_root: str | os.PathLike) -> tuple[GitDirs, bytes]:
     start = os.path.realpath(agent_root)
     if not os.path.isdir(start):
         raise _not_a_repo(agent_root)
-    plain = locate(start)
-    if plain is not None:
-        return plain, prefix_of(start, plain.path)
-    from dulwich.errors import NotGitRepository
-
-    found = discover(start, inherit_git_env=True)
-    if found is None or found.top is None:
+    found = locate(start, any_env=True)
+    if found is None:
         raise _not_a_repo(agent_root)
-    try:
-        repo = dulwich_repo(found.top, found.path, found.common)
-    except (NotGitRepository, OSError) as exc:
-        raise _not_a_repo(agent_root) from exc
-    top = os.path.realpath(repo.path)  # core.worktree may move it
-    if repo.bare or Path(start).is_relative_to(found.path) or \
-            not Path(start).is_relative_to(top):
-        repo.close()
-        raise _not_a_repo(agent_root)
-    return GitDirs(top, found.path, found.common, repo), prefix_of(start, top)
+    return found, prefix_of(start, found.path)
 
 
 def prefix_of(agent_root: str | os.PathLike, top: str) -> bytes:
@@ -84,6 +68,8 @@ def object_format(repo: GitDirs) -> bytes:
                 return b"sha1"
     except FileNotFoundError:
         return b"sha1"
+    except OSError:  # not a regular file (a link, say): dulwich reads it as git would
+        pass
     try:
         fmt = repo.dulwich().get_config().get((b"extensions",), b"objectformat")
     except KeyError:

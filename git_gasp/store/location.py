@@ -16,18 +16,21 @@ Rules, in order (man git-gasp(1), "WHERE THE STATE LIVES"):
 
 The config is read by git (one ``git config --show-scope --includes --get-regexp``:
 includes, ``includeIf``, the worktree scope and quoting are git's own), never guessed
-from a word in it; the common dir is `base.gitdir.discover`'s.
+from a word in it; git is not started when the repository's config files surely set
+neither key (no line begins with it, nothing is included: `_may_set`). The common dir
+is `base.gitdir.discover`'s.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.fileops import read_regular_file
-from git_gasp.base.gitdir import discover
+from git_gasp.base.gitdir import GitDir, discover
 from git_gasp.protocol.manifest import ManifestError, parse_manifest
 from git_gasp.store.joining import remote_state_branch
 from git_gasp.store.stateworktree import recreate
@@ -83,6 +86,8 @@ def _config_values(start: str, *keys: str) -> tuple[dict[str, str], str] | None:
     found = discover(start)
     if found is None:
         return None
+    if not _may_set(found, keys):
+        return {}, found.common
     wanted = "|".join(key.lower() for key in keys)
     try:
         proc = git.run(start, "config", "-z", "--show-scope", "--includes", "--get-regexp",
@@ -98,6 +103,23 @@ def _config_values(start: str, *keys: str) -> tuple[dict[str, str], str] | None:
         if scope in _REPO_SCOPES and key is not None:
             values[key] = os.fsdecode(value)
     return values, found.common
+
+
+def _may_set(found: GitDir, keys: tuple[str, ...]) -> bool:
+    """False only when the repository's own config files surely set none of `keys`: no
+    line of theirs begins with one (a key is never quoted, escaped nor continued; a
+    section header may precede it) and they include nothing. True: ask git."""
+    words = b"|".join(re.escape(key.lower().encode()) for key in keys)
+    key_line = re.compile(rb"(?im)(?:^|\])[^\S\n]*(?:" + words + rb")[^\S\n]*(?:=|$|[;#\r])")
+    for path in (os.path.join(found.common, "config"),
+                 os.path.join(found.path, "config.worktree")):
+        try:
+            text = read_regular_file(path, limit=1 << 24)
+        except OSError:
+            return True
+        if text is not None and (b"include" in text.lower() or key_line.search(text)):
+            return True
+    return False
 
 
 def configured(start: str | os.PathLike) -> Configured | None:

@@ -1,6 +1,6 @@
-"""`odb.gitdirs.locate` opens the repository git would, or defers (None): its work tree
-top, git dir and common dir are git's, in a hook's environment too; a work tree that
-config moves (``core.worktree``) or a bare repository is left to dulwich."""
+"""`odb.gitdirs.locate` opens the repository git would: its work tree top, git dir and
+common dir are git's, in a hook's environment too, and where config moves the work
+tree (``core.worktree``) or makes it bare."""
 
 from __future__ import annotations
 
@@ -52,11 +52,14 @@ def test_a_hook_environment_is_honoured(repo, tmp_path, monkeypatch):
     assert dirs(tmp_path / "wt") is None  # another object store: dulwich's to open
 
 
-def test_config_that_moves_the_work_tree_or_makes_it_bare_is_left_to_dulwich(repo, tmp_path):
+def test_config_that_moves_the_work_tree_or_makes_it_bare_is_read_by_git(repo, tmp_path):
     git(repo, "config", "core.worktree", str(tmp_path))
-    assert dirs(repo / "sub") is None
+    assert dirs(repo / "sub") == git_says(repo / "sub")
+    assert dirs(repo / "sub")[0] == str(tmp_path.resolve())
+    git(repo, "config", "core.worktree", str(tmp_path / "elsewhere"))
+    assert dirs(repo / "sub") is None  # git: outside the work tree
     git(repo, "config", "--unset", "core.worktree")
-    assert dirs(repo / "sub") is not None
+    assert dirs(repo / "sub") == git_says(repo / "sub")
     git(repo, "config", "core.bare", "yes")
     assert dirs(repo / "sub") is None
 
@@ -84,3 +87,35 @@ def test_a_config_git_wrote_is_not_asked_of_git_again(repo, monkeypatch):
     git(repo, "config", "core.worktree", str(repo))
     with pytest.raises(AssertionError, match="git was run"):
         locate(str(repo / "sub"))
+
+
+def test_open_repo_gives_the_one_type_for_every_layout(repo, tmp_path, monkeypatch):
+    from git_gasp.base.errors import NotAGitRepo
+    from git_gasp.odb.gitdirs import GitDirs
+    from git_gasp.odb.repo import open_repo
+
+    plain, prefix = open_repo(repo / "sub")
+    assert isinstance(plain, GitDirs) and prefix == b"sub"
+    assert (plain.path, plain.controldir(), plain.commondir()) == git_says(repo / "sub")
+    assert plain.head_commit() == git(repo, "rev-parse", "HEAD").strip().encode()
+    assert b"sub/f" in plain.open_index()
+    plain.close()
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(tmp_path / "bare.git"))
+    with pytest.raises(NotAGitRepo):
+        open_repo(tmp_path / "bare.git")
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "deep").mkdir(parents=True)
+    git(repo, "config", "core.worktree", str(elsewhere))  # config moves the work tree
+    with pytest.raises(NotAGitRepo):
+        open_repo(repo / "sub")  # no longer in the work tree, as git says
+    git(repo, "config", "core.worktree", str(tmp_path))
+    wide, prefix = open_repo(repo / "sub")
+    assert wide.path == str(tmp_path.resolve()) and prefix == b"repo/sub"
+    wide.close()
+    git(repo, "config", "core.worktree", str(elsewhere))
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    moved, prefix = open_repo(elsewhere / "deep")
+    assert isinstance(moved, GitDirs) and prefix == b"deep"
+    assert moved.path == str(elsewhere.resolve()) == git_says(elsewhere / "deep")[0]
+    moved.close()
