@@ -85,8 +85,6 @@ from git_gasp.adapters.agent_hook.queue_files import (
 )
 from git_gasp.adapters.agent_hook_queue import Drained, drain
 from git_gasp.adapters.agent_hook_sync import run_requested
-from git_gasp.base import git
-from git_gasp.base.errors import GaspError
 from git_gasp.base.fileops import try_lock
 from git_gasp.base.gitdir import find_git_dir
 from git_gasp.store.location import find_root
@@ -109,13 +107,8 @@ def find_agent_root(start: str | os.PathLike | None) -> str | None:
 
 
 def gasp_dir(root: str | os.PathLike) -> str:
-    """``<gitdir>/gasp`` of the repo at `root` (``<root>/.git/gasp`` if git cannot say)."""
-    gitdir = find_git_dir(root)  # read from .git, without starting git
-    if gitdir is None:
-        try:
-            gitdir = str(git.git_dir(root))
-        except (GaspError, OSError):
-            gitdir = os.path.join(root, ".git")
+    """``<gitdir>/gasp`` of the repo at `root` (``<root>/.git/gasp`` when there is none)."""
+    gitdir = find_git_dir(root) or os.path.join(root, ".git")
     out = os.path.join(gitdir, "gasp")
     os.makedirs(out, exist_ok=True)
     return out

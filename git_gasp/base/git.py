@@ -141,27 +141,22 @@ def git_path(cwd: Path | str, name: str) -> Path:
 
 
 def git_dir(cwd: Path | str) -> Path:
-    """This work tree's git dir (for a linked worktree, its own dir under worktrees/)."""
-    proc = run(cwd, "rev-parse", "--absolute-git-dir", check=False)
-    if proc.returncode != 0 or not proc.stdout.strip():
-        raise NotAGitRepo(f"{cwd} is not inside a git repository")
-    return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))
-
-
-def find_git_dir(root: Path | str) -> Path | None:
-    """The git dir of the work tree holding `root`, read from its `.git` dir or `.git`
-    file without starting git (`base.gitdir`, the one finder); None when there is none
-    or it cannot be read. `git_dir` asks git itself."""
-    found = gitdir.find_git_dir(root)
-    return Path(found) if found is not None else None
+    """This work tree's git dir (for a linked worktree, its own dir under worktrees/),
+    found as git finds it (`base.gitdir.discover`); raises NotAGitRepo."""
+    return Path(_discovered(cwd).path)
 
 
 def common_dir(cwd: Path | str) -> Path:
-    """The git dir shared by all worktrees of the repository (objects, refs, config)."""
-    proc = run(cwd, "rev-parse", "--git-common-dir", check=False)
-    if proc.returncode != 0 or not proc.stdout.strip():
+    """The git dir shared by all worktrees of the repository (objects, refs, config);
+    raises NotAGitRepo."""
+    return Path(_discovered(cwd).common)
+
+
+def _discovered(cwd: Path | str) -> gitdir.GitDir:
+    found = gitdir.discover(cwd)
+    if found is None:
         raise NotAGitRepo(f"{cwd} is not inside a git repository")
-    return _path_out(cwd, os.fsdecode(proc.stdout.rstrip(b"\n")))
+    return found
 
 
 def resolve_commit(cwd: Path | str, rev: str) -> str | None:

@@ -25,7 +25,7 @@ from git_gasp.conformance.packs import load_vocabulary
 from git_gasp.conformance.report import CheckResult
 from git_gasp.conformance.secrets_check import report_secrets
 from git_gasp.odb.gitdirs import locate
-from git_gasp.odb.repo import open_repo, prefix_of
+from git_gasp.odb.repo import open_repo
 from git_gasp.protocol.graph import Graph
 from git_gasp.protocol.identity import identity_hash, normalize_declared
 from git_gasp.protocol.skill import SkillError, parse_skill
@@ -311,18 +311,12 @@ def _walk_is_short(root: str | os.PathLike) -> bool:
 
 def _pending_tip(repo: AgentRepo, walk) -> PendingTip | None:
     """Check 4's facts to come, keyed where the walk will key them (None outside git)."""
-    dirs = locate(str(repo.root))  # without the object store in the plain layouts
-    if dirs is not None:
-        return PendingTip(dirs.commondir(), prefix_of(repo.root, dirs.path),
-                          lambda: walk.result()[1])
     try:
-        git_repo, prefix = open_repo(repo.root)
+        dirs, prefix = open_repo(repo.root)  # no object store opened
     except (NotAGitRepo, OSError):
         return None
-    try:
-        common = git_repo.commondir()
-    finally:
-        git_repo.close()
+    with dirs:
+        common = dirs.commondir()
     return PendingTip(common, prefix, lambda: walk.result()[1])
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from git_gasp.base.fileops import UnsafePath
 from git_gasp.base.files import atomic_write, read_file
-from git_gasp.base.git import find_git_dir
+from git_gasp.base.gitdir import discover
 from git_gasp.conformance.report import CheckResult
 from git_gasp.redact.scan import ALLOWLIST_REL, parse_allowlist, scan_bytes
 from git_gasp.store.agent import AgentRepo
@@ -78,8 +78,10 @@ class _Cache:
 
     def __init__(self, root: str) -> None:
         self.root = root
-        gdir = find_git_dir(root)
-        self.path = Path(gdir, *CACHE) if gdir is not None else None
+        found = discover(root)
+        self.path = Path(found.path, *CACHE) if found is not None else None
+        self.dirs = [] if found is None else [Path(d) for d in dict.fromkeys(
+            (found.path, found.common))]
         self.entries: dict = {}
         self.changed = False
         if self.path is not None:
@@ -156,15 +158,8 @@ class _Cache:
         reflog: what a fetch, a commit or a reset changes."""
         if self.path is None:
             return None
-        gdir = self.path.parent.parent
-        dirs = [gdir]
-        try:
-            common = read_file(gdir / "commondir").decode().strip()
-            dirs.append((gdir / common).resolve())
-        except (OSError, UnicodeDecodeError):
-            pass
         key: list = []
-        for d in dirs:
+        for d in self.dirs:
             for name in ("FETCH_HEAD", "HEAD", "logs/HEAD"):
                 try:
                     st = os.stat(d / name)

@@ -18,10 +18,10 @@ from git_gasp.guard.secrets_rule import check_secrets
 from git_gasp.guard.staged import File
 
 if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
-    from git_gasp.odb.repo import Repo
+    from git_gasp.odb.gitdirs import GitDirs
 
 
-def check_tree(repo: Repo, files: dict[bytes, File], parent: bytes | None,
+def check_tree(repo: GitDirs, files: dict[bytes, File], parent: bytes | None,
                *, cache: bool = True) -> list[Rejection]:
     """Every reason the commit of tree `files` on top of `parent` must be refused
     (a one-parent commit: no merge rule)."""

@@ -29,7 +29,6 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from git_gasp.conformance.history.proven import record_extensions
 from git_gasp.conformance.rules import roundtrip_problem
@@ -70,9 +69,6 @@ from git_gasp.protocol.envelope import EnvelopeError, Event, parse_line, split_l
 from git_gasp.protocol.manifest import LOCAL_ONLY as LOCAL_ONLY_NAMES
 from git_gasp.protocol.manifest import ManifestError, manifest_paths
 
-if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
-    from git_gasp.odb.repo import Repo
-
 
 class _Guard(StagedSides):
     """One guard run: which staged paths are append-only, and what is wrong with them."""
@@ -83,7 +79,7 @@ class _Guard(StagedSides):
         self._init_rules(cache)
 
     @classmethod
-    def from_sides(cls, repo: Repo | None, index: dict[bytes, File], head: dict[bytes, File],
+    def from_sides(cls, repo: GitDirs | None, index: dict[bytes, File], head: dict[bytes, File],
                    parents: list[dict[bytes, File]], *, blobs: dict[bytes, bytes] | None = None,
                    cache: CommittedLogCache | None = None) -> _Guard:
         """A guard over sides given as path -> (mode, blob id) instead of an index file:
@@ -464,7 +460,7 @@ def run_guard(cwd: Path | str, *, cache: bool = True, warm: Warm | None = None
     began before the guard loaded (`warm.Warm`), for the repository around `cwd`."""
     repo = warm.repo if warm is not None else locate(os.fspath(cwd))
     if repo is None:  # an unusual layout: odb.repo finds it (or says why not)
-        repo = GitDirs.of(open_repo(cwd)[0])
+        repo = open_repo(cwd)[0]
     with repo:
         facts = CommittedLogCache(repo.commondir()) if cache else None
         try:

@@ -8,14 +8,10 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.git import run
 from git_gasp.odb.gitdirs import GitDirs
-
-if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
-    from git_gasp.odb.repo import Repo
 
 File = tuple[int, bytes]  # (mode, blob id)
 
@@ -24,7 +20,7 @@ _RAW = re.compile(rb":([0-7]{6}) ([0-7]{6}) ([0-9a-f]{40}|[0-9a-f]{64}) "
                 rb"([0-9a-f]{40}|[0-9a-f]{64}) ([ADMTU])")
 
 
-def diff_index(repo: GitDirs | Repo, index_path: str, tree: str
+def diff_index(repo: GitDirs, index_path: str, tree: str
                ) -> Iterable[tuple[bytes, File | None, File | None, bytes]]:
     """(path, tree's entry, index's entry, status) for every path whose entry differs
     between the index at `index_path` and the tree-ish `tree` (``git diff-index

@@ -33,7 +33,7 @@ import re
 import stat
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.fileops import open_regular
@@ -43,9 +43,6 @@ from git_gasp.guard.diffindex import diff_index, duplicate_entry
 from git_gasp.odb.blobid import blob_id
 from git_gasp.odb.gitdirs import GitDirs
 from git_gasp.odb.indexstat import index_entry_stat, stat_proves
-
-if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
-    from git_gasp.odb.repo import Repo
 
 File = tuple[int, bytes]  # (mode, blob id)
 
@@ -197,7 +194,7 @@ class StagedSides:
         self.warm = warm
         self._staged_at = {new[1]: path for path, new in changed.items() if new is not None}
 
-    def _setup(self, repo: GitDirs | Repo | None, index, head, parents: list,
+    def _setup(self, repo: GitDirs | None, index, head, parents: list,
                conflicted: set[bytes], changed: set[bytes] | None) -> None:
         """The sides (path -> File mappings) and what reads blobs; `changed`: the paths
         that differ, None to compute them from dict sides."""
@@ -305,7 +302,7 @@ class StagedSides:
         """(type name, content) of `sha` from the object store; GaspError when missing."""
         from git_gasp.odb.objects import ObjectError
 
-        if isinstance(self.repo, GitDirs):  # the packs read directly: no store opened
+        if self.repo is not None:  # the packs read directly: no store opened
             got = self._packed(sha)
             if got is not None:
                 return got
@@ -400,7 +397,7 @@ class StagedSides:
         return data
 
     def _loose_path(self, sha: bytes) -> str | None:
-        root = self.repo.objects_dir() if isinstance(self.repo, GitDirs) else \
+        root = self.repo.objects_dir() if self.repo is not None else \
             getattr(self.store, "path", None)
         if not isinstance(root, str) or len(sha) not in (40, 64):
             return None
@@ -437,7 +434,7 @@ class StagedSides:
         return got[1] if got is not None and got[0] == 3 else None
 
 
-def empty_tree_id(repo: GitDirs | Repo) -> str:
+def empty_tree_id(repo: GitDirs) -> str:
     """The id of the empty tree in the repository's object format."""
     from git_gasp.odb.repo import object_format
 
@@ -445,7 +442,7 @@ def empty_tree_id(repo: GitDirs | Repo) -> str:
     return algo(b"tree 0\x00").hexdigest()
 
 
-def index_file(repo: GitDirs | Repo) -> str:
+def index_file(repo: GitDirs) -> str:
     """The index git wants checked: GIT_INDEX_FILE (relative to the cwd) or the repo's."""
     env = os.environ.get("GIT_INDEX_FILE")
     return os.path.abspath(env) if env else repo.index_path()

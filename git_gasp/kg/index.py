@@ -68,9 +68,7 @@ def head_commit(root: Path, gd: Path | None = None) -> str:
             return head
         if head.startswith("ref: refs/"):
             ref = head[5:]
-            common = gd
-            if (gd / "commondir").is_file():
-                common = (gd / read_text(gd / "commondir").strip()).resolve()
+            common = git.common_dir(gd)
             for base in (gd, common):
                 p = base / ref
                 if p.is_file():

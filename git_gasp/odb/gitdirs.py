@@ -1,28 +1,27 @@
-"""Where a repository lives, found without dulwich (the guard's and the check's hot paths).
+"""Where a repository lives, opened without dulwich (the guard's and the check's hot paths).
 
-`locate` finds the repository as the dulwich-based ``store.gitrepo.open_repo`` does,
-for the plain layouts: ``GIT_DIR`` (with ``GIT_WORK_TREE``, else the current directory, as
-the work tree: what git sets for a linked worktree's hooks), else walking up to a
-``.git`` directory, or a ``.git`` file naming a linked worktree's git dir; the common
-dir from its ``commondir`` file. HEAD is read from the loose ref or ``packed-refs``.
-Anything else (other ``GIT_*`` locations set, a bare repository, a ``core.worktree``
-or ``core.bare`` setting, a ref it cannot read) returns None or defers to git or
-dulwich, so the answer is never a guess. The object store (dulwich) opens
-only when a blob must be read from a pack.
+`locate` takes the repository `base.gitdir.discover` finds, honouring the caller's
+``GIT_DIR``, ``GIT_WORK_TREE`` and ``GIT_COMMON_DIR`` (what git sets for a hook), when
+it has a work tree around the start; when the config may move that work tree
+(``core.worktree``, ``core.bare``: git's to read) its top is git's (one ``git rev-parse
+--show-toplevel``). Anything else (other ``GIT_*`` locations set, a bare repository, a
+ref it cannot read) returns None or defers to git or dulwich, so the answer is never a
+guess. HEAD is read from the loose ref or ``packed-refs``. The
+object store (dulwich) opens only when a blob must be read from a pack.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from git_gasp.base import git
 from git_gasp.base.digest import is_object_id
+from git_gasp.base.errors import GaspError
 from git_gasp.base.files import open_file
+from git_gasp.base.gitdir import GitDir, discover
 
-_OTHER_ENV = ("GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-              "GIT_NAMESPACE")
-_SPACE = b" \t\n\r\f\v"
+_OTHER_ENV = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
 
 
 class LazyDiskStore:
@@ -58,20 +57,16 @@ class LazyDiskStore:
 
 
 class GitDirs:
-    """A work tree's top, its git dir and common dir, and its object store (a lazy
-    dulwich ``DiskObjectStore``): the repository type of the plain layouts, with the
-    parts of a dulwich ``Repo`` the guard and check 4 use; a ``Repo`` opens only when
-    asked for (`dulwich`)."""
+    """The one repository type: a work tree's top (`path`), its git dir and common dir,
+    and its object store (a lazy dulwich ``DiskObjectStore``, or the open ``Repo``'s);
+    HEAD and refs read from their files. The few jobs that need dulwich's ``Repo`` (the
+    index, porcelain) get it from `dulwich`, opened on first use over these same dirs,
+    so the repository is found once (`locate`, `odb.repo.open_repo`)."""
 
     def __init__(self, path: str, controldir: str, commondir: str, repo=None) -> None:
         self.path, self._controldir, self._commondir = path, controldir, commondir
         self._repo = repo
         self._store = None
-
-    @classmethod
-    def of(cls, repo) -> GitDirs:
-        """The dirs of an open dulwich ``Repo`` (which serves the object store)."""
-        return cls(repo.path, repo.controldir(), repo.commondir(), repo)
 
     def controldir(self) -> str:
         return self._controldir
@@ -88,10 +83,23 @@ class GitDirs:
     def dulwich(self):
         """The dulwich ``Repo`` (opened on first use)."""
         if self._repo is None:
-            from dulwich.repo import Repo
-
-            self._repo = Repo(self.path, controldir=self._controldir, worktree=self.path)
+            self._repo = dulwich_repo(self.path, self._controldir, self._commondir)
         return self._repo
+
+    def open_index(self):
+        """The index, as dulwich reads it (`dulwich`)."""
+        return self.dulwich().open_index()
+
+    def head_commit(self) -> bytes | None:
+        """HEAD's commit id, None on an unborn branch: `head`, and dulwich's refs when
+        the files cannot tell."""
+        head = self.head()
+        if head is not False:
+            return head  # type: ignore[return-value]
+        try:
+            return self.dulwich().refs[b"HEAD"]
+        except KeyError:
+            return None
 
     @property
     def object_store(self):
@@ -133,6 +141,14 @@ class GitDirs:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def dulwich_repo(top: str, controldir: str, commondir: str):
+    """A dulwich ``Repo`` over dirs already found (`base.gitdir.discover`): dulwich is
+    never asked to find them itself."""
+    from dulwich.repo import Repo
+
+    return Repo(top, controldir=controldir, commondir=commondir, worktree=top)
 
 
 def _read(path: str) -> bytes | None:
@@ -188,190 +204,51 @@ def _read_all(path: str) -> bytes | None:
         return None
 
 
-def locate(cwd: str) -> GitDirs | None:
-    """The repository around `cwd` in the plain layouts (see the module docstring), or
-    None: let dulwich decide (and raise what it raises)."""
-    if any(os.environ.get(name) for name in _OTHER_ENV):
+def locate(cwd: str, *, any_env: bool = False) -> GitDirs | None:
+    """The repository around `cwd` (see the module docstring), or None: not in a work
+    tree, or (unless `any_env`) another object store named in the environment, which
+    the callers leave to git."""
+    if not any_env and any(os.environ.get(name) for name in _OTHER_ENV):
         return None
     start = os.path.realpath(cwd)
-    git_dir = os.environ.get("GIT_DIR")
+    found = discover(start, inherit_git_env=True)
+    if found is None or found.top is None:
+        return None
+    top: str | None = found.top
+    if _config_may_move(found):
+        top = _git_top(found.top)
+    if top is None or not Path(start).is_relative_to(top) \
+            or Path(start).is_relative_to(found.path):
+        return None
+    return GitDirs(top, found.path, found.common)
+
+
+def _git_top(where: str) -> str | None:
+    """The work tree's top as git says it from `where` (``core.worktree``, ``core.bare``
+    read), None when it says there is none."""
     try:
-        if git_dir:  # as git sets it for a linked worktree's hooks
-            here = os.path.realpath(os.environ.get("GIT_WORK_TREE") or os.getcwd())
-            controldir = git_dir
-            if not os.path.isdir(controldir) or not Path(start).is_relative_to(here):
-                return None
-        elif os.environ.get("GIT_WORK_TREE"):
-            return None
-        else:
-            found = _discover(start)
-            if found is None:
-                return None
-            here, controldir = found
-        controldir = os.path.realpath(controldir)
-        commondir = controldir
-        named = _read(os.path.join(controldir, "commondir"))
-        if named is not None:
-            commondir = os.path.realpath(os.path.join(controldir, os.fsdecode(named.strip())))
-        for config in (os.path.join(commondir, "config"),
-                       os.path.join(controldir, "config.worktree")):
-            text = _read_all(config)
-            if text is not None and _odd_config(text):
-                return None
+        said = git.run(where, "rev-parse", "--show-toplevel", check=False,
+                       inherit_git_env=True)
+    except GaspError:
+        return None
+    text = os.fsdecode(said.stdout.rstrip(b"\n"))
+    return os.path.realpath(text) if said.returncode == 0 and text else None
+
+
+_MAY_MOVE = (b"bare", b"worktree", b"include")
+
+
+def _config_may_move(found: GitDir) -> bool:
+    """False only when the repository's config files cannot set ``core.worktree`` or a
+    true ``core.bare``: none of their words is in them, once the line ``bare = false``
+    git writes is set aside (a key is never escaped nor continued). True: ask git."""
+    try:
+        for path in (os.path.join(found.common, "config"),
+                     os.path.join(found.path, "config.worktree")):
+            text = _read_all(path)
+            if text is not None and any(word in text.replace(b"\n\tbare = false\n", b"\n")
+                                        .lower() for word in _MAY_MOVE):
+                return True
     except OSError:
-        return None
-    if Path(start).is_relative_to(controldir):
-        return None
-    return GitDirs(here, controldir, commondir)
-
-
-def _odd_config(text: bytes) -> bool:
-    """True when a config names a work tree (``core.worktree``) or says the repository
-    is bare (a true ``core.bare``), or cannot be read for sure here (an include, a
-    continued line): then dulwich or git decides. Read as git reads it, never by
-    looking for a word ("worktree" in a branch name is not a work tree)."""
-    entries = config_entries(text)
-    if entries is None:
         return True
-    for section, sub, key, value in entries:
-        if section == b"core" and sub is None and (
-                key == b"worktree" or key == b"bare" and (value is None or value.lower() in (
-                    b"true", b"yes", b"on", b"1"))):
-            return True
     return False
-
-
-def _discover(start: str) -> tuple[str, str] | None:
-    """(work tree top, git dir) found walking up from `start`, as dulwich does."""
-    here = start
-    while True:
-        dotgit = os.path.join(here, ".git")
-        if os.path.isfile(dotgit):
-            raw = _read(dotgit) or b""
-            if not raw.startswith(b"gitdir: "):
-                return None
-            return here, os.path.join(here, os.fsdecode(raw[8:].strip()))
-        if os.path.isdir(os.path.join(dotgit, "objects")):
-            return here, dotgit
-        if os.path.isdir(os.path.join(here, "objects")) and \
-                os.path.isdir(os.path.join(here, "refs")):
-            return None  # a bare repository or inside a git dir
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
-_SECTION = re.compile(rb'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\]\s*(.*)$')
-_KEY = re.compile(rb"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(=|$|[;#])")
-_BLANK = re.compile(rb"^\s*([;#].*)?$")
-_INCLUDES = (b"include", b"includeif")
-
-
-def config_entries(text: bytes) -> list[tuple[bytes, bytes | None, bytes, bytes | None]] | None:
-    """The (section, subsection, key, value) entries of one git config file, in order:
-    section and key lower-cased, the value unquoted (None for a bare key); None when this
-    cannot be sure of what git reads (an ``include``/``includeIf`` section, a line
-    continued with a backslash, a line it cannot parse): ask git then."""
-    entries: list[tuple[bytes, bytes | None, bytes, bytes | None]] = []
-    current: tuple[bytes, bytes | None] | None = None
-    for line in text.splitlines():
-        if line.rstrip(_SPACE).endswith(b"\\"):
-            return None
-        head = _SECTION.match(line)
-        if head is not None:
-            name, sub = head.group(1).lower(), head.group(2)
-            if sub is None and b"." in name:  # the old [section.subsection] form
-                name, _, low = name.partition(b".")
-                sub = low
-            if name in _INCLUDES:
-                return None
-            current = (name, sub.replace(b'\\"', b'"').replace(b"\\\\", b"\\")
-                       if sub is not None else None)
-            line = head.group(3)
-        got = _KEY.match(line)
-        if got is None:
-            if _BLANK.match(line) is None:
-                return None
-            continue
-        if current is None:
-            return None
-        rest = line[got.end(1):]
-        value = None if not rest.lstrip(_SPACE).startswith(b"=") else _value(rest)
-        entries.append((*current, got.group(1).lower(), value))
-    return entries
-
-
-def local_config_sets(cwd: str, section: str, subsection: str, key: str) -> bool:
-    """True when this repository's own config file (or its worktree config) sets
-    ``section.subsection.key`` to some value, read without git; False means "not seen
-    here", never "unset" (other scopes and includes are git's to answer)."""
-    return local_config_value(cwd, section, subsection, key) is not None
-
-
-class Unsure(Exception):
-    """The repository's own config cannot be read for sure without git."""
-
-
-def repository_config_value(cwd: str, section: str, subsection: str | None, key: str
-                            ) -> bytes | None:
-    """The last value the repository's own config gives ``section[.subsection].key``, read
-    as git reads its local and worktree scopes, without running git (b"" for a bare key;
-    None: not set); raises `Unsure` when only git can tell (no plain layout, an include,
-    a worktree config, a line this reader does not know)."""
-    dirs = locate(cwd)
-    if dirs is None:
-        raise Unsure(cwd)
-    if _read_all(os.path.join(dirs.controldir(), "config.worktree")) is not None:
-        raise Unsure(cwd)
-    text = _read_all(os.path.join(dirs.commondir(), "config"))
-    entries = config_entries(text or b"")
-    if entries is None:
-        raise Unsure(cwd)
-    want = (section.lower().encode(), None if subsection is None else subsection.encode())
-    found: bytes | None = None
-    for name, sub, got, value in entries:
-        if (name, sub) == want and got == key.lower().encode():
-            found = b"" if value is None else value
-    return found
-
-
-def local_config_value(cwd: str, section: str, subsection: str | None, key: str
-                       ) -> bytes | None:
-    """`repository_config_value`, with None for "not seen here" when only git could
-    tell (callers that then ask git, or do without)."""
-    try:
-        return repository_config_value(cwd, section, subsection, key)
-    except Unsure:
-        return None
-
-
-def _value(rest: bytes) -> bytes:
-    """The value after a key: ``= value``, as git's config parser reads it: whitespace
-    outside quotes dropped at either end and kept (as spaces) inside, whitespace inside
-    quotes kept whatever its place (``"st "`` ends in a space), ``\\n`` ``\\t``
-    ``\\b`` ``\\\\`` ``\\"`` unescaped, a comment cut."""
-    rest = rest.lstrip(_SPACE)
-    if not rest.startswith(b"="):
-        return b""
-    rest = rest[1:]
-    out, quoted, space, i = bytearray(), False, 0, 0
-    while i < len(rest):
-        c = rest[i:i + 1]
-        i += 1
-        if not quoted and c in _SPACE:
-            space += 1 if out else 0
-            continue
-        if not quoted and c in (b"#", b";"):
-            break
-        out += b" " * space
-        space = 0
-        if c == b"\\" and i < len(rest):
-            nxt = rest[i:i + 1]
-            out += {b"n": b"\n", b"t": b"\t", b"b": b"\b"}.get(nxt, nxt)
-            i += 1
-        elif c == b'"':
-            quoted = not quoted
-        else:
-            out += c
-    return bytes(out)

@@ -1,11 +1,9 @@
-"""Find the git work tree around an agent root: `open_repo` (a dulwich ``Repo``, any
-layout), `open_plain` (the plain layouts: a `gitdirs.GitDirs`, without importing
-``dulwich.repo``)."""
+"""Find the git work tree around an agent root: `open_repo`, the one repository type
+(`gitdirs.GitDirs`) for any layout, opened without ``dulwich.repo`` in the plain ones."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from git_gasp.base.errors import GaspError, NotAGitRepo
@@ -14,59 +12,32 @@ from git_gasp.odb.gitdirs import GitDirs, LazyDiskStore, locate
 
 if TYPE_CHECKING:  # dulwich loads when an object is read: 20 ms off the pre-commit guard
     from dulwich.object_store import BaseObjectStore
-    from dulwich.repo import Repo
 
-__all__ = ["BaseObjectStore", "LazyDiskStore", "Repo", "UnsupportedObjectFormat",
-           "open_plain", "open_repo", "prefix_of", "require_sha1", "shallow_commits"]
+__all__ = ["BaseObjectStore", "GitDirs", "LazyDiskStore", "UnsupportedObjectFormat",
+           "open_repo", "prefix_of", "require_sha1", "shallow_commits"]
 
 
 def _not_a_repo(agent_root: str | os.PathLike) -> NotAGitRepo:
     return NotAGitRepo(f"{agent_root} is not inside a git work tree")
 
 
-def _repo_from_env(start: str) -> Repo | None:
-    """Honour ``GIT_DIR`` / ``GIT_WORK_TREE`` (as set in hooks) when they cover `start`."""
-    from dulwich.errors import NotGitRepository
-    from dulwich.repo import Repo
-
-    git_dir = os.environ.get("GIT_DIR")
-    if not git_dir:
-        return None
-    worktree = os.path.realpath(os.environ.get("GIT_WORK_TREE") or os.getcwd())
-    if not Path(start).is_relative_to(worktree):
-        return None
-    try:
-        return Repo(worktree, controldir=os.path.realpath(git_dir), worktree=worktree)
-    except (NotGitRepository, OSError):
-        return None
-
-
-def open_repo(agent_root: str | os.PathLike) -> tuple[Repo, bytes]:
-    """Open the git work tree enclosing `agent_root`.
+def open_repo(agent_root: str | os.PathLike) -> tuple[GitDirs, bytes]:
+    """Open the git work tree enclosing `agent_root` (as `base.gitdir.discover` finds it,
+    ``GIT_DIR`` and ``GIT_WORK_TREE`` honoured as a hook's git sets them; a work tree
+    that config moves, where git says: `gitdirs.locate`).
 
     Returns ``(repo, prefix)``: `prefix` is the agent root relative to the work
     tree root, ``/``-separated bytes without a trailing slash (``b""`` at the
     root). Works with linked worktrees and ``.git`` files. Raises NotAGitRepo for
     a path outside any work tree (including bare repositories and ``.git`` dirs).
     """
-    from dulwich.errors import NotGitRepository
-    from dulwich.repo import Repo
-
     start = os.path.realpath(agent_root)
     if not os.path.isdir(start):
         raise _not_a_repo(agent_root)
-    repo = _repo_from_env(start)
-    if repo is None:
-        try:
-            repo = Repo.discover(start)
-        except (NotGitRepository, OSError) as exc:
-            raise _not_a_repo(agent_root) from exc
-    top = os.path.realpath(repo.path)
-    inside_git_dir = Path(start).is_relative_to(os.path.realpath(repo.controldir()))
-    if repo.bare or inside_git_dir or not Path(start).is_relative_to(top):
-        repo.close()
+    found = locate(start, any_env=True)
+    if found is None:
         raise _not_a_repo(agent_root)
-    return repo, prefix_of(start, top)
+    return found, prefix_of(start, found.path)
 
 
 def prefix_of(agent_root: str | os.PathLike, top: str) -> bytes:
@@ -76,7 +47,7 @@ def prefix_of(agent_root: str | os.PathLike, top: str) -> bytes:
     return b"" if rel == os.curdir else os.fsencode(rel).replace(os.sep.encode(), b"/")
 
 
-def shallow_commits(repo: Repo) -> set[bytes]:
+def shallow_commits(repo: GitDirs) -> set[bytes]:
     """Shallow-boundary commit ids, read from the common dir (so linked worktrees see them)."""
     found: set[bytes] = set()
     for basedir in {repo.controldir(), repo.commondir()}:
@@ -88,30 +59,19 @@ def shallow_commits(repo: Repo) -> set[bytes]:
     return found
 
 
-def open_plain(agent_root: str | os.PathLike) -> tuple[GitDirs, bytes] | None:
-    """`open_repo` for the plain layouts (`odb.gitdirs.locate`) with a HEAD on a commit
-    and sha1 objects, without importing ``dulwich.repo``; None: use `open_repo`."""
-    dirs = locate(str(agent_root))
-    if dirs is None:
-        return None
-    head = dirs.head()
-    if not isinstance(head, bytes):  # unborn or not readable here: dulwich decides
-        return None
+def object_format(repo: GitDirs) -> bytes:
+    """``sha1`` or ``sha256``: the repository's object format (its config read by dulwich
+    only when the word is in it: a sha1 repository's config never names it)."""
     try:
-        with open_file(os.path.join(dirs.commondir(), "config")) as f:
-            if b"objectformat" in f.read().lower():  # sha256 objects: dulwich's reader
-                return None
-    except OSError:
-        return None
-    return dirs, prefix_of(agent_root, dirs.path)
-
-
-def object_format(repo) -> bytes:
-    """``sha1`` or ``sha256``: the object format of a dulwich ``Repo`` or `GitDirs`."""
-    if isinstance(repo, GitDirs):
-        repo = repo.dulwich()
+        with open_file(os.path.join(repo.commondir(), "config")) as f:
+            if b"objectformat" not in f.read().lower():
+                return b"sha1"
+    except FileNotFoundError:
+        return b"sha1"
+    except OSError:  # not a regular file (a link, say): dulwich reads it as git would
+        pass
     try:
-        fmt = repo.get_config().get((b"extensions",), b"objectformat")
+        fmt = repo.dulwich().get_config().get((b"extensions",), b"objectformat")
     except KeyError:
         fmt = b"sha1"
     return fmt.lower()

@@ -8,11 +8,13 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from git_gasp.base.errors import GaspError
+from git_gasp.base.errors import GaspError, NotAGitRepo
+from git_gasp.base.gitdir import discover
+from git_gasp.odb.gitdirs import GitDirs
 from git_gasp.odb.repo import require_sha1
 
 if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
-    from git_gasp.odb.repo import BaseObjectStore, Repo
+    from git_gasp.odb.repo import BaseObjectStore
 
 
 def add_blob(store: BaseObjectStore, data: bytes) -> bytes:
@@ -31,7 +33,7 @@ def write_tree(store: BaseObjectStore, files: dict[bytes, tuple[int, bytes]]) ->
     return commit_tree(store, [(path, sha, mode) for path, (mode, sha) in files.items()])
 
 
-def stage(repo: Repo, written: Iterable[tuple[bytes, bytes, int, os.stat_result]],
+def stage(repo: GitDirs, written: Iterable[tuple[bytes, bytes, int, os.stat_result]],
           removed: Iterable[bytes]) -> None:
     """Record in the index the files just committed ((path, blob id, mode, their
     lstat)) and drop `removed` paths from it."""
@@ -46,16 +48,19 @@ def stage(repo: Repo, written: Iterable[tuple[bytes, bytes, int, os.stat_result]
     index.write()
 
 
-def discover_or_init(path: str) -> Repo:
-    """The repository around `path`, or a new one made at `path`; a sha256 repository
-    is refused (`repo.UnsupportedObjectFormat`) before anything is written."""
-    from dulwich.errors import NotGitRepository
-    from dulwich.repo import Repo
+def discover_or_init(path: str) -> GitDirs:
+    """The repository around `path` (`base.gitdir.discover`), or a new one made at
+    `path`; a sha256 repository is refused (`repo.UnsupportedObjectFormat`) and a bare
+    one or a git dir is not a work tree (NotAGitRepo), before anything is written."""
+    found = discover(path)
+    if found is None:
+        from dulwich.repo import Repo
 
-    try:
-        repo = Repo.discover(path)
-    except NotGitRepository:
-        return Repo.init(path)
+        made = Repo.init(path)
+        return GitDirs(made.path, made.controldir(), made.commondir(), made)
+    if found.top is None:
+        raise NotAGitRepo(f"{path} is not inside a git work tree")
+    repo = GitDirs(found.top, found.path, found.common)
     try:
         require_sha1(repo)
     except BaseException:
@@ -64,33 +69,31 @@ def discover_or_init(path: str) -> Repo:
     return repo
 
 
-def head_tree(repo: Repo) -> bytes | None:
+def head_tree(repo: GitDirs) -> bytes | None:
     """The tree of HEAD's commit; None on an unborn branch."""
-    try:
-        return repo[repo.head()].tree
-    except KeyError:
-        return None
+    head = repo.head_commit()
+    return None if head is None else repo.dulwich()[head].tree
 
 
-def index_tree(repo: Repo) -> bytes | None:
+def index_tree(repo: GitDirs) -> bytes | None:
     """The tree the index would commit; None when the index is empty."""
     index = repo.open_index()
     return index.commit(repo.object_store) if len(index) else None
 
 
-def add_paths(repo: Repo, paths: list[str]) -> None:
+def add_paths(repo: GitDirs, paths: list[str]) -> None:
     """``git add`` `paths` (absolute)."""
     from dulwich import porcelain
 
-    porcelain.add(repo, paths=paths)
+    porcelain.add(repo.dulwich(), paths=paths)
 
 
-def commit_index(repo: Repo, message: bytes) -> bytes:
+def commit_index(repo: GitDirs, message: bytes) -> bytes:
     """Commit the index without hooks; the commit id. GaspError when git's identity
     or dates cannot be read."""
     from dulwich import porcelain
 
     try:
-        return porcelain.commit(repo, message=message, no_verify=True)
+        return porcelain.commit(repo.dulwich(), message=message, no_verify=True)
     except ValueError as exc:  # unreadable GIT_*_DATE, bad identity, ...
         raise GaspError(f"cannot commit: {exc}; nothing was changed") from None

@@ -143,10 +143,7 @@ def commit_paths(root: Path, paths: Iterable[str | os.PathLike], message: bytes,
         top = Path(repo.path)
         git_dirs = _git_dirs(Path(root), top)
         rels = _expand(Path(root), top, paths, git_dirs)
-        try:
-            head = repo.head()
-        except KeyError:
-            head = None
+        head = repo.head_commit()
         entries: dict[bytes, tuple[bytes, int]] = {}
         if head is not None:
             odb = ObjectDatabase(repo.object_store)

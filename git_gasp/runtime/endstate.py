@@ -36,7 +36,7 @@ from typing import Any
 
 from git_gasp.base.fileops import AtomicFile, UnsafePath, open_regular, read_regular_file
 from git_gasp.base.files import MAX_FILE
-from git_gasp.base.git import find_git_dir
+from git_gasp.base.gitdir import find_git_dir
 from git_gasp.protocol import savedentry as entries
 from git_gasp.protocol.graph import Graph
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from git_gasp.base.fileops import AtomicFile, UnsafePath
 from git_gasp.base.files import open_file, read_file
-from git_gasp.base.git import find_git_dir
+from git_gasp.base.gitdir import find_git_dir
 from git_gasp.base.record import Record as Value
 from git_gasp.protocol.envelope import Event
 from git_gasp.protocol.graph import Graph
@@ -126,9 +126,10 @@ def open_fast(root: Path, log_path: Path, log_rel: str, notes: list[str]) -> Fas
     error in the tail is raised only once the prefix is verified (its line numbers
     come from the cache entry).
     """
-    gitdir = find_git_dir(root)
-    if gitdir is None:
+    found_dir = find_git_dir(root)
+    if found_dir is None:
         return None
+    gitdir = Path(found_dir)
     scratch: list[str] = []
     found = candidates(root, scratch)
     if not found or found[0][3] is not None or found[0][0] < 1:
@@ -250,9 +251,10 @@ def save(root: Path, seed: Seed, notes: list[str]) -> None:
     Only the snapshot that covers the most lines is cached: it is the one an open tries
     first. Failures only cost the cache (a note), never the open.
     """
-    gitdir = find_git_dir(root)
-    if gitdir is None or seed.source_sha256 is None:
+    found_dir = find_git_dir(root)
+    if found_dir is None or seed.source_sha256 is None:
         return
+    gitdir = Path(found_dir)
     found = candidates(root, [])
     if not found or found[0][1] != seed.path or found[0][3] is not None:
         return  # open_fast only ever tries the first candidate, in the layout we write

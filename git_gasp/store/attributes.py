@@ -26,7 +26,6 @@ from git_gasp.base.git import (
     config_unset_local,
     run,
 )
-from git_gasp.odb.gitdirs import local_config_sets
 from git_gasp.protocol.lineendings import crlf_converted, lf_fix
 from git_gasp.protocol.manifest import DEFAULT_LOCATIONS, ManifestError, parse_manifest
 
@@ -229,11 +228,8 @@ def uses_gasp_merge(root: str | os.PathLike) -> list[str]:
 def missing_driver_note(root: str | os.PathLike) -> str | None:
     """A note when `.gitattributes` says merge=gasp but this clone lacks the driver.
 
-    The driver's config is asked first: when this clone's own config file sets it (every
-    clone with the hooks installed) no git process runs; else git is asked, and only
-    when it is unset anywhere are the attributes read."""
-    if local_config_sets(str(root), "merge", DRIVER, "driver"):
-        return None
+    The driver's config is asked of git first (every clone with the hooks installed
+    sets it); only when it is unset anywhere are the attributes read."""
     try:
         if config_get(root, f"merge.{DRIVER}.driver") is not None:
             return None

@@ -14,20 +14,23 @@ Rules, in order (man git-gasp(1), "WHERE THE STATE LIVES"):
    ``executor``); any other file of that name (Amp's agent instructions, say) is not an
    agent.
 
-The config is read without git when the repository's config is plain (one file, no
-include, no worktree config: `odb.gitdirs.repository_config_value`); otherwise git is
-asked (``git config --show-scope --includes``), never guessed from a word in it.
+The config is read by git (one ``git config --show-scope --includes --get-regexp``:
+includes, ``includeIf``, the worktree scope and quoting are git's own), never guessed
+from a word in it; git is not started when the repository's config files surely set
+neither key (no line begins with it, nothing is included: `_may_set`). The common dir
+is `base.gitdir.discover`'s.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from git_gasp.base import git
 from git_gasp.base.errors import GaspError, UsageError
 from git_gasp.base.fileops import read_regular_file
-from git_gasp.odb.gitdirs import Unsure, locate, repository_config_value
+from git_gasp.base.gitdir import GitDir, discover
 from git_gasp.protocol.manifest import ManifestError, parse_manifest
 from git_gasp.store.joining import remote_state_branch
 from git_gasp.store.stateworktree import recreate
@@ -77,41 +80,46 @@ def root_above(start: str, *, with_log: bool = False) -> str | None:
 
 
 def _config_values(start: str, *keys: str) -> tuple[dict[str, str], str] | None:
-    """The repository's own values of ``gasp.KEY`` for `keys` (local and worktree
-    scopes, as git reads them), and its git common dir; None outside a repository."""
-    try:
-        values = {}
-        for key in keys:
-            value = repository_config_value(start, SECTION, None, key)
-            if value is not None:
-                values[key] = os.fsdecode(value)
-        dirs = locate(start)
-        return values, dirs.commondir() if dirs is not None else start
-    except Unsure:
-        pass
-    except (OSError, ValueError):
+    """The repository's own values of ``gasp.KEY`` for `keys` (local and worktree scopes,
+    the last one set winning, as git reads them), and its git common dir; None outside
+    a repository."""
+    found = discover(start)
+    if found is None:
         return None
-    return _ask_git(start, keys)
-
-
-def _ask_git(start: str, keys: tuple[str, ...]) -> tuple[dict[str, str], str] | None:
-    """`_config_values` answered by git itself (includes, worktree config and all)."""
+    if not _may_set(found, keys):
+        return {}, found.common
+    wanted = "|".join(key.lower() for key in keys)
     try:
-        common = git.run(start, "rev-parse", "--path-format=absolute", "--git-common-dir",
-                         check=False)
+        proc = git.run(start, "config", "-z", "--show-scope", "--includes", "--get-regexp",
+                       f"^{SECTION}\\.({wanted})$", check=False)
     except (GaspError, OSError, ValueError):
         return None
-    if common.returncode != 0:
-        return None
+    names = {f"{SECTION}.{key}".lower(): key for key in keys}
     values = {}
-    for key in keys:
-        proc = git.run(start, "config", "-z", "--show-scope", "--includes", "--get-all",
-                       f"{SECTION}.{key}", check=False)
-        fields = proc.stdout.split(b"\0") if proc.returncode == 0 else []
-        for scope, value in zip(fields[0::2], fields[1::2], strict=False):
-            if scope in _REPO_SCOPES:
-                values[key] = os.fsdecode(value)
-    return values, os.fsdecode(common.stdout.rstrip(b"\n"))
+    fields = proc.stdout.split(b"\0") if proc.returncode == 0 else []
+    for scope, entry in zip(fields[0::2], fields[1::2], strict=False):
+        name, _, value = entry.partition(b"\n")
+        key = names.get(os.fsdecode(name))
+        if scope in _REPO_SCOPES and key is not None:
+            values[key] = os.fsdecode(value)
+    return values, found.common
+
+
+def _may_set(found: GitDir, keys: tuple[str, ...]) -> bool:
+    """False only when the repository's own config files surely set none of `keys`: no
+    line of theirs begins with one (a key is never quoted, escaped nor continued; a
+    section header may precede it) and they include nothing. True: ask git."""
+    words = b"|".join(re.escape(key.lower().encode()) for key in keys)
+    key_line = re.compile(rb"(?im)(?:^|\])[^\S\n]*(?:" + words + rb")[^\S\n]*(?:=|$|[;#\r])")
+    for path in (os.path.join(found.common, "config"),
+                 os.path.join(found.path, "config.worktree")):
+        try:
+            text = read_regular_file(path, limit=1 << 24)
+        except OSError:
+            return True
+        if text is not None and (b"include" in text.lower() or key_line.search(text)):
+            return True
+    return False
 
 
 def configured(start: str | os.PathLike) -> Configured | None:
@@ -139,7 +147,10 @@ def is_state_branch(root: str | os.PathLike) -> bool:
 def configured_root(start: str) -> str | None:
     """The state directory `gasp.state` names, if it is one (a missing worktree of the
     state branch is recreated first); None otherwise."""
-    conf = configured(start)
+    return _state_dir(configured(start))
+
+
+def _state_dir(conf: Configured | None) -> str | None:
     if conf is None:
         return None
     if not os.path.exists(conf.path) and conf.branch:
@@ -154,7 +165,7 @@ def find_root(start: str | os.PathLike) -> str | None:
     here = os.fspath(start)
     conf = configured(here)
     if conf is not None:
-        return configured_root(here)
+        return _state_dir(conf)
     return root_above(here)
 
 

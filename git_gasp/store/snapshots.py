@@ -9,7 +9,7 @@ from pathlib import Path
 
 from git_gasp.base.errors import GaspError
 from git_gasp.base.files import SMALL_FILE, atomic_write, open_file, read_file
-from git_gasp.base.git import find_git_dir
+from git_gasp.base.gitdir import find_git_dir
 from git_gasp.base.record import Record as Value
 from git_gasp.odb.blobid import blob_id
 from git_gasp.protocol.envelope import EnvelopeError, parse_line, parse_log
@@ -60,7 +60,7 @@ _OK, _FORGED = b"ok\n", b"differs\n"
 
 def _verdict_path(root: Path, blob: str) -> Path | None:
     gitdir = find_git_dir(root)
-    return None if gitdir is None else gitdir.joinpath(*VERDICT_DIR, blob)
+    return None if gitdir is None else Path(gitdir, *VERDICT_DIR, blob)
 
 
 def _remember(root: Path, blob: str, verdict: bytes) -> None:

@@ -56,12 +56,15 @@ def test_helpers(repo, tmp_path):
         git.work_tree_top(tmp_path)
 
 
-def test_find_git_dir_reads_dot_git_without_git(repo, tmp_path):
+def test_git_dir_and_common_dir_of_a_linked_worktree_or_none(repo, tmp_path):
     sub = repo / "a" / "b"
     sub.mkdir(parents=True)
-    assert git.find_git_dir(sub) == repo / ".git"
+    assert git.git_dir(sub) == git.common_dir(sub) == (repo / ".git").resolve()
     git.run(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
             "--allow-empty", "-m", "m")
     git.run(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
-    assert git.find_git_dir(tmp_path / "wt") == git.git_dir(tmp_path / "wt")
-    assert git.find_git_dir(tmp_path / "nowhere") is None
+    assert git.git_dir(tmp_path / "wt") == (repo / ".git" / "worktrees" / "wt").resolve()
+    assert git.common_dir(tmp_path / "wt") == (repo / ".git").resolve()
+    (tmp_path / "nowhere").mkdir()
+    with pytest.raises(NotAGitRepo):
+        git.git_dir(tmp_path / "nowhere")

@@ -67,7 +67,9 @@ def test_locate_finds_the_plain_layouts_and_defers_the_rest(committed, tmp_path,
         (linked.path, linked.controldir(), linked.commondir())
     assert from_env.dulwich().path == linked.path
     assert gitdirs.locate(str(committed)) is None  # outside that work tree: dulwich decides
-    monkeypatch.setenv("GIT_COMMON_DIR", str(committed / ".git"))
+    monkeypatch.setenv("GIT_COMMON_DIR", str(committed / ".git"))  # honoured, as git does
+    assert gitdirs.locate(str(wt)).commondir() == linked.commondir()
+    monkeypatch.setenv("GIT_OBJECT_DIRECTORY", str(committed / ".git" / "objects"))
     assert gitdirs.locate(str(wt)) is None
 
 

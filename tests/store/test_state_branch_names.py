@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from git_gasp.base.ignore import pattern
-from git_gasp.odb.gitdirs import local_config_value
+from git_gasp.store.location import configured
 from tests.testing.run import gasp, git, out
 
 NAMES = ["st ", "agent[state]", "back\\slash", "star*", "q?", "#hash", "!bang", " lead",
@@ -51,7 +51,9 @@ def test_config_values_read_back_exactly_as_git_reads_them(project, value):
     git(project, "config", "gasp.state", value)
     said = subprocess.run(["git", "config", "--get", "gasp.state"], cwd=project,
                           capture_output=True).stdout[:-1]
-    assert local_config_value(str(project), "gasp", None, "state") == said == value.encode()
+    assert said == value.encode()
+    conf = configured(project)
+    assert conf is not None and conf.path == os.path.normpath(os.path.join(conf.common, value))
 
 
 @pytest.mark.parametrize("name", NAMES + ["ünï", "dir/sub[1]"])

@@ -27,7 +27,6 @@ from git_gasp.odb.objects import PACKED_RECENT_BYTES
 from git_gasp.odb.packs import PackFiles
 from git_gasp.odb.repo import (
     UnsupportedObjectFormat,
-    open_plain,
     open_repo,
     require_sha1,
     shallow_commits,
@@ -36,7 +35,7 @@ from git_gasp.protocol.appendonly import LOG_PATH
 from git_gasp.protocol.failure import Failure
 
 if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
-    from git_gasp.odb.repo import BaseObjectStore, Repo
+    from git_gasp.odb.repo import BaseObjectStore
 
 _LENGTHS_KEPT = 64  # blob lengths the cache keeps: HEAD's, then earlier tips'
 
@@ -121,18 +120,17 @@ def check_history(
     problem is reported as a failure.
     """
     agent_root = str(Path(agent_root))  # as pathlib shows it (in NotAGitRepo)
-    repo, prefix = open_plain(agent_root) or open_repo(agent_root)
+    repo, prefix = open_repo(agent_root)
     files = None
     try:
         worktree = WorkTree(repo, agent_root, prefix)
         walker = Walker(repo.object_store, prefix, _wanted(declared, log_path), log_path,
                         worktree, progress)
-        if not isinstance(repo, GitDirs):  # a plain layout is sha1 (open_plain)
-            try:
-                require_sha1(repo)
-            except UnsupportedObjectFormat as exc:
-                walker.fail(str(exc))
-                return walker.result
+        try:
+            require_sha1(repo)
+        except UnsupportedObjectFormat as exc:
+            walker.fail(str(exc))
+            return walker.result
         try:
             files = _use_packs(walker, repo.object_store, use_packs)
             if not _refused(walker):
@@ -146,18 +144,8 @@ def check_history(
         repo.close()
 
 
-def _head(repo: Repo | GitDirs) -> bytes | None:
-    if isinstance(repo, GitDirs):  # open_plain read it: a commit id
-        head = repo.head()
-        return head if isinstance(head, bytes) else None
-    try:
-        return repo.refs[b"HEAD"]
-    except KeyError:
-        return None
-
-
-def _run(repo: Repo | GitDirs, walker: Walker, worktree: WorkTree, use_cache: bool) -> None:
-    head = _head(repo)
+def _run(repo: GitDirs, walker: Walker, worktree: WorkTree, use_cache: bool) -> None:
+    head = repo.head_commit()
     if head is None:
         walker.fail("no commits yet: the log is not committed")
         return

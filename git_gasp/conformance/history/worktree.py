@@ -27,7 +27,7 @@ from git_gasp.odb.objects import CommitInfo, Entry, ObjectError, TreeError
 from git_gasp.protocol.appendonly import extension_problem
 
 if TYPE_CHECKING:  # dulwich's types: dulwich loads only where objects are read
-    from git_gasp.odb.repo import Repo
+    from git_gasp.odb.gitdirs import GitDirs
 
 _WORKTREE_READ_MIN = 1 << 16  # below this, inflating the object is as cheap as reading
 _HASH_PIECE = 1 << 22  # a file hashed in pieces: no buffer of its size (page faults)
@@ -35,7 +35,7 @@ _HASH_PIECE = 1 << 22  # a file hashed in pieces: no buffer of its size (page fa
 class WorkTree:
     """The agent root's files (`agent_root`, at `prefix` in the repository `repo`)."""
 
-    def __init__(self, repo: Repo, agent_root: str, prefix: bytes) -> None:
+    def __init__(self, repo: GitDirs, agent_root: str, prefix: bytes) -> None:
         self.repo = repo
         self.agent_root = agent_root
         self.prefix = prefix
@@ -256,7 +256,7 @@ class StatIndex:
     matches its non-racy index entry holds that blob. Any doubt (racy entry, flags, an
     index it cannot read) means "read it"."""
 
-    def __init__(self, repo: Repo, file_bytes: int) -> None:
+    def __init__(self, repo: GitDirs, file_bytes: int) -> None:
         self.index_path = repo.index_path()
 
     def unchanged(self, path: bytes, sha: bytes, st: os.stat_result) -> bool:

@@ -25,7 +25,7 @@ import zlib
 
 from git_gasp.base.fileops import AtomicFile, UnsafePath, read_regular_file
 from git_gasp.base.files import MAX_FILE
-from git_gasp.base.git import find_git_dir
+from git_gasp.base.gitdir import find_git_dir
 from git_gasp.protocol import savedentry as entries
 from git_gasp.protocol.envelope import OPS_KIND, Event, parse_log
 from git_gasp.store.append import LogError, parse_tail
