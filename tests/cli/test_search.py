@@ -128,3 +128,31 @@ def test_generated_log_planted_terms_on_their_lines(agent):
         (hit,) = hits(agent, term.upper())
         assert (int(hit[1]), hit[3]) == (number, run), term
     assert len(hits(agent, "planted")) == len(planted)
+
+
+def test_recorded_live_sessions_terms_on_their_runs(agent):
+    """The real Claude Code and Codex sessions of ../shared/samples, imported: a term
+    both prompts hold is found on both runs, a term of one agent's tools on its run
+    alone, and every hit's line of the log is its event's."""
+    from git_gasp.adapters.session_writer import run_id_for
+    from tests.adapters.samples import CLAUDE_TRANSCRIPT, CODEX_ROLLOUT
+
+    for kind, path in (("claude-code", CLAUDE_TRANSCRIPT), ("codex", CODEX_ROLLOUT)):
+        proc = gasp(agent, "import", kind, str(path))
+        assert proc.returncode == 0, out(proc)
+    claude = run_id_for("claude-code", "6f48f32c-63b8-44c3-9f60-37aed18fbcf2")
+    codex = run_id_for("codex", "01a227f0-ba53-7d60-9f50-1d95813560bb")
+
+    def found(*args: str) -> list[dict]:
+        proc = gasp(agent, "search", *args, "--json")
+        assert proc.returncode == 0, out(proc)
+        return json.loads(proc.stdout)["results"]
+
+    log = (agent / "state/events.jsonl").read_bytes().splitlines()
+    both = found("fix the add function")
+    assert {h["run"] for h in both} == {claude, codex, None}
+    assert {h["kind"] for h in both if h["run"] is None} == {"goal.created"}  # no run's
+    for hit in both:
+        assert json.loads(log[hit["line"] - 1])["id"] == hit["id"]
+    assert {h["run"] for h in found("fix the add function", "--agent", "codex")} == {codex}
+    assert {h["run"] for h in found("exec_command")} == {codex}
