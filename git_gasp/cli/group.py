@@ -41,10 +41,39 @@ class LazyGroup(click.Group):
         """click's, with git's "did you mean" for a mistyped command name."""
         name = args[0] if args else ""
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
-            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.6)
+            close = similar(name, self.list_commands(ctx))
             if close:
-                ctx.fail(f"No such command {name!r}. Did you mean {close[0]!r}?")
+                ctx.fail(f"No such command {name!r}. Did you mean "
+                         + " or ".join(repr(c) for c in close) + "?")
         return super().resolve_command(ctx, args)
+
+
+def similar(name: str, commands: list[str]) -> list[str]:
+    """The commands `name` is likeliest a typo of: difflib's close ones, ranked as git
+    ranks its own ("stauts" is "status", one swap, before "stats", one letter less)."""
+    close = difflib.get_close_matches(name, commands, n=5, cutoff=0.6)
+    if not close:
+        return []
+    cost = {c: _typo_distance(name, c) for c in close}
+    best = min(cost.values())
+    return sorted(c for c in close if cost[c] == best)
+
+
+def _typo_distance(a: str, b: str) -> int:
+    """git's weighted Levenshtein distance from typed `a` to command `b` (help.c): a
+    swap of two neighbours costs 0, a substitution 2, an insertion 1, a deletion 3."""
+    swap, sub, ins, dele = 0, 2, 1, 3
+    prev2: list[int] = []
+    prev = [j * ins for j in range(len(b) + 1)]
+    for i in range(1, len(a) + 1):
+        row = [i * dele] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = prev[j - 1] + (sub if a[i - 1] != b[j - 1] else 0)
+            if i > 1 and j > 1 and a[i - 2] == b[j - 1] and a[i - 1] == b[j - 2]:
+                row[j] = min(row[j], prev2[j - 2] + swap)
+            row[j] = min(row[j], prev[j] + dele, row[j - 1] + ins)
+        prev2, prev = prev, row
+    return prev[len(b)]
 
 
 HELP_TEXT = "Show the usage (-h) or the manual page (--help) and exit."

@@ -51,12 +51,25 @@ def test_a_path_names_the_agent_it_is_in_or_is_refused(agent, tmp_path):
 
 
 @pytest.mark.parametrize(("typed", "meant"), [("chek", "check"), ("sycn", "sync"),
-                                              ("stauts", "status"), ("recvoery", "recovery")])
+                                              ("stauts", "status"), ("recvoery", "recovery"),
+                                              ("stat", "stats"), ("statsu", "status")])
 def test_a_mistyped_command_gets_did_you_mean(tmp_path, typed, meant):
     proc = gasp(tmp_path, typed)
     err = proc.stderr.decode()
     assert proc.returncode == 2 and err.count("\n") == 1
     assert f"no such command '{typed}'; did you mean '{meant}'?" in err
+
+
+def test_typos_rank_as_gits_and_ties_are_all_named():
+    from git_gasp.cli.group import similar
+
+    assert similar("stauts", ["stats", "status"]) == ["status"]  # a swap costs nothing
+    assert similar("lgo", ["log", "lfs"]) == ["log"]
+    assert similar("tset", ["test", "tsez"]) == ["test"]
+    assert similar("pul", ["pull", "push"]) == ["pull"]
+    assert similar("pus", ["pull", "push"]) == ["push"]
+    assert similar("sink", ["sync", "link"]) == ["link"]
+    assert similar("ab", ["abc", "abd"]) == ["abc", "abd"]  # as close: both named
 
 
 def test_a_word_like_no_command_gets_no_guess(tmp_path):
