@@ -43,6 +43,7 @@ def test_each_event_reads_as_one_finished_tool_call_or_its_neutral_event():
     assert (mcp.tool_name, mcp.output) == ("search", '{"hits": 2}')
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_install_merges_and_uninstall_gives_the_file_back(tmp_path):
     repo = tmp_path / "app"
     path = repo / ".cursor" / "hooks.json"

@@ -31,6 +31,7 @@ def deep(agent):
     return agent
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 @pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
 def test_deep_settings_are_refused_in_one_line_and_nothing_is_written(deep, args):
     proc = gasp(deep, *args)

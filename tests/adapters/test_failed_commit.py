@@ -9,6 +9,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from git_gasp.adapters.session_writer import run_id_for
 from tests.testing.run import gasp, git, out
 
@@ -22,6 +24,7 @@ def _hook(repo: Path, payload: dict, env: dict) -> subprocess.CompletedProcess:
                           env=env)
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_failed_session_commit_is_said_by_the_hook_and_reported_by_doctor(tmp_path):
     proc = gasp(tmp_path, "init", "bot")
     assert proc.returncode == 0, out(proc)

@@ -114,6 +114,7 @@ def test_the_session_replays_into_a_conformant_run_once(agent):
         "write", "write", "bash", "edit", "bash", "bash"]
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_mcp_entry_in_opencode_json_given_back(tmp_path):
     repo = tmp_path / "app"
     repo.mkdir()

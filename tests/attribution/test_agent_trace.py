@@ -159,6 +159,7 @@ def test_a_file_of_something_else_is_skipped_without_a_flood(agent, tmp_path):
     assert (agent / "state" / "events.jsonl").stat().st_size == size
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_import_adds_observations_on_the_commits_once(agent, tmp_path):
     sha, data = _foreign(agent)
     path = tmp_path / "traces.jsonl"
@@ -275,6 +276,7 @@ def _state_root(project: Path) -> Path:
 @pytest.mark.parametrize(("ts_ms", "stamp"), [
     (2**63 - 1, "9999-12-31T23:59:59.999Z"), (-(2**63), "0001-01-01T00:00:00.000Z"),
     (253_402_300_799_999, "9999-12-31T23:59:59.999Z"), (-1, "1969-12-31T23:59:59.999Z")])
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_export_of_a_patch_at_an_extreme_but_conformant_time(agent, ts_ms, stamp):
     """A `patch.proposed` whose ts_ms is any int64 (check 1 takes it) exports a valid
     record: the nearest time RFC 3339 can say, the event's own ts_ms kept beside it

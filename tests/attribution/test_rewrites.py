@@ -116,6 +116,7 @@ def test_before_any_rewrite_the_branch_is_blamed_as_it_was(branch):
         "    return 3": (b.patch, True)}
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_squash_merge_keeps_the_agents_lines(branch, clock):
     b = branch
     before = _agent_lines(b.repo, "feature", "feature")
@@ -148,6 +149,7 @@ def test_a_squash_merge_keeps_the_agents_lines(branch, clock):
     assert after == {k: v for k, v in before.items() if k != "def three():"}
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_rebase_onto_a_moved_main_keeps_the_agents_lines(branch, clock):
     b = branch
     before = _agent_lines(b.repo, "feature", "feature")
@@ -312,6 +314,7 @@ def _said(repo: Path, rev: str | None, at: str) -> dict[str, tuple]:
             for o in _blame(repo, rev) if "ai" in o}
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 @pytest.mark.parametrize("how", ["rebase", "squash"])
 def test_git_ai_notes_and_agent_trace_records_follow_a_rewrite(recorded, clock, how):
     b = recorded

@@ -47,6 +47,7 @@ def test_a_bad_settings_file_is_one_line(tmp_path: Path, name, data, said):
     assert "\n" not in str(caught.value) and str(tmp_path / name) in str(caught.value)
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_install_and_doctor_say_one_line_for_a_settings_file_nested_100000_deep(agent):
     settings = agent / ".claude" / "settings.json"
     settings.parent.mkdir()

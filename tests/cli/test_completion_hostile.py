@@ -52,6 +52,7 @@ def test_no_shell_is_offered_a_hostile_id(hostile, shell):
         assert gid not in text and "PWNED" not in text
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_bash_completing_and_accepting_the_line_runs_nothing(hostile):
     script = gasp(hostile, "completion", "bash").stdout.decode()
     probe = f"""{script}
@@ -68,6 +69,7 @@ done
     assert not list(hostile.glob("PWNED*")), proc.stdout
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
 def test_fish_completing_and_accepting_the_line_runs_nothing(hostile):
     script = gasp(hostile, "completion", "fish").stdout.decode()
@@ -83,6 +85,7 @@ def test_fish_completing_and_accepting_the_line_runs_nothing(hostile):
     assert not list(hostile.glob("PWNED*")), proc.stdout
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
 def test_zsh_completing_and_accepting_the_line_runs_nothing(hostile):
     """The script's own function, with compadd (a builtin of completion widgets only)

@@ -57,6 +57,7 @@ def _fill(disk: Path) -> None:
 @pytest.mark.parametrize("args", [("record", "goal", "--title", "t"),
                                   ("memory", "add", "a fact", "--from", "{event}"),
                                   ("snapshot",)])
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_writers_on_a_full_disk(small_disk, args):
     agent = small_disk / "agent"
     assert gasp(small_disk, "init", str(agent), "--agent-id", "tiny").returncode == 0

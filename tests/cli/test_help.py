@@ -175,6 +175,7 @@ def test_on_a_terminal_the_rendered_page_goes_through_the_pager(tmp_path):
     assert seen.read_text() == render((MAN_DIR / "git-gasp-journal.1").read_text(), width=80)
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_minus_h_says_it_is_the_usage_and_help_the_manual(tmp_path):
     """As in git: -h prints the usage, --help opens the manual; the usage says so instead
     of click's "Show this message" for both."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.testing.events import goal_pair, line, ops, relate, update
 from tests.testing.run import gasp, out
 
@@ -21,6 +23,7 @@ def _log_ids(repo: Path) -> list[str]:
     return [x.split()[0] for x in _ok(repo, "log", "--no-pager", "--ops").splitlines()][::-1]
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_every_event_that_touched_a_node_is_found_by_lineage(agent):
     with (agent / "state/events.jsonl").open("ab") as fh:
         fh.write(goal_pair(1) + goal_pair(2)

@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from git_gasp.adapters.agent_hook.queue_files import enqueue, queued
 from tests.testing.run import gasp, out
 
@@ -53,6 +55,7 @@ with try_lock(os.path.join(gdir, "hook.lock"), 5) as got:
 """
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_write_waits_for_a_drainer_that_emptied_the_queue(agent):
     """A drainer took the last entries out of the queue and still holds the lease while it
     records them: a write right then waits for it instead of being refused."""

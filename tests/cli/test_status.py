@@ -6,6 +6,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.testing.run import gasp, git, out
 
 
@@ -25,6 +27,7 @@ def test_outside_an_agent_repository_one_line(tmp_path):
     assert err.startswith("git gasp: error: not an agent repository")
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_beside_a_project_it_names_the_branch_and_tracks_events_and_checks(tmp_path):
     project = tmp_path / "app"
     git(tmp_path, "init", "-q", "app")
@@ -55,6 +58,7 @@ def test_beside_a_project_it_names_the_branch_and_tracks_events_and_checks(tmp_p
     assert hooks and all(w["level"] == "warn" for w in hooks), hooks
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_an_agent_repository_shows_its_upstream_run_and_lease(tmp_path):
     assert gasp(tmp_path, "init", "bot").returncode == 0
     bot = tmp_path / "bot"
@@ -77,6 +81,7 @@ def test_an_agent_repository_shows_its_upstream_run_and_lease(tmp_path):
     assert [w["level"] for w in data["wiring"] if w["topic"] == "driver"] == ["ok"]
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_committed_lines_dropped_from_the_work_tree_are_not_fully_committed(agent):
     """Four committed log lines dropped from the work tree: status said "fully
     committed" and "last check: conformant at HEAD"; it compares with HEAD's log and

@@ -97,6 +97,7 @@ def _status_count(agent: Path) -> dict:
     return json.loads(proc.stdout)["count"]
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_status_counts_as_fold_after_appends_and_a_rewrite(agent):
     log = _log(agent)
     with log.open("ab") as fh:

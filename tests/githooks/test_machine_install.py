@@ -12,6 +12,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.testing.run import gasp, git
 
 NOTE = "fix: git gasp install (once per machine)"
@@ -38,6 +40,7 @@ def _record(clone: Path, summary: str) -> subprocess.CompletedProcess:
     return proc
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_after_install_a_fresh_clone_merges_concurrent_appends_under_a_plain_pull(tmp_path):
     proc = gasp(tmp_path, "install")
     assert proc.returncode == 0, proc.stderr
@@ -66,6 +69,7 @@ def test_after_install_a_fresh_clone_merges_concurrent_appends_under_a_plain_pul
     assert check.returncode == 0, check.stdout.decode() + check.stderr.decode()
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_without_the_driver_record_and_check_say_so_in_one_line(tmp_path):
     bare = _origin(tmp_path)
     clone = tmp_path / "c"

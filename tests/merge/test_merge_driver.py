@@ -390,6 +390,7 @@ def _bytes(lines: list[bytes], cut: bool) -> bytes:
     return data[:-1] if cut and data else data
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 @settings(max_examples=300, deadline=None)
 @given(three_versions(), st.booleans(), st.booleans(), st.booleans())
 def test_property_union_loses_nothing_duplicates_nothing_keeps_orders(

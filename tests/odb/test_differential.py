@@ -305,6 +305,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
 """
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 @pytest.mark.parametrize("where", ["loose", "packed"])
 def test_a_zlib_bomb_is_refused_in_bounded_memory(tmp_path, where):
     repo = _repo(tmp_path, "r")

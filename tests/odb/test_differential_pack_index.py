@@ -92,6 +92,7 @@ def _git_refuses(repo: Path) -> bool:
     return proc.returncode != 0 or b".idx" in proc.stderr or b"pack" in proc.stderr
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_check_4_fails_naming_an_index_git_refuses(packed, tmp_path, case):
     corrupt, refused_by_git = CASES[case]

@@ -102,6 +102,7 @@ def gc_repo(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_packed_objects_read_as_git_reads_them(gc_repo):
     """A gc'd repository with deltified trees: every tree, commit and blob reads as git
     reads it, from the packs (`odb.packs`) and through the store alone."""
@@ -133,6 +134,7 @@ def test_packed_objects_read_as_git_reads_them(gc_repo):
                     packs.close()
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_an_unreadable_packed_object_is_refused_by_name(gc_repo, tmp_path):
     """A pack entry that does not inflate: refused with an error naming the object."""
     root = copy_repo(gc_repo, tmp_path / "r")
@@ -173,6 +175,7 @@ idents = st.tuples(st.sampled_from([b"A <a@b>", b"", b"x> y", b"<>", b"a\xff <b>
 @given(hexes, st.lists(hexes, max_size=3), idents, idents,
        st.sampled_from([b"\n\nmsg\n", b"\n", b"\ngpgsig x\n\nm", b"\n\n", b"\nencoding y\n\n"]),
        st.sampled_from([b"", b"x", b"tree "]))
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_plain_commits_read_as_the_old_pattern_read_them(tree, parents, author, committer,
                                                          tail, lead):
     data = (lead + b"tree " + tree + b"\n" + b"".join(b"parent " + p + b"\n" for p in parents)

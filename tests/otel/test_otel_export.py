@@ -158,6 +158,7 @@ def test_unknown_or_ambiguous_run_is_a_usage_error(golden_repo, run, message):
         export_otel(golden_repo, run)
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_cli_stdout_file_and_one_line_errors(golden_repo, tmp_path):
     proc = gasp(golden_repo, "export", "otel", "--all")
     assert proc.returncode == 0, out(proc)

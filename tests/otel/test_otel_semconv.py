@@ -101,6 +101,7 @@ def _all_spans(data: bytes) -> list[dict]:
             for ss in rs["scopeSpans"] for span in ss["spans"]]
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_the_session_is_gen_ai_conversation_id_on_every_span(agent):
     proc = gasp(agent, "import", "claude-code", str(CLAUDE_TRANSCRIPT))
     assert proc.returncode == 0, out(proc)
@@ -124,6 +125,7 @@ OLD_NAMES = ("gen_ai.system", "gen_ai.usage.prompt_tokens", "gen_ai.usage.comple
                                      "http,gen_ai_latest_experimental",
                                      " gen_ai_latest_experimental , database/dup",
                                      "http/dup", "gen_ai_latest_experimental/dup"])
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_every_opt_in_setting_exports_v0_1_0_and_no_older_name(agent, setting):
     """v0.1.0's transition plan: instrumentations that emitted v1.36.0 or earlier keep it
     by default and emit only the latest under gen_ai_latest_experimental. This export

@@ -255,6 +255,7 @@ def raw_lines(draw) -> bytes:
     return raw
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 @SETTINGS
 @given(raw=raw_lines())
 def test_near_canonical_lines_agree_with_parse_line(raw):

@@ -12,6 +12,8 @@ import threading
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
+
 from tests.testing.run import gasp, git, git_gasp_exe, out
 
 ANSWER = json.dumps({"id": "c", "model": "gpt-test", "choices": [
@@ -32,6 +34,7 @@ class _Upstream(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_proxy_listens_on_loopback_relays_and_commits_on_sigint(agent):
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Upstream)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -8,6 +8,7 @@ import asyncio
 import json
 
 import aiohttp
+import pytest
 
 from git_gasp.proxy import exchange, recorder
 from git_gasp.proxy.recorder import Recorder
@@ -96,6 +97,7 @@ def test_an_upstream_error_passes_with_its_status_and_fails_the_model_call(agent
     assert gasp(agent, "check").returncode == 0
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_client_leaving_mid_stream_leaves_an_aborted_model_call(agent):
     chunks = anthropic_stream() * 20
 
@@ -196,6 +198,7 @@ def test_a_run_a_killed_proxy_left_open_is_closed_by_the_next_one(agent, monkeyp
     assert gasp(agent, "check").returncode == 0
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_calls_wait_while_another_writer_holds_the_lease_and_are_recorded_in_order(
         agent, monkeypatch):
     from git_gasp.proxy import recorder as recorder_mod

@@ -168,6 +168,7 @@ def test_each_api_records_its_tool_call_and_result(agent, api):
     assert gasp(agent, "check").returncode == 0
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_calls_without_a_session_header_split_on_the_idle_gap(agent):
     async def client(url):
         await post(url + "/v1/chat/completions", {"model": "m", "messages": [

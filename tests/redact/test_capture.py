@@ -118,6 +118,7 @@ def test_transcripts_false_archives_no_transcript(bot):
     assert gasp(bot, "check").returncode == 0
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_malformed_capture_table_is_one_line_and_nothing_is_written(bot):
     _configure(bot, 'tool_output = "everything"\n')
     before = (bot / "state" / "events.jsonl").read_bytes()

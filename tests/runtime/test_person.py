@@ -26,6 +26,7 @@ def _started(project: Path) -> dict:
     return [e for e in events if e["kind"] == "run.started"][0]
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_run_names_its_person_in_log_status_and_view(project: Path, tmp_path: Path) -> None:
     assert gasp(project, "run", "start", "--task", "fix it").returncode == 0
     assert "(by Test Author)" in out(gasp(project, "status"))
@@ -49,6 +50,7 @@ def test_a_run_names_its_person_in_log_status_and_view(project: Path, tmp_path: 
     ({"gasp.personEmail": "true"}, "Test Author <author@example.com>"),
     ({"gasp.person": ""}, None),
 ])
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_the_person_is_configurable(project: Path, config: dict, expect: str | None) -> None:
     for key, value in config.items():
         git(project, "config", key, value)

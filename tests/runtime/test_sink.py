@@ -431,6 +431,7 @@ def test_open_refuses_a_directory_that_is_no_agent(tmp_path):
 # --- threads --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_eight_threads_emit_tool_calls_concurrently(agent):
     per_thread = 12
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from git_gasp.protocol.envelope import parse_log
 from git_gasp.protocol.fold import fold
 from tests.runtime.helpers import assert_conformant
@@ -31,6 +33,7 @@ def test_the_sink_example_is_short():
     assert len(code) <= 10, len(code)
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_the_readme_sink_example_runs(agent, tmp_path):
     """As pasted, beside `my-agent` (`git gasp init my-agent`), then the commit its
     comment names: `git gasp commit-run`."""

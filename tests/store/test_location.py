@@ -30,6 +30,7 @@ def _goal(project: Path, title: str) -> None:
     assert proc.returncode == 0, out(proc)
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_pulled_agent_md_does_not_hijack_the_configured_state(project: Path) -> None:
     """A teammate who used plain `init` pushed AGENT.md + state/events.jsonl at the top
     of main: the state branch stays where the events go, nothing lands on main."""
@@ -46,6 +47,7 @@ def test_a_pulled_agent_md_does_not_hijack_the_configured_state(project: Path) -
     assert git(project, "status", "--porcelain") == ""
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_projects_own_agent_md_is_not_an_agent(project: Path) -> None:
     """Amp's convention: AGENT.md holds agent instructions, not a GASP manifest."""
     (project / "AGENT.md").write_text("# Agent instructions\n\nRun the tests first.\n")
@@ -60,6 +62,7 @@ def test_a_projects_own_agent_md_is_not_an_agent(project: Path) -> None:
 
 @pytest.mark.parametrize("case", ["worktree-path", "branch-name", "sparse-checkout",
                                   "include", "include-if", "quoted"])
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_config_that_mentions_worktree_or_includes_is_read_as_git_reads_it(
         project: Path, tmp_path: Path, case: str) -> None:
     if case == "worktree-path":
@@ -89,6 +92,7 @@ def test_config_that_mentions_worktree_or_includes_is_read_as_git_reads_it(
     assert git(project, "status", "--porcelain") == ""
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_submodules_core_worktree_does_not_lose_the_state(project: Path,
                                                            tmp_path: Path) -> None:
     lib = make_project(tmp_path / "lib")
@@ -101,6 +105,7 @@ def test_a_submodules_core_worktree_does_not_lose_the_state(project: Path,
     assert find_root(project) is None  # the outer project has no state of its own
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_deleted_worktree_is_checked_out_again(project: Path) -> None:
     state = init_branch(project)
     record_run(project, "before")
@@ -114,6 +119,7 @@ def test_a_deleted_worktree_is_checked_out_again(project: Path) -> None:
     assert git(project, "worktree", "list").count("gasp-state") == 1
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_sync_finds_the_state_the_config_names(project: Path) -> None:
     state = init_branch(project)
     assert agent_root(project, project) == state

@@ -74,6 +74,7 @@ _PIECES = ["[gasp]\n", "\tstate = ../s\n", "\tState=x\n", "[GASP] STATE = y\n", 
 
 @settings(max_examples=120, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.slow  # over half a second: out of the fast loop
 @given(st.lists(st.sampled_from(_PIECES), max_size=6))
 def test_git_is_skipped_only_when_it_would_find_no_value(repo, pieces):
     """Whatever value git reads for gasp.state or gasp.stateBranch, `_may_set` sends the

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from git_gasp.mcp import writes
 from git_gasp.mcp.service import Service
 from git_gasp.protocol.envelope import Event
@@ -59,6 +61,7 @@ def test_library_writes_are_redacted_in_the_log_the_graph_and_memory(agent: Path
     assert gasp(agent, "check").returncode == 0
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_cli_record_run_memory_and_commit_run_are_redacted(agent: Path):
     tokens = family_tokens("cli")
     text = _all(tokens)

@@ -34,6 +34,7 @@ def _init(project: Path, *args: str) -> Path:
     return Path(git(project, "rev-parse", "--path-format=absolute", "--git-common-dir").strip())
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_init_branch_leaves_the_working_branch_alone(project):
     head, files = git(project, "rev-parse", "HEAD"), _tree(project)
     common = _init(project)
@@ -53,6 +54,7 @@ def test_init_branch_leaves_the_working_branch_alone(project):
     assert "gasp-state: conformant" in check.stdout.decode()
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_every_command_in_the_project_reads_and_writes_the_state(project):
     _init(project)
     goal = gasp(project, "record", "goal", "--title", "ship it")
@@ -88,6 +90,7 @@ def test_a_claude_code_session_commits_to_the_state_branch_only(project):
     assert sum(n["kind"] == "tool_call" for n in graph["nodes"].values()) == 6
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_sync_from_the_project_pushes_the_state_branch(project, tmp_path):
     _init(project)
     bare = tmp_path / "remote.git"
@@ -136,6 +139,7 @@ def test_init_branch_refuses_in_one_line_and_changes_nothing(project, tmp_path, 
     assert git(project, "worktree", "list") == worktrees
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_worktree_picked_inside_the_project_stays_out_of_git_status(project):
     _init(project, "--worktree", str(project / ".agent-state"))
     assert (project / ".agent-state" / "AGENT.md").is_file()
@@ -155,6 +159,7 @@ def test_a_failure_half_way_takes_everything_back(project):
     assert not (project / ".git" / "gasp-state").exists()
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_restore_branch_brings_the_agent_up_without_the_project(project, tmp_path):
     _init(project)
     assert gasp(project, "record", "goal", "--title", "kept").returncode == 0
@@ -174,6 +179,7 @@ def test_restore_branch_brings_the_agent_up_without_the_project(project, tmp_pat
     assert gasp(dest, "check").returncode == 0
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 @pytest.mark.parametrize("where", ["subfolder", "sibling"])
 def test_init_of_a_folder_or_sibling_is_found_from_the_project(project, where):
     path = "agent-state" if where == "subfolder" else "../sibling-agent"
@@ -197,6 +203,7 @@ def test_the_cli_names_the_same_default_branch():
     assert init.DEFAULT_BRANCH == statebranch.DEFAULT_BRANCH
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_prime_writes_the_projects_claude_md_not_the_state_branchs(project):
     _init(project)
     proc = gasp(project, "adapt", "claude-code", "prime")
@@ -207,6 +214,7 @@ def test_prime_writes_the_projects_claude_md_not_the_state_branchs(project):
     assert not (state / "CLAUDE.md").exists()
 
 
+@pytest.mark.slow  # over half a second: out of the fast loop
 def test_a_projects_own_agent_md_does_not_hide_the_state_branch(project):
     """AGENT.md is also a name projects give their agent instructions."""
     (project / "AGENT.md").write_text("# How to work on this app\n")
