@@ -27,13 +27,20 @@ def event_bound(events: list, option: str, text: str) -> tuple[int | None, int |
     idx = event_index(events, text)
     if idx is not None:
         return idx, None
+    return None, date_ms(option, text, "an event id, ")
+
+
+def date_ms(option: str, text: str, also: str = "") -> int:
+    """``--since``/``--until TEXT`` as epoch milliseconds: a number of them, or a date
+    `parse_date` reads; else a UsageError naming `option` (and `also`, what else the
+    option takes), a 5,000-digit number included."""
     when = (int(text) if len(text) <= MAX_DIGITS else None) if text.isdigit() \
         else parse_date(text)
     if when is None:
         shown = text if len(text) <= 40 else text[:40] + "…"
-        raise UsageError(f"{option} {shown}: neither an event id, a date (2026-12-01, "
+        raise UsageError(f"{option} {shown}: neither {also}a date (2026-12-01, "
                          "'2 days ago', yesterday) nor epoch milliseconds")
-    return None, when
+    return when
 
 
 def parse_date(text: str, now: datetime | None = None) -> int | None:

@@ -113,7 +113,7 @@ def test_text_and_markdown(project):
 @pytest.mark.parametrize(("args", "message"), [
     (["nosuchrev"], "unknown revision 'nosuchrev'"),
     (["HEAD..nosuch"], "unknown revision 'nosuch'"),
-    (["--since", "the day before"], "--since the day before: not a date"),
+    (["--since", "the day before"], "--since the day before: neither a date"),
     (["HEAD~1..HEAD", "--since", "yesterday"], "give a range or --since, not both"),
 ])
 def test_bad_input_is_one_line(project, args, message):

@@ -11,9 +11,8 @@ import os
 
 import click
 
-from git_gasp.base.errors import UsageError
 from git_gasp.base.files import map_regular_file
-from git_gasp.cli.dates import MAX_DIGITS, parse_date
+from git_gasp.cli.dates import date_ms
 from git_gasp.cli.group import CONTEXT_SETTINGS
 from git_gasp.cli.shortids import abbrev_option, abbreviate_some
 from git_gasp.conformance.packs import load_vocabulary
@@ -51,7 +50,7 @@ def search(query, kinds, run_id, agent, person, since, limit, abbrev, as_json) -
     """Search the event log: events whose text holds every word of QUERY (case
     ignored), best first; exit 1 when none does."""
     text = " ".join(query)
-    since_ms = _since(since)
+    since_ms = None if since is None else date_ms("--since", since)
     root = str(resolve_agent_root(None))
     known = load_vocabulary(root).node_kinds if kinds else None
     rel = log_location(root)
@@ -80,19 +79,6 @@ def search(query, kinds, run_id, agent, person, since, limit, abbrev, as_json) -
             log.close()
     return 0 if hits else 1
 
-
-def _since(text: str | None) -> int | None:
-    """`--since` as epoch milliseconds; a UsageError when it is neither a date nor ms."""
-    if text is None:
-        return None
-    if text.isdigit() and len(text) <= MAX_DIGITS:
-        return int(text)
-    when = parse_date(text)
-    if when is None:
-        shown = text if len(text) <= 40 else text[:40] + "…"
-        raise UsageError(f"--since {shown}: neither a date (2026-12-01, '2 days ago', "
-                         "yesterday) nor epoch milliseconds")
-    return when
 
 
 def _line(hit: Hit, short: str, widths: tuple[int, int, int], words: list[str]) -> str:

@@ -10,9 +10,8 @@ import os
 
 import click
 
-from git_gasp.base.errors import UsageError
 from git_gasp.base.git import work_tree_top
-from git_gasp.cli.dates import parse_date
+from git_gasp.cli.dates import date_ms
 from git_gasp.cli.options import CONTEXT
 from git_gasp.protocol.summary import printable
 from git_gasp.stats.compute import compute
@@ -33,17 +32,6 @@ def open_fold(cwd: str):
     return top, folded.result.graph, folded.repo.parsed.events
 
 
-def since_ms(text: str | None) -> int | None:
-    """--since DATE as epoch milliseconds (a one-line UsageError for no date)."""
-    if text is None:
-        return None
-    when = parse_date(text)
-    if when is None:
-        shown = text if len(text) <= 40 else text[:40] + "…"
-        raise UsageError(f"--since {shown}: not a date (2026-12-01, '2 weeks ago', "
-                         "yesterday, @EPOCH)")
-    return when
-
 
 @click.command("stats", context_settings=CONTEXT)
 @click.argument("rev", required=False, metavar="[REV | A..B]")
@@ -62,7 +50,7 @@ def stats(rev: str | None, since: str | None, by: tuple[str, ...], as_json: bool
     file. With a range A..B or --since DATE, also the lines at the tip its commits wrote
     and only the runs that made them (or started since DATE). Then the sessions, tool and
     model calls, tokens, evals (and their pass rate) and patches of the agent's log."""
-    when = since_ms(since)
+    when = None if since is None else date_ms("--since", since)
     cwd = os.getcwd()
     top, graph, events = open_fold(cwd)
     scope = resolve(top, rev, when)
