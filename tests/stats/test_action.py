@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.testing.paths import REPO_ROOT
-from tests.testing.run import git, out
+from tests.testing.run import gasp, git, out
 from tests.testing.stats_history import Project, build_isolated
 
 pytestmark = pytest.mark.slow  # a project, a clone and six steps (~4 s)
@@ -136,3 +136,21 @@ def test_the_gitlab_job_writes_the_report_and_posts_the_note(origin, tmp_path):
     args = (Path(env["RUNNER_TEMP"]) / "curl-args").read_text().splitlines()
     assert "PRIVATE-TOKEN: t0ken" in args and "body@gasp-report.md" in args
     assert args[-1] == "https://gitlab.example/api/v4/projects/12/merge_requests/3/notes"
+
+
+def test_a_shallow_clone_is_said_and_unshallowed_it_is_not(origin, tmp_path):
+    """stats and report in a one-commit-deep clone (the action unshallows its own):
+    blame gives the cut history's lines to the boundary commit, so a note says so."""
+    ws, env = _github(tmp_path, origin)
+    state = "+refs/heads/gasp/state:refs/remotes/origin/gasp/state"
+    git(ws, "config", "--add", "remote.origin.fetch", state)
+    git(ws, "fetch", "-q", "origin", state)
+    joined = gasp(ws, "init", "--branch")
+    assert joined.returncode == 0, out(joined)
+    for args in (("stats",), ("report", "HEAD~0..HEAD")):
+        proc = gasp(ws, *args)
+        assert proc.returncode == 0, out(proc)
+        assert proc.stderr.decode().count("note: a shallow clone") == 1, out(proc)
+    git(ws, "fetch", "-q", "--unshallow", "origin")
+    proc = gasp(ws, "stats")
+    assert proc.returncode == 0 and b"shallow" not in proc.stderr, out(proc)

@@ -10,6 +10,7 @@ import os
 
 import click
 
+from git_gasp.base import git
 from git_gasp.base.git import work_tree_top
 from git_gasp.cli.dates import date_ms
 from git_gasp.cli.options import CONTEXT
@@ -29,7 +30,17 @@ def open_fold(cwd: str):
     folded = fold_agent(root, use_snapshots=False)  # every event: one parse
     for note in folded.notes:
         click.echo(printable(f"note: {note}"), err=True)
+    if shallow(top):
+        click.echo("note: a shallow clone: git blame gives the lines of commits beyond its "
+                   "depth to the oldest commit it has, so they count as that commit's "
+                   "(`git fetch --unshallow` for exact numbers)", err=True)
     return top, folded.result.graph, folded.repo.parsed.events
+
+
+def shallow(top: str) -> bool:
+    """Whether the repository at `top` is a shallow clone (git's own answer)."""
+    proc = git.run(top, "rev-parse", "--is-shallow-repository", check=False)
+    return proc.returncode == 0 and proc.stdout.strip() == b"true"
 
 
 
