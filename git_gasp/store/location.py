@@ -144,12 +144,6 @@ def is_state_branch(root: str | os.PathLike) -> bool:
         os.path.realpath(conf.path) == os.path.realpath(root)
 
 
-def configured_root(start: str) -> str | None:
-    """The state directory `gasp.state` names, if it is one (a missing worktree of the
-    state branch is recreated first); None otherwise."""
-    return _state_dir(configured(start))
-
-
 def _state_dir(conf: Configured | None) -> str | None:
     if conf is None:
         return None
