@@ -60,9 +60,14 @@ def build(top: str, graph: Graph, events: list[Event], scope: Scope) -> dict[str
     rels: dict[tuple[str, str], list[str]] = {}
     for rel in graph.relations:
         rels.setdefault((rel["from"], rel["rel"]), []).append(rel["to"])
-    patches = list(dict.fromkeys(w.patch for w, _p in whys.values()))
+    # a run whose pinned commit a squash or rebase rewrote explains lines, not commits
+    by_commit = list(dict.fromkeys(c["run"] for c in commits if c["run"]))
+    by_lines = [r for r in part.by_run if r not in by_commit]
+    ran = by_commit + by_lines
+    patches = list(dict.fromkeys([*(w.patch for w, _p in whys.values()),
+                                  *(w.patch for w in explainer.pins.order
+                                    if w.run in by_lines)]))
     out_runs = []
-    ran = list(dict.fromkeys(c["run"] for c in commits if c["run"]))
     for rid in sorted(ran, key=lambda r: (summaries[r].start or 0, r) if r in summaries
                       else (0, r)):
         s = summaries.get(rid)

@@ -53,3 +53,22 @@ def test_a_squash_merge_keeps_every_agent_line(tmp_path):
     rows = [json.loads(line) for line in proc.stdout.decode().splitlines()]
     assert [r["patch"] is not None for r in rows] == [True, True, False, False, False]
     assert all(r["rewritten"]["by"] == "lines" for r in rows[:2])
+
+
+def test_the_report_of_a_squash_merge_names_the_runs_its_lines_came_from(tmp_path):
+    p = build(tmp_path)
+    git(p.repo, "branch", "-m", "main", "feature")
+    git(p.repo, "checkout", "-q", "-b", "main", p.base)
+    git(p.repo, "merge", "--squash", "feature")
+    now = f"{int(time.time()) + 5} +0000"
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-m", "Squashed (#1)"],
+                   cwd=p.repo, check=True, capture_output=True,
+                   env=dict(os.environ, GIT_AUTHOR_DATE=now, GIT_COMMITTER_DATE=now))
+    proc = gasp(p.repo, "report", f"{p.base}..HEAD", "--format", "json")
+    assert proc.returncode == 0, out(proc)
+    report = json.loads(proc.stdout)
+    assert [c["run"] for c in report["commits"]] == [None]  # the squash pins nothing
+    assert {r["run"]: r["lines"] for r in report["runs"]} == {p.runs["claude"]: 5,
+                                                              p.runs["codex"]: 3}
+    assert {e["status"] for e in report["evals"]} == {"Passed", "Failed"}
+    assert {d["status"] for d in report["decisions"]} == {"Approved", "Rejected"}
