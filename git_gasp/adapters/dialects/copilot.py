@@ -20,10 +20,9 @@ import json
 from pathlib import Path
 
 from git_gasp.adapters.dialects.table import DIALECTS
-from git_gasp.adapters.wiring.agent_hooks import HOOK_TIMEOUT_S, command_agent, write_project_file
+from git_gasp.adapters.wiring.agent_hooks import HOOK_TIMEOUT_S, command_agent, put_own_file
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.errors import FormatError, GaspError
-from git_gasp.base.fileops import remove_file
 
 AGENT = "copilot"
 
@@ -72,14 +71,6 @@ def install(repo: Path, command: str | None) -> tuple[Path, bool]:
     if text.strip() and not _ours_only(data):
         raise GaspError(f"{path} holds hooks that are not git-gasp's; it was left untouched "
                         "(git-gasp's own file is this one: move yours to another name)")
-    if command is None:
-        if not text:
-            return path, False
-        remove_file(path)
-        return path, True
-    new = json.dumps(hook_file(command), indent=2) + "\n"
-    if text == new:
-        return path, False
-    write_project_file(repo, rel, new.encode("utf-8"))
-    return path, True
+    new = None if command is None else json.dumps(hook_file(command), indent=2) + "\n"
+    return put_own_file(repo, rel, text, new)
 

@@ -31,11 +31,14 @@ from typing import Any
 
 from git_gasp.adapters.dialects.table import DIALECTS
 from git_gasp.adapters.records import output_text, parse_ts
-from git_gasp.adapters.wiring.agent_hooks import command_agent, write_project_file
+from git_gasp.adapters.wiring.agent_hooks import (
+    command_agent,
+    put_own_file,
+    write_project_file,
+)
 from git_gasp.adapters.wiring.json_edit import apply_member
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.errors import FormatError, GaspError
-from git_gasp.base.fileops import remove_file
 from git_gasp.base.files import read_file
 
 AGENT = "opencode"
@@ -172,16 +175,7 @@ def install(repo: Path, command: str | None) -> tuple[Path, bool]:
     if text and not ours(text):
         raise GaspError(f"{path} is not git-gasp's plugin; it was left untouched (move "
                         "yours to another name)")
-    if command is None:
-        if not text:
-            return path, False
-        remove_file(path)
-        return path, True
-    new = plugin(command)
-    if text == new:
-        return path, False
-    write_project_file(repo, rel, new.encode("utf-8"))
-    return path, True
+    return put_own_file(repo, rel, text, None if command is None else plugin(command))
 
 
 def ours(text: str) -> bool:

@@ -58,6 +58,7 @@ from git_gasp.base import git, ignore
 from git_gasp.base.agentfiles import read_settings
 from git_gasp.base.agentnames import AGENTS
 from git_gasp.base.errors import FormatError, GaspError
+from git_gasp.base.fileops import remove_file
 from git_gasp.base.files import SMALL_FILE, atomic_write, link_target, read_file
 from git_gasp.store import installs
 
@@ -368,6 +369,23 @@ def write_project_file(project: Path, rel: str | Path, data: bytes) -> Path:
     installs.remember_file(tree, real / rel)  # what `git gasp uninstall` gives back
     return atomic_write(real / rel, data, root=tree, link_targets_within=[tree],
                         make_parents=True)
+
+
+def put_own_file(project: Path, rel: str, current: str, new: str | None
+                 ) -> tuple[Path, bool]:
+    """Make git-gasp's own file `project`/`rel` (holding `current` now, "" when absent)
+    hold `new`, or remove it (None); (path, whether it changed). The caller has made
+    sure the file is git-gasp's (an agent's hook file or plugin of its own)."""
+    path = project / rel
+    if new is None:
+        if not current:
+            return path, False
+        remove_file(path)
+        return path, True
+    if current == new:
+        return path, False
+    write_project_file(project, rel, new.encode("utf-8"))
+    return path, True
 
 
 def write_user_file(path: Path, data: bytes) -> Path:
