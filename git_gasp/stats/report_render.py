@@ -4,6 +4,7 @@ is `git gasp recap`'s)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -12,10 +13,21 @@ from git_gasp.stats.render import lines_phrase
 Short = Callable[[str], str]
 
 
+_PLAIN = re.compile(r"[\w .,:;/+=%'-]*")  # words Markdown leaves as they are
+
+
 def _cell(value: Any) -> str:
+    """`value` for a Markdown table cell: one line, at most 80 characters; text from the
+    log (a goal, an eval's command, a reason: a teammate's or a fork's) that Markdown
+    could make a link, an image, a mention or HTML of goes in a code span, so the
+    report stays link-free and pings no one."""
     text = "" if value is None else str(value)
     text = " ".join(text.split())
-    return (text if len(text) <= 80 else text[:79] + "…").replace("|", "\\|")
+    text = text if len(text) <= 80 else text[:79] + "…"
+    if _PLAIN.fullmatch(text) and "://" not in text and "www." not in text.lower():
+        return text
+    ticks = "`" * (max((len(r) for r in re.findall("`+", text)), default=0) + 1)
+    return f"{ticks} {text} {ticks}".replace("|", "\\|")
 
 
 def _headline(r: dict[str, Any]) -> list[str]:
@@ -29,8 +41,8 @@ def _headline(r: dict[str, Any]) -> list[str]:
         table = r["by"][name]
         if table:
             ranked = sorted(table.items(), key=lambda kv: (-kv[1], kv[0]))
-            out.append(f"Agent lines by {name}: " + ", ".join(f"{k} {v}" for k, v in ranked)
-                       + ".")
+            out.append(f"Agent lines by {name}: " + ", ".join(f"{_cell(k)} {v}"
+                                                              for k, v in ranked) + ".")
     return out
 
 
